@@ -1,0 +1,53 @@
+package io.converge.producer.schema;
+
+import io.converge.producer.ConvergeException;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.FlywayException;
+import org.flywaydb.core.api.output.MigrateResult;
+
+/**
+ * Applies the versioned schema of one Converge module. Each module ships its migrations at
+ * {@code classpath:db/converge/<module>} and keeps its own history table
+ * {@code converge_schema_history_<module>}, so modules are versioned independently and a user adds
+ * only the tables of the modules they use.
+ *
+ * <p>Thread-safe; migrating twice is a no-op; concurrent migrations of one schema are serialised by
+ * Flyway's lock on the history table.
+ */
+public final class Migrations {
+
+  private static final Pattern MODULE = Pattern.compile("[a-z][a-z0-9_]{0,30}");
+
+  private Migrations() {}
+
+  /**
+   * Applies the pending migrations of {@code module} (e.g. {@code "producer"}) to {@code dataSource}
+   * in its current schema.
+   *
+   * @return the number of migrations applied now (0 when the schema was up to date)
+   * @throws ConvergeException naming the module when a migration fails or the database is unreachable
+   */
+  public static int apply(DataSource dataSource, String module) {
+    if (module == null || !MODULE.matcher(module).matches()) {
+      throw new IllegalArgumentException(
+          "module must match " + MODULE.pattern() + ", but was " + module);
+    }
+    try {
+      MigrateResult result =
+          Flyway.configure(Migrations.class.getClassLoader())
+              .dataSource(dataSource)
+              .locations("classpath:db/converge/" + module)
+              .table("converge_schema_history_" + module)
+              .baselineOnMigrate(true)
+              .baselineVersion("0")
+              .failOnMissingLocations(true)
+              .load()
+              .migrate();
+      return result.migrationsExecuted;
+    } catch (FlywayException e) {
+      throw new ConvergeException("Could not migrate the Converge schema of module '" + module + "'", e);
+    }
+  }
+}
