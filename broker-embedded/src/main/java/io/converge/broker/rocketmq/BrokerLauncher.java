@@ -1,0 +1,201 @@
+package io.converge.broker.rocketmq;
+
+import io.converge.broker.EmbeddedServerException;
+import io.converge.broker.Ports;
+import java.lang.reflect.Field;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.concurrent.ExecutorService;
+import org.apache.rocketmq.broker.BrokerController;
+import org.apache.rocketmq.common.BrokerConfig;
+import org.apache.rocketmq.common.MixAll;
+import org.apache.rocketmq.common.namesrv.NamesrvConfig;
+import org.apache.rocketmq.namesrv.NamesrvController;
+import org.apache.rocketmq.remoting.netty.NettyClientConfig;
+import org.apache.rocketmq.remoting.netty.NettyServerConfig;
+import org.apache.rocketmq.store.DefaultMessageStore;
+import org.apache.rocketmq.store.MessageStore;
+import org.apache.rocketmq.store.config.MessageStoreConfig;
+import org.apache.rocketmq.store.ha.HAService;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Builds the RocketMQ configurations and starts/stops the controllers. Not thread-safe (guarded by its owner). */
+final class BrokerLauncher {
+
+  private static final Logger LOG = LoggerFactory.getLogger(BrokerLauncher.class);
+  private static final String LOOPBACK = "127.0.0.1";
+
+  private final EmbeddedRocketMQ.Settings settings;
+  private int nameServerPort;
+  private int brokerPort;
+
+  BrokerLauncher(EmbeddedRocketMQ.Settings settings) {
+    this.settings = settings;
+  }
+
+  int nameServerPort() {
+    return nameServerPort;
+  }
+
+  int brokerPort() {
+    return brokerPort;
+  }
+
+  NamesrvController startNameServer() {
+    nameServerPort = settings.nameServerPort() == 0 ? Ports.free() : settings.nameServerPort();
+    Ports.requireFree(nameServerPort, "RocketMQ name server");
+    NamesrvConfig config = new NamesrvConfig();
+    Path dir = settings.storeDir().resolve("namesrv");
+    config.setRocketmqHome(dir.toString());
+    config.setKvConfigPath(dir.resolve("kvConfig.json").toString());
+    config.setConfigStorePath(dir.resolve("namesrv.properties").toString());
+    NettyServerConfig server = new NettyServerConfig();
+    server.setBindAddress(LOOPBACK);
+    server.setListenPort(nameServerPort);
+    NamesrvController controller = new NamesrvController(config, server, new NettyClientConfig());
+    try {
+      if (!controller.initialize()) {
+        throw new EmbeddedServerException("RocketMQ name server failed to initialize on port " + nameServerPort);
+      }
+      controller.start();
+      return controller;
+    } catch (EmbeddedServerException e) {
+      controller.shutdown();
+      throw e;
+    } catch (Exception e) {
+      controller.shutdown();
+      throw new EmbeddedServerException("RocketMQ name server failed to start on 127.0.0.1:" + nameServerPort, e);
+    }
+  }
+
+  BrokerController startBroker() {
+    if (brokerPort == 0) {
+      brokerPort = settings.brokerPort() == 0 ? Ports.freeWithCompanion(2) : settings.brokerPort();
+    }
+    Ports.requireFree(brokerPort, "RocketMQ broker");
+    Ports.requireFree(brokerPort - 2, "RocketMQ broker (fast channel = listen port - 2)");
+    NettyServerConfig server = new NettyServerConfig();
+    server.setBindAddress(LOOPBACK);
+    server.setListenPort(brokerPort);
+    BrokerController controller =
+        new BrokerController(brokerConfig(), server, new NettyClientConfig(), storeConfig());
+    try {
+      if (!controller.initialize()) {
+        throw new EmbeddedServerException("RocketMQ broker failed to initialize its store in " + settings.storeDir());
+      }
+      bindHaToLoopback(controller);
+      controller.start();
+      return controller;
+    } catch (EmbeddedServerException e) {
+      shutdown(controller);
+      throw e;
+    } catch (Exception e) {
+      shutdown(controller);
+      throw new EmbeddedServerException("RocketMQ broker failed to start on 127.0.0.1:" + brokerPort, e);
+    }
+  }
+
+  static void shutdown(BrokerController controller) {
+    long t0 = System.nanoTime();
+    MessageStore store = controller.getMessageStore();
+    controller.shutdown();
+    // 5.4.0 does not stop two schedulers, non-daemon threads that would keep the JVM alive
+    if (store instanceof DefaultMessageStore defaultStore && defaultStore.getCompactionStore() != null) {
+      defaultStore.getCompactionStore().shutdown();
+    }
+    if (store != null && store.getMessageRocksDBStorage() != null) {
+      try {
+        Object scheduler = field(store.getMessageRocksDBStorage().getClass(), "scheduler").get(store.getMessageRocksDBStorage());
+        if (scheduler instanceof ExecutorService executor) {
+          executor.shutdownNow();
+        }
+      } catch (ReflectiveOperationException e) {
+        LOG.warn("Could not stop the RocksDB scheduler of the RocketMQ store; the JVM may not exit: {}", e.toString());
+      }
+    }
+    LOG.debug("RocketMQ broker stopped in {} ms", (System.nanoTime() - t0) / 1_000_000);
+  }
+
+
+  private BrokerConfig brokerConfig() {
+    BrokerConfig config = new BrokerConfig();
+    Path dir = settings.storeDir();
+    config.setRocketmqHome(dir.toString());
+    config.setBrokerConfigPath(dir.resolve("config").resolve("broker.properties").toString());
+    config.setNamesrvAddr(LOOPBACK + ":" + nameServerPort);
+    config.setBrokerIP1(LOOPBACK);
+    config.setBrokerIP2(LOOPBACK);
+    config.setBrokerName(settings.brokerName());
+    config.setBrokerClusterName(settings.clusterName());
+    config.setBrokerId(MixAll.MASTER_ID);
+    config.setListenPort(brokerPort);
+    config.setAutoCreateTopicEnable(settings.autoCreateTopics());
+    config.setAutoCreateSubscriptionGroup(true);
+    config.setEnablePropertyFilter(true);
+    long interval = settings.transactionCheckInterval().toMillis();
+    long timeout = settings.transactionTimeout().toMillis();
+    config.setTransactionCheckInterval(interval);
+    config.setTransactionTimeOut(timeout);
+    config.setTransactionCheckMax(settings.transactionCheckMax());
+    // The op-message batch must be written well before the next scan, else a committed half message
+    // is checked again and delivered several times (seen up to 6 with the 3 s default).
+    config.setTransactionOpBatchInterval((int) Math.max(10, Math.min(3000, Math.min(interval, timeout) / 10)));
+    return config;
+  }
+
+  private MessageStoreConfig storeConfig() {
+    MessageStoreConfig config = new MessageStoreConfig();
+    Path root = settings.storeDir().resolve("store");
+    config.setStorePathRootDir(root.toString());
+    config.setStorePathCommitLog(root.resolve("commitlog").toString());
+    config.setStorePathEpochFile(root.resolve("epochFileCheckpoint").toString());
+    config.setStorePathBrokerIdentity(root.resolve("brokerIdentity").toString());
+    config.setStorePathDLedgerCommitLog(root.resolve("dledger").toString());
+    // the defaults map 2.5 GB of files; these keep a test broker at a few dozen MB
+    config.setMappedFileSizeCommitLog(16 * 1024 * 1024);
+    config.setMappedFileSizeConsumeQueue(200_000);
+    config.setMappedFileSizeTimerLog(4 * 1024 * 1024);
+    config.setMaxHashSlotNum(10_000);
+    config.setMaxIndexNum(40_000);
+    config.setHaListenPort(0);
+    config.setDiskMaxUsedSpaceRatio(95);
+    config.setDiskSpaceWarningLevelRatio(98);
+    config.setDiskSpaceCleanForciblyRatio(97);
+    config.setEnableRocksDBLog(false);
+    return config;
+  }
+
+  /** The HA service binds 0.0.0.0 and has no setting for it: point its listen address at loopback. */
+  private static void bindHaToLoopback(BrokerController controller) {
+    HAService ha = controller.getMessageStore() == null ? null : controller.getMessageStore().getHaService();
+    if (ha == null) {
+      return;
+    }
+    try {
+      Object acceptService = field(ha.getClass(), "acceptSocketService").get(ha);
+      if (acceptService == null) {
+        return;
+      }
+      Field listen = field(acceptService.getClass(), "socketAddressListen");
+      InetSocketAddress current = (InetSocketAddress) listen.get(acceptService);
+      listen.set(acceptService, new InetSocketAddress(InetAddress.getByName(LOOPBACK), current.getPort()));
+    } catch (ReflectiveOperationException | java.net.UnknownHostException e) {
+      LOG.warn("Could not bind the RocketMQ HA service to loopback; it listens on all interfaces: {}", e.toString());
+    }
+  }
+
+  private static Field field(Class<?> type, String name) throws NoSuchFieldException {
+    for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+      try {
+        Field f = c.getDeclaredField(name);
+        f.setAccessible(true);
+        return f;
+      } catch (NoSuchFieldException e) {
+        // look in the superclass
+      }
+    }
+    throw new NoSuchFieldException(type.getName() + "." + name);
+  }
+}
