@@ -1,0 +1,21 @@
+package io.converge.ops;
+
+import io.converge.ops.bench.BenchCommand;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** The {@code converge} command line for the platform team. */
+@Command(
+    name = "converge",
+    mixinStandardHelpOptions = true,
+    version = "converge 0.1.0",
+    description = "Operate Converge: benchmarks against the embedded servers.",
+    subcommands = {BenchCommand.class, CommandLine.HelpCommand.class})
+public final class ConvergeCli {
+
+  /** Runs the command line and exits with its status. */
+  public static void main(String[] args) {
+    int status = new CommandLine(new ConvergeCli()).execute(args);
+    System.exit(status);
+  }
+}

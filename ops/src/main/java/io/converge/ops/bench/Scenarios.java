@@ -1,0 +1,44 @@
+package io.converge.ops.bench;
+
+import io.converge.ops.bench.baseline.PostgresInsert;
+import io.converge.ops.bench.baseline.RocketMQSend;
+import io.converge.ops.bench.baseline.RocketMQTxnSend;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/** The scenarios {@code converge bench} knows, by name. */
+public final class Scenarios {
+
+  private static final Map<String, Supplier<Scenario>> ALL = new LinkedHashMap<>();
+
+  static {
+    register("rocketmq-send", RocketMQSend::new);
+    register("rocketmq-txn-send", RocketMQTxnSend::new);
+    register("pg-insert", PostgresInsert::new);
+  }
+
+  private Scenarios() {}
+
+  private static void register(String name, Supplier<Scenario> factory) {
+    ALL.put(name, factory);
+  }
+
+  /** The names, in registration order. */
+  public static Iterable<String> names() {
+    return ALL.keySet();
+  }
+
+  /**
+   * A new instance of the scenario {@code name}.
+   *
+   * @throws IllegalArgumentException naming the known scenarios when {@code name} is unknown
+   */
+  public static Scenario create(String name) {
+    Supplier<Scenario> factory = ALL.get(name);
+    if (factory == null) {
+      throw new IllegalArgumentException("unknown scenario '" + name + "'; known: " + String.join(", ", ALL.keySet()));
+    }
+    return factory.get();
+  }
+}
