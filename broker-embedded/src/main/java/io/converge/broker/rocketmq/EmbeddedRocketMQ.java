@@ -131,6 +131,20 @@ public final class EmbeddedRocketMQ implements AutoCloseable {
     }
   }
 
+  /** The name server drops a stopped broker asynchronously; stopping it before then logs an error. */
+  private void awaitUnregistered() {
+    long deadline = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+    while (System.nanoTime() < deadline
+        && !nameServer.getRouteInfoManager().getAllClusterInfo().getBrokerAddrTable().isEmpty()) {
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
   private void awaitRoute(String topic) {
     long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
     while (nameServer.getRouteInfoManager().pickupTopicRouteData(topic) == null) {
@@ -187,6 +201,7 @@ public final class EmbeddedRocketMQ implements AutoCloseable {
       if (broker != null) {
         BrokerLauncher.shutdown(broker);
         broker = null;
+        awaitUnregistered();
       }
       nameServer.shutdown();
       nameServer = null;
