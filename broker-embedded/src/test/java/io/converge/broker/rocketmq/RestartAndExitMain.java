@@ -1,0 +1,38 @@
+package io.converge.broker.rocketmq;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+
+import java.time.Duration;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.common.message.Message;
+
+/**
+ * Run in a child JVM by {@link EmbeddedRocketMQLifecycleIT}: sends a message, restarts the broker on
+ * the same store, consumes the message, stops everything and returns from main. The JVM must then
+ * exit by itself: a non-daemon thread left by the broker would keep it alive.
+ */
+public final class RestartAndExitMain {
+
+  private RestartAndExitMain() {}
+
+  public static void main(String[] args) throws Exception {
+    EmbeddedRocketMQ mq = EmbeddedRocketMQ.builder().build().start();
+    String topic = RocketMQExtension.uniqueTopic("restart");
+    mq.createTopic(topic);
+    DefaultMQProducer producer = new DefaultMQProducer(RocketMQExtension.uniqueTopic("pg"));
+    producer.setNamesrvAddr(mq.nameServerAddress());
+    producer.start();
+    try {
+      producer.send(new Message(topic, "kept".getBytes(UTF_8)));
+    } finally {
+      producer.shutdown();
+    }
+    mq.restartBroker();
+    try (RecordingConsumer consumer = RecordingConsumer.start(mq, topic)) {
+      String body = new String(consumer.awaitCount(1, Duration.ofSeconds(30)).get(0).getBody(), UTF_8);
+      System.out.println("RECEIVED " + body);
+    }
+    mq.stop();
+    System.out.println("STOPPED");
+  }
+}
