@@ -9,8 +9,8 @@ import picocli.CommandLine.Command;
     name = "converge",
     mixinStandardHelpOptions = true,
     version = "converge 0.1.0",
-    description = "Operate Converge: benchmarks against the embedded servers.",
-    subcommands = {BenchCommand.class, CommandLine.HelpCommand.class})
+    description = "Operate Converge: the dev platform, benchmarks.",
+    subcommands = {BenchCommand.class, DevCommand.class, CommandLine.HelpCommand.class})
 public final class ConvergeCli {
 
   /** Runs the command line and exits with its status. */

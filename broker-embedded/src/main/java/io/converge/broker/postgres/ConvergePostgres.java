@@ -50,6 +50,7 @@ public final class ConvergePostgres implements AutoCloseable {
   private final String password;
   private final EmbeddedPostgres embedded;
   private final Path dataDir;
+  private boolean closed;
 
   private ConvergePostgres(String jdbcUrl, String user, String password, EmbeddedPostgres embedded, Path dataDir) {
     this.jdbcUrl = jdbcUrl;
@@ -82,6 +83,7 @@ public final class ConvergePostgres implements AutoCloseable {
    * @param durability whether commits are flushed to disk
    * @param port the port on 127.0.0.1, or 0 for a free one
    * @param dataDir the data directory (kept), or null for a temporary one (deleted on close)
+   * @return the running server; the caller stops it with {@link #close()}
    * @throws EmbeddedServerException naming the port or directory at fault
    */
   public static ConvergePostgres embedded(Durability durability, int port, Path dataDir) {
@@ -97,7 +99,7 @@ public final class ConvergePostgres implements AutoCloseable {
           .setPort(p)
           .setDataDirectory(dir)
           .setCleanDataDirectory(temporary)
-          .setRegisterShutdownHook(true)
+          .setRegisterShutdownHook(false)
           .setServerConfig("listen_addresses", "127.0.0.1")
           .setServerConfig("wal_level", "logical")
           .setServerConfig("max_replication_slots", "20")
@@ -194,6 +196,10 @@ public final class ConvergePostgres implements AutoCloseable {
   /** Stops the embedded server (an external one is left alone). Idempotent. */
   @Override
   public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
     if (embedded != null) {
       try {
         embedded.close();

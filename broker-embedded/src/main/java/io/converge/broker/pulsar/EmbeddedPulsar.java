@@ -1,0 +1,262 @@
+package io.converge.broker.pulsar;
+
+import io.converge.broker.Dirs;
+import io.converge.broker.EmbeddedServerException;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A real Pulsar 4.2.4 (broker, one bookie, transaction coordinator, in-memory metadata) on 127.0.0.1,
+ * running in a child JVM with its own classpath: its netty, grpc, protobuf and RocksDB differ from the
+ * RocketMQ broker's, so the two never share a class loader.
+ *
+ * <p>Start costs 12-45 s: start one per JVM ({@link PulsarExtension}). The child stops with
+ * {@link #stop()}, and by itself when this JVM dies (its standard input closes). Its log is
+ * {@code pulsar.log} in the data directory. Thread-safe.
+ */
+public final class EmbeddedPulsar implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(EmbeddedPulsar.class);
+  private static final String MAIN = "io.converge.broker.pulsar.server.PulsarServerMain";
+  private static final String READY = "CONVERGE-PULSAR-READY";
+
+  private final Path dataDir;
+  private final boolean temporary;
+  private final Duration startTimeout;
+  private final List<String> jvmOptions;
+  private Process process;
+  private String serviceUrl;
+  private String httpUrl;
+  private Thread shutdownHook;
+
+  private EmbeddedPulsar(Path dataDir, boolean temporary, Duration startTimeout, List<String> jvmOptions) {
+    this.dataDir = dataDir;
+    this.temporary = temporary;
+    this.startTimeout = startTimeout;
+    this.jvmOptions = jvmOptions;
+  }
+
+  /** A builder with the defaults documented on its methods. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Launches the child JVM and waits until Pulsar accepts clients.
+   *
+   * @return this
+   * @throws EmbeddedServerException with the tail of the child's log when it fails or times out
+   */
+  public synchronized EmbeddedPulsar start() {
+    if (process != null) {
+      return this;
+    }
+    Dirs.requireWritable(dataDir, "Embedded Pulsar data");
+    String classpath = ChildClasspath.resolve(EmbeddedPulsar.class.getClassLoader());
+    Path log = dataDir.resolve("pulsar.log");
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.addAll(jvmOptions);
+    command.add("-Dlog4j2.configurationFile=converge-pulsar-log4j2.xml");
+    command.add("-Dpulsar.allocator.exit_on_oom=true");
+    command.add("-cp");
+    command.add(classpath);
+    command.add(MAIN);
+    command.add(dataDir.resolve("data").toString());
+    long t0 = System.nanoTime();
+    try {
+      process = new ProcessBuilder(command).redirectError(log.toFile()).start();
+    } catch (IOException e) {
+      throw new EmbeddedServerException("Cannot launch the Pulsar child JVM (" + command.get(0) + ")", e);
+    }
+    shutdownHook = new Thread(this::destroy, "converge-pulsar-child-stop");
+    Runtime.getRuntime().addShutdownHook(shutdownHook);
+    CompletableFuture<String> ready = CompletableFuture.supplyAsync(this::readReadyLine, runnable -> {
+      Thread t = new Thread(runnable, "converge-pulsar-stdout");
+      t.setDaemon(true);
+      t.start();
+    });
+    String line;
+    try {
+      line = ready.get(startTimeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException | ExecutionException | InterruptedException e) {
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      String tail = tail(log);
+      stop();
+      throw new EmbeddedServerException("Embedded Pulsar did not start within " + startTimeout
+          + (e instanceof ExecutionException ? " (" + e.getCause().getMessage() + ")" : "")
+          + "; last lines of its log:\n" + tail, e);
+    }
+    for (String part : line.split(" ")) {
+      if (part.startsWith("serviceUrl=")) {
+        serviceUrl = part.substring("serviceUrl=".length());
+      } else if (part.startsWith("httpUrl=")) {
+        httpUrl = part.substring("httpUrl=".length());
+      }
+    }
+    LOG.info("Embedded Pulsar started in {} ms: {} {}", (System.nanoTime() - t0) / 1_000_000, serviceUrl, httpUrl);
+    return this;
+  }
+
+  private String readReadyLine() {
+    BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+    try {
+      String line;
+      while ((line = out.readLine()) != null) {
+        if (line.startsWith(READY)) {
+          drainInBackground(out);
+          return line;
+        }
+      }
+    } catch (IOException e) {
+      throw new EmbeddedServerException("Lost the Pulsar child's output", e);
+    }
+    throw new EmbeddedServerException("the Pulsar child JVM exited before it was ready");
+  }
+
+  private static void drainInBackground(BufferedReader out) {
+    Thread t = new Thread(() -> {
+      try {
+        while (out.readLine() != null) {
+          // the child prints nothing else of interest; keep its pipe from filling up
+        }
+      } catch (IOException e) {
+        // child gone
+      }
+    }, "converge-pulsar-stdout-drain");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  /** The binary service URL, {@code pulsar://127.0.0.1:port}. */
+  public synchronized String serviceUrl() {
+    requireStarted();
+    return serviceUrl;
+  }
+
+  /** The HTTP (admin) URL, {@code http://127.0.0.1:port}. */
+  public synchronized String httpUrl() {
+    requireStarted();
+    return httpUrl;
+  }
+
+  /** The directory of the child's data and log. */
+  public Path dataDir() {
+    return dataDir;
+  }
+
+  /** Stops the child JVM (closing its input, then forcibly after 20 s) and deletes a temporary data dir. Idempotent. */
+  public synchronized void stop() {
+    if (process == null) {
+      return;
+    }
+    destroy();
+    try {
+      Runtime.getRuntime().removeShutdownHook(shutdownHook);
+    } catch (IllegalStateException e) {
+      // the JVM is already shutting down
+    }
+    process = null;
+    serviceUrl = null;
+    httpUrl = null;
+    if (temporary) {
+      Dirs.deleteQuietly(dataDir);
+    }
+  }
+
+  private void destroy() {
+    Process p = process;
+    if (p == null || !p.isAlive()) {
+      return;
+    }
+    try {
+      p.getOutputStream().close();
+      if (!p.waitFor(20, TimeUnit.SECONDS)) {
+        p.destroy();
+        if (!p.waitFor(5, TimeUnit.SECONDS)) {
+          p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+        }
+      }
+    } catch (IOException e) {
+      p.destroyForcibly();
+    } catch (InterruptedException e) {
+      p.destroyForcibly();
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @Override
+  public void close() {
+    stop();
+  }
+
+  private void requireStarted() {
+    if (process == null) {
+      throw new EmbeddedServerException("EmbeddedPulsar is not started: call start() first");
+    }
+  }
+
+  private static String tail(Path log) {
+    try {
+      List<String> lines = Files.readAllLines(log);
+      return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
+    } catch (IOException e) {
+      return "(no log: " + e + ")";
+    }
+  }
+
+  /** Builds an {@link EmbeddedPulsar}; not thread-safe. */
+  public static final class Builder {
+    private Path dataDir;
+    private Duration startTimeout = Duration.ofSeconds(120);
+    private final List<String> jvmOptions = new ArrayList<>(List.of(
+        "-Xmx768m", "-XX:MaxDirectMemorySize=256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+        "-Djava.net.preferIPv4Stack=true"));
+
+    private Builder() {}
+
+    /** The data directory; default a new temporary directory, deleted on {@link #stop()}. */
+    public Builder dataDir(Path dir) {
+      this.dataDir = Objects.requireNonNull(dir, "dataDir");
+      return this;
+    }
+
+    /** How long to wait for the child to be ready; default 120 s (a start takes 12-45 s). */
+    public Builder startTimeout(Duration timeout) {
+      if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+        throw new IllegalArgumentException("pulsar.startTimeout must be positive, but was " + timeout);
+      }
+      this.startTimeout = timeout;
+      return this;
+    }
+
+    /** Adds an option of the child JVM (defaults: -Xmx768m, serial GC, C1 only). */
+    public Builder jvmOption(String option) {
+      jvmOptions.add(Objects.requireNonNull(option, "option"));
+      return this;
+    }
+
+    /** Builds the (not yet started) server. */
+    public EmbeddedPulsar build() {
+      boolean temporary = dataDir == null;
+      return new EmbeddedPulsar(temporary ? Dirs.temp("converge-pulsar-") : dataDir, temporary, startTimeout,
+          List.copyOf(jvmOptions));
+    }
+  }
+}
