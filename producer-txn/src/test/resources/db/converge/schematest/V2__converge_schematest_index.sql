@@ -1,0 +1,1 @@
+CREATE INDEX converge_schematest_note ON converge_schematest (note);
