@@ -44,7 +44,8 @@ public final class Ports {
   /** Whether {@code port} can be bound on 127.0.0.1 now. */
   public static boolean isFree(int port) {
     try (ServerSocket socket = new ServerSocket()) {
-      socket.setReuseAddress(false);
+      // as the servers bind: a listener makes the port taken, connections in TIME_WAIT do not
+      socket.setReuseAddress(true);
       socket.bind(new InetSocketAddress(LOOPBACK, port));
       return true;
     } catch (IOException e) {

@@ -1,0 +1,185 @@
+package io.converge.producer;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * A message to publish: topic, key, tag, headers and an opaque payload, with a stable id. Immutable
+ * and thread-safe; built with {@link #builder(String)}.
+ *
+ * <p>The id is generated (UUID version 7, time-ordered) when not given, and travels in the
+ * {@link Envelope#MESSAGE_ID} header, so receivers can deduplicate. The key selects the queue or
+ * partition, so messages of one key keep their order.
+ */
+public final class OutgoingMessage {
+
+  /** Topic names every backend accepts: letters, digits, '_', '-', '%', '|', at most 127. */
+  public static final Pattern TOPIC = Pattern.compile("[A-Za-z0-9_%|-]{1,127}");
+  private static final Pattern HEADER = Pattern.compile("[a-z0-9][a-z0-9._-]{0,63}");
+  private static final int MAX_KEY = 128;
+
+  private final String id;
+  private final String topic;
+  private final String key;
+  private final String tag;
+  private final String tenant;
+  private final Map<String, String> headers;
+  private final byte[] payload;
+
+  private OutgoingMessage(Builder b) {
+    this.id = b.id != null ? b.id : MessageIds.shared().next();
+    this.topic = b.topic;
+    this.key = b.key;
+    this.tag = b.tag;
+    this.tenant = b.tenant;
+    this.headers = Collections.unmodifiableMap(new LinkedHashMap<>(b.headers));
+    this.payload = b.payload;
+  }
+
+  /** A builder for a message on {@code topic}. */
+  public static Builder builder(String topic) {
+    return new Builder(topic);
+  }
+
+  /** The message id (never null). */
+  public String id() {
+    return id;
+  }
+
+  /** The topic. */
+  public String topic() {
+    return topic;
+  }
+
+  /** The key (aggregate id), or null. */
+  public String key() {
+    return key;
+  }
+
+  /** The tag (RocketMQ sub-type), or null. */
+  public String tag() {
+    return tag;
+  }
+
+  /** The tenant ({@link Envelope#DEFAULT_TENANT} when none was set). */
+  public String tenant() {
+    return tenant;
+  }
+
+  /** The application headers (without the envelope's), unmodifiable. */
+  public Map<String, String> headers() {
+    return headers;
+  }
+
+  /** The payload; the caller must not modify it. */
+  public byte[] payload() {
+    return payload;
+  }
+
+  /**
+   * The envelope and application headers as sent: the envelope's names win over an application
+   * header of the same name.
+   */
+  public Map<String, String> envelope(String source, long createdAtMillis) {
+    Map<String, String> all = new LinkedHashMap<>(headers);
+    all.put(Envelope.MESSAGE_ID, id);
+    all.put(Envelope.TENANT, tenant);
+    all.put(Envelope.SOURCE, source);
+    all.put(Envelope.CREATED_AT, Long.toString(createdAtMillis));
+    if (key != null) {
+      all.put(Envelope.KEY, key);
+    }
+    return all;
+  }
+
+  @Override
+  public String toString() {
+    return "OutgoingMessage[id=" + id + ", topic=" + topic + ", key=" + key + ", bytes=" + payload.length + "]";
+  }
+
+  /** Builds an {@link OutgoingMessage}; not thread-safe. */
+  public static final class Builder {
+    private final String topic;
+    private String id;
+    private String key;
+    private String tag;
+    private String tenant = Envelope.DEFAULT_TENANT;
+    private final Map<String, String> headers = new LinkedHashMap<>();
+    private byte[] payload = new byte[0];
+
+    private Builder(String topic) {
+      this.topic = topic;
+    }
+
+    /** The id; default a new time-ordered id. Must be a canonical UUID. */
+    public Builder id(String id) {
+      this.id = id;
+      return this;
+    }
+
+    /** The key (aggregate id): at most 128 characters, no control characters. */
+    public Builder key(String key) {
+      this.key = key;
+      return this;
+    }
+
+    /** A tag (RocketMQ sub-type filter). */
+    public Builder tag(String tag) {
+      this.tag = tag;
+      return this;
+    }
+
+    /** The tenant; default {@value Envelope#DEFAULT_TENANT}. */
+    public Builder tenant(String tenant) {
+      this.tenant = tenant;
+      return this;
+    }
+
+    /** An application header: name of lower-case letters, digits, '.', '_', '-'. */
+    public Builder header(String name, String value) {
+      headers.put(name, value);
+      return this;
+    }
+
+    /** The payload bytes (opaque; JSON by convention). */
+    public Builder payload(byte[] payload) {
+      this.payload = payload;
+      return this;
+    }
+
+    /**
+     * Validates and builds.
+     *
+     * @throws InvalidMessageException naming the field and its value
+     */
+    public OutgoingMessage build() {
+      if (topic == null || !TOPIC.matcher(topic).matches()) {
+        throw new InvalidMessageException("message.topic must match " + TOPIC.pattern() + ", but was '" + topic + "'", id, null);
+      }
+      if (id != null && !MessageIds.isValid(id)) {
+        throw new InvalidMessageException("message.id must be a canonical UUID, but was '" + id + "'", id, null);
+      }
+      if (key != null && (key.isEmpty() || key.length() > MAX_KEY || !printable(key))) {
+        throw new InvalidMessageException("message.key must be 1-" + MAX_KEY + " printable characters, but was '" + key + "'", id, null);
+      }
+      if (tenant == null || tenant.isEmpty() || tenant.length() > 64 || !printable(tenant)) {
+        throw new InvalidMessageException("message.tenant must be 1-64 printable characters, but was '" + tenant + "'", id, null);
+      }
+      for (Map.Entry<String, String> h : headers.entrySet()) {
+        if (!HEADER.matcher(h.getKey()).matches() || h.getValue() == null || !printable(h.getValue())) {
+          throw new InvalidMessageException("message.header '" + h.getKey() + "' must match " + HEADER.pattern()
+              + " with a printable value, but was '" + h.getValue() + "'", id, null);
+        }
+      }
+      Objects.requireNonNull(payload, "payload");
+      return new OutgoingMessage(this);
+    }
+
+    private static boolean printable(String s) {
+      return s.chars().noneMatch(c -> c < 0x20 || c == 0x7f);
+    }
+  }
+}

@@ -1,0 +1,162 @@
+package io.converge.producer;
+
+import io.converge.producer.spi.BackendFactory;
+import io.converge.producer.spi.ProducerMetrics;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+
+/**
+ * Builds a {@link TxnProducer}. Defaults are applied and every setting is validated in {@link #build()},
+ * which names the setting and the bad value. Not thread-safe.
+ */
+public final class TxnProducerBuilder {
+
+  private static final Pattern GROUP = Pattern.compile("[A-Za-z0-9_-]{1,100}");
+
+  /**
+   * The validated settings of a producer.
+   *
+   * @param group producer group; required
+   * @param dataSource the database of the unit of work and of the transaction log; required
+   * @param backend the backend; required
+   * @param topics topics registered at start (so this instance can answer check-backs at once); default none
+   * @param maxPayloadBytes largest payload accepted; default 4 MiB
+   * @param localTransactionTimeout longest unit of work; default 30 s
+   * @param logRetention how long transaction-log rows are kept; default 7 days
+   * @param purgeInterval how often old rows are purged; default 10 minutes; zero disables
+   * @param metrics where to count; default nothing
+   * @param clock the time source; default the system UTC clock
+   */
+  public record Settings(
+      String group,
+      DataSource dataSource,
+      BackendFactory backend,
+      List<String> topics,
+      int maxPayloadBytes,
+      Duration localTransactionTimeout,
+      Duration logRetention,
+      Duration purgeInterval,
+      ProducerMetrics metrics,
+      Clock clock) {}
+
+  private final Function<Settings, TxnProducer> factory;
+  private String group;
+  private DataSource dataSource;
+  private BackendFactory backend;
+  private final List<String> topics = new ArrayList<>();
+  private int maxPayloadBytes = 4 * 1024 * 1024;
+  private Duration localTransactionTimeout = Duration.ofSeconds(30);
+  private Duration logRetention = Duration.ofDays(7);
+  private Duration purgeInterval = Duration.ofMinutes(10);
+  private ProducerMetrics metrics = ProducerMetrics.NONE;
+  private Clock clock = Clock.systemUTC();
+
+  TxnProducerBuilder(Function<Settings, TxnProducer> factory) {
+    this.factory = factory;
+  }
+
+  /** The producer group: one name per service and message flow; instances of a group recover for each other. */
+  public TxnProducerBuilder group(String group) {
+    this.group = group;
+    return this;
+  }
+
+  /** The database: units of work run on its connections, the transaction log lives in it. */
+  public TxnProducerBuilder dataSource(DataSource dataSource) {
+    this.dataSource = dataSource;
+    return this;
+  }
+
+  /** The backend, e.g. {@code RocketMQBackend.nameServer("127.0.0.1:9876")}. */
+  public TxnProducerBuilder backend(BackendFactory backend) {
+    this.backend = backend;
+    return this;
+  }
+
+  /** Topics to register with the brokers at start: an unknown one fails the build. */
+  public TxnProducerBuilder topics(String... names) {
+    topics.addAll(List.of(names));
+    return this;
+  }
+
+  /** The largest payload accepted, in bytes; default 4 MiB. */
+  public TxnProducerBuilder maxPayloadBytes(int bytes) {
+    this.maxPayloadBytes = bytes;
+    return this;
+  }
+
+  /**
+   * The longest a unit of work may run; default 30 s. A message whose transaction is not committed
+   * this long after it was prepared is rolled back by the check-back. Keep it well below the broker's
+   * check window (transactionCheckMax × transactionCheckInterval).
+   */
+  public TxnProducerBuilder localTransactionTimeout(Duration timeout) {
+    this.localTransactionTimeout = timeout;
+    return this;
+  }
+
+  /** How long transaction-log rows are kept; default 7 days, at least 1 hour. */
+  public TxnProducerBuilder logRetention(Duration retention) {
+    this.logRetention = retention;
+    return this;
+  }
+
+  /** How often old transaction-log rows are purged; default 10 minutes; {@code Duration.ZERO} disables. */
+  public TxnProducerBuilder purgeInterval(Duration interval) {
+    this.purgeInterval = interval;
+    return this;
+  }
+
+  /** Where to count (see {@code io.converge.producer.internal.MicrometerMetrics}); default nothing. */
+  public TxnProducerBuilder metrics(ProducerMetrics metrics) {
+    this.metrics = metrics;
+    return this;
+  }
+
+  /** The time source; default the system UTC clock. */
+  public TxnProducerBuilder clock(Clock clock) {
+    this.clock = clock;
+    return this;
+  }
+
+  /**
+   * Validates the settings, starts the backend and returns the producer.
+   *
+   * @throws IllegalArgumentException naming the setting and its bad value
+   * @throws ConvergeException when the backend cannot start (e.g. its client library is missing)
+   */
+  public TxnProducer build() {
+    if (group == null || !GROUP.matcher(group).matches()) {
+      throw new IllegalArgumentException("producer.group must match " + GROUP.pattern() + ", but was " + group);
+    }
+    Objects.requireNonNull(dataSource, "producer.dataSource is required");
+    Objects.requireNonNull(backend, "producer.backend is required");
+    for (String t : topics) {
+      if (t == null || !OutgoingMessage.TOPIC.matcher(t).matches()) {
+        throw new IllegalArgumentException("producer.topics must match " + OutgoingMessage.TOPIC.pattern() + ", but had " + t);
+      }
+    }
+    if (maxPayloadBytes < 1 || maxPayloadBytes > 64 * 1024 * 1024) {
+      throw new IllegalArgumentException("producer.maxPayloadBytes must be between 1 and 67108864, but was " + maxPayloadBytes);
+    }
+    if (localTransactionTimeout == null || localTransactionTimeout.compareTo(Duration.ofMillis(100)) < 0
+        || localTransactionTimeout.compareTo(Duration.ofMinutes(10)) > 0) {
+      throw new IllegalArgumentException("producer.localTransactionTimeout must be between 100 ms and 10 min, but was " + localTransactionTimeout);
+    }
+    if (logRetention == null || logRetention.compareTo(Duration.ofHours(1)) < 0) {
+      throw new IllegalArgumentException("producer.logRetention must be at least 1 hour (longer than the broker's check window), but was " + logRetention);
+    }
+    if (purgeInterval == null || purgeInterval.isNegative()) {
+      throw new IllegalArgumentException("producer.purgeInterval must be zero or positive, but was " + purgeInterval);
+    }
+    return factory.apply(new Settings(group, dataSource, backend, List.copyOf(topics), maxPayloadBytes,
+        localTransactionTimeout, logRetention, purgeInterval, Objects.requireNonNull(metrics, "metrics"),
+        Objects.requireNonNull(clock, "clock")));
+  }
+}

@@ -1,0 +1,199 @@
+package io.converge.producer.internal;
+
+import io.converge.producer.ConvergeException;
+import io.converge.producer.DatabaseUnavailableException;
+import io.converge.producer.OutgoingMessage;
+import io.converge.producer.PayloadTooLargeException;
+import io.converge.producer.TransactionTimedOutException;
+import io.converge.producer.TxnContext;
+import io.converge.producer.TxnProducer;
+import io.converge.producer.TxnProducerBuilder.Settings;
+import io.converge.producer.UnitOfWork;
+import io.converge.producer.spi.BackendContext;
+import io.converge.producer.spi.BackendTransaction;
+import io.converge.producer.spi.CrashPoints;
+import io.converge.producer.spi.TxnBackend;
+import io.converge.producer.spi.TxnLog;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The one implementation of {@link TxnProducer}; the backend does the broker's part. Thread-safe. */
+public final class DefaultTxnProducer implements TxnProducer {
+
+  private static final Logger LOG = LoggerFactory.getLogger(DefaultTxnProducer.class);
+  private static final int PURGE_BATCH = 1000;
+
+  private final Settings settings;
+  private final TxnLog log;
+  private final TxnBackend backend;
+  private final ScheduledExecutorService purger;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  /** Starts the backend (and the log purge) for {@code settings}. */
+  public DefaultTxnProducer(Settings settings) {
+    this.settings = settings;
+    this.log = new TxnLog(settings.dataSource());
+    this.backend = settings.backend().create(new BackendContext(settings.group(), settings.dataSource(), log,
+        settings.localTransactionTimeout(), settings.topics(), settings.metrics(), settings.clock()));
+    if (settings.purgeInterval().isZero()) {
+      this.purger = null;
+    } else {
+      this.purger = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "converge-txn-log-purge-" + settings.group());
+        t.setDaemon(true);
+        return t;
+      });
+      long every = settings.purgeInterval().toMillis();
+      purger.scheduleWithFixedDelay(this::purgeQuietly, every, every, TimeUnit.MILLISECONDS);
+    }
+  }
+
+  @Override
+  public <T> T inTransaction(UnitOfWork<T> work) {
+    if (closed.get()) {
+      throw new ConvergeException("TxnProducer of group " + settings.group() + " is closed");
+    }
+    Connection c;
+    try {
+      c = settings.dataSource().getConnection();
+    } catch (SQLException e) {
+      throw new DatabaseUnavailableException("No database connection for a unit of work of group " + settings.group(), null, e);
+    }
+    long start = System.nanoTime();
+    BackendTransaction btx = backend.begin();
+    Context ctx = new Context(c, btx);
+    try (c) {
+      T result;
+      try {
+        c.setAutoCommit(false);
+        result = work.run(ctx);
+        if (System.nanoTime() - start > settings.localTransactionTimeout().toNanos()) {
+          throw new TransactionTimedOutException("Unit of work of group " + settings.group() + " ran longer than "
+              + settings.localTransactionTimeout() + "; rolled back", ctx.lastId, null);
+        }
+        CrashPoints.pass(CrashPoints.Point.BEFORE_DB_COMMIT);
+      } catch (Throwable e) {
+        rollback(c, btx, ctx);
+        throw rethrow(e, ctx);
+      }
+      try {
+        c.commit();
+      } catch (SQLException e) {
+        // the outcome is unknown: leave the messages open, the backend's recovery reads the log
+        throw new DatabaseUnavailableException("Commit of a unit of work of group " + settings.group()
+            + " failed; its messages will be resolved from the transaction log", ctx.lastId, e);
+      }
+      CrashPoints.pass(CrashPoints.Point.AFTER_DB_COMMIT);
+      btx.afterCommit();
+      settings.metrics().pending(-ctx.published);
+      return result;
+    } catch (SQLException e) {
+      throw new DatabaseUnavailableException("Database error in a unit of work of group " + settings.group(), ctx.lastId, e);
+    }
+  }
+
+  private void rollback(Connection c, BackendTransaction btx, Context ctx) {
+    try {
+      c.rollback();
+    } catch (SQLException e) {
+      // the connection is broken: the server rolls back when it drops it
+      LOG.debug("Rollback failed: {}", e.toString());
+    }
+    btx.afterRollback();
+    settings.metrics().pending(-ctx.published);
+  }
+
+  private static RuntimeException rethrow(Throwable e, Context ctx) {
+    if (e instanceof RuntimeException r) {
+      return r;
+    }
+    if (e instanceof Error err) {
+      throw err;
+    }
+    if (e instanceof SQLException sql) {
+      return new DatabaseUnavailableException("Database error in a unit of work: " + sql.getMessage(), ctx.lastId, sql);
+    }
+    return new ConvergeException("Unit of work failed: " + e, ctx.lastId, e);
+  }
+
+  private void purgeQuietly() {
+    try {
+      long n = log.purge(settings.logRetention(), PURGE_BATCH);
+      if (n > 0) {
+        LOG.debug("Purged {} transaction-log rows of group {}", n, settings.group());
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("Transaction-log purge of group {} failed: {}", settings.group(), e.toString());
+    }
+  }
+
+  /** Deletes transaction-log rows older than the retention now; returns how many. */
+  public long purgeLog() {
+    return log.purge(settings.logRetention(), PURGE_BATCH);
+  }
+
+  @Override
+  public String group() {
+    return settings.group();
+  }
+
+  @Override
+  public String backend() {
+    return settings.backend().name();
+  }
+
+  @Override
+  public void close() {
+    if (closed.compareAndSet(false, true)) {
+      if (purger != null) {
+        purger.shutdownNow();
+      }
+      backend.close();
+    }
+  }
+
+  /** The context handed to the unit of work. Not thread-safe (one unit, one thread). */
+  private final class Context implements TxnContext {
+    private final Connection connection;
+    private final BackendTransaction btx;
+    private String lastId;
+    private int published;
+
+    Context(Connection connection, BackendTransaction btx) {
+      this.connection = connection;
+      this.btx = btx;
+    }
+
+    @Override
+    public Connection connection() {
+      return connection;
+    }
+
+    @Override
+    public String publish(OutgoingMessage message) {
+      if (message.payload().length > settings.maxPayloadBytes()) {
+        throw new PayloadTooLargeException("Payload of message " + message.id() + " is " + message.payload().length
+            + " bytes, over the limit of " + settings.maxPayloadBytes(), message.id(), null);
+      }
+      lastId = message.id();
+      try {
+        btx.publish(message, connection);
+      } catch (RuntimeException e) {
+        throw e;
+      } catch (SQLException e) {
+        throw new DatabaseUnavailableException("Cannot record message " + message.id() + " in the transaction log", message.id(), e);
+      } catch (Exception e) {
+        throw new ConvergeException("Cannot publish message " + message.id(), message.id(), e);
+      }
+      published++;
+      settings.metrics().pending(1);
+      return message.id();
+    }
+  }
+}

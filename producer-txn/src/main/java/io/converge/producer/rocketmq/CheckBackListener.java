@@ -1,0 +1,54 @@
+package io.converge.producer.rocketmq;
+
+import io.converge.producer.Envelope;
+import io.converge.producer.spi.BackendContext;
+import io.converge.producer.spi.TxnLog;
+import java.time.Duration;
+import org.apache.rocketmq.client.producer.LocalTransactionState;
+import org.apache.rocketmq.client.producer.TransactionListener;
+import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageExt;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Answers the broker's check-backs from the transaction log, so that any live instance of the group
+ * answers for one that died. Thread-safe.
+ */
+final class CheckBackListener implements TransactionListener {
+
+  private static final Logger LOG = LoggerFactory.getLogger(CheckBackListener.class);
+
+  private final BackendContext context;
+
+  CheckBackListener(BackendContext context) {
+    this.context = context;
+  }
+
+  /** Not used: Converge sends half messages itself and ends them after the DB commit. */
+  @Override
+  public LocalTransactionState executeLocalTransaction(Message msg, Object arg) {
+    return LocalTransactionState.UNKNOW;
+  }
+
+  @Override
+  public LocalTransactionState checkLocalTransaction(MessageExt msg) {
+    String id = msg.getUserProperty(Envelope.MESSAGE_ID);
+    if (id == null) {
+      LOG.warn("Check-back for a half message without {} (msgId {}) in group {}: UNKNOWN", Envelope.MESSAGE_ID,
+          msg.getMsgId(), context.group());
+      context.metrics().checkBack("UNKNOWN");
+      return LocalTransactionState.UNKNOW;
+    }
+    Duration age = Duration.ofMillis(Math.max(0, context.clock().millis() - msg.getBornTimestamp()));
+    TxnLog.Outcome outcome = context.log().resolve(id, context.group(), msg.getTopic(), age, context.localTransactionTimeout());
+    LocalTransactionState answer = switch (outcome) {
+      case COMMITTED -> LocalTransactionState.COMMIT_MESSAGE;
+      case ROLLED_BACK -> LocalTransactionState.ROLLBACK_MESSAGE;
+      case UNKNOWN -> LocalTransactionState.UNKNOW;
+    };
+    LOG.debug("Check-back of message {} (age {}) in group {}: {}", id, age, context.group(), answer);
+    context.metrics().checkBack(outcome == TxnLog.Outcome.COMMITTED ? "COMMIT" : outcome == TxnLog.Outcome.ROLLED_BACK ? "ROLLBACK" : "UNKNOWN");
+    return answer;
+  }
+}

@@ -1,0 +1,86 @@
+package io.converge.producer.rocketmq;
+
+import io.converge.producer.BrokerUnavailableException;
+import io.converge.producer.InvalidMessageException;
+import io.converge.producer.spi.BackendContext;
+import io.converge.producer.spi.BackendTransaction;
+import io.converge.producer.spi.TxnBackend;
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import org.apache.rocketmq.client.exception.MQClientException;
+import org.apache.rocketmq.client.impl.factory.MQClientInstance;
+import org.apache.rocketmq.client.producer.TransactionMQProducer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The started RocketMQ backend of one producer: one transactional client, one check-back listener. */
+final class HalfMessageBackend implements TxnBackend {
+
+  private static final Logger LOG = LoggerFactory.getLogger(HalfMessageBackend.class);
+
+  private final BackendContext context;
+  private final TransactionMQProducer producer;
+  private final ExecutorService checkExecutor;
+
+  HalfMessageBackend(BackendContext context, String nameServer, Duration sendTimeout, int checkThreads) {
+    this.context = context;
+    this.producer = new TransactionMQProducer(context.group());
+    producer.setNamesrvAddr(nameServer);
+    // one client instance per producer: its heartbeat registers this group's check-back listener
+    producer.setInstanceName(context.group() + "@" + ManagementFactory.getRuntimeMXBean().getPid() + "-" + UUID.randomUUID());
+    producer.setSendMsgTimeout((int) sendTimeout.toMillis());
+    producer.setRetryTimesWhenSendFailed(1);
+    this.checkExecutor = new ThreadPoolExecutor(checkThreads, checkThreads, 60, TimeUnit.SECONDS,
+        new LinkedBlockingQueue<>(2000), r -> {
+          Thread t = new Thread(r, "converge-checkback-" + context.group());
+          t.setDaemon(true);
+          return t;
+        });
+    producer.setExecutorService(checkExecutor);
+    producer.setTransactionListener(new CheckBackListener(context));
+    try {
+      producer.start();
+      register();
+    } catch (MQClientException e) {
+      close();
+      throw new BrokerUnavailableException("RocketMQ producer of group " + context.group() + " cannot start against "
+          + nameServer + ": " + e.getErrorMessage(), null, e);
+    } catch (RuntimeException e) {
+      close();
+      throw e;
+    }
+  }
+
+  /**
+   * A fresh instance gets no check-back until the brokers know it: fetch the routes of the declared
+   * topics and heartbeat to their brokers now, so that this instance can answer for half messages a
+   * dead instance of its group left open, before it sends anything itself.
+   */
+  private void register() {
+    MQClientInstance client = producer.getDefaultMQProducerImpl().getMqClientFactory();
+    for (String topic : context.topics()) {
+      if (!client.updateTopicRouteInfoFromNameServer(topic)) {
+        throw new InvalidMessageException("Topic " + topic + " is unknown to the RocketMQ name server", null, null);
+      }
+    }
+    if (!context.topics().isEmpty() && !client.sendHeartbeatToAllBrokerWithLock()) {
+      LOG.warn("Producer group {} could not heartbeat every broker at start; check-backs may be delayed", context.group());
+    }
+  }
+
+  @Override
+  public BackendTransaction begin() {
+    return new HalfMessageTransaction(producer, context);
+  }
+
+  @Override
+  public void close() {
+    producer.shutdown();
+    checkExecutor.shutdownNow();
+  }
+}

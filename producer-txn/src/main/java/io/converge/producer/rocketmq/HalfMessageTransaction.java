@@ -1,0 +1,100 @@
+package io.converge.producer.rocketmq;
+
+import io.converge.producer.BrokerUnavailableException;
+import io.converge.producer.InvalidMessageException;
+import io.converge.producer.OutgoingMessage;
+import io.converge.producer.spi.BackendContext;
+import io.converge.producer.spi.BackendTransaction;
+import io.converge.producer.spi.CrashPoints;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.rocketmq.client.exception.MQClientException;
+import org.apache.rocketmq.client.producer.LocalTransactionState;
+import org.apache.rocketmq.client.producer.MessageQueueSelector;
+import org.apache.rocketmq.client.producer.SendResult;
+import org.apache.rocketmq.client.producer.SendStatus;
+import org.apache.rocketmq.client.producer.TransactionMQProducer;
+import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageAccessor;
+import org.apache.rocketmq.common.message.MessageConst;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The half messages of one unit of work. Used by one thread. */
+final class HalfMessageTransaction implements BackendTransaction {
+
+  private static final Logger LOG = LoggerFactory.getLogger(HalfMessageTransaction.class);
+  /** One key, one queue: its messages keep their order. */
+  private static final MessageQueueSelector BY_KEY =
+      (queues, msg, key) -> queues.get(Math.floorMod(key.hashCode(), queues.size()));
+
+  private final TransactionMQProducer producer;
+  private final BackendContext context;
+  private final List<Prepared> prepared = new ArrayList<>();
+
+  HalfMessageTransaction(TransactionMQProducer producer, BackendContext context) {
+    this.producer = producer;
+    this.context = context;
+  }
+
+  @Override
+  public void publish(OutgoingMessage m, Connection connection) throws Exception {
+    Message msg = new Message(m.topic(), m.tag(), m.key() != null ? m.key() : m.id(), m.payload());
+    for (Map.Entry<String, String> h : m.envelope(context.group(), context.clock().millis()).entrySet()) {
+      msg.putUserProperty(h.getKey(), h.getValue());
+    }
+    MessageAccessor.putProperty(msg, MessageConst.PROPERTY_TRANSACTION_PREPARED, "true");
+    MessageAccessor.putProperty(msg, MessageConst.PROPERTY_PRODUCER_GROUP, context.group());
+    long start = System.nanoTime();
+    SendResult result;
+    try {
+      result = m.key() != null ? producer.send(msg, BY_KEY, m.key()) : producer.send(msg);
+    } catch (MQClientException e) {
+      String text = String.valueOf(e.getErrorMessage()) + " " + e.getMessage();
+      if (text.contains("No route info")) {
+        throw new InvalidMessageException("Topic " + m.topic() + " is unknown to RocketMQ (message " + m.id() + ")", m.id(), e);
+      }
+      throw new BrokerUnavailableException("RocketMQ refused half message " + m.id() + " on " + m.topic() + ": " + e.getErrorMessage(), m.id(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new BrokerUnavailableException("Interrupted while sending half message " + m.id(), m.id(), e);
+    } catch (Exception e) {
+      throw new BrokerUnavailableException("RocketMQ is unavailable for half message " + m.id() + " on " + m.topic() + ": " + e, m.id(), e);
+    }
+    context.metrics().sent(Duration.ofNanos(System.nanoTime() - start));
+    prepared.add(new Prepared(msg, result, m.id()));
+    if (result.getSendStatus() != SendStatus.SEND_OK) {
+      throw new BrokerUnavailableException("RocketMQ stored half message " + m.id() + " with status " + result.getSendStatus(), m.id(), null);
+    }
+    CrashPoints.pass(CrashPoints.Point.AFTER_BROKER_PREPARE);
+    context.log().recordCommitted(connection, m.id(), context.group(), m.topic());
+  }
+
+  @Override
+  public void afterCommit() {
+    end(LocalTransactionState.COMMIT_MESSAGE);
+  }
+
+  @Override
+  public void afterRollback() {
+    end(LocalTransactionState.ROLLBACK_MESSAGE);
+  }
+
+  private void end(LocalTransactionState state) {
+    for (Prepared p : prepared) {
+      try {
+        producer.getDefaultMQProducerImpl().endTransaction(p.message, p.result, state, null);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        LOG.warn("Interrupted ending half message {} with {}; the check-back will resolve it", p.id, state);
+      } catch (Exception e) {
+        LOG.warn("Could not end half message {} with {} ({}); the check-back will resolve it", p.id, state, e.toString());
+      }
+    }
+  }
+
+  private record Prepared(Message message, SendResult result, String id) {}
+}

@@ -1,0 +1,81 @@
+package io.converge.producer.rocketmq;
+
+import io.converge.producer.ConvergeException;
+import io.converge.producer.spi.BackendContext;
+import io.converge.producer.spi.BackendFactory;
+import io.converge.producer.spi.TxnBackend;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The RocketMQ half-message backend: each message is sent as a half message, its local transaction
+ * records it in the transaction log, then the half message is committed or rolled back. The broker's
+ * check-back, for a producer that died in between, is answered from the log by any live instance of
+ * the producer group. Immutable settings; thread-safe.
+ *
+ * <p>Needs {@code org.apache.rocketmq:rocketmq-client} on the classpath (an optional dependency of
+ * {@code converge-producer-txn}).
+ */
+public final class RocketMQBackend implements BackendFactory {
+
+  static final String CLIENT_CLASS = "org.apache.rocketmq.client.producer.TransactionMQProducer";
+
+  private final String nameServer;
+  private final Duration sendTimeout;
+  private final int checkThreads;
+
+  private RocketMQBackend(String nameServer, Duration sendTimeout, int checkThreads) {
+    this.nameServer = nameServer;
+    this.sendTimeout = sendTimeout;
+    this.checkThreads = checkThreads;
+  }
+
+  /**
+   * The backend on the RocketMQ cluster of {@code nameServer} ({@code host:port[;host:port]}), with a
+   * send timeout of 3 s and 2 check-back threads.
+   */
+  public static RocketMQBackend nameServer(String nameServer) {
+    if (nameServer == null || !nameServer.matches("[A-Za-z0-9.:;_-]+")) {
+      throw new IllegalArgumentException("rocketmq.nameServer must be host:port[;host:port...], but was " + nameServer);
+    }
+    return new RocketMQBackend(nameServer, Duration.ofSeconds(3), 2);
+  }
+
+  /** How long one send may take before it fails (the unit of work then rolls back); default 3 s. */
+  public RocketMQBackend sendTimeout(Duration timeout) {
+    if (timeout == null || timeout.toMillis() < 100) {
+      throw new IllegalArgumentException("rocketmq.sendTimeout must be at least 100 ms, but was " + timeout);
+    }
+    return new RocketMQBackend(nameServer, timeout, checkThreads);
+  }
+
+  /** Threads answering check-backs; default 2. */
+  public RocketMQBackend checkThreads(int threads) {
+    if (threads < 1 || threads > 64) {
+      throw new IllegalArgumentException("rocketmq.checkThreads must be between 1 and 64, but was " + threads);
+    }
+    return new RocketMQBackend(nameServer, sendTimeout, threads);
+  }
+
+  @Override
+  public String name() {
+    return "rocketmq";
+  }
+
+  @Override
+  public TxnBackend create(BackendContext context) {
+    Objects.requireNonNull(context, "context");
+    try {
+      Class.forName(CLIENT_CLASS, false, RocketMQBackend.class.getClassLoader());
+    } catch (ClassNotFoundException e) {
+      throw new ConvergeException("The RocketMQ backend needs org.apache.rocketmq:rocketmq-client on the classpath"
+          + " (add it as a dependency, version 5.4.0)", e);
+    }
+    return new HalfMessageBackend(context, nameServer, sendTimeout, checkThreads);
+  }
+
+  @Override
+  public String toString() {
+    return "RocketMQBackend[nameServer=" + nameServer + ", sendTimeout=" + sendTimeout + "]";
+  }
+}

@@ -1,0 +1,26 @@
+package io.converge.producer.spi;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import javax.sql.DataSource;
+
+/**
+ * What a backend gets from its producer.
+ *
+ * @param group the producer group (the envelope's source)
+ * @param dataSource the producer's database
+ * @param log the transaction log on that database
+ * @param localTransactionTimeout how long a unit of work may take; older unknown messages are rolled back
+ * @param topics the topics declared at build time (registered at start), possibly empty
+ * @param metrics where to count
+ * @param clock the time source
+ */
+public record BackendContext(
+    String group,
+    DataSource dataSource,
+    TxnLog log,
+    Duration localTransactionTimeout,
+    List<String> topics,
+    ProducerMetrics metrics,
+    Clock clock) {}

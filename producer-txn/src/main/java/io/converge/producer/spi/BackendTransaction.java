@@ -1,0 +1,25 @@
+package io.converge.producer.spi;
+
+import io.converge.producer.OutgoingMessage;
+import java.sql.Connection;
+
+/**
+ * The backend's part of one unit of work. Used by one thread. The producer calls, in order:
+ * {@link #publish} for each message (inside the DB transaction), then exactly one of
+ * {@link #afterCommit()} (the DB transaction committed) or {@link #afterRollback()} (it rolled back);
+ * neither when the commit's outcome is unknown: recovery then resolves the messages from the log.
+ */
+public interface BackendTransaction {
+
+  /**
+   * Publishes {@code message} as part of the transaction of {@code connection}: e.g. sends a half
+   * message and records it in the transaction log on {@code connection}.
+   */
+  void publish(OutgoingMessage message, Connection connection) throws Exception;
+
+  /** The DB transaction committed: make the messages visible. Must not throw; recovery is the fallback. */
+  void afterCommit();
+
+  /** The DB transaction rolled back: discard the messages. Must not throw; recovery is the fallback. */
+  void afterRollback();
+}

@@ -1,0 +1,39 @@
+package io.converge.producer.spi;
+
+import java.util.Objects;
+import java.util.function.Consumer;
+
+/**
+ * Named points in the life of a unit of work, where crash tests stop a producing process (a child
+ * JVM calls {@code Runtime.halt}) or pause it. In production no hook is installed and a point costs a
+ * volatile read. Thread-safe.
+ */
+public final class CrashPoints {
+
+  /** The points, in the order a unit of work passes them. */
+  public enum Point {
+    /** A half message (or Pulsar send) was accepted by the broker, before its log row is written. */
+    AFTER_BROKER_PREPARE,
+    /** All business writes and log rows are written; the DB commit is next. */
+    BEFORE_DB_COMMIT,
+    /** The DB committed; the broker commit (END COMMIT, Pulsar commit) is next. */
+    AFTER_DB_COMMIT
+  }
+
+  private static volatile Consumer<Point> hook;
+
+  private CrashPoints() {}
+
+  /** Installs {@code h} (tests only); {@code null} removes it. */
+  public static void install(Consumer<Point> h) {
+    hook = h;
+  }
+
+  /** Passes point {@code p}: runs the installed hook, if any. */
+  public static void pass(Point p) {
+    Consumer<Point> h = hook;
+    if (h != null) {
+      h.accept(Objects.requireNonNull(p));
+    }
+  }
+}

@@ -1,0 +1,19 @@
+package io.converge.producer.spi;
+
+import java.time.Duration;
+
+/** What producers count. Implementations are thread-safe; {@link #NONE} counts nothing. */
+public interface ProducerMetrics {
+
+  /** Counts nothing. */
+  ProducerMetrics NONE = new ProducerMetrics() {};
+
+  /** A check-back was answered ({@code COMMIT}, {@code ROLLBACK} or {@code UNKNOWN}): {@code txn.checkbacks}. */
+  default void checkBack(String answer) {}
+
+  /** Messages published but not yet committed or rolled back changed by {@code delta}: {@code txn.pending}. */
+  default void pending(int delta) {}
+
+  /** One send to the broker took {@code latency}: {@code txn.send.latency}. */
+  default void sent(Duration latency) {}
+}

@@ -1,0 +1,157 @@
+package io.converge.producer.spi;
+
+import io.converge.producer.DatabaseUnavailableException;
+import io.converge.producer.LateCommitFencedException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The transaction log, table {@code converge_txn_log}: the single source of truth of "did the local
+ * transaction of this message commit?", shared by every backend and every instance of a producer
+ * group. Thread-safe; stateless apart from its data source.
+ */
+public final class TxnLog {
+
+  /** The outcome of a message as the log knows it. */
+  public enum Outcome { COMMITTED, ROLLED_BACK, UNKNOWN }
+
+  private static final Logger LOG = LoggerFactory.getLogger(TxnLog.class);
+  private static final String UNIQUE_VIOLATION = "23505";
+
+  private static final String RECORD = """
+      INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome)
+      VALUES (?, ?, ?, 'COMMITTED')
+      """;
+  private static final String FENCE = """
+      INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome)
+      VALUES (?, ?, ?, 'ROLLED_BACK')
+      ON CONFLICT (message_id) DO NOTHING
+      """;
+  private static final String OUTCOME = "SELECT outcome FROM converge_txn_log WHERE message_id = ?";
+  private static final String PURGE = """
+      DELETE FROM converge_txn_log WHERE message_id IN (
+        SELECT message_id FROM converge_txn_log
+        WHERE created_at < now() - make_interval(secs => ?)
+        ORDER BY created_at
+        LIMIT ?)
+      """;
+
+  private final DataSource dataSource;
+
+  /** The log on {@code dataSource} (whose schema has the producer migrations applied). */
+  public TxnLog(DataSource dataSource) {
+    this.dataSource = dataSource;
+  }
+
+  /**
+   * Records, inside the caller's transaction on {@code connection}, that message {@code id} commits
+   * with it.
+   *
+   * @throws LateCommitFencedException when a check-back already fenced the id (answered ROLLBACK)
+   * @throws SQLException on any other database error
+   */
+  public void recordCommitted(Connection connection, String id, String group, String topic) throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(RECORD)) {
+      ps.setString(1, id);
+      ps.setString(2, group);
+      ps.setString(3, topic);
+      ps.executeUpdate();
+    } catch (SQLException e) {
+      if (UNIQUE_VIOLATION.equals(e.getSQLState())) {
+        throw new LateCommitFencedException("Message " + id + " of group " + group
+            + " was already resolved by a check-back (its local transaction took longer than the timeout);"
+            + " the unit of work is rolled back", id, e);
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Answers a check-back for message {@code id}: COMMITTED when its row says so; when there is no
+   * row, UNKNOWN while the message is younger than {@code timeout}, else a ROLLED_BACK fence is
+   * inserted (a concurrent local commit waits for it or it for the commit, and exactly one wins) and
+   * the outcome that won is returned. Never throws: a database error answers UNKNOWN (the broker
+   * asks again).
+   *
+   * @param age how long ago the message was prepared
+   */
+  public Outcome resolve(String id, String group, String topic, Duration age, Duration timeout) {
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(true);
+      try (Statement s = c.createStatement()) {
+        // never wait long on a local transaction that holds the id: the broker asks again
+        s.execute("SET lock_timeout = '2s'");
+      }
+      Outcome known = read(c, id);
+      if (known != Outcome.UNKNOWN || age.compareTo(timeout) < 0) {
+        return known;
+      }
+      try (PreparedStatement ps = c.prepareStatement(FENCE)) {
+        ps.setString(1, id);
+        ps.setString(2, group);
+        ps.setString(3, topic);
+        if (ps.executeUpdate() == 1) {
+          LOG.warn("Message {} of group {} had no committed local transaction {} after it was prepared: fenced and rolled back",
+              id, group, age);
+          return Outcome.ROLLED_BACK;
+        }
+      }
+      return read(c, id);
+    } catch (SQLException e) {
+      LOG.warn("Check-back of message {} could not read the transaction log ({}); answering UNKNOWN", id, e.toString());
+      return Outcome.UNKNOWN;
+    }
+  }
+
+  /** The outcome recorded for {@code id}, or UNKNOWN when there is no row. */
+  public Outcome outcome(String id) {
+    try (Connection c = dataSource.getConnection()) {
+      return read(c, id);
+    } catch (SQLException e) {
+      throw new DatabaseUnavailableException("Cannot read the transaction log for message " + id, id, e);
+    }
+  }
+
+  /**
+   * Deletes rows older than {@code retention} in batches of {@code batchSize} rows, each batch its
+   * own short transaction (no long lock, no DELETE storm).
+   *
+   * @return the number of rows deleted
+   */
+  public long purge(Duration retention, int batchSize) {
+    long total = 0;
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(true);
+      while (true) {
+        int n;
+        try (PreparedStatement ps = c.prepareStatement(PURGE)) {
+          ps.setDouble(1, retention.toMillis() / 1000.0);
+          ps.setInt(2, batchSize);
+          n = ps.executeUpdate();
+        }
+        total += n;
+        if (n < batchSize) {
+          return total;
+        }
+      }
+    } catch (SQLException e) {
+      throw new DatabaseUnavailableException("Cannot purge the transaction log after " + total + " rows", null, e);
+    }
+  }
+
+  private static Outcome read(Connection c, String id) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(OUTCOME)) {
+      ps.setString(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? Outcome.valueOf(rs.getString(1)) : Outcome.UNKNOWN;
+      }
+    }
+  }
+}

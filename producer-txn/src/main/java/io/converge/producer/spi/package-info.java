@@ -1,0 +1,9 @@
+/**
+ * The service-provider interface of {@link io.converge.producer.TxnProducer} backends: a
+ * {@link io.converge.producer.spi.BackendFactory} creates a {@link io.converge.producer.spi.TxnBackend},
+ * which opens one {@link io.converge.producer.spi.BackendTransaction} per unit of work. The shared
+ * transaction log ({@link io.converge.producer.spi.TxnLog}, table {@code converge_txn_log}) records
+ * the outcome of each message so that any instance can recover for a dead one. Backends: RocketMQ
+ * half messages (this module), Pulsar transactions and the transactional outbox (their modules).
+ */
+package io.converge.producer.spi;
