@@ -1,0 +1,55 @@
+package io.converge.producer;
+
+import io.converge.producer.spi.ProducerMetrics;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Producer metrics in a Micrometer registry (needs {@code io.micrometer:micrometer-core}), tagged with
+ * the producer group: {@code txn.checkbacks} (tag {@code answer}), {@code txn.pending} (messages
+ * published whose transaction has not ended) and {@code txn.send.latency}. Thread-safe.
+ */
+public final class MicrometerMetrics implements ProducerMetrics {
+
+  private final Counter commit;
+  private final Counter rollback;
+  private final Counter unknown;
+  private final AtomicInteger pending = new AtomicInteger();
+  private final Timer send;
+
+  /** Metrics of producer group {@code group} in {@code registry}. */
+  public MicrometerMetrics(MeterRegistry registry, String group) {
+    this.commit = checkbacks(registry, group, "COMMIT");
+    this.rollback = checkbacks(registry, group, "ROLLBACK");
+    this.unknown = checkbacks(registry, group, "UNKNOWN");
+    registry.gauge("txn.pending", java.util.List.of(io.micrometer.core.instrument.Tag.of("group", group)), pending);
+    this.send = Timer.builder("txn.send.latency").description("time of one send to the broker").tag("group", group).register(registry);
+  }
+
+  private static Counter checkbacks(MeterRegistry registry, String group, String answer) {
+    return Counter.builder("txn.checkbacks").description("check-backs answered from the transaction log")
+        .tag("group", group).tag("answer", answer).register(registry);
+  }
+
+  @Override
+  public void checkBack(String answer) {
+    switch (answer) {
+      case "COMMIT" -> commit.increment();
+      case "ROLLBACK" -> rollback.increment();
+      default -> unknown.increment();
+    }
+  }
+
+  @Override
+  public void pending(int delta) {
+    pending.addAndGet(delta);
+  }
+
+  @Override
+  public void sent(Duration latency) {
+    send.record(latency);
+  }
+}

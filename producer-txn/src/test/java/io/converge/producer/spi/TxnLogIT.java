@@ -1,0 +1,97 @@
+package io.converge.producer.spi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.producer.LateCommitFencedException;
+import io.converge.producer.MessageIds;
+import io.converge.producer.schema.Migrations;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The transaction log's answers, its fence against late commits, and its bounded purge. */
+class TxnLogIT {
+
+  private static final Duration TIMEOUT = Duration.ofSeconds(30);
+  private static DataSource db;
+  private static TxnLog log;
+
+  @BeforeAll
+  static void schema() {
+    db = ConvergePostgres.shared().newSchema("txnlog");
+    Migrations.apply(db, "producer");
+    log = new TxnLog(db);
+  }
+
+  @Test
+  void committedRowAnswersCommit() throws Exception {
+    String id = MessageIds.shared().next();
+    try (Connection c = db.getConnection()) {
+      c.setAutoCommit(false);
+      log.recordCommitted(c, id, "g", "t");
+      c.commit();
+    }
+    assertThat(log.resolve(id, "g", "t", Duration.ofHours(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
+  }
+
+  @Test
+  void missingRowIsUnknownWhileYoungAndFencedWhenOld() throws Exception {
+    String id = MessageIds.shared().next();
+    assertThat(log.resolve(id, "g", "t", Duration.ofSeconds(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.UNKNOWN);
+    assertThat(log.outcome(id)).as("no fence while young").isEqualTo(TxnLog.Outcome.UNKNOWN);
+    assertThat(log.resolve(id, "g", "t", Duration.ofSeconds(31), TIMEOUT)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
+    try (Connection c = db.getConnection()) {
+      c.setAutoCommit(false);
+      assertThatThrownBy(() -> log.recordCommitted(c, id, "g", "t")).isInstanceOf(LateCommitFencedException.class);
+      c.rollback();
+    }
+  }
+
+  @Test
+  void aFenceRacingAnOpenLocalTransactionWaitsAndTheCommitWins() throws Exception {
+    String id = MessageIds.shared().next();
+    try (Connection local = db.getConnection()) {
+      local.setAutoCommit(false);
+      log.recordCommitted(local, id, "g", "t");
+      CompletableFuture<TxnLog.Outcome> checkBack =
+          CompletableFuture.supplyAsync(() -> log.resolve(id, "g", "t", Duration.ofMinutes(5), TIMEOUT));
+      Thread.sleep(300);
+      assertThat(checkBack).as("the fence waits on the uncommitted row").isNotDone();
+      local.commit();
+      assertThat(checkBack.get(10, TimeUnit.SECONDS)).isEqualTo(TxnLog.Outcome.COMMITTED);
+    }
+  }
+
+  @Test
+  void purgeRemovesOnlyRowsOlderThanRetentionInBatches() throws Exception {
+    DataSource own = ConvergePostgres.shared().newSchema("txnpurge");
+    Migrations.apply(own, "producer");
+    try (Connection c = own.getConnection(); Statement s = c.createStatement()) {
+      s.execute("""
+          INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome, created_at)
+          SELECT 'old-' || g, 'g', 't', 'COMMITTED', now() - interval '8 days' FROM generate_series(1, 2500) g
+          """);
+      s.execute("""
+          INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome, created_at)
+          SELECT 'new-' || g, 'g', 't', 'COMMITTED', now() - interval '6 days' FROM generate_series(1, 40) g
+          """);
+    }
+    assertThat(new TxnLog(own).purge(Duration.ofDays(7), 1000)).isEqualTo(2500);
+    try (Connection c = own.getConnection(); PreparedStatement ps = c.prepareStatement(
+        "SELECT count(*), count(*) FILTER (WHERE message_id LIKE 'new-%') FROM converge_txn_log");
+         ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      assertThat(rs.getInt(1)).isEqualTo(40);
+      assertThat(rs.getInt(2)).isEqualTo(40);
+    }
+  }
+}
