@@ -34,7 +34,8 @@ public interface TxnProducer extends AutoCloseable {
   /**
    * Opens a transaction on the producer's data source, runs {@code work} in it, commits, and completes
    * the published messages. When {@code work} throws, the transaction rolls back and no message is
-   * ever delivered; the exception is rethrown (a checked one wrapped in a {@link ConvergeException}).
+   * ever delivered; the exception is rethrown (a checked one wrapped in a {@link UnitOfWorkException},
+   * or a {@link DatabaseUnavailableException} when it is a lost connection).
    *
    * @return what {@code work} returned
    * @throws DatabaseUnavailableException when no connection can be had, or the commit failed

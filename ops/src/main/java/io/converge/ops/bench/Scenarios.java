@@ -3,6 +3,7 @@ package io.converge.ops.bench;
 import io.converge.ops.bench.baseline.PostgresInsert;
 import io.converge.ops.bench.baseline.RocketMQSend;
 import io.converge.ops.bench.baseline.RocketMQTxnSend;
+import io.converge.ops.bench.converge.RocketMQTxnProducerScenario;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -16,6 +17,7 @@ public final class Scenarios {
     register("rocketmq-send", RocketMQSend::new);
     register("rocketmq-txn-send", RocketMQTxnSend::new);
     register("pg-insert", PostgresInsert::new);
+    register("txn-producer-rocketmq", RocketMQTxnProducerScenario::new);
   }
 
   private Scenarios() {}

@@ -9,6 +9,7 @@ import io.converge.producer.TxnContext;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.TxnProducerBuilder.Settings;
 import io.converge.producer.UnitOfWork;
+import io.converge.producer.UnitOfWorkException;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendTransaction;
 import io.converge.producer.spi.CrashPoints;
@@ -116,10 +117,16 @@ public final class DefaultTxnProducer implements TxnProducer {
     if (e instanceof Error err) {
       throw err;
     }
-    if (e instanceof SQLException sql) {
-      return new DatabaseUnavailableException("Database error in a unit of work: " + sql.getMessage(), ctx.lastId, sql);
+    if (e instanceof SQLException sql && isConnectionFailure(sql)) {
+      return new DatabaseUnavailableException("Database connection lost in a unit of work: " + sql.getMessage(), ctx.lastId, sql);
     }
-    return new ConvergeException("Unit of work failed: " + e, ctx.lastId, e);
+    return new UnitOfWorkException("Unit of work failed and was rolled back: " + e, ctx.lastId, e);
+  }
+
+  /** SQLSTATE class 08 (connection exception) or 57P (operator intervention: server shutting down). */
+  private static boolean isConnectionFailure(SQLException e) {
+    String state = e.getSQLState();
+    return state != null && (state.startsWith("08") || state.startsWith("57P"));
   }
 
   private void purgeQuietly() {

@@ -15,6 +15,7 @@ import io.converge.producer.MessageIds;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.PayloadTooLargeException;
 import io.converge.producer.TxnProducer;
+import io.converge.producer.UnitOfWorkException;
 import io.converge.producer.schema.Migrations;
 import io.converge.producer.spi.CrashPoints;
 import java.nio.file.Files;
@@ -216,8 +217,20 @@ public abstract class TxnProducerContract {
       throw new IllegalStateException("business rule violated");
     })).isInstanceOf(IllegalStateException.class).hasMessage("business rule violated");
     assertThat(orderExists(id)).isFalse();
+
+    // a business write that fails (a checked SQLException: duplicate key) rolls back the same way
+    String existing = order(p, topic, "first");
+    String duplicateMessage = MessageIds.shared().next();
+    assertThatThrownBy(() -> p.inTransaction(tx -> {
+      tx.publish(message(topic, duplicateMessage, "duplicate"));
+      insertOrder(tx.connection(), existing, "duplicate key");
+      return null;
+    })).isInstanceOf(UnitOfWorkException.class)
+        .hasCauseInstanceOf(java.sql.SQLException.class)
+        .satisfies(e -> assertThat(((UnitOfWorkException) e).messageId()).isEqualTo(duplicateMessage));
+
     settle(p, sink, topic, recoveryWindow());
-    assertThat(ids(sink)).doesNotContain(id);
+    assertThat(ids(sink)).doesNotContain(id, duplicateMessage);
   }
 
   // ---- 3. kill -9 after the DB commit, before the broker commit ----
