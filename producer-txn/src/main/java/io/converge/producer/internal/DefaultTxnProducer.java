@@ -140,6 +140,42 @@ public final class DefaultTxnProducer implements TxnProducer {
     }
   }
 
+  /**
+   * Joins a transaction that someone else opened and will end (e.g. Spring's) on {@code connection}:
+   * publish through the returned context, then call {@link Joined#completed(boolean)} once it ended.
+   */
+  public Joined join(Connection connection) {
+    if (closed.get()) {
+      throw new ConvergeException("TxnProducer of group " + settings.group() + " is closed");
+    }
+    return new Joined(new Context(connection, backend.begin()));
+  }
+
+  /** A transaction joined by {@link #join(Connection)}. Used by one thread. */
+  public final class Joined {
+    private final Context ctx;
+
+    private Joined(Context ctx) {
+      this.ctx = ctx;
+    }
+
+    /** Publishes {@code message} in the joined transaction (see {@link TxnContext#publish}). */
+    public String publish(OutgoingMessage message) {
+      return ctx.publish(message);
+    }
+
+    /** The joined transaction ended: committed or rolled back. */
+    public void completed(boolean committed) {
+      if (committed) {
+        CrashPoints.pass(CrashPoints.Point.AFTER_DB_COMMIT);
+        ctx.btx.afterCommit();
+      } else {
+        ctx.btx.afterRollback();
+      }
+      settings.metrics().pending(-ctx.published);
+    }
+  }
+
   /** Deletes transaction-log rows older than the retention now; returns how many. */
   public long purgeLog() {
     return log.purge(settings.logRetention(), PURGE_BATCH);

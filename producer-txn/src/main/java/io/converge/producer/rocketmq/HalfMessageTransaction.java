@@ -42,6 +42,9 @@ final class HalfMessageTransaction implements BackendTransaction {
 
   @Override
   public void publish(OutgoingMessage m, Connection connection) throws Exception {
+    if (m.payload().length == 0) {
+      throw new InvalidMessageException("RocketMQ refuses an empty payload (message " + m.id() + " on " + m.topic() + ")", m.id(), null);
+    }
     Message msg = new Message(m.topic(), m.tag(), m.key() != null ? m.key() : m.id(), m.payload());
     for (Map.Entry<String, String> h : m.envelope(context.group(), context.clock().millis()).entrySet()) {
       msg.putUserProperty(h.getKey(), h.getValue());

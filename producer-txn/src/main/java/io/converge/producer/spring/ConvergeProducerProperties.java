@@ -1,0 +1,28 @@
+package io.converge.producer.spring;
+
+import java.time.Duration;
+import java.util.List;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * {@code converge.producer.*}: the producer of a Spring Boot application.
+ *
+ * @param mode the backend: {@code rocketmq} (this module), {@code pulsar} or {@code outbox} (their modules)
+ * @param group the producer group; default {@code spring.application.name} is not assumed: required
+ * @param nameServer RocketMQ name server list, {@code host:port[;host:port]}
+ * @param topics topics registered at start
+ * @param maxPayloadBytes largest payload; default 4 MiB
+ * @param localTransactionTimeout longest transaction; default 30 s
+ * @param logRetention transaction-log retention; default 7 days
+ * @param migrate whether to apply the producer's migrations at start; default true
+ */
+@ConfigurationProperties("converge.producer")
+public record ConvergeProducerProperties(
+    String mode,
+    String group,
+    String nameServer,
+    List<String> topics,
+    Integer maxPayloadBytes,
+    Duration localTransactionTimeout,
+    Duration logRetention,
+    Boolean migrate) {}

@@ -1,0 +1,75 @@
+package io.converge.producer.spring;
+
+import io.converge.producer.ConvergeException;
+import io.converge.producer.OutgoingMessage;
+import io.converge.producer.TxnProducer;
+import io.converge.producer.internal.DefaultTxnProducer;
+import java.sql.Connection;
+import javax.sql.DataSource;
+import org.springframework.jdbc.datasource.DataSourceUtils;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+/**
+ * Publishes inside the current Spring transaction ({@code @Transactional}, with a
+ * {@code DataSourceTransactionManager} or JPA's on the same {@link DataSource}): the message is
+ * recorded on the transaction's own connection and completed when Spring commits or rolls back, with
+ * the same guarantee as {@link TxnProducer#inTransaction}.
+ *
+ * <pre>{@code
+ * @Transactional
+ * public void placeOrder(Order order) {
+ *   orders.save(order);
+ *   publisher.publish(OutgoingMessage.builder("order-created").key(order.id()).payload(json).build());
+ * }
+ * }</pre>
+ *
+ * Thread-safe; one instance per producer.
+ */
+public final class TransactionalPublisher {
+
+  private final DefaultTxnProducer producer;
+  private final DataSource dataSource;
+
+  /** A publisher through {@code producer} (built by {@link TxnProducer#builder()}) on {@code dataSource}. */
+  public TransactionalPublisher(TxnProducer producer, DataSource dataSource) {
+    if (!(producer instanceof DefaultTxnProducer p)) {
+      throw new IllegalArgumentException("producer must be built by TxnProducer.builder(), but was " + producer.getClass());
+    }
+    this.producer = p;
+    this.dataSource = dataSource;
+  }
+
+  /**
+   * Publishes {@code message} in the current transaction.
+   *
+   * @return the message id
+   * @throws ConvergeException when no Spring transaction is active (a message must belong to one)
+   */
+  public String publish(OutgoingMessage message) {
+    if (!TransactionSynchronizationManager.isActualTransactionActive()
+        || !TransactionSynchronizationManager.isSynchronizationActive()) {
+      throw new ConvergeException("publish of message " + message.id() + " needs an active Spring transaction"
+          + " (annotate the caller @Transactional, or use TxnProducer.inTransaction)", message.id(), null);
+    }
+    DefaultTxnProducer.Joined joined = (DefaultTxnProducer.Joined) TransactionSynchronizationManager.getResource(this);
+    if (joined == null) {
+      Connection connection = DataSourceUtils.getConnection(dataSource);
+      DefaultTxnProducer.Joined fresh = producer.join(connection);
+      TransactionSynchronizationManager.bindResource(this, fresh);
+      TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+        @Override
+        public void afterCompletion(int status) {
+          TransactionSynchronizationManager.unbindResourceIfPossible(TransactionalPublisher.this);
+          DataSourceUtils.releaseConnection(connection, dataSource);
+          if (status != STATUS_UNKNOWN) {
+            fresh.completed(status == STATUS_COMMITTED);
+          }
+          // STATUS_UNKNOWN: the commit's outcome is unknown; the check-back resolves it from the log
+        }
+      });
+      joined = fresh;
+    }
+    return joined.publish(message);
+  }
+}

@@ -1,0 +1,76 @@
+package io.converge.producer.spring;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.broker.rocketmq.EmbeddedRocketMQ;
+import io.converge.broker.rocketmq.RecordingConsumer;
+import io.converge.broker.rocketmq.RocketMQExtension;
+import io.converge.producer.ConvergeException;
+import io.converge.producer.Envelope;
+import io.converge.producer.MessageIds;
+import io.converge.producer.OutgoingMessage;
+import io.converge.producer.TxnProducer;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/** Inside a Spring transaction the publisher joins it: commit delivers, rollback never does. */
+@ExtendWith(RocketMQExtension.class)
+class SpringTransactionalPublisherIT {
+
+  @Test
+  void publishJoinsTheSpringTransaction(EmbeddedRocketMQ mq) throws Exception {
+    String topic = RocketMQExtension.uniqueTopic("spring");
+    mq.createTopic(topic);
+    DataSource db = ConvergePostgres.shared().newSchema("spring");
+    new JdbcTemplate(db).execute("CREATE TABLE orders (id text PRIMARY KEY)");
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(ConvergeProducerAutoConfiguration.class))
+        .withBean(DataSource.class, () -> db)
+        .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+        .withPropertyValues("converge.producer.mode=rocketmq", "converge.producer.group=spring-orders",
+            "converge.producer.name-server=" + mq.nameServerAddress(), "converge.producer.topics=" + topic,
+            "converge.producer.local-transaction-timeout=5s")
+        .run(context -> {
+          assertThat(context).hasSingleBean(TxnProducer.class).hasSingleBean(TransactionalPublisher.class);
+          TransactionalPublisher publisher = context.getBean(TransactionalPublisher.class);
+          TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(db));
+          JdbcTemplate jdbc = new JdbcTemplate(db);
+          try (RecordingConsumer consumer = RecordingConsumer.start(mq, topic)) {
+            String committed = MessageIds.shared().next();
+            tx.executeWithoutResult(s -> {
+              jdbc.update("INSERT INTO orders VALUES (?)", committed);
+              publisher.publish(OutgoingMessage.builder(topic).id(committed).payload("yes".getBytes(UTF_8)).build());
+            });
+            String rolledBack = MessageIds.shared().next();
+            assertThatThrownBy(() -> tx.executeWithoutResult(s -> {
+              jdbc.update("INSERT INTO orders VALUES (?)", rolledBack);
+              publisher.publish(OutgoingMessage.builder(topic).id(rolledBack).payload("no".getBytes(UTF_8)).build());
+              throw new IllegalStateException("rolled back");
+            })).hasMessage("rolled back");
+            assertThatThrownBy(() -> publisher.publish(OutgoingMessage.builder(topic).payload(new byte[1]).build()))
+                .isInstanceOf(ConvergeException.class).hasMessageContaining("needs an active Spring transaction");
+
+            consumer.await(m -> committed.equals(m.getUserProperty(Envelope.MESSAGE_ID)), 1, Duration.ofSeconds(30));
+            String marker = MessageIds.shared().next();
+            tx.executeWithoutResult(s -> publisher.publish(OutgoingMessage.builder(topic).id(marker).payload("marker".getBytes(UTF_8)).build()));
+            consumer.await(m -> marker.equals(m.getUserProperty(Envelope.MESSAGE_ID)), 1, Duration.ofSeconds(30));
+            Thread.sleep(3000); // past a check-back of the rolled-back half message
+            assertThat(consumer.received(m -> rolledBack.equals(m.getUserProperty(Envelope.MESSAGE_ID)))).isEmpty();
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM orders", Integer.class)).isEqualTo(1);
+            assertThat(context.getBean(MeterRegistry.class).get("txn.send.latency").timer().count()).isGreaterThanOrEqualTo(3);
+          }
+        });
+  }
+}
