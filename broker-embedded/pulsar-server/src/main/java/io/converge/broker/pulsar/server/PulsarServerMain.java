@@ -31,6 +31,8 @@ public final class PulsarServerMain {
   /** The line prefix the parent waits for. */
   public static final String READY = "CONVERGE-PULSAR-READY";
   private static final String CLUSTER = "converge";
+  /** A shutdown that hangs must not leave an orphan process when the parent is already gone. */
+  private static final long HALT_AFTER_MS = 20_000;
 
   private PulsarServerMain() {}
 
@@ -39,6 +41,7 @@ public final class PulsarServerMain {
       System.err.println("usage: PulsarServerMain <data-dir>");
       System.exit(2);
     }
+    quietJavaUtilLogging();
     Path dataDir = Files.createDirectories(Path.of(args[0]));
     String metadataUrl = "memory://converge-" + UUID.randomUUID();
     BKCluster bookies = BKCluster.builder()
@@ -50,6 +53,7 @@ public final class PulsarServerMain {
         .build();
     PulsarService broker = new PulsarService(configuration(metadataUrl));
     Runnable stop = () -> {
+      haltAfter(HALT_AFTER_MS);
       try {
         broker.close();
       } catch (Exception e) {
@@ -68,6 +72,29 @@ public final class PulsarServerMain {
     System.out.flush();
     awaitEndOfInput(System.in);
     System.exit(0); // runs the shutdown hook
+  }
+
+  /** Jersey and OpenTelemetry log through java.util.logging, at INFO/WARNING on every start. */
+  private static void quietJavaUtilLogging() {
+    java.util.logging.Logger root = java.util.logging.Logger.getLogger("");
+    root.setLevel(java.util.logging.Level.SEVERE);
+    for (java.util.logging.Handler handler : root.getHandlers()) {
+      handler.setLevel(java.util.logging.Level.SEVERE);
+    }
+  }
+
+  private static void haltAfter(long millis) {
+    Thread halter = new Thread(() -> {
+      try {
+        Thread.sleep(millis);
+        System.err.println("Embedded Pulsar did not stop within " + millis + " ms: halting");
+        Runtime.getRuntime().halt(3);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }, "converge-pulsar-halt");
+    halter.setDaemon(true);
+    halter.start();
   }
 
   private static ServiceConfiguration configuration(String metadataUrl) {
