@@ -10,6 +10,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.regex.Pattern;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -48,16 +52,19 @@ public final class EmbeddedPulsar implements AutoCloseable {
   private final boolean temporary;
   private final Duration startTimeout;
   private final List<String> jvmOptions;
+  private final Map<String, String> brokerSettings;
   private Process process;
   private String serviceUrl;
   private String httpUrl;
   private Thread shutdownHook;
 
-  private EmbeddedPulsar(Path dataDir, boolean temporary, Duration startTimeout, List<String> jvmOptions) {
+  private EmbeddedPulsar(Path dataDir, boolean temporary, Duration startTimeout, List<String> jvmOptions,
+      Map<String, String> brokerSettings) {
     this.dataDir = dataDir;
     this.temporary = temporary;
     this.startTimeout = startTimeout;
     this.jvmOptions = jvmOptions;
+    this.brokerSettings = brokerSettings;
   }
 
   /** A builder with the defaults documented on its methods. */
@@ -91,6 +98,7 @@ public final class EmbeddedPulsar implements AutoCloseable {
     command.add(classpath);
     command.add(MAIN);
     command.add(dataDir.resolve("data").toString());
+    brokerSettings.forEach((name, value) -> command.add(name + "=" + value));
     long t0 = System.nanoTime();
     try {
       process = new ProcessBuilder(command).redirectError(log.toFile()).start();
@@ -255,7 +263,9 @@ public final class EmbeddedPulsar implements AutoCloseable {
   /** Builds an {@link EmbeddedPulsar}; not thread-safe. */
   public static final class Builder {
     private Path dataDir;
+    private static final Pattern SETTING_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
     private Duration startTimeout = Duration.ofSeconds(120);
+    private final Map<String, String> brokerSettings = new LinkedHashMap<>();
     private final List<String> jvmOptions = new ArrayList<>(List.of(
         "-Xmx768m", "-XX:MaxDirectMemorySize=256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
         "-Djava.net.preferIPv4Stack=true"));
@@ -283,11 +293,30 @@ public final class EmbeddedPulsar implements AutoCloseable {
       return this;
     }
 
+    /**
+     * Sets a broker setting, named as in Pulsar's {@code broker.conf} (a field of its
+     * {@code ServiceConfiguration}), e.g. {@code maxMessageSize}. It overrides the embedded defaults
+     * (loopback, free ports, transactions on, one bookie); an unknown name makes {@link #start()}
+     * fail with a {@link PulsarStartException} that names it. None by default.
+     *
+     * @throws IllegalArgumentException when the name is not an identifier or the value spans lines
+     */
+    public Builder brokerSetting(String name, String value) {
+      if (name == null || !SETTING_NAME.matcher(name).matches()) {
+        throw new IllegalArgumentException("pulsar.brokerSetting name must be a Java identifier, but was " + name);
+      }
+      if (value == null || value.contains("\n") || value.contains("\r")) {
+        throw new IllegalArgumentException("pulsar.brokerSetting." + name + " must be one line, but was " + value);
+      }
+      brokerSettings.put(name, value);
+      return this;
+    }
+
     /** Builds the (not yet started) server. */
     public EmbeddedPulsar build() {
       boolean temporary = dataDir == null;
       return new EmbeddedPulsar(temporary ? Dirs.temp("converge-pulsar-") : dataDir, temporary, startTimeout,
-          List.copyOf(jvmOptions));
+          List.copyOf(jvmOptions), Collections.unmodifiableMap(new LinkedHashMap<>(brokerSettings)));
     }
   }
 }

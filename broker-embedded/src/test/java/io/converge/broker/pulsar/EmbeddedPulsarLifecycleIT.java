@@ -8,6 +8,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Set;
 import java.util.stream.Collectors;
+import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.PulsarClientException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -62,6 +65,39 @@ class EmbeddedPulsarLifecycleIT {
     });
     assertThat(childPids()).isSubsetOf(before);
     deleteRecursively(dataDir);
+  }
+
+  @Test
+  void brokerSettingReachesTheBroker() throws Exception {
+    try (EmbeddedPulsar pulsar = EmbeddedPulsar.builder().brokerSetting("maxMessageSize", "65536").build().start();
+         PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
+         Producer<byte[]> producer = client.newProducer().topic(PulsarExtension.uniqueTopic("limit"))
+             .enableBatching(false).create()) {
+      producer.send(new byte[60_000]);
+      assertThatThrownBy(() -> producer.send(new byte[70_000]))
+          .isInstanceOf(PulsarClientException.InvalidMessageException.class)
+          .hasMessageContaining("65536");
+    }
+  }
+
+  @Test
+  void unknownBrokerSettingIsNamed() {
+    EmbeddedPulsar pulsar = EmbeddedPulsar.builder().brokerSetting("noSuchSetting", "1").build();
+    Path dataDir = pulsar.dataDir();
+
+    assertThatThrownBy(pulsar::start).isInstanceOfSatisfying(PulsarStartException.class, e ->
+        assertThat(e.getMessage()).contains("exited with code 2", "unknown broker setting noSuchSetting"));
+    deleteRecursively(dataDir);
+  }
+
+  @Test
+  void invalidBrokerSettingIsRefusedWithItsValue() {
+    assertThatThrownBy(() -> EmbeddedPulsar.builder().brokerSetting("max size", "1"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("pulsar.brokerSetting name must be a Java identifier, but was max size");
+    assertThatThrownBy(() -> EmbeddedPulsar.builder().brokerSetting("clusterName", "a\nb"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("pulsar.brokerSetting.clusterName must be one line");
   }
 
   @Test
