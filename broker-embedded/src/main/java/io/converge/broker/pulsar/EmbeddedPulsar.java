@@ -120,7 +120,7 @@ public final class EmbeddedPulsar implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
       Process failed = process;
-      destroy();
+      kill(failed);
       forget();
       // the data directory is kept, temporary or not: its log is what explains the failure
       String reason = e instanceof TimeoutException ? "did not start within " + startTimeout
@@ -213,6 +213,22 @@ public final class EmbeddedPulsar implements AutoCloseable {
     process = null;
     serviceUrl = null;
     httpUrl = null;
+  }
+
+  /**
+   * Ends a child that is not ready: it reads its stdin only once ready, so closing it would not
+   * stop a child that hangs in its start; SIGTERM still runs its shutdown hook.
+   */
+  private static void kill(Process p) {
+    p.destroy();
+    try {
+      if (!p.waitFor(10, TimeUnit.SECONDS)) {
+        p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      p.destroyForcibly();
+      Thread.currentThread().interrupt();
+    }
   }
 
   private static String exitCode(Process p) {
