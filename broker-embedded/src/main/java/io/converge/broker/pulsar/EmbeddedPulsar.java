@@ -105,7 +105,12 @@ public final class EmbeddedPulsar implements AutoCloseable {
     } catch (IOException e) {
       throw new EmbeddedServerException("Cannot launch the Pulsar child JVM (" + command.get(0) + ")", e);
     }
-    shutdownHook = new Thread(this::destroy, "converge-pulsar-child-stop");
+    shutdownHook = new Thread(() -> {
+      destroy();
+      if (temporary) {
+        Dirs.deleteQuietly(dataDir);
+      }
+    }, "converge-pulsar-child-stop");
     Runtime.getRuntime().addShutdownHook(shutdownHook);
     CompletableFuture<String> ready = CompletableFuture.supplyAsync(this::readReadyLine, runnable -> {
       Thread t = new Thread(runnable, "converge-pulsar-stdout");

@@ -23,12 +23,14 @@ class EmbeddedPulsarLifecycleIT {
     EmbeddedPulsar pulsar = EmbeddedPulsar.builder().build().start();
     Path dataDir = pulsar.dataDir();
     ProcessHandle child = pulsar.childProcess().orElseThrow();
-    assertThat(child.isAlive()).isTrue();
-    assertThat(pulsar.serviceUrl()).matches("pulsar://127\\.0\\.0\\.1:\\d+");
-    assertThat(pulsar.httpUrl()).matches("http://127\\.0\\.0\\.1:\\d+");
-    assertThat(dataDir.resolve("pulsar.log")).exists();
-
-    pulsar.stop();
+    try {
+      assertThat(child.isAlive()).isTrue();
+      assertThat(pulsar.serviceUrl()).matches("pulsar://127\\.0\\.0\\.1:\\d+");
+      assertThat(pulsar.httpUrl()).matches("http://127\\.0\\.0\\.1:\\d+");
+      assertThat(dataDir.resolve("pulsar.log")).exists();
+    } finally {
+      pulsar.stop();
+    }
 
     assertThat(child.isAlive()).isFalse();
     assertThat(childPids()).isSubsetOf(before);
