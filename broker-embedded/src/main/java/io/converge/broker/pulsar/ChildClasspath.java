@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -25,17 +26,22 @@ final class ChildClasspath {
   private ChildClasspath() {}
 
   /**
-   * Resolves the classpath.
+   * Resolves the classpath against the {@link #localRepository() local Maven repository}.
    *
-   * @throws EmbeddedServerException naming the missing artifact and how to get it
+   * @throws PulsarArtifactMissingException naming the missing artifact and how to get it
+   * @throws EmbeddedServerException when converge-pulsar-server itself is not on the classpath
    */
   static String resolve(ClassLoader loader) {
+    return resolve(loader, localRepository());
+  }
+
+  /** Resolves the classpath against {@code repo}; see {@link #resolve(ClassLoader)}. */
+  static String resolve(ClassLoader loader, Path repo) {
     URL list = loader.getResource(LIST);
     if (list == null) {
       throw new EmbeddedServerException("EmbeddedPulsar needs io.converge:converge-pulsar-server on the classpath ("
           + LIST + " not found)");
     }
-    Path repo = localRepository();
     List<String> entries = new ArrayList<>();
     entries.add(codeLocation(list).toString());
     String text;
@@ -48,15 +54,36 @@ final class ChildClasspath {
       if (entry.isBlank()) {
         continue;
       }
-      Path jar = Path.of(entry.trim().replace(PLACEHOLDER, repo.toString()));
+      String relative = entry.trim();
+      Path jar = Path.of(relative.replace(PLACEHOLDER, repo.toString()));
       if (!Files.isRegularFile(jar)) {
-        throw new EmbeddedServerException("EmbeddedPulsar: " + jar + " is missing from the local Maven repository "
-            + repo + "; resolve the Pulsar broker first, e.g. mvn dependency:resolve in a project depending on "
-            + "io.converge:converge-pulsar-server, or set -Dmaven.repo.local to the repository that has it");
+        throw new PulsarArtifactMissingException(coordinates(relative), jar, repo);
       }
       entries.add(jar.toString());
     }
     return String.join(java.io.File.pathSeparator, entries);
+  }
+
+  /**
+   * {@code groupId:artifactId:version[:jar:classifier]} of a repository path such as
+   * {@code @LOCAL_REPO@/org/rocksdb/rocksdbjni/7.9.2/rocksdbjni-7.9.2.jar}; the path itself if it
+   * does not have the repository layout.
+   */
+  static String coordinates(String entry) {
+    String[] parts = entry.replace(PLACEHOLDER + "/", "").split("/");
+    if (parts.length < 4) {
+      return entry;
+    }
+    String file = parts[parts.length - 1];
+    String version = parts[parts.length - 2];
+    String artifactId = parts[parts.length - 3];
+    String groupId = String.join(".", Arrays.copyOf(parts, parts.length - 3));
+    String gav = groupId + ":" + artifactId + ":" + version;
+    String stem = artifactId + "-" + version + "-";
+    if (file.startsWith(stem) && file.endsWith(".jar")) {
+      return gav + ":jar:" + file.substring(stem.length(), file.length() - ".jar".length());
+    }
+    return gav;
   }
 
   /** The local Maven repository: {@code maven.repo.local}, else {@code ~/.m2/repository}. */

@@ -32,7 +32,7 @@ public final class PulsarExtension implements ParameterResolver {
   /** The server shared by every test of this JVM, started on first call. */
   public static EmbeddedPulsar server(ExtensionContext context) {
     return context.getRoot().getStore(NAMESPACE)
-        .getOrComputeIfAbsent(Shared.class, k -> new Shared(), Shared.class).server;
+        .computeIfAbsent(Shared.class, k -> new Shared(), Shared.class).server;
   }
 
   /** {@code persistent://public/default/<prefix>-<12 random hex digits>}. */

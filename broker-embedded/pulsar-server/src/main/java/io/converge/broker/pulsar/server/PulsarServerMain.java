@@ -2,8 +2,13 @@ package io.converge.broker.pulsar.server;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -15,6 +20,7 @@ import org.apache.pulsar.common.naming.NamespaceName;
 import org.apache.pulsar.common.naming.TopicName;
 import org.apache.pulsar.common.partition.PartitionedTopicMetadata;
 import org.apache.pulsar.common.policies.data.ClusterData;
+import org.apache.pulsar.common.util.FieldParser;
 import org.apache.pulsar.metadata.bookkeeper.BKCluster;
 
 /**
@@ -24,23 +30,53 @@ import org.apache.pulsar.metadata.bookkeeper.BKCluster;
  * {@code CONVERGE-PULSAR-READY serviceUrl=... httpUrl=...} on stdout when clients can connect, and
  * stops when its standard input closes (the parent died or asked it to stop) or on SIGTERM.
  *
- * <p>Arguments: the data directory.
+ * <p>Arguments: the data directory, then broker settings as {@code name=value} with the names of
+ * {@code broker.conf} (fields of {@link ServiceConfiguration}); an unknown name stops the start.
  */
 public final class PulsarServerMain {
 
   /** The line prefix the parent waits for. */
   public static final String READY = "CONVERGE-PULSAR-READY";
   private static final String CLUSTER = "converge";
+  /** A shutdown that hangs must not leave an orphan process when the parent is already gone. */
+  private static final long HALT_AFTER_MS = 20_000;
 
   private PulsarServerMain() {}
 
+  /**
+   * Starts the server and blocks until stdin closes; exits with 1 when the start fails, 2 on bad
+   * arguments.
+   *
+   * @param args the data directory, then {@code name=value} broker settings
+   */
   public static void main(String[] args) throws Exception {
-    if (args.length != 1) {
-      System.err.println("usage: PulsarServerMain <data-dir>");
+    if (args.length < 1) {
+      System.err.println("usage: PulsarServerMain <data-dir> [brokerSetting=value ...]");
       System.exit(2);
     }
-    Path dataDir = Files.createDirectories(Path.of(args[0]));
+    quietJavaUtilLogging();
     String metadataUrl = "memory://converge-" + UUID.randomUUID();
+    ServiceConfiguration conf = configuration(metadataUrl);
+    try {
+      override(conf, Arrays.copyOfRange(args, 1, args.length));
+    } catch (IllegalArgumentException e) {
+      System.err.println(e.getMessage());
+      System.exit(2);
+    }
+    try {
+      run(Path.of(args[0]), conf);
+    } catch (Throwable e) {
+      // bookie and broker threads are not daemons: without exit a failed start would hang
+      System.err.println("Embedded Pulsar failed to start");
+      e.printStackTrace();
+      System.exit(1);
+    }
+    System.exit(0); // runs the shutdown hook
+  }
+
+  private static void run(Path dataDirArg, ServiceConfiguration conf) throws Exception {
+    Path dataDir = Files.createDirectories(dataDirArg);
+    String metadataUrl = conf.getMetadataStoreUrl();
     BKCluster bookies = BKCluster.builder()
         .metadataServiceUri(metadataUrl)
         .numBookies(1)
@@ -48,8 +84,9 @@ public final class PulsarServerMain {
         .dataDir(dataDir.resolve("bookie").toString())
         .clearOldData(true)
         .build();
-    PulsarService broker = new PulsarService(configuration(metadataUrl));
+    PulsarService broker = new PulsarService(conf);
     Runnable stop = () -> {
+      haltAfter(HALT_AFTER_MS);
       try {
         broker.close();
       } catch (Exception e) {
@@ -67,7 +104,58 @@ public final class PulsarServerMain {
     System.out.println(READY + " serviceUrl=" + broker.getBrokerServiceUrl() + " httpUrl=" + broker.getWebServiceAddress());
     System.out.flush();
     awaitEndOfInput(System.in);
-    System.exit(0); // runs the shutdown hook
+  }
+
+  /** Applies {@code name=value} settings; refuses names that are not broker settings. */
+  static void override(ServiceConfiguration conf, String[] settings) {
+    Map<String, String> values = new LinkedHashMap<>();
+    for (String setting : settings) {
+      int eq = setting.indexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException("broker setting must be name=value, but was " + setting);
+      }
+      String name = setting.substring(0, eq);
+      if (!isSetting(name)) {
+        throw new IllegalArgumentException("unknown broker setting " + name
+            + " (not a field of " + ServiceConfiguration.class.getName() + ")");
+      }
+      values.put(name, setting.substring(eq + 1));
+    }
+    FieldParser.update(values, conf);
+  }
+
+  private static boolean isSetting(String name) {
+    for (Class<?> c = ServiceConfiguration.class; c != null; c = c.getSuperclass()) {
+      for (Field field : c.getDeclaredFields()) {
+        if (field.getName().equals(name) && !Modifier.isStatic(field.getModifiers())) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /** Jersey and OpenTelemetry log through java.util.logging, at INFO/WARNING on every start. */
+  private static void quietJavaUtilLogging() {
+    java.util.logging.Logger root = java.util.logging.Logger.getLogger("");
+    root.setLevel(java.util.logging.Level.SEVERE);
+    for (java.util.logging.Handler handler : root.getHandlers()) {
+      handler.setLevel(java.util.logging.Level.SEVERE);
+    }
+  }
+
+  private static void haltAfter(long millis) {
+    Thread halter = new Thread(() -> {
+      try {
+        Thread.sleep(millis);
+        System.err.println("Embedded Pulsar did not stop within " + millis + " ms: halting");
+        Runtime.getRuntime().halt(3);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }, "converge-pulsar-halt");
+    halter.setDaemon(true);
+    halter.start();
   }
 
   private static ServiceConfiguration configuration(String metadataUrl) {
