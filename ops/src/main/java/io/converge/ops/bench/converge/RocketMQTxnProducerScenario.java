@@ -1,14 +1,12 @@
 package io.converge.ops.bench.converge;
 
 import io.converge.ops.bench.BenchEnv;
+import io.converge.ops.bench.BenchOrders;
 import io.converge.ops.bench.Scenario;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.rocketmq.RocketMQBackend;
 import io.converge.producer.schema.Migrations;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.Statement;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
@@ -20,14 +18,6 @@ import javax.sql.DataSource;
 public final class RocketMQTxnProducerScenario implements Scenario {
 
   private static final byte[] PAYLOAD = new byte[1024];
-  private static final String CREATE = """
-      CREATE TABLE bench_orders (
-        id bigint PRIMARY KEY,
-        customer text NOT NULL,
-        amount_cents bigint NOT NULL,
-        created_at timestamptz NOT NULL DEFAULT now())
-      """;
-  private static final String INSERT = "INSERT INTO bench_orders (id, customer, amount_cents) VALUES (?, ?, ?)";
 
   private final AtomicLong ids = new AtomicLong();
   private TxnProducer producer;
@@ -47,9 +37,7 @@ public final class RocketMQTxnProducerScenario implements Scenario {
   public void setUp(BenchEnv env, int threads) throws Exception {
     DataSource pool = env.newPool("bench_txn", threads + 2);
     Migrations.apply(pool, "producer");
-    try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
-      s.execute(CREATE);
-    }
+    BenchOrders.create(pool);
     topic = env.newTopic("bench-txnp");
     producer = TxnProducer.builder()
         .group("bench-txnp-" + System.nanoTime())
@@ -63,12 +51,7 @@ public final class RocketMQTxnProducerScenario implements Scenario {
   public int runOnce(int worker) {
     long id = ids.incrementAndGet();
     producer.inTransaction(tx -> {
-      try (PreparedStatement ps = tx.connection().prepareStatement(INSERT)) {
-        ps.setLong(1, id);
-        ps.setString(2, "customer-" + worker);
-        ps.setLong(3, 1999);
-        ps.executeUpdate();
-      }
+      BenchOrders.insert(tx.connection(), id, "customer-" + worker);
       return tx.publish(OutgoingMessage.builder(topic).key("customer-" + worker).payload(PAYLOAD).build());
     });
     return 1;
