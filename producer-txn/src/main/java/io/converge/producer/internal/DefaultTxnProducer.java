@@ -67,9 +67,9 @@ public final class DefaultTxnProducer implements TxnProducer {
       throw new DatabaseUnavailableException("No database connection for a unit of work of group " + settings.group(), null, e);
     }
     long start = System.nanoTime();
-    BackendTransaction btx = backend.begin();
-    Context ctx = new Context(c, btx);
-    try (c) {
+    Context ctx = null;
+    try {
+      ctx = new Context(c, backend.begin());
       T result;
       try {
         c.setAutoCommit(false);
@@ -80,7 +80,7 @@ public final class DefaultTxnProducer implements TxnProducer {
         }
         CrashPoints.pass(CrashPoints.Point.BEFORE_DB_COMMIT);
       } catch (Throwable e) {
-        rollback(c, btx, ctx);
+        rollback(c, ctx.btx, ctx);
         throw rethrow(e, ctx);
       }
       try {
@@ -91,11 +91,20 @@ public final class DefaultTxnProducer implements TxnProducer {
             + " failed; its messages will be resolved from the transaction log", ctx.lastId, e);
       }
       CrashPoints.pass(CrashPoints.Point.AFTER_DB_COMMIT);
-      btx.afterCommit();
+      ctx.btx.afterCommit();
       settings.metrics().pending(-ctx.published);
       return result;
+    } finally {
+      closeQuietly(c);
+    }
+  }
+
+  private static void closeQuietly(Connection c) {
+    try {
+      c.close();
     } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Database error in a unit of work of group " + settings.group(), ctx.lastId, e);
+      // after commit or rollback: nothing is left to lose; the pool discards a broken connection
+      LOG.debug("Closing a connection failed: {}", e.toString());
     }
   }
 
@@ -154,9 +163,24 @@ public final class DefaultTxnProducer implements TxnProducer {
   /** A transaction joined by {@link #join(Connection)}. Used by one thread. */
   public final class Joined {
     private final Context ctx;
+    private final long start = System.nanoTime();
 
     private Joined(Context ctx) {
       this.ctx = ctx;
+    }
+
+    /**
+     * The joined transaction is about to commit: fails it when it ran past the local-transaction
+     * timeout (counted from the first publish).
+     *
+     * @throws TransactionTimedOutException to make the transaction roll back
+     */
+    public void beforeCommit() {
+      if (System.nanoTime() - start > settings.localTransactionTimeout().toNanos()) {
+        throw new TransactionTimedOutException("Transaction of group " + settings.group() + " ran longer than "
+            + settings.localTransactionTimeout() + " after its first publish; rolled back", ctx.lastId, null);
+      }
+      CrashPoints.pass(CrashPoints.Point.BEFORE_DB_COMMIT);
     }
 
     /** Publishes {@code message} in the joined transaction (see {@link TxnContext#publish}). */

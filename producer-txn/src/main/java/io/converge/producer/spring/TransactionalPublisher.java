@@ -59,6 +59,11 @@ public final class TransactionalPublisher {
       TransactionSynchronizationManager.bindResource(this, fresh);
       TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
         @Override
+        public void beforeCommit(boolean readOnly) {
+          fresh.beforeCommit();
+        }
+
+        @Override
         public void afterCompletion(int status) {
           TransactionSynchronizationManager.unbindResourceIfPossible(TransactionalPublisher.this);
           DataSourceUtils.releaseConnection(connection, dataSource);
