@@ -12,6 +12,7 @@ import io.converge.producer.ConvergeException;
 import io.converge.producer.Envelope;
 import io.converge.producer.MessageIds;
 import io.converge.producer.OutgoingMessage;
+import io.converge.producer.TransactionTimedOutException;
 import io.converge.producer.TxnProducer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -71,6 +72,36 @@ class SpringTransactionalPublisherIT {
             assertThat(jdbc.queryForObject("SELECT count(*) FROM orders", Integer.class)).isEqualTo(1);
             assertThat(context.getBean(MeterRegistry.class).get("txn.send.latency").timer().count()).isGreaterThanOrEqualTo(3);
           }
+        });
+  }
+
+  @Test
+  void aSpringTransactionPastTheTimeoutRollsBack(EmbeddedRocketMQ mq) {
+    String topic = RocketMQExtension.uniqueTopic("springslow");
+    mq.createTopic(topic);
+    DataSource db = ConvergePostgres.shared().newSchema("springslow");
+    new JdbcTemplate(db).execute("CREATE TABLE orders (id text PRIMARY KEY)");
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(ConvergeProducerAutoConfiguration.class))
+        .withBean(DataSource.class, () -> db)
+        .withPropertyValues("converge.producer.mode=rocketmq", "converge.producer.group=spring-slow",
+            "converge.producer.name-server=" + mq.nameServerAddress(), "converge.producer.topics=" + topic,
+            "converge.producer.local-transaction-timeout=200ms")
+        .run(context -> {
+          TransactionalPublisher publisher = context.getBean(TransactionalPublisher.class);
+          TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(db));
+          JdbcTemplate jdbc = new JdbcTemplate(db);
+          String id = MessageIds.shared().next();
+          assertThatThrownBy(() -> tx.executeWithoutResult(s -> {
+            jdbc.update("INSERT INTO orders VALUES (?)", id);
+            publisher.publish(OutgoingMessage.builder(topic).id(id).payload("slow".getBytes(UTF_8)).build());
+            try {
+              Thread.sleep(400);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          })).isInstanceOf(TransactionTimedOutException.class);
+          assertThat(jdbc.queryForObject("SELECT count(*) FROM orders", Integer.class)).isZero();
         });
   }
 }
