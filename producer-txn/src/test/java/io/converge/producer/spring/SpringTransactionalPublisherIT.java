@@ -63,10 +63,10 @@ class SpringTransactionalPublisherIT {
             assertThatThrownBy(() -> publisher.publish(OutgoingMessage.builder(topic).payload(new byte[1]).build()))
                 .isInstanceOf(ConvergeException.class).hasMessageContaining("needs an active Spring transaction");
 
-            consumer.await(m -> committed.equals(m.getUserProperty(Envelope.MESSAGE_ID)), 1, Duration.ofSeconds(30));
+            consumer.await(m -> committed.equals(m.getUserProperty(Envelope.MESSAGE_ID)), 1, Duration.ofSeconds(60));
             String marker = MessageIds.shared().next();
             tx.executeWithoutResult(s -> publisher.publish(OutgoingMessage.builder(topic).id(marker).payload("marker".getBytes(UTF_8)).build()));
-            consumer.await(m -> marker.equals(m.getUserProperty(Envelope.MESSAGE_ID)), 1, Duration.ofSeconds(30));
+            consumer.await(m -> marker.equals(m.getUserProperty(Envelope.MESSAGE_ID)), 1, Duration.ofSeconds(60));
             Thread.sleep(3000); // past a check-back of the rolled-back half message
             assertThat(consumer.received(m -> rolledBack.equals(m.getUserProperty(Envelope.MESSAGE_ID)))).isEmpty();
             assertThat(jdbc.queryForObject("SELECT count(*) FROM orders", Integer.class)).isEqualTo(1);

@@ -182,7 +182,7 @@ public abstract class TxnProducerContract {
    */
   private void settle(TxnProducer p, MessageSink sink, String topic, Duration extra) throws Exception {
     String marker = order(p, topic, "marker");
-    awaitDelivered(sink, Set.of(marker), Duration.ofSeconds(30));
+    awaitDelivered(sink, Set.of(marker), Duration.ofSeconds(60));
     Thread.sleep(extra.toMillis());
   }
 
@@ -199,7 +199,7 @@ public abstract class TxnProducerContract {
     MessageSink sink = sink(topic);
     String id = order(p, topic, "committed");
     assertThat(orderExists(id)).isTrue();
-    Delivered d = awaitDelivered(sink, Set.of(id), Duration.ofSeconds(30)).get(0);
+    Delivered d = awaitDelivered(sink, Set.of(id), Duration.ofSeconds(60)).get(0);
     assertThat(new String(d.payload(), UTF_8)).isEqualTo("committed");
   }
 
@@ -314,7 +314,7 @@ public abstract class TxnProducerContract {
       throw new IllegalStateException("third message's business check failed");
     })).isInstanceOf(IllegalStateException.class);
 
-    List<Delivered> delivered = awaitDelivered(sink, Set.copyOf(committed), Duration.ofSeconds(30));
+    List<Delivered> delivered = awaitDelivered(sink, Set.copyOf(committed), Duration.ofSeconds(60));
     for (Delivered d : delivered) {
       assertThat(d.key()).isEqualTo("customer-7");
       assertThat(d.headers()).containsEntry(Envelope.MESSAGE_ID, d.id())
