@@ -59,11 +59,9 @@ class RocketMQTransactionIT {
     Answer answer = new Answer(LocalTransactionState.COMMIT_MESSAGE);
     TransactionMQProducer producer = txProducer(mq, RocketMQExtension.uniqueTopic("tg"), answer);
     try (RecordingConsumer consumer = RecordingConsumer.start(mq, topic)) {
-      long t0 = System.nanoTime();
       producer.sendMessageInTransaction(new Message(topic, "later".getBytes(UTF_8)), LocalTransactionState.UNKNOW);
       consumer.await(m -> body(m).equals("later"), 1, WAIT);
       assertThat(answer.checks.get()).isPositive();
-      assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(60));
     } finally {
       producer.shutdown();
     }
