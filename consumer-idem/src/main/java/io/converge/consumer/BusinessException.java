@@ -19,6 +19,12 @@ public class BusinessException extends ConvergeException {
     this.reasonCode = reasonCode;
   }
 
+  /** A refusal caused by {@code cause}. */
+  public BusinessException(String reasonCode, String message, Throwable cause) {
+    super(reasonCode + ": " + message, cause);
+    this.reasonCode = reasonCode;
+  }
+
   /** The machine-readable reason. */
   public String reasonCode() {
     return reasonCode;

@@ -26,8 +26,7 @@ class FailurePolicyTest {
   void looksThroughWrappersAndLetsAMoneyAnomalyWin() {
     RuntimeException wrappedBusiness = new RuntimeException(new BusinessException("RISK", "rejected"));
     assertThat(classifier.classify(wrappedBusiness)).isEqualTo(FailureKind.BUSINESS);
-    BusinessException outer = new BusinessException("X", "y");
-    outer.initCause(new MoneyAnomalyException("currency", "EUR", "USD"));
+    BusinessException outer = new BusinessException("X", "y", new MoneyAnomalyException("currency", "EUR", "USD"));
     assertThat(classifier.classify(outer)).isEqualTo(FailureKind.MONEY_ANOMALY);
   }
 

@@ -24,7 +24,7 @@ class StateMachineTest {
         allowed += machine.isAllowed(from, to) ? 1 : 0;
       }
     }
-    assertThat(allowed).isEqualTo(12);
+    assertThat(allowed).isEqualTo(11);
   }
 
   @Test

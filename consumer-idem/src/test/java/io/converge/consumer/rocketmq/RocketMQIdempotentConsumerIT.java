@@ -112,7 +112,7 @@ class RocketMQIdempotentConsumerIT {
     };
   }
 
-  private long effects(String id) {
+  private long effects(String id) throws Exception {
     return count(ds, "SELECT count(*) FROM ledger WHERE message_id = '" + id + "'");
   }
 
