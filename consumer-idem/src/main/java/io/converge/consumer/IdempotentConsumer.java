@@ -22,10 +22,10 @@ import java.lang.annotation.Target;
 @Target(ElementType.METHOD)
 public @interface IdempotentConsumer {
 
-  /** The topic to subscribe to. */
+  /** The topic to subscribe to; {@code ${…}} placeholders are resolved from the Spring environment. */
   String topic();
 
-  /** The consumer group: the broker's group and the dedup scope. */
+  /** The consumer group: the broker's group and the dedup scope; placeholders are resolved. */
   String group();
 
   /** The name of a failure policy under {@code converge.consumer.policies.<name>}; default {@code "default"}. */

@@ -128,6 +128,36 @@ class IdempotentHandlerIT {
   }
 
   @Test
+  void concurrentCopiesOfABusinessFailureDoNotRerunTheHandler() throws Exception {
+    String id = UUID.randomUUID().toString();
+    AtomicInteger runs = new AtomicInteger();
+    IdempotentHandler h = handler("biz-conc", (c, m) -> {
+      runs.incrementAndGet();
+      Db.insertLedger(c, m);
+      Thread.sleep(200); // the copies queue up on the claim meanwhile
+      throw new BusinessException("RISK_REJECTED", "score 97");
+    }).build();
+    ExecutorService pool = Executors.newFixedThreadPool(10);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<Outcome>> results = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      results.add(pool.submit(() -> {
+        go.await();
+        return h.handle(message(id));
+      }));
+    }
+    go.countDown();
+    Map<Outcome, Integer> outcomes = new ConcurrentHashMap<>();
+    for (Future<Outcome> f : results) {
+      outcomes.merge(f.get(30, TimeUnit.SECONDS), 1, Integer::sum);
+    }
+    pool.shutdown();
+    assertThat(outcomes).containsOnly(Map.entry(Outcome.BUSINESS_FAILURE, 1), Map.entry(Outcome.DUPLICATE, 9));
+    assertThat(runs).hasValue(1);
+    assertThat(effects(id)).isZero();
+  }
+
+  @Test
   void technicalFailureIsRetriedWithBackoffThenHasOneEffect() {
     AtomicInteger runs = new AtomicInteger();
     IdempotentHandler h = handler("tech", (c, m) -> {

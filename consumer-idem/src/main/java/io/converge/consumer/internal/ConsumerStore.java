@@ -20,6 +20,10 @@ final class ConsumerStore {
       ON CONFLICT (tenant, consumer_group, message_id) DO NOTHING
       """;
 
+  private static final String SET_OUTCOME = """
+      UPDATE converge_dedup SET outcome = ?, detail = ? WHERE tenant = ? AND consumer_group = ? AND message_id = ?
+      """;
+
   private static final String RECORD_ATTEMPT = """
       INSERT INTO converge_consumer_attempt AS a
         (tenant, consumer_group, message_id, attempts, last_error, first_failed_at, last_failed_at)
@@ -77,6 +81,19 @@ final class ConsumerStore {
       ps.setString(6, topic);
       ps.setTimestamp(7, Timestamp.from(now));
       return ps.executeUpdate() == 1;
+    }
+  }
+
+  /** Sets the outcome of a claim this transaction holds. */
+  static void setOutcome(Connection c, String tenant, String group, String messageId, String outcome, String detail)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(SET_OUTCOME)) {
+      ps.setString(1, outcome);
+      ps.setString(2, detail);
+      ps.setString(3, tenant);
+      ps.setString(4, group);
+      ps.setString(5, messageId);
+      ps.executeUpdate();
     }
   }
 

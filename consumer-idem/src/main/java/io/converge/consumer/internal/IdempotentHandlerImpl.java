@@ -12,6 +12,9 @@ import io.converge.consumer.MissingMessageIdException;
 import io.converge.consumer.Outcome;
 import io.converge.consumer.TransactionRunner;
 import io.converge.producer.ConvergeException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Optional;
@@ -74,7 +77,26 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
           if (!ConsumerStore.claim(c, tenant, group, id, "PROCESSED", null, message.topic(), clock.instant())) {
             return Outcome.DUPLICATE;
           }
-          handler.handle(c, message);
+          // The savepoint keeps the claim when the handler fails for good (business, money): a concurrent
+          // copy waiting on the claim then sees the recorded outcome instead of running the handler again.
+          Savepoint beforeHandler = c.setSavepoint();
+          try {
+            handler.handle(c, message);
+          } catch (Exception e) {
+            FailureKind kind = classifier.classify(e);
+            if (kind == FailureKind.TECHNICAL) {
+              throw e; // the whole transaction rolls back and releases the claim for the retry
+            }
+            try {
+              c.rollback(beforeHandler);
+            } catch (SQLException rollbackFailure) {
+              e.addSuppressed(rollbackFailure);
+              throw e; // recorded below in a transaction of its own
+            }
+            metrics.failure(group, message.topic(), kind);
+            return kind == FailureKind.BUSINESS ? markBusinessFailure(c, message, tenant, id, e)
+                : markParked(c, message, tenant, id, "TICKETED", "MONEY_ANOMALY", e, 0);
+          }
           ConsumerStore.clearAttempts(c, tenant, group, id);
           return Outcome.PROCESSED;
         });
@@ -156,18 +178,21 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
   }
 
   private Outcome recordBusinessFailure(IncomingMessage message, String tenant, String id, Exception failure) {
-    String detail = abbreviate(String.valueOf(failure.getMessage()), MAX_ERROR_TEXT);
-    boolean recorded = run(message, id, () -> tx.inTransaction(c -> {
-      if (!ConsumerStore.claim(c, tenant, group, id, "BUSINESS_FAILURE", detail, message.topic(), clock.instant())) {
-        return false;
+    return run(message, id, () -> tx.inTransaction(c -> {
+      if (!ConsumerStore.claim(c, tenant, group, id, "PROCESSED", null, message.topic(), clock.instant())) {
+        return Outcome.DUPLICATE;
       }
-      ConsumerStore.clearAttempts(c, tenant, group, id);
-      onBusinessFailure.accept(c, message, failure);
-      return true;
+      return markBusinessFailure(c, message, tenant, id, failure);
     }));
-    if (!recorded) {
-      return Outcome.DUPLICATE;
-    }
+  }
+
+  /** On a connection that holds the claim: records the refusal and runs the hook. */
+  private Outcome markBusinessFailure(Connection c, IncomingMessage message, String tenant, String id, Exception failure)
+      throws Exception {
+    String detail = abbreviate(String.valueOf(failure.getMessage()), MAX_ERROR_TEXT);
+    ConsumerStore.setOutcome(c, tenant, group, id, "BUSINESS_FAILURE", detail);
+    ConsumerStore.clearAttempts(c, tenant, group, id);
+    onBusinessFailure.accept(c, message, failure);
     log.warn("Message {} of group {} refused by the business, not retried: {}", id, group, detail);
     return Outcome.BUSINESS_FAILURE;
   }
@@ -194,21 +219,24 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
 
   private Outcome park(IncomingMessage message, String tenant, String id, String outcome, String reasonCode,
       Exception failure, int attempts) {
-    String reason = abbreviate(failure.toString(), MAX_ERROR_TEXT);
-    long[] ids = run(message, id, () -> tx.inTransaction(c -> {
-      if (!ConsumerStore.claim(c, tenant, group, id, outcome, reasonCode + ": " + reason, message.topic(), clock.instant())) {
-        return null;
+    return run(message, id, () -> tx.inTransaction(c -> {
+      if (!ConsumerStore.claim(c, tenant, group, id, "PROCESSED", null, message.topic(), clock.instant())) {
+        return Outcome.DUPLICATE;
       }
-      ConsumerStore.clearAttempts(c, tenant, group, id);
-      long dlqId = ConsumerStore.insertDlq(c, group, message, id, reasonCode, reason, attempts, clock.instant());
-      long ticketId = ConsumerStore.insertTicket(c, group, message, id, dlqId, reasonCode, reason, clock.instant());
-      return new long[] {dlqId, ticketId};
+      return markParked(c, message, tenant, id, outcome, reasonCode, failure, attempts);
     }));
-    if (ids == null) {
-      return Outcome.DUPLICATE;
-    }
+  }
+
+  /** On a connection that holds the claim: parks the message in the DLQ and opens a ticket. */
+  private Outcome markParked(Connection c, IncomingMessage message, String tenant, String id, String outcome,
+      String reasonCode, Exception failure, int attempts) throws SQLException {
+    String reason = abbreviate(failure.toString(), MAX_ERROR_TEXT);
+    ConsumerStore.setOutcome(c, tenant, group, id, outcome, reasonCode + ": " + reason);
+    ConsumerStore.clearAttempts(c, tenant, group, id);
+    long dlqId = ConsumerStore.insertDlq(c, group, message, id, reasonCode, reason, attempts, clock.instant());
+    long ticketId = ConsumerStore.insertTicket(c, group, message, id, dlqId, reasonCode, reason, clock.instant());
     log.error("Message {} of group {} parked ({}) as converge_dlq.id={}, manual converge_ticket.id={}: {}", id, group,
-        reasonCode, ids[0], ids[1], reason);
+        reasonCode, dlqId, ticketId, reason);
     return Outcome.valueOf(outcome);
   }
 

@@ -91,12 +91,13 @@ final class IdempotentConsumerRegistrar implements SmartLifecycle {
         throw (Error) cause;
       }
     };
-    IdempotentHandler idempotent = IdempotentHandler.builder().group(annotation.group()).handler(handler)
+    String topic = context.getEnvironment().resolveRequiredPlaceholders(annotation.topic());
+    String group = context.getEnvironment().resolveRequiredPlaceholders(annotation.group());
+    IdempotentHandler idempotent = IdempotentHandler.builder().group(group).handler(handler)
         .transactions(transactions).policy(properties.policy(annotation.policy())).metrics(metrics).build();
-    running.add(RocketMQIdempotentConsumer.builder().nameServer(nameServer).topic(annotation.topic())
+    running.add(RocketMQIdempotentConsumer.builder().nameServer(nameServer).topic(topic)
         .handler(idempotent).consumeThreads(properties.rocketmq().consumeThreads()).start());
-    log.info("@IdempotentConsumer {} subscribed to {} as group {} (policy {})", where, annotation.topic(),
-        annotation.group(), annotation.policy());
+    log.info("@IdempotentConsumer {} subscribed to {} as group {} (policy {})", where, topic, group, annotation.policy());
   }
 
   @Override
