@@ -1,0 +1,21 @@
+package io.converge.consumer;
+
+/**
+ * Receives the events a consumer counts. The Micrometer implementation is
+ * {@code io.converge.consumer.micrometer.MicrometerConsumerMetrics} (meters {@code consumer.duplicates},
+ * {@code consumer.processed}, {@code consumer.failures}, {@code consumer.dead.lettered},
+ * {@code consumer.tickets}, gauge {@code dlq.size}). Implementations are thread-safe and must not throw.
+ */
+public interface ConsumerMetrics {
+
+  /** A delivery reached {@code outcome} for {@code group} on {@code topic}. */
+  void outcome(String group, String topic, Outcome outcome);
+
+  /** An attempt failed with {@code kind}. */
+  default void failure(String group, String topic, FailureKind kind) {}
+
+  /** Does nothing. */
+  static ConsumerMetrics noop() {
+    return (group, topic, outcome) -> {};
+  }
+}

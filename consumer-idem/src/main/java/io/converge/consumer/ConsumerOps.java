@@ -1,0 +1,154 @@
+package io.converge.consumer;
+
+import io.converge.producer.ConvergeException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import javax.sql.DataSource;
+
+/**
+ * What ops sees of the consumers: parked messages ({@code converge_dlq}) and manual tickets
+ * ({@code converge_ticket}), with age and reason. Resuming a parked message is
+ * {@link IdempotentHandler#resume(long)}. Thread-safe; each call is one short transaction.
+ */
+public final class ConsumerOps {
+
+  /** A parked message. {@code messageId} is null when the message had none. */
+  public record DeadLetter(long id, String tenant, String group, String topic, String messageId, String reasonCode,
+      String reason, int attempts, Instant createdAt, Duration age) {}
+
+  /** A manual ticket. */
+  public record Ticket(long id, String tenant, String group, String topic, String messageId, Long dlqId, String kind,
+      String reason, String status, Instant createdAt, Duration age) {}
+
+  private static final String PARKED = """
+      SELECT id, tenant, consumer_group, topic, message_id, reason_code, reason, attempts, created_at
+        FROM converge_dlq WHERE status = 'PARKED' ORDER BY created_at, id LIMIT ?
+      """;
+  private static final String COUNT_PARKED = "SELECT count(*) FROM converge_dlq WHERE status = 'PARKED'";
+  private static final String DISCARD = """
+      UPDATE converge_dlq SET status = 'DISCARDED', resolved_at = ? WHERE id = ? AND status = 'PARKED'
+      """;
+  private static final String OPEN_TICKETS = """
+      SELECT id, tenant, consumer_group, topic, message_id, dlq_id, kind, reason, status, created_at
+        FROM converge_ticket WHERE status = 'OPEN' ORDER BY created_at, id LIMIT ?
+      """;
+  private static final String RESOLVE_TICKET = """
+      UPDATE converge_ticket SET status = 'RESOLVED', resolved_at = ?, resolved_by = ?, resolution = ?
+       WHERE id = ? AND status = 'OPEN'
+      """;
+
+  private final DataSource dataSource;
+  private final Clock clock;
+
+  private ConsumerOps(DataSource dataSource, Clock clock) {
+    this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    this.clock = Objects.requireNonNull(clock, "clock");
+  }
+
+  /** Ops on {@code dataSource}, ages measured with {@code clock}. */
+  public static ConsumerOps of(DataSource dataSource, Clock clock) {
+    return new ConsumerOps(dataSource, clock);
+  }
+
+  /** Ops on {@code dataSource} with the UTC system clock. */
+  public static ConsumerOps of(DataSource dataSource) {
+    return of(dataSource, Clock.systemUTC());
+  }
+
+  /** Parked messages, oldest first, at most {@code limit}. */
+  public List<DeadLetter> parked(int limit) {
+    return query(PARKED, limit, rs -> {
+      Instant created = rs.getTimestamp("created_at").toInstant();
+      return new DeadLetter(rs.getLong("id"), rs.getString("tenant"), rs.getString("consumer_group"), rs.getString("topic"),
+          rs.getString("message_id"), rs.getString("reason_code"), rs.getString("reason"), rs.getInt("attempts"), created,
+          Duration.between(created, clock.instant()));
+    });
+  }
+
+  /** The number of parked messages (the {@code dlq.size} gauge). */
+  public long countParked() {
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(COUNT_PARKED);
+         ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getLong(1);
+    } catch (SQLException e) {
+      throw new ConvergeException("Could not count converge_dlq", e);
+    }
+  }
+
+  /** Marks parked message {@code dlqId} discarded by a person. @return false when it was not parked */
+  public boolean discard(long dlqId) {
+    return update(DISCARD, ps -> {
+      ps.setTimestamp(1, Timestamp.from(clock.instant()));
+      ps.setLong(2, dlqId);
+    });
+  }
+
+  /** Open tickets, oldest first, at most {@code limit}. */
+  public List<Ticket> openTickets(int limit) {
+    return query(OPEN_TICKETS, limit, rs -> {
+      Instant created = rs.getTimestamp("created_at").toInstant();
+      long dlq = rs.getLong("dlq_id");
+      return new Ticket(rs.getLong("id"), rs.getString("tenant"), rs.getString("consumer_group"), rs.getString("topic"),
+          rs.getString("message_id"), rs.wasNull() ? null : dlq, rs.getString("kind"), rs.getString("reason"),
+          rs.getString("status"), created, Duration.between(created, clock.instant()));
+    });
+  }
+
+  /** Closes ticket {@code ticketId}. @return false when it was not open */
+  public boolean resolveTicket(long ticketId, String resolvedBy, String resolution) {
+    Objects.requireNonNull(resolvedBy, "resolvedBy");
+    return update(RESOLVE_TICKET, ps -> {
+      ps.setTimestamp(1, Timestamp.from(clock.instant()));
+      ps.setString(2, resolvedBy);
+      ps.setString(3, resolution);
+      ps.setLong(4, ticketId);
+    });
+  }
+
+  @FunctionalInterface
+  private interface Row<T> {
+    T map(ResultSet rs) throws SQLException;
+  }
+
+  @FunctionalInterface
+  private interface Binder {
+    void bind(PreparedStatement ps) throws SQLException;
+  }
+
+  private <T> List<T> query(String sql, int limit, Row<T> row) {
+    if (limit < 1 || limit > 10_000) {
+      throw new IllegalArgumentException("limit must be between 1 and 10000, but was " + limit);
+    }
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setInt(1, limit);
+      List<T> out = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(row.map(rs));
+        }
+      }
+      return out;
+    } catch (SQLException e) {
+      throw new ConvergeException("Could not read the consumer ops tables", e);
+    }
+  }
+
+  private boolean update(String sql, Binder binder) {
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+      binder.bind(ps);
+      return ps.executeUpdate() == 1;
+    } catch (SQLException e) {
+      throw new ConvergeException("Could not update the consumer ops tables", e);
+    }
+  }
+}

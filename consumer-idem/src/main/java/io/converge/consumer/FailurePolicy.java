@@ -1,0 +1,74 @@
+package io.converge.consumer;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How a consumer treats technical failures: up to {@code maxAttempts} attempts per message (counted in
+ * the database, so across redeliveries and instances), with exponential backoff and jitter between
+ * them, then the dead-letter table and a ticket. Immutable.
+ *
+ * @param maxAttempts attempts before dead-lettering, 1..100; default {@value #DEFAULT_MAX_ATTEMPTS}
+ * @param initialBackoff delay after the first failure, 1 ms..1 h; default 200 ms
+ * @param maxBackoff the cap of the delay, at least {@code initialBackoff}; default 10 s
+ * @param multiplier growth of the delay per attempt, 1.0..10.0; default 2.0
+ * @param jitter the random spread of each delay, 0.0..1.0 (0.2 means ±20 %); default 0.2
+ */
+public record FailurePolicy(int maxAttempts, Duration initialBackoff, Duration maxBackoff, double multiplier, double jitter) {
+
+  /** The default number of attempts (the article's "three failures, then a person"). */
+  public static final int DEFAULT_MAX_ATTEMPTS = 3;
+
+  /** Validates every field; messages name the property and quote the bad value. */
+  public FailurePolicy {
+    Objects.requireNonNull(initialBackoff, "initialBackoff");
+    Objects.requireNonNull(maxBackoff, "maxBackoff");
+    if (maxAttempts < 1 || maxAttempts > 100) {
+      throw new IllegalArgumentException("policy.maxAttempts must be between 1 and 100, but was " + maxAttempts);
+    }
+    if (initialBackoff.toMillis() < 1 || initialBackoff.compareTo(Duration.ofHours(1)) > 0) {
+      throw new IllegalArgumentException("policy.initialBackoff must be between 1ms and 1h, but was " + initialBackoff);
+    }
+    if (maxBackoff.compareTo(initialBackoff) < 0) {
+      throw new IllegalArgumentException("policy.maxBackoff must be at least initialBackoff (" + initialBackoff
+          + "), but was " + maxBackoff);
+    }
+    if (!(multiplier >= 1.0 && multiplier <= 10.0)) {
+      throw new IllegalArgumentException("policy.multiplier must be between 1.0 and 10.0, but was " + multiplier);
+    }
+    if (!(jitter >= 0.0 && jitter <= 1.0)) {
+      throw new IllegalArgumentException("policy.jitter must be between 0.0 and 1.0, but was " + jitter);
+    }
+  }
+
+  /** 3 attempts, 200 ms doubling up to 10 s, ±20 % jitter. */
+  public static FailurePolicy defaults() {
+    return new FailurePolicy(DEFAULT_MAX_ATTEMPTS, Duration.ofMillis(200), Duration.ofSeconds(10), 2.0, 0.2);
+  }
+
+  /** A copy with {@code maxAttempts}. */
+  public FailurePolicy withMaxAttempts(int attempts) {
+    return new FailurePolicy(attempts, initialBackoff, maxBackoff, multiplier, jitter);
+  }
+
+  /** A copy with the given backoff bounds. */
+  public FailurePolicy withBackoff(Duration initial, Duration max) {
+    return new FailurePolicy(maxAttempts, initial, max, multiplier, jitter);
+  }
+
+  /**
+   * The delay after failed attempt number {@code attempt} (1-based), before jitter:
+   * {@code min(maxBackoff, initialBackoff * multiplier^(attempt-1))}.
+   */
+  public Duration baseDelay(int attempt) {
+    double millis = initialBackoff.toMillis() * Math.pow(multiplier, Math.max(0, attempt - 1));
+    return Duration.ofMillis((long) Math.min(maxBackoff.toMillis(), millis));
+  }
+
+  /** {@link #baseDelay} spread by {@code jitter} using {@code random} in [0, 1). */
+  public Duration delay(int attempt, double random) {
+    long base = baseDelay(attempt).toMillis();
+    double factor = 1.0 + jitter * (2.0 * random - 1.0);
+    return Duration.ofMillis(Math.max(0, Math.round(base * factor)));
+  }
+}

@@ -1,0 +1,157 @@
+package io.converge.consumer;
+
+import io.converge.consumer.internal.IdempotentHandlerImpl;
+import java.sql.Connection;
+import java.time.Clock;
+import java.util.Objects;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+
+/**
+ * The dedup decorator around a {@link MessageHandler}, framework-free. Per delivery it opens one
+ * transaction, claims {@code (tenant, group, message id)} in {@code converge_dedup} with
+ * {@code INSERT … ON CONFLICT DO NOTHING}, runs the handler on the same connection and commits; the
+ * caller acks after {@link #handle} returns. A duplicate, earlier or concurrent, on any instance,
+ * returns {@link Outcome#DUPLICATE} without running the handler (a concurrent claim waits on the
+ * unique index until the first transaction ends). Failures follow the {@link FailurePolicy} and the
+ * {@link FailureClassifier}.
+ *
+ * <p>Thread-safe: one instance serves every consumer thread. Schema: apply
+ * {@code Migrations.apply(dataSource, "consumer")} first.
+ */
+public interface IdempotentHandler {
+
+  /**
+   * Handles one delivery to an outcome. Every returned outcome means "ack": the message is either
+   * done, recorded as refused, or parked in {@code converge_dlq}. Technical failures are retried
+   * in this call (with backoff) up to the policy's attempts.
+   *
+   * @throws io.converge.producer.ConvergeException when even the failure could not be recorded (the
+   *     database is unreachable): do not ack, let the broker redeliver
+   */
+  Outcome handle(IncomingMessage message);
+
+  /**
+   * Runs a parked message from {@code converge_dlq} again (after a person fixed the cause): in one
+   * transaction it releases the message's dead-letter claim, runs the handler, and marks the row
+   * {@code RESUMED}. When the handler fails the row stays parked and the failure is thrown.
+   *
+   * @throws IllegalArgumentException when no parked row {@code dlqId} exists for this group
+   */
+  Outcome resume(long dlqId);
+
+  /** The consumer group this handler deduplicates in. */
+  String group();
+
+  /** A builder; {@code group}, {@code handler} and a data source or transaction runner are required. */
+  static Builder builder() {
+    return new Builder();
+  }
+
+  /** Builds an {@link IdempotentHandler}. Not thread-safe; defaults are applied and validated in {@link #build()}. */
+  final class Builder {
+    private static final Pattern GROUP = Pattern.compile("[A-Za-z0-9_%|-]{1,128}");
+
+    private String group;
+    private MessageHandler handler;
+    private TransactionRunner transactions;
+    private DataSource dataSource;
+    private MessageIdResolver idResolver = MessageIdResolver.envelope();
+    private FailurePolicy policy = FailurePolicy.defaults();
+    private FailureClassifier classifier = FailureClassifier.defaults();
+    private BusinessFailureHook onBusinessFailure = (c, m, e) -> {};
+    private ConsumerMetrics metrics = ConsumerMetrics.noop();
+    private Clock clock = Clock.systemUTC();
+
+    private Builder() {}
+
+    /** The consumer group (dedup scope); required; letters, digits, {@code _ - % |}, 1..128. */
+    public Builder group(String group) {
+      this.group = group;
+      return this;
+    }
+
+    /** The business handler; required. */
+    public Builder handler(MessageHandler handler) {
+      this.handler = handler;
+      return this;
+    }
+
+    /** The database; plain JDBC transactions. Either this or {@link #transactions} is required. */
+    public Builder dataSource(DataSource dataSource) {
+      this.dataSource = dataSource;
+      return this;
+    }
+
+    /** A transaction runner (e.g. Spring's); wins over {@link #dataSource}. */
+    public Builder transactions(TransactionRunner transactions) {
+      this.transactions = transactions;
+      return this;
+    }
+
+    /** Where the message id comes from; default {@link MessageIdResolver#envelope()} only. */
+    public Builder messageId(MessageIdResolver resolver) {
+      this.idResolver = Objects.requireNonNull(resolver, "messageId");
+      return this;
+    }
+
+    /** The failure policy; default {@link FailurePolicy#defaults()}. */
+    public Builder policy(FailurePolicy policy) {
+      this.policy = Objects.requireNonNull(policy, "policy");
+      return this;
+    }
+
+    /** The failure classifier; default {@link FailureClassifier#defaults()}. */
+    public Builder classifier(FailureClassifier classifier) {
+      this.classifier = Objects.requireNonNull(classifier, "classifier");
+      return this;
+    }
+
+    /**
+     * Called in the transaction that records a business failure (after the handler's writes were
+     * rolled back), e.g. to publish a compensation message through a {@code TxnProducer} that joins
+     * this connection. Default: nothing.
+     */
+    public Builder onBusinessFailure(BusinessFailureHook hook) {
+      this.onBusinessFailure = Objects.requireNonNull(hook, "onBusinessFailure");
+      return this;
+    }
+
+    /** Metrics; default {@link ConsumerMetrics#noop()}. */
+    public Builder metrics(ConsumerMetrics metrics) {
+      this.metrics = Objects.requireNonNull(metrics, "metrics");
+      return this;
+    }
+
+    /** The clock for timestamps; default UTC system clock. */
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /** The handler. @throws IllegalArgumentException naming the first missing or invalid setting */
+    public IdempotentHandler build() {
+      if (group == null || !GROUP.matcher(group).matches()) {
+        throw new IllegalArgumentException("consumer.group must match " + GROUP.pattern() + ", but was " + group);
+      }
+      if (handler == null) {
+        throw new IllegalArgumentException("consumer.handler must be set, but was null");
+      }
+      TransactionRunner tx = transactions;
+      if (tx == null) {
+        if (dataSource == null) {
+          throw new IllegalArgumentException("consumer.dataSource (or transactions) must be set, but was null");
+        }
+        tx = TransactionRunner.jdbc(dataSource);
+      }
+      return new IdempotentHandlerImpl(group, handler, tx, idResolver, policy, classifier, onBusinessFailure, metrics, clock);
+    }
+  }
+
+  /** Runs in the transaction that records a business failure. */
+  @FunctionalInterface
+  interface BusinessFailureHook {
+    /** Reacts to {@code failure} of {@code message} on {@code connection}. */
+    void accept(Connection connection, IncomingMessage message, Throwable failure) throws Exception;
+  }
+}

@@ -1,0 +1,244 @@
+package io.converge.consumer;
+
+import io.converge.producer.ConvergeException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * The states of one entity type and the whitelist of transitions between them (article 4.1-4.2). A
+ * transition is one compare-and-swap {@code UPDATE <table> SET state = ?, version = version + 1
+ * WHERE id = ? AND state = ? AND version = ?}; an illegal transition throws
+ * {@link IllegalTransitionException}, a lost race (0 rows) is resolved by the {@link ConflictPolicy}
+ * and never silently overwritten. States are stored as their enum {@code name()} in a text column.
+ *
+ * <p>With JPA, call {@link #check} in the entity's state setter and let {@code @Version} do the
+ * compare-and-swap. Immutable and thread-safe.
+ *
+ * @param <S> the enum of states
+ */
+public final class StateMachine<S extends Enum<S>> {
+
+  /** What to do when the compare-and-swap updates no row because another writer moved the entity first. */
+  public enum ConflictPolicy {
+    /** Throw {@link StaleStateException}. The default. */
+    FAIL,
+    /** Re-read the state and version and try again (the whitelist is checked again), up to 3 times. */
+    RETRY,
+    /** Succeed quietly when the entity is already in the target state (a duplicate event); else fail. */
+    ACCEPT_IF_ALREADY_IN_TARGET
+  }
+
+  /** A state with the version it was read at. */
+  public record Versioned<S>(S state, long version) {}
+
+  private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
+  private static final int RETRIES = 3;
+
+  private final String entityType;
+  private final Class<S> states;
+  private final Map<S, Set<S>> allowed;
+  private final ConflictPolicy conflictPolicy;
+  private final String selectSql;
+  private final String updateSql;
+
+  private StateMachine(Builder<S> b) {
+    this.entityType = b.entityType;
+    this.states = b.states;
+    Map<S, Set<S>> copy = new EnumMap<>(b.states);
+    b.allowed.forEach((from, tos) -> copy.put(from, Collections.unmodifiableSet(EnumSet.copyOf(tos))));
+    this.allowed = Collections.unmodifiableMap(copy);
+    this.conflictPolicy = b.conflictPolicy;
+    this.selectSql = "SELECT " + b.stateColumn + ", " + b.versionColumn + " FROM " + b.table + " WHERE " + b.idColumn + " = ?";
+    this.updateSql = "UPDATE " + b.table + " SET " + b.stateColumn + " = ?, " + b.versionColumn + " = " + b.versionColumn
+        + " + 1 WHERE " + b.idColumn + " = ? AND " + b.stateColumn + " = ? AND " + b.versionColumn + " = ?";
+  }
+
+  /** A builder for entity type {@code entityType} (used in errors) whose states are {@code states}. */
+  public static <S extends Enum<S>> Builder<S> builder(String entityType, Class<S> states) {
+    return new Builder<>(entityType, states);
+  }
+
+  /** The entity type's name. */
+  public String entityType() {
+    return entityType;
+  }
+
+  /** True when the whitelist allows {@code from -> to}. */
+  public boolean isAllowed(S from, S to) {
+    return allowed.getOrDefault(Objects.requireNonNull(from, "from"), Set.of()).contains(Objects.requireNonNull(to, "to"));
+  }
+
+  /** The states reachable from {@code from} in one transition; empty for a final state. */
+  public Set<S> targets(S from) {
+    return allowed.getOrDefault(from, Set.of());
+  }
+
+  /**
+   * Refuses a transition the whitelist does not allow.
+   *
+   * @param entityId for the error message; may be null
+   * @throws IllegalTransitionException naming entity, from and to
+   */
+  public void check(Object entityId, S from, S to) {
+    if (!isAllowed(from, to)) {
+      throw new IllegalTransitionException(entityType, entityId, from.name(), to.name());
+    }
+  }
+
+  /** The current state and version of entity {@code id}, or empty when no such row exists. */
+  public Optional<Versioned<S>> read(Connection c, Object id) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(selectSql)) {
+      ps.setObject(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return Optional.empty();
+        }
+        return Optional.of(new Versioned<>(Enum.valueOf(states, rs.getString(1)), rs.getLong(2)));
+      }
+    }
+  }
+
+  /**
+   * One compare-and-swap transition from a state and version the caller read earlier.
+   *
+   * @return the new version ({@code expectedVersion + 1})
+   * @throws IllegalTransitionException when the whitelist refuses {@code from -> to}
+   * @throws StaleStateException when the entity is no longer at {@code from}/{@code expectedVersion}
+   */
+  public long transition(Connection c, Object id, S from, long expectedVersion, S to) throws SQLException {
+    check(id, from, to);
+    if (!compareAndSwap(c, id, from, expectedVersion, to)) {
+      throw stale(c, id, from, expectedVersion);
+    }
+    return expectedVersion + 1;
+  }
+
+  /**
+   * Reads the entity, checks the whitelist from its current state and moves it to {@code to} with a
+   * compare-and-swap; a lost race is handled by the {@link ConflictPolicy}.
+   *
+   * @return the state and version after the call
+   * @throws IllegalTransitionException when the whitelist refuses the move from the current state
+   * @throws StaleStateException when the race is lost and the policy does not resolve it
+   * @throws ConvergeException when no entity {@code id} exists
+   */
+  public Versioned<S> transition(Connection c, Object id, S to) throws SQLException {
+    for (int attempt = 0; ; attempt++) {
+      Versioned<S> current = read(c, id).orElseThrow(() ->
+          new ConvergeException("No " + entityType + " " + id + ": cannot move it to " + to));
+      if (current.state() == to && conflictPolicy == ConflictPolicy.ACCEPT_IF_ALREADY_IN_TARGET && !isAllowed(to, to)) {
+        return current;
+      }
+      check(id, current.state(), to);
+      if (compareAndSwap(c, id, current.state(), current.version(), to)) {
+        return new Versioned<>(to, current.version() + 1);
+      }
+      if (conflictPolicy == ConflictPolicy.RETRY && attempt < RETRIES) {
+        continue;
+      }
+      if (conflictPolicy == ConflictPolicy.ACCEPT_IF_ALREADY_IN_TARGET) {
+        Optional<Versioned<S>> now = read(c, id);
+        if (now.isPresent() && now.get().state() == to) {
+          return now.get();
+        }
+      }
+      throw stale(c, id, current.state(), current.version());
+    }
+  }
+
+  private boolean compareAndSwap(Connection c, Object id, S from, long expectedVersion, S to) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(updateSql)) {
+      ps.setString(1, to.name());
+      ps.setObject(2, id);
+      ps.setString(3, from.name());
+      ps.setLong(4, expectedVersion);
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  private StaleStateException stale(Connection c, Object id, S from, long expectedVersion) throws SQLException {
+    String now = read(c, id).map(v -> "but it is " + v.state() + " at version " + v.version()).orElse("but it no longer exists");
+    return new StaleStateException(entityType, id, from.name(), expectedVersion, now);
+  }
+
+  /** Builds a {@link StateMachine}. Not thread-safe. */
+  public static final class Builder<S extends Enum<S>> {
+    private final String entityType;
+    private final Class<S> states;
+    private final Map<S, Set<S>> allowed;
+    private String table;
+    private String idColumn = "id";
+    private String stateColumn = "state";
+    private String versionColumn = "version";
+    private ConflictPolicy conflictPolicy = ConflictPolicy.FAIL;
+
+    private Builder(String entityType, Class<S> states) {
+      if (entityType == null || entityType.isBlank()) {
+        throw new IllegalArgumentException("stateMachine.entityType must not be blank, but was " + entityType);
+      }
+      this.entityType = entityType;
+      this.states = Objects.requireNonNull(states, "states");
+      this.allowed = new EnumMap<>(states);
+      this.table = entityType;
+    }
+
+    /** Allows {@code from -> to} for every target in {@code to}. */
+    @SafeVarargs
+    public final Builder<S> allow(S from, S... to) {
+      Set<S> set = allowed.computeIfAbsent(Objects.requireNonNull(from, "from"), k -> EnumSet.noneOf(states));
+      for (S t : to) {
+        set.add(Objects.requireNonNull(t, "to"));
+      }
+      return this;
+    }
+
+    /** The table holding the entities; default the entity type. */
+    public Builder<S> table(String table) {
+      this.table = table;
+      return this;
+    }
+
+    /** The id, state and version columns; defaults {@code id}, {@code state}, {@code version}. */
+    public Builder<S> columns(String id, String state, String version) {
+      this.idColumn = id;
+      this.stateColumn = state;
+      this.versionColumn = version;
+      return this;
+    }
+
+    /** The conflict policy of {@link StateMachine#transition(Connection, Object, Enum)}; default {@link ConflictPolicy#FAIL}. */
+    public Builder<S> onConflict(ConflictPolicy policy) {
+      this.conflictPolicy = Objects.requireNonNull(policy, "policy");
+      return this;
+    }
+
+    /** The state machine. @throws IllegalArgumentException for an empty whitelist or an unsafe SQL identifier */
+    public StateMachine<S> build() {
+      if (allowed.isEmpty()) {
+        throw new IllegalArgumentException("stateMachine." + entityType + " must allow at least one transition, but allows none");
+      }
+      identifier("table", table);
+      identifier("idColumn", idColumn);
+      identifier("stateColumn", stateColumn);
+      identifier("versionColumn", versionColumn);
+      return new StateMachine<>(this);
+    }
+
+    private void identifier(String what, String value) {
+      if (value == null || !IDENTIFIER.matcher(value).matches()) {
+        throw new IllegalArgumentException("stateMachine." + entityType + "." + what + " must be an SQL identifier matching "
+            + IDENTIFIER.pattern() + ", but was " + value);
+      }
+    }
+  }
+}

@@ -1,0 +1,261 @@
+package io.converge.consumer.internal;
+
+import io.converge.consumer.ConsumerMetrics;
+import io.converge.consumer.FailureClassifier;
+import io.converge.consumer.FailureKind;
+import io.converge.consumer.FailurePolicy;
+import io.converge.consumer.IdempotentHandler;
+import io.converge.consumer.IncomingMessage;
+import io.converge.consumer.MessageHandler;
+import io.converge.consumer.MessageIdResolver;
+import io.converge.consumer.MissingMessageIdException;
+import io.converge.consumer.Outcome;
+import io.converge.consumer.TransactionRunner;
+import io.converge.producer.ConvergeException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Savepoint;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The implementation of {@link IdempotentHandler}. Thread-safe: all state is in the database. */
+public final class IdempotentHandlerImpl implements IdempotentHandler {
+
+  private static final Logger log = LoggerFactory.getLogger(IdempotentHandlerImpl.class);
+  // printable ASCII without spaces, as every Converge id (UUIDv7) and any sane business id is
+  private static final Pattern VALID_ID = Pattern.compile("[\\x21-\\x7e]{1,200}");
+  private static final int MAX_ERROR_TEXT = 2000;
+
+  private final String group;
+  private final MessageHandler handler;
+  private final TransactionRunner tx;
+  private final MessageIdResolver idResolver;
+  private final FailurePolicy policy;
+  private final FailureClassifier classifier;
+  private final BusinessFailureHook onBusinessFailure;
+  private final ConsumerMetrics metrics;
+  private final Clock clock;
+
+  /** Use {@link IdempotentHandler#builder()}. */
+  public IdempotentHandlerImpl(String group, MessageHandler handler, TransactionRunner tx, MessageIdResolver idResolver,
+      FailurePolicy policy, FailureClassifier classifier, BusinessFailureHook onBusinessFailure, ConsumerMetrics metrics,
+      Clock clock) {
+    this.group = group;
+    this.handler = handler;
+    this.tx = tx;
+    this.idResolver = idResolver;
+    this.policy = policy;
+    this.classifier = classifier;
+    this.onBusinessFailure = onBusinessFailure;
+    this.metrics = metrics;
+    this.clock = clock;
+  }
+
+  @Override
+  public String group() {
+    return group;
+  }
+
+  @Override
+  public Outcome handle(IncomingMessage message) {
+    String id;
+    try {
+      id = resolveId(message);
+    } catch (MissingMessageIdException e) {
+      return deadLetterWithoutId(message, e);
+    }
+    String tenant = message.tenant();
+    while (true) {
+      Outcome outcome;
+      try {
+        outcome = tx.inTransaction(c -> {
+          if (!ConsumerStore.claim(c, tenant, group, id, "PROCESSED", null, message.topic(), clock.instant())) {
+            return Outcome.DUPLICATE;
+          }
+          // The savepoint keeps the claim when the handler fails for good (business, money): a concurrent
+          // copy waiting on the claim then sees the recorded outcome instead of running the handler again.
+          Savepoint beforeHandler = c.setSavepoint();
+          try {
+            handler.handle(c, message);
+          } catch (Exception e) {
+            FailureKind kind = classifier.classify(e);
+            if (kind == FailureKind.TECHNICAL) {
+              throw e; // the whole transaction rolls back and releases the claim for the retry
+            }
+            try {
+              c.rollback(beforeHandler);
+            } catch (SQLException rollbackFailure) {
+              e.addSuppressed(rollbackFailure);
+              throw e; // recorded below in a transaction of its own
+            }
+            metrics.failure(group, message.topic(), kind);
+            return kind == FailureKind.BUSINESS ? markBusinessFailure(c, message, tenant, id, e)
+                : markParked(c, message, tenant, id, "TICKETED", "MONEY_ANOMALY", e, 0);
+          }
+          ConsumerStore.clearAttempts(c, tenant, group, id);
+          return Outcome.PROCESSED;
+        });
+      } catch (Exception e) {
+        FailureKind kind = classifier.classify(e);
+        metrics.failure(group, message.topic(), kind);
+        outcome = switch (kind) {
+          case BUSINESS -> recordBusinessFailure(message, tenant, id, e);
+          case MONEY_ANOMALY -> park(message, tenant, id, "TICKETED", "MONEY_ANOMALY", e, 0);
+          case TECHNICAL -> afterTechnicalFailure(message, tenant, id, e);
+        };
+        if (outcome == null) {
+          continue; // retry after backoff
+        }
+      }
+      if (outcome == Outcome.DUPLICATE) {
+        log.debug("Duplicate message {} of group {} on {}: acked without running the handler", id, group, message.topic());
+      } else {
+        log.debug("Message {} of group {}: {}", id, group, outcome);
+      }
+      metrics.outcome(group, message.topic(), outcome);
+      return outcome;
+    }
+  }
+
+  @Override
+  public Outcome resume(long dlqId) {
+    try {
+      Outcome outcome = tx.inTransaction(c -> {
+        IncomingMessage m = ConsumerStore.lockParked(c, dlqId, group);
+        if (m == null) {
+          throw new IllegalArgumentException("No parked message with converge_dlq.id " + dlqId + " for group " + group);
+        }
+        String id = resolveId(m);
+        ConsumerStore.releaseParkedClaim(c, m.tenant(), group, id);
+        ConsumerStore.markResumed(c, dlqId, clock.instant());
+        if (!ConsumerStore.claim(c, m.tenant(), group, id, "PROCESSED", "resumed from converge_dlq " + dlqId, m.topic(),
+            clock.instant())) {
+          return Outcome.DUPLICATE;
+        }
+        ConsumerStore.clearAttempts(c, m.tenant(), group, id);
+        handler.handle(c, m);
+        return Outcome.PROCESSED;
+      });
+      log.warn("Parked message converge_dlq.id={} of group {} resumed: {}", dlqId, group, outcome);
+      return outcome;
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new ConvergeException("Resuming converge_dlq.id " + dlqId + " of group " + group + " failed; it stays parked", e);
+    }
+  }
+
+  private String resolveId(IncomingMessage message) {
+    Optional<String> id;
+    try {
+      id = idResolver.resolve(message);
+    } catch (RuntimeException e) {
+      throw new MissingMessageIdException(message.topic(), message.brokerMessageId(), "the id resolver failed: " + e);
+    }
+    if (id.isEmpty()) {
+      throw new MissingMessageIdException(message.topic(), message.brokerMessageId(),
+          "no header " + io.converge.producer.Envelope.MESSAGE_ID + " and no configured fallback found one");
+    }
+    if (!VALID_ID.matcher(id.get()).matches()) {
+      throw new MissingMessageIdException(message.topic(), message.brokerMessageId(),
+          "the id must be 1..200 printable ASCII characters without spaces, but was '" + abbreviate(id.get(), 80) + "'");
+    }
+    return id.get();
+  }
+
+  private Outcome deadLetterWithoutId(IncomingMessage message, MissingMessageIdException e) {
+    long dlqId = run(message, null, () -> tx.inTransaction(c -> ConsumerStore.insertDlq(c, group, message, null,
+        "MISSING_MESSAGE_ID", e.getMessage(), 0, clock.instant())));
+    log.warn("Message without usable id parked as converge_dlq.id={} (group {}, topic {}, broker id {}): {}", dlqId, group,
+        message.topic(), message.brokerMessageId(), e.getMessage());
+    metrics.outcome(group, message.topic(), Outcome.DEAD_LETTERED);
+    return Outcome.DEAD_LETTERED;
+  }
+
+  private Outcome recordBusinessFailure(IncomingMessage message, String tenant, String id, Exception failure) {
+    return run(message, id, () -> tx.inTransaction(c -> {
+      if (!ConsumerStore.claim(c, tenant, group, id, "PROCESSED", null, message.topic(), clock.instant())) {
+        return Outcome.DUPLICATE;
+      }
+      return markBusinessFailure(c, message, tenant, id, failure);
+    }));
+  }
+
+  /** On a connection that holds the claim: records the refusal and runs the hook. */
+  private Outcome markBusinessFailure(Connection c, IncomingMessage message, String tenant, String id, Exception failure)
+      throws Exception {
+    String detail = abbreviate(String.valueOf(failure.getMessage()), MAX_ERROR_TEXT);
+    ConsumerStore.setOutcome(c, tenant, group, id, "BUSINESS_FAILURE", detail);
+    ConsumerStore.clearAttempts(c, tenant, group, id);
+    onBusinessFailure.accept(c, message, failure);
+    log.warn("Message {} of group {} refused by the business, not retried: {}", id, group, detail);
+    return Outcome.BUSINESS_FAILURE;
+  }
+
+  /** Null means: retry now (after the backoff). */
+  private Outcome afterTechnicalFailure(IncomingMessage message, String tenant, String id, Exception failure) {
+    String error = abbreviate(failure.toString(), MAX_ERROR_TEXT);
+    int attempts = run(message, id, () -> tx.inTransaction(c ->
+        ConsumerStore.recordAttempt(c, tenant, group, id, error, clock.instant())));
+    if (attempts >= policy.maxAttempts()) {
+      return park(message, tenant, id, "DEAD_LETTERED", "RETRIES_EXHAUSTED", failure, attempts);
+    }
+    Duration delay = policy.delay(attempts, ThreadLocalRandom.current().nextDouble());
+    log.debug("Message {} of group {} failed (attempt {}/{}), retrying in {}: {}", id, group, attempts,
+        policy.maxAttempts(), delay, error);
+    try {
+      Thread.sleep(delay.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ConvergeException("Interrupted while backing off message " + id + " of group " + group, id, failure);
+    }
+    return null;
+  }
+
+  private Outcome park(IncomingMessage message, String tenant, String id, String outcome, String reasonCode,
+      Exception failure, int attempts) {
+    return run(message, id, () -> tx.inTransaction(c -> {
+      if (!ConsumerStore.claim(c, tenant, group, id, "PROCESSED", null, message.topic(), clock.instant())) {
+        return Outcome.DUPLICATE;
+      }
+      return markParked(c, message, tenant, id, outcome, reasonCode, failure, attempts);
+    }));
+  }
+
+  /** On a connection that holds the claim: parks the message in the DLQ and opens a ticket. */
+  private Outcome markParked(Connection c, IncomingMessage message, String tenant, String id, String outcome,
+      String reasonCode, Exception failure, int attempts) throws SQLException {
+    String reason = abbreviate(failure.toString(), MAX_ERROR_TEXT);
+    ConsumerStore.setOutcome(c, tenant, group, id, outcome, reasonCode + ": " + reason);
+    ConsumerStore.clearAttempts(c, tenant, group, id);
+    long dlqId = ConsumerStore.insertDlq(c, group, message, id, reasonCode, reason, attempts, clock.instant());
+    long ticketId = ConsumerStore.insertTicket(c, group, message, id, dlqId, reasonCode, reason, clock.instant());
+    log.error("Message {} of group {} parked ({}) as converge_dlq.id={}, manual converge_ticket.id={}: {}", id, group,
+        reasonCode, dlqId, ticketId, reason);
+    return Outcome.valueOf(outcome);
+  }
+
+  @FunctionalInterface
+  private interface Step<T> {
+    T run() throws Exception;
+  }
+
+  /** Runs a bookkeeping step; its failure means the broker must redeliver (the caller does not ack). */
+  private <T> T run(IncomingMessage message, String id, Step<T> step) {
+    try {
+      return step.run();
+    } catch (Exception e) {
+      throw new ConvergeException("Could not record the outcome of message " + (id != null ? id : message)
+          + " of group " + group + "; it must be redelivered", id, e);
+    }
+  }
+
+  private static String abbreviate(String s, int max) {
+    return s.length() <= max ? s : s.substring(0, max - 1) + "…";
+  }
+}

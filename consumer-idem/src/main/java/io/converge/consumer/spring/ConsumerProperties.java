@@ -1,0 +1,72 @@
+package io.converge.consumer.spring;
+
+import io.converge.consumer.FailurePolicy;
+import java.time.Duration;
+import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * {@code converge.consumer.*}: immutable, validated when the context starts.
+ *
+ * @param enabled whether {@code @IdempotentConsumer} methods are subscribed; default true
+ * @param migrate apply the consumer tables' migrations at start-up; default true
+ * @param rocketmq the RocketMQ binding
+ * @param policies named failure policies; {@code default} is used when a name is not configured
+ * @param dedup retention of {@code converge_dedup}
+ */
+@ConfigurationProperties("converge.consumer")
+public record ConsumerProperties(
+    @DefaultValue("true") boolean enabled,
+    @DefaultValue("true") boolean migrate,
+    @DefaultValue Rocketmq rocketmq,
+    Map<String, Policy> policies,
+    @DefaultValue Dedup dedup) {
+
+  /**
+   * {@code converge.consumer.rocketmq.*}.
+   *
+   * @param nameServer name server list; required when a consumer is declared
+   * @param consumeThreads threads per consumer; default 4
+   */
+  public record Rocketmq(String nameServer, @DefaultValue("4") int consumeThreads) {}
+
+  /**
+   * {@code converge.consumer.policies.<name>.*}; defaults are {@link FailurePolicy#defaults()}'s.
+   *
+   * @param maxAttempts default 3
+   * @param initialBackoff default 200ms
+   * @param maxBackoff default 10s
+   * @param multiplier default 2.0
+   * @param jitter default 0.2
+   */
+  public record Policy(@DefaultValue("3") int maxAttempts, @DefaultValue("200ms") Duration initialBackoff,
+      @DefaultValue("10s") Duration maxBackoff, @DefaultValue("2.0") double multiplier, @DefaultValue("0.2") double jitter) {
+
+    FailurePolicy toFailurePolicy(String name) {
+      try {
+        return new FailurePolicy(maxAttempts, initialBackoff, maxBackoff, multiplier, jitter);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("converge.consumer.policies." + name + ": " + e.getMessage(), e);
+      }
+    }
+  }
+
+  /**
+   * {@code converge.consumer.dedup.*}.
+   *
+   * @param retention how long dedup rows are kept; default 7d, at least 6h
+   * @param purgeBatchSize rows per purge batch; default 1000
+   * @param purgeInterval time between purges; default 10m
+   */
+  public record Dedup(@DefaultValue("7d") Duration retention, @DefaultValue("1000") int purgeBatchSize,
+      @DefaultValue("10m") Duration purgeInterval) {}
+
+  FailurePolicy policy(String name) {
+    Policy p = policies == null ? null : policies.get(name);
+    if (p == null && policies != null) {
+      p = policies.get("default");
+    }
+    return p == null ? FailurePolicy.defaults() : p.toFailurePolicy(name);
+  }
+}

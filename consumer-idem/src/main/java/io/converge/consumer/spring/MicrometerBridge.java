@@ -1,0 +1,19 @@
+package io.converge.consumer.spring;
+
+import io.converge.consumer.ConsumerMetrics;
+import io.converge.consumer.ConsumerOps;
+import io.converge.consumer.micrometer.MicrometerConsumerMetrics;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Clock;
+import org.springframework.context.ApplicationContext;
+
+/** Loaded only when Micrometer is on the class path. */
+final class MicrometerBridge {
+
+  private MicrometerBridge() {}
+
+  static ConsumerMetrics metrics(ApplicationContext context, ConsumerOps ops) {
+    MeterRegistry registry = context.getBeanProvider(MeterRegistry.class).getIfUnique();
+    return registry == null ? ConsumerMetrics.noop() : MicrometerConsumerMetrics.of(registry, ops, Clock.systemUTC());
+  }
+}

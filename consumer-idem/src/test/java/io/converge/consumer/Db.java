@@ -1,0 +1,46 @@
+package io.converge.consumer;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import javax.sql.DataSource;
+
+/** Small JDBC helpers for the integration tests. */
+final class Db {
+
+  private Db() {}
+
+  static void exec(DataSource ds, String sql) {
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+      s.execute(sql);
+    } catch (Exception e) {
+      throw new IllegalStateException(sql, e);
+    }
+  }
+
+  static long count(DataSource ds, String sql) {
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    } catch (Exception e) {
+      throw new IllegalStateException(sql, e);
+    }
+  }
+
+  static String string(DataSource ds, String sql) {
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+      return rs.next() ? rs.getString(1) : null;
+    } catch (Exception e) {
+      throw new IllegalStateException(sql, e);
+    }
+  }
+
+  /** The handler's business effect: one ledger row per run, no unique constraint (dedup must do it). */
+  static void insertLedger(Connection c, IncomingMessage m) throws java.sql.SQLException {
+    try (var ps = c.prepareStatement("INSERT INTO ledger (message_id, body) VALUES (?, ?)")) {
+      ps.setString(1, m.envelopeMessageId());
+      ps.setString(2, m.payloadAsString());
+      ps.executeUpdate();
+    }
+  }
+}

@@ -1,0 +1,276 @@
+package io.converge.consumer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.converge.broker.postgres.PostgresExtension;
+import io.converge.producer.Envelope;
+import io.converge.producer.schema.Migrations;
+import java.sql.SQLTransientConnectionException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** The decorator on a real PostgreSQL, without a broker: dedup, concurrency, failure policy, DLQ, tickets. */
+@ExtendWith(PostgresExtension.class)
+class IdempotentHandlerIT {
+
+  private static final FailurePolicy FAST = FailurePolicy.defaults().withBackoff(Duration.ofMillis(5), Duration.ofMillis(20));
+
+  private final DataSource ds;
+
+  IdempotentHandlerIT(DataSource ds) {
+    this.ds = ds;
+  }
+
+  @BeforeAll
+  static void schema(DataSource ds) {
+    Migrations.apply(ds, "consumer");
+    Db.exec(ds, "CREATE TABLE ledger (id BIGSERIAL PRIMARY KEY, message_id TEXT, body TEXT)");
+  }
+
+  private static IncomingMessage message(String id) {
+    return IncomingMessage.builder().topic("payments").header(Envelope.MESSAGE_ID, id).payload("{\"amount\":\"10.00\"}").build();
+  }
+
+  private long effects(String id) {
+    return Db.count(ds, "SELECT count(*) FROM ledger WHERE message_id = '" + id + "'");
+  }
+
+  private IdempotentHandler.Builder handler(String group, MessageHandler h) {
+    return IdempotentHandler.builder().group(group).dataSource(ds).policy(FAST).handler(h);
+  }
+
+  @Test
+  void sequentialDuplicateIsAckedWithoutRunningTheHandler() {
+    AtomicInteger runs = new AtomicInteger();
+    IdempotentHandler h = handler("seq", (c, m) -> {
+      runs.incrementAndGet();
+      Db.insertLedger(c, m);
+    }).build();
+    String id = UUID.randomUUID().toString();
+    assertThat(h.handle(message(id))).isEqualTo(Outcome.PROCESSED);
+    for (int i = 0; i < 4; i++) {
+      assertThat(h.handle(message(id))).isEqualTo(Outcome.DUPLICATE);
+    }
+    assertThat(runs).hasValue(1);
+    assertThat(effects(id)).isEqualTo(1);
+    // another group is another dedup scope: it handles the same message once too
+    assertThat(handler("seq-other", (c, m) -> Db.insertLedger(c, m)).build().handle(message(id))).isEqualTo(Outcome.PROCESSED);
+    // the same id in another tenant is another message
+    IncomingMessage otherTenant = IncomingMessage.builder().topic("payments").header(Envelope.MESSAGE_ID, id)
+        .header(Envelope.TENANT, "acme").build();
+    assertThat(h.handle(otherTenant)).isEqualTo(Outcome.PROCESSED);
+  }
+
+  @Test
+  void twentyConcurrentDeliveriesOnTwoInstancesHaveOneEffect() throws Exception {
+    String id = UUID.randomUUID().toString();
+    AtomicInteger runs = new AtomicInteger();
+    MessageHandler slow = (c, m) -> {
+      runs.incrementAndGet();
+      Db.insertLedger(c, m);
+      Thread.sleep(200); // hold the uncommitted claim: the others must wait on the unique index
+    };
+    List<IdempotentHandler> instances = List.of(handler("conc", slow).build(), handler("conc", slow).build());
+    ExecutorService pool = Executors.newFixedThreadPool(20);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<Outcome>> results = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      IdempotentHandler instance = instances.get(i % 2);
+      results.add(pool.submit(() -> {
+        go.await();
+        return instance.handle(message(id));
+      }));
+    }
+    go.countDown();
+    Map<Outcome, Integer> outcomes = new ConcurrentHashMap<>();
+    for (Future<Outcome> f : results) {
+      outcomes.merge(f.get(30, TimeUnit.SECONDS), 1, Integer::sum);
+    }
+    pool.shutdown();
+    assertThat(outcomes).containsOnly(Map.entry(Outcome.PROCESSED, 1), Map.entry(Outcome.DUPLICATE, 19));
+    assertThat(runs).hasValue(1);
+    assertThat(effects(id)).isEqualTo(1);
+  }
+
+  @Test
+  void businessFailureRollsBackRecordsTheOutcomeAndIsNotRerun() {
+    AtomicInteger runs = new AtomicInteger();
+    AtomicInteger compensations = new AtomicInteger();
+    IdempotentHandler h = handler("biz", (c, m) -> {
+      runs.incrementAndGet();
+      Db.insertLedger(c, m);
+      throw new BusinessException("ACCOUNT_NOT_FOUND", "no account 7");
+    }).onBusinessFailure((c, m, e) -> compensations.incrementAndGet()).build();
+    String id = UUID.randomUUID().toString();
+    assertThat(h.handle(message(id))).isEqualTo(Outcome.BUSINESS_FAILURE);
+    assertThat(h.handle(message(id))).isEqualTo(Outcome.DUPLICATE);
+    assertThat(runs).hasValue(1);
+    assertThat(compensations).hasValue(1);
+    assertThat(effects(id)).isZero();
+    assertThat(Db.string(ds, "SELECT outcome || ' ' || detail FROM converge_dedup WHERE message_id = '" + id + "'"))
+        .isEqualTo("BUSINESS_FAILURE ACCOUNT_NOT_FOUND: no account 7");
+  }
+
+  @Test
+  void concurrentCopiesOfABusinessFailureDoNotRerunTheHandler() throws Exception {
+    String id = UUID.randomUUID().toString();
+    AtomicInteger runs = new AtomicInteger();
+    IdempotentHandler h = handler("biz-conc", (c, m) -> {
+      runs.incrementAndGet();
+      Db.insertLedger(c, m);
+      Thread.sleep(200); // the copies queue up on the claim meanwhile
+      throw new BusinessException("RISK_REJECTED", "score 97");
+    }).build();
+    ExecutorService pool = Executors.newFixedThreadPool(10);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<Outcome>> results = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      results.add(pool.submit(() -> {
+        go.await();
+        return h.handle(message(id));
+      }));
+    }
+    go.countDown();
+    Map<Outcome, Integer> outcomes = new ConcurrentHashMap<>();
+    for (Future<Outcome> f : results) {
+      outcomes.merge(f.get(30, TimeUnit.SECONDS), 1, Integer::sum);
+    }
+    pool.shutdown();
+    assertThat(outcomes).containsOnly(Map.entry(Outcome.BUSINESS_FAILURE, 1), Map.entry(Outcome.DUPLICATE, 9));
+    assertThat(runs).hasValue(1);
+    assertThat(effects(id)).isZero();
+  }
+
+  @Test
+  void technicalFailureIsRetriedWithBackoffThenHasOneEffect() {
+    AtomicInteger runs = new AtomicInteger();
+    IdempotentHandler h = handler("tech", (c, m) -> {
+      Db.insertLedger(c, m);
+      if (runs.incrementAndGet() < 3) {
+        throw new SQLTransientConnectionException("connection reset");
+      }
+    }).build();
+    String id = UUID.randomUUID().toString();
+    assertThat(h.handle(message(id))).isEqualTo(Outcome.PROCESSED);
+    assertThat(runs).hasValue(3);
+    assertThat(effects(id)).isEqualTo(1);
+    assertThat(Db.count(ds, "SELECT count(*) FROM converge_consumer_attempt WHERE message_id = '" + id + "'")).isZero();
+  }
+
+  @Test
+  void poisonMessageIsDeadLetteredWithATicketAfterNAttempts() {
+    AtomicInteger runs = new AtomicInteger();
+    IdempotentHandler h = handler("poison", (c, m) -> {
+      runs.incrementAndGet();
+      Db.insertLedger(c, m);
+      throw new IllegalStateException("cannot decode");
+    }).build();
+    String id = UUID.randomUUID().toString();
+    assertThat(h.handle(message(id))).isEqualTo(Outcome.DEAD_LETTERED);
+    assertThat(runs).hasValue(3);
+    assertThat(effects(id)).isZero();
+    assertThat(Db.string(ds, "SELECT reason_code || ' ' || attempts || ' ' || status FROM converge_dlq WHERE message_id = '" + id + "'"))
+        .isEqualTo("RETRIES_EXHAUSTED 3 PARKED");
+    assertThat(Db.string(ds, "SELECT kind || ' ' || status FROM converge_ticket WHERE message_id = '" + id + "'"))
+        .isEqualTo("RETRIES_EXHAUSTED OPEN");
+    assertThat(ConsumerOps.of(ds).parked(100)).anySatisfy(d -> {
+      assertThat(d.messageId()).isEqualTo(id);
+      assertThat(d.reason()).contains("cannot decode");
+      assertThat(d.age()).isGreaterThanOrEqualTo(Duration.ZERO);
+    });
+    // a redelivery finds the claim: not run a fourth time
+    assertThat(h.handle(message(id))).isEqualTo(Outcome.DUPLICATE);
+    assertThat(runs).hasValue(3);
+  }
+
+  @Test
+  void moneyAnomalyStopsAtOnceWithATicketAndCanBeResumed() {
+    AtomicInteger runs = new AtomicInteger();
+    boolean[] fixed = {false};
+    IdempotentHandler h = handler("money", (c, m) -> {
+      runs.incrementAndGet();
+      Db.insertLedger(c, m);
+      if (!fixed[0]) {
+        throw new MoneyAnomalyException("amount mismatch on charge 9", "100.00 EUR", "10.00 EUR");
+      }
+    }).build();
+    String id = UUID.randomUUID().toString();
+    assertThat(h.handle(message(id))).isEqualTo(Outcome.TICKETED);
+    assertThat(runs).hasValue(1); // no retry
+    assertThat(effects(id)).isZero();
+    assertThat(h.handle(message(id))).isEqualTo(Outcome.DUPLICATE);
+    assertThat(runs).hasValue(1);
+    ConsumerOps ops = ConsumerOps.of(ds, Clock.systemUTC());
+    ConsumerOps.Ticket ticket = ops.openTickets(100).stream().filter(t -> id.equals(t.messageId())).findFirst().orElseThrow();
+    assertThat(ticket.kind()).isEqualTo("MONEY_ANOMALY");
+    assertThat(ticket.reason()).contains("expected 100.00 EUR, actual 10.00 EUR");
+
+    fixed[0] = true; // a person fixed the cause
+    assertThat(h.resume(ticket.dlqId())).isEqualTo(Outcome.PROCESSED);
+    assertThat(effects(id)).isEqualTo(1);
+    assertThat(Db.string(ds, "SELECT status FROM converge_dlq WHERE id = " + ticket.dlqId())).isEqualTo("RESUMED");
+    assertThat(h.handle(message(id))).isEqualTo(Outcome.DUPLICATE);
+    assertThat(ops.resolveTicket(ticket.id(), "ops@acme", "amount corrected upstream")).isTrue();
+    assertThatThrownBy(() -> h.resume(ticket.dlqId())).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("No parked message");
+  }
+
+  @Test
+  void messageWithoutIdIsParkedWithAClearReasonAndNeverHandled() {
+    AtomicInteger runs = new AtomicInteger();
+    IdempotentHandler h = handler("noid", (c, m) -> runs.incrementAndGet()).build();
+    IncomingMessage noId = IncomingMessage.builder().topic("payments").brokerMessageId("AC110001-noid").brokerKey("order-1")
+        .payload("{\"amount\":1}").build();
+    assertThat(h.handle(noId)).isEqualTo(Outcome.DEAD_LETTERED);
+    IncomingMessage badId = IncomingMessage.builder().topic("payments").brokerMessageId("AC110001-badid")
+        .header(Envelope.MESSAGE_ID, "has spaces in it").build();
+    assertThat(h.handle(badId)).isEqualTo(Outcome.DEAD_LETTERED);
+    assertThat(runs).hasValue(0);
+    assertThat(Db.string(ds, "SELECT reason_code || ' | ' || reason FROM converge_dlq WHERE broker_message_id = 'AC110001-noid'"))
+        .startsWith("MISSING_MESSAGE_ID | ").contains("no header converge-message-id");
+    assertThat(Db.string(ds, "SELECT reason FROM converge_dlq WHERE broker_message_id = 'AC110001-badid'"))
+        .contains("printable ASCII");
+    assertThat(Db.count(ds, "SELECT count(*) FROM converge_dlq WHERE broker_message_id LIKE 'AC110001-%' AND message_id IS NULL"))
+        .isEqualTo(2);
+  }
+
+  @Test
+  void configuredFallbackIdDeduplicatesForeignMessages() {
+    AtomicInteger runs = new AtomicInteger();
+    IdempotentHandler h = handler("fallback", (c, m) -> runs.incrementAndGet())
+        .messageId(MessageIdResolver.envelope().orElse(MessageIdResolver.payloadField("eventId"))).build();
+    String eventId = UUID.randomUUID().toString();
+    IncomingMessage foreign = IncomingMessage.builder().topic("payments").payload("{\"eventId\":\"" + eventId + "\"}").build();
+    assertThat(h.handle(foreign)).isEqualTo(Outcome.PROCESSED);
+    assertThat(h.handle(foreign)).isEqualTo(Outcome.DUPLICATE);
+    assertThat(runs).hasValue(1);
+  }
+
+  @Test
+  void purgeDeletesOnlyExpiredRowsInBatches() {
+    Db.exec(ds, "INSERT INTO converge_dedup (tenant, consumer_group, message_id, outcome, topic, processed_at) "
+        + "SELECT 'default', 'purge', 'old-' || g, 'PROCESSED', 't', now() - interval '8 days' FROM generate_series(1, 25) g");
+    Db.exec(ds, "INSERT INTO converge_dedup (tenant, consumer_group, message_id, outcome, topic, processed_at) "
+        + "VALUES ('default', 'purge', 'fresh', 'PROCESSED', 't', now() - interval '6 days')");
+    DedupPurger purger = new DedupPurger(ds, DedupPurger.DEFAULT_RETENTION, 10, Clock.systemUTC());
+    assertThat(purger.purgeExpired(2)).isEqualTo(20); // bounded: two batches of 10
+    assertThat(purger.purgeExpired(100)).isEqualTo(5);
+    assertThat(Db.count(ds, "SELECT count(*) FROM converge_dedup WHERE consumer_group = 'purge'")).isEqualTo(1);
+  }
+}

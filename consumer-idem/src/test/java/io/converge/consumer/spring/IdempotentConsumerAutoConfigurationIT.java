@@ -1,0 +1,128 @@
+package io.converge.consumer.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.converge.broker.postgres.PostgresExtension;
+import io.converge.broker.rocketmq.EmbeddedRocketMQ;
+import io.converge.broker.rocketmq.RocketMQExtension;
+import io.converge.consumer.BusinessException;
+import io.converge.consumer.ConsumerOps;
+import io.converge.consumer.IdempotentConsumer;
+import io.converge.consumer.IncomingMessage;
+import io.converge.producer.Envelope;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.common.message.Message;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/** The auto-configuration on the real broker and database: annotation scanning and Spring-joined transactions. */
+@ExtendWith({RocketMQExtension.class, PostgresExtension.class})
+class IdempotentConsumerAutoConfigurationIT {
+
+  /** A user's Spring bean. */
+  static class PaymentListener {
+    final JdbcTemplate jdbc;
+    final AtomicInteger runs = new AtomicInteger();
+
+    PaymentListener(JdbcTemplate jdbc) {
+      this.jdbc = jdbc;
+    }
+
+    @IdempotentConsumer(topic = "${test.topic}", group = "${test.group}", policy = "payments")
+    public void onPayment(IncomingMessage message) {
+      runs.incrementAndGet();
+      // a plain JdbcTemplate write: it must join the dedup transaction
+      jdbc.update("INSERT INTO spring_ledger (message_id, body) VALUES (?, ?)", message.envelopeMessageId(),
+          message.payloadAsString());
+      if (message.payloadAsString().contains("reject")) {
+        throw new BusinessException("REJECTED", "rejected by the test");
+      }
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class App {
+    @Bean
+    JdbcTemplate jdbcTemplate(DataSource ds) {
+      return new JdbcTemplate(ds);
+    }
+
+    @Bean
+    PaymentListener paymentListener(JdbcTemplate jdbc) {
+      return new PaymentListener(jdbc);
+    }
+  }
+
+  @Test
+  void annotatedMethodIsSubscribedDeduplicatedAndJoinsTheTransaction(EmbeddedRocketMQ mq, DataSource ds) throws Exception {
+    String topic = RocketMQExtension.uniqueTopic("spring");
+    String group = RocketMQExtension.uniqueTopic("spring-group");
+    mq.createTopic(topic);
+    new JdbcTemplate(ds).execute("CREATE TABLE IF NOT EXISTS spring_ledger (id BIGSERIAL PRIMARY KEY, message_id TEXT, body TEXT)");
+    DefaultMQProducer producer = new DefaultMQProducer(RocketMQExtension.uniqueTopic("spring-producer"));
+    producer.setNamesrvAddr(mq.nameServerAddress());
+    producer.setInstanceName(UUID.randomUUID().toString());
+    producer.start();
+    try {
+      new ApplicationContextRunner()
+          .withConfiguration(AutoConfigurations.of(ConvergeConsumerAutoConfiguration.class))
+          .withBean(DataSource.class, () -> ds)
+          .withUserConfiguration(App.class)
+          .withPropertyValues("test.topic=" + topic, "test.group=" + group,
+              "converge.consumer.rocketmq.name-server=" + mq.nameServerAddress(),
+              "converge.consumer.policies.payments.max-attempts=2",
+              "converge.consumer.dedup.retention=3d")
+          .run(context -> {
+            assertThat(context).hasNotFailed();
+            PaymentListener listener = context.getBean(PaymentListener.class);
+            String ok = UUID.randomUUID().toString();
+            String rejected = UUID.randomUUID().toString();
+            for (int i = 0; i < 3; i++) {
+              send(producer, topic, ok, "{\"pay\":1}");
+              send(producer, topic, rejected, "{\"reject\":true}");
+            }
+            JdbcTemplate jdbc = new JdbcTemplate(ds);
+            await().atMost(Duration.ofSeconds(60)).until(() -> jdbc.queryForObject(
+                "SELECT count(*) FROM converge_dedup WHERE consumer_group = ?", Long.class, group) == 2);
+            Thread.sleep(1000); // let any stray duplicate finish
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM spring_ledger WHERE message_id = ?", Long.class, ok)).isEqualTo(1);
+            // the rejected message's JdbcTemplate insert was rolled back with the dedup transaction
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM spring_ledger WHERE message_id = ?", Long.class, rejected)).isZero();
+            assertThat(jdbc.queryForObject("SELECT outcome FROM converge_dedup WHERE message_id = ?", String.class, rejected))
+                .isEqualTo("BUSINESS_FAILURE");
+            assertThat(listener.runs).hasValue(2);
+            assertThat(context).hasSingleBean(ConsumerOps.class);
+            assertThat(context.getBean(io.converge.consumer.DedupPurger.class).retention()).isEqualTo(Duration.ofDays(3));
+          });
+    } finally {
+      producer.shutdown();
+    }
+  }
+
+  @Test
+  void invalidRetentionFailsTheContextNamingTheProperty(DataSource ds) {
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(ConvergeConsumerAutoConfiguration.class))
+        .withBean(DataSource.class, () -> ds)
+        .withPropertyValues("converge.consumer.dedup.retention=1h")
+        .run(context -> assertThat(context).getFailure().rootCause()
+            .hasMessageContaining("converge.consumer.dedup.retention must be at least PT6H"));
+  }
+
+  private static void send(DefaultMQProducer producer, String topic, String id, String body) throws Exception {
+    Message m = new Message(topic, "*", "k", body.getBytes(StandardCharsets.UTF_8));
+    m.putUserProperty(Envelope.MESSAGE_ID, id);
+    producer.send(m);
+  }
+}
