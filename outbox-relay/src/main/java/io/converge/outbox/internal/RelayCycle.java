@@ -99,6 +99,7 @@ final class RelayCycle {
     List<Row> rows = rows(c, keys);
     List<Long> sent = new ArrayList<>();
     Set<String> stopped = new HashSet<>();
+    Set<String> unreachableTopics = new HashSet<>();
     int refused = 0;
     int parked = 0;
     boolean unavailable = false;
@@ -106,11 +107,16 @@ final class RelayCycle {
       if (stopped.contains(row.orderKey)) {
         continue; // an earlier row of this key failed: keep the key's order
       }
+      if (unreachableTopics.contains(row.record.topic())) {
+        stopped.add(row.orderKey); // no second timeout on a topic whose broker just failed
+        continue;
+      }
       try {
         settings.sink().send(row.record);
         sent.add(row.record.seq());
       } catch (BrokerUnavailableException e) {
         stopped.add(row.orderKey);
+        unreachableTopics.add(row.record.topic());
         unavailable = true;
         LOG.debug("Broker unavailable for outbox row {}: {}", row.record, e.toString());
         postpone(c, row, e);
