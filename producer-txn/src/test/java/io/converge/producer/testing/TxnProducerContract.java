@@ -265,7 +265,7 @@ public abstract class TxnProducerContract {
   // ---- 5. a local commit after recovery discarded the message ----
 
   @Test
-  void localCommitAfterRecoveryDiscardedTheMessageFails() throws Exception {
+  protected void localCommitAfterRecoveryDiscardedTheMessageFails() throws Exception {
     String topic = topic("late");
     TxnProducer p = producer(group("g"), topic);
     MessageSink sink = sink(topic);

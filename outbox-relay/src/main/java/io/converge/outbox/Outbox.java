@@ -1,0 +1,163 @@
+package io.converge.outbox;
+
+import io.converge.producer.DatabaseUnavailableException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.LongConsumer;
+import javax.sql.DataSource;
+
+/**
+ * Operations on the outbox table of one database, for the relay and the ops tools: parked keys, resume,
+ * lag, purge. Stateless apart from its data source; thread-safe.
+ */
+public final class Outbox {
+
+  /**
+   * A parked row: the head of a key whose send the broker kept refusing. The key's later rows wait.
+   *
+   * @param messageId the message id
+   * @param key the order key (the message key, or its id)
+   * @param topic the topic
+   * @param attempts failed attempts
+   * @param reason the last error
+   * @param parkedAt when it was parked
+   * @param createdAt when it was written
+   */
+  public record Parked(String messageId, String key, String topic, int attempts, String reason, Instant parkedAt, Instant createdAt) {}
+
+  private static final String PARKED = """
+      SELECT message_id, order_key, topic, attempts, last_error, parked_at, created_at
+      FROM converge_outbox WHERE published_at IS NULL AND parked_at IS NOT NULL ORDER BY seq LIMIT ?
+      """;
+  private static final String PARKED_COUNT =
+      "SELECT count(*) FROM converge_outbox WHERE published_at IS NULL AND parked_at IS NOT NULL";
+  private static final String RESUME = """
+      UPDATE converge_outbox SET parked_at = NULL, attempts = 0, next_attempt_at = NULL
+      WHERE order_key = ? AND published_at IS NULL AND parked_at IS NOT NULL
+      """;
+  private static final String OLDEST_MILLIS = """
+      SELECT (extract(epoch FROM now() - created_at) * 1000)::bigint FROM converge_outbox
+      WHERE published_at IS NULL AND parked_at IS NULL ORDER BY seq LIMIT 1
+      """;
+  private static final String PURGE = """
+      DELETE FROM converge_outbox WHERE seq IN (
+        SELECT seq FROM converge_outbox
+        WHERE published_at < now() - make_interval(secs => ?)
+        ORDER BY published_at
+        LIMIT ?)
+      """;
+
+  private final DataSource dataSource;
+
+  private Outbox(DataSource dataSource) {
+    this.dataSource = dataSource;
+  }
+
+  /** The outbox on {@code dataSource} (whose schema has the {@code outbox} migrations applied). */
+  public static Outbox on(DataSource dataSource) {
+    return new Outbox(Objects.requireNonNull(dataSource, "dataSource"));
+  }
+
+  /** The parked rows, oldest first, at most {@code limit}. */
+  public List<Parked> parked(int limit) {
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(PARKED)) {
+      ps.setInt(1, limit);
+      List<Parked> out = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(new Parked(rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4), rs.getString(5),
+              instant(rs.getTimestamp(6)), instant(rs.getTimestamp(7))));
+        }
+      }
+      return out;
+    } catch (SQLException e) {
+      throw new DatabaseUnavailableException("Cannot list the parked outbox rows", null, e);
+    }
+  }
+
+  /** How many rows are parked. */
+  public long parkedCount() {
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(PARKED_COUNT);
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getLong(1);
+    } catch (SQLException e) {
+      throw new DatabaseUnavailableException("Cannot count the parked outbox rows", null, e);
+    }
+  }
+
+  /**
+   * Resumes the parked key {@code key}: its rows are retried by the relays from the next poll, with a
+   * fresh attempt count.
+   *
+   * @return the number of rows resumed (0 when the key was not parked)
+   */
+  public int resume(String key) {
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(RESUME)) {
+      ps.setString(1, key);
+      return ps.executeUpdate();
+    } catch (SQLException e) {
+      throw new DatabaseUnavailableException("Cannot resume outbox key " + key, null, e);
+    }
+  }
+
+  /** The age of the oldest unpublished, unparked row; zero when there is none. */
+  public Duration lag() {
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(OLDEST_MILLIS);
+        ResultSet rs = ps.executeQuery()) {
+      return rs.next() ? Duration.ofMillis(Math.max(0, rs.getLong(1))) : Duration.ZERO;
+    } catch (SQLException e) {
+      throw new DatabaseUnavailableException("Cannot read the outbox lag", null, e);
+    }
+  }
+
+  /**
+   * Deletes published rows older than {@code retention}, in batches of {@code batchSize} rows, each in
+   * its own short transaction (no long lock, no DELETE storm). Unpublished and parked rows are never
+   * deleted.
+   *
+   * @param progress receives the running total after each batch (e.g. to print progress)
+   * @return the number of rows deleted
+   */
+  public long purge(Duration retention, int batchSize, LongConsumer progress) {
+    if (retention == null || retention.isNegative()) {
+      throw new IllegalArgumentException("outbox.retention must be zero or positive, but was " + retention);
+    }
+    if (batchSize < 1 || batchSize > 100_000) {
+      throw new IllegalArgumentException("outbox.purgeBatchSize must be between 1 and 100000, but was " + batchSize);
+    }
+    long total = 0;
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(true);
+      while (true) {
+        int n;
+        try (PreparedStatement ps = c.prepareStatement(PURGE)) {
+          ps.setDouble(1, retention.toMillis() / 1000.0);
+          ps.setInt(2, batchSize);
+          n = ps.executeUpdate();
+        }
+        total += n;
+        if (n > 0) {
+          progress.accept(total);
+        }
+        if (n < batchSize) {
+          return total;
+        }
+      }
+    } catch (SQLException e) {
+      throw new DatabaseUnavailableException("Cannot purge the outbox after " + total + " rows", null, e);
+    }
+  }
+
+  private static Instant instant(Timestamp t) {
+    return t == null ? null : t.toInstant();
+  }
+}

@@ -1,0 +1,198 @@
+package io.converge.outbox;
+
+import io.converge.outbox.internal.PollingRelay;
+import io.converge.outbox.spi.OutboxSink;
+import io.converge.outbox.spi.RelayMetrics;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.UUID;
+import javax.sql.DataSource;
+
+/**
+ * Builds an {@link OutboxRelay}. Defaults are applied and every setting is validated in {@link #build()},
+ * which names the setting and the bad value. Not thread-safe.
+ */
+public final class OutboxRelayBuilder {
+
+  /**
+   * The validated settings of a relay.
+   *
+   * @param name the relay's name; default {@code outbox-relay-<random>}
+   * @param dataSource the database holding {@code converge_outbox}; required
+   * @param sink where rows are published; required; closed with the relay
+   * @param batchSize most rows per claim; default 200
+   * @param maxAttempts refusals of one row before its key is parked; default 5
+   * @param retryBase first delay before retrying a refused row; default 1 s (doubles per attempt)
+   * @param brokerBackoffBase first delay after the broker was unavailable; default 200 ms
+   * @param brokerBackoffMax longest delay while the broker stays unavailable; default 30 s
+   * @param idlePollMin delay after an empty poll that followed work; default 10 ms
+   * @param idlePollMax longest delay between polls when idle; default 200 ms
+   * @param retention how long published rows are kept; default 1 day
+   * @param purgeInterval how often published rows are purged; default 1 min; zero disables
+   * @param purgeBatchSize rows per purge transaction; default 1000
+   * @param metricsInterval how often lag and parked count are read; default 5 s
+   * @param metrics where to count; default nothing
+   */
+  public record Settings(
+      String name,
+      DataSource dataSource,
+      OutboxSink sink,
+      int batchSize,
+      int maxAttempts,
+      Duration retryBase,
+      Duration brokerBackoffBase,
+      Duration brokerBackoffMax,
+      Duration idlePollMin,
+      Duration idlePollMax,
+      Duration retention,
+      Duration purgeInterval,
+      int purgeBatchSize,
+      Duration metricsInterval,
+      RelayMetrics metrics) {}
+
+  private String name = "outbox-relay-" + UUID.randomUUID().toString().substring(0, 8);
+  private DataSource dataSource;
+  private OutboxSink sink;
+  private int batchSize = 200;
+  private int maxAttempts = 5;
+  private Duration retryBase = Duration.ofSeconds(1);
+  private Duration brokerBackoffBase = Duration.ofMillis(200);
+  private Duration brokerBackoffMax = Duration.ofSeconds(30);
+  private Duration idlePollMin = Duration.ofMillis(10);
+  private Duration idlePollMax = Duration.ofMillis(200);
+  private Duration retention = Duration.ofDays(1);
+  private Duration purgeInterval = Duration.ofMinutes(1);
+  private int purgeBatchSize = 1000;
+  private Duration metricsInterval = Duration.ofSeconds(5);
+  private RelayMetrics metrics = RelayMetrics.NONE;
+
+  OutboxRelayBuilder() {}
+
+  /** The relay's name, used for its thread and logs. */
+  public OutboxRelayBuilder name(String name) {
+    this.name = name;
+    return this;
+  }
+
+  /** The database holding {@code converge_outbox}. */
+  public OutboxRelayBuilder dataSource(DataSource dataSource) {
+    this.dataSource = dataSource;
+    return this;
+  }
+
+  /** Where rows are published, e.g. {@code RocketMQSink.nameServer(ns).build()}; closed with the relay. */
+  public OutboxRelayBuilder sink(OutboxSink sink) {
+    this.sink = sink;
+    return this;
+  }
+
+  /** Most rows claimed per transaction; default 200, 1 to 10000. */
+  public OutboxRelayBuilder batchSize(int rows) {
+    this.batchSize = rows;
+    return this;
+  }
+
+  /** Refusals of one row before its key is parked; default 5, 1 to 1000. */
+  public OutboxRelayBuilder maxAttempts(int attempts) {
+    this.maxAttempts = attempts;
+    return this;
+  }
+
+  /** First delay before a refused row is retried (then doubled, with jitter); default 1 s. */
+  public OutboxRelayBuilder retryBase(Duration delay) {
+    this.retryBase = delay;
+    return this;
+  }
+
+  /** Backoff while the broker is unavailable: from {@code base}, doubling with jitter, up to {@code max}. */
+  public OutboxRelayBuilder brokerBackoff(Duration base, Duration max) {
+    this.brokerBackoffBase = base;
+    this.brokerBackoffMax = max;
+    return this;
+  }
+
+  /** Idle polling: from {@code min} after work, doubling up to {@code max}; defaults 10 ms and 200 ms. */
+  public OutboxRelayBuilder idlePoll(Duration min, Duration max) {
+    this.idlePollMin = min;
+    this.idlePollMax = max;
+    return this;
+  }
+
+  /** How long published rows are kept; default 1 day. */
+  public OutboxRelayBuilder retention(Duration retention) {
+    this.retention = retention;
+    return this;
+  }
+
+  /** How often published rows older than the retention are purged; default 1 min; zero disables. */
+  public OutboxRelayBuilder purgeInterval(Duration interval) {
+    this.purgeInterval = interval;
+    return this;
+  }
+
+  /** Rows deleted per purge transaction; default 1000. */
+  public OutboxRelayBuilder purgeBatchSize(int rows) {
+    this.purgeBatchSize = rows;
+    return this;
+  }
+
+  /** How often the lag and parked count are read for the metrics; default 5 s. */
+  public OutboxRelayBuilder metricsInterval(Duration interval) {
+    this.metricsInterval = interval;
+    return this;
+  }
+
+  /** Where to count, e.g. {@code MicrometerRelayMetrics.of(registry)}; default nothing. */
+  public OutboxRelayBuilder metrics(RelayMetrics metrics) {
+    this.metrics = metrics;
+    return this;
+  }
+
+  /**
+   * Validates the settings and returns the relay, not started.
+   *
+   * @throws IllegalArgumentException naming the setting and its bad value
+   */
+  public OutboxRelay build() {
+    if (name == null || !name.matches("[A-Za-z0-9_.-]{1,100}")) {
+      throw new IllegalArgumentException("relay.name must match [A-Za-z0-9_.-]{1,100}, but was " + name);
+    }
+    Objects.requireNonNull(dataSource, "relay.dataSource is required");
+    Objects.requireNonNull(sink, "relay.sink is required");
+    between("relay.batchSize", batchSize, 1, 10_000);
+    between("relay.maxAttempts", maxAttempts, 1, 1000);
+    between("relay.purgeBatchSize", purgeBatchSize, 1, 100_000);
+    positive("relay.retryBase", retryBase);
+    positive("relay.brokerBackoffBase", brokerBackoffBase);
+    positive("relay.idlePollMin", idlePollMin);
+    positive("relay.metricsInterval", metricsInterval);
+    if (brokerBackoffMax == null || brokerBackoffMax.compareTo(brokerBackoffBase) < 0) {
+      throw new IllegalArgumentException("relay.brokerBackoffMax must be at least relay.brokerBackoffBase ("
+          + brokerBackoffBase + "), but was " + brokerBackoffMax);
+    }
+    if (idlePollMax == null || idlePollMax.compareTo(idlePollMin) < 0) {
+      throw new IllegalArgumentException("relay.idlePollMax must be at least relay.idlePollMin (" + idlePollMin + "), but was " + idlePollMax);
+    }
+    if (retention == null || retention.isNegative()) {
+      throw new IllegalArgumentException("relay.retention must be zero or positive, but was " + retention);
+    }
+    if (purgeInterval == null || purgeInterval.isNegative()) {
+      throw new IllegalArgumentException("relay.purgeInterval must be zero or positive, but was " + purgeInterval);
+    }
+    return new PollingRelay(new Settings(name, dataSource, sink, batchSize, maxAttempts, retryBase, brokerBackoffBase,
+        brokerBackoffMax, idlePollMin, idlePollMax, retention, purgeInterval, purgeBatchSize, metricsInterval,
+        Objects.requireNonNull(metrics, "relay.metrics")));
+  }
+
+  private static void between(String property, int value, int min, int max) {
+    if (value < min || value > max) {
+      throw new IllegalArgumentException(property + " must be between " + min + " and " + max + ", but was " + value);
+    }
+  }
+
+  private static void positive(String property, Duration value) {
+    if (value == null || value.isZero() || value.isNegative()) {
+      throw new IllegalArgumentException(property + " must be positive, but was " + value);
+    }
+  }
+}

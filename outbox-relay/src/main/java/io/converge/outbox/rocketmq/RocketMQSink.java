@@ -1,0 +1,109 @@
+package io.converge.outbox.rocketmq;
+
+import io.converge.outbox.spi.OutboxRecord;
+import io.converge.outbox.spi.OutboxSink;
+import io.converge.producer.ConvergeException;
+import java.time.Duration;
+import java.util.UUID;
+
+/**
+ * Publishes outbox rows to RocketMQ: one plain producer; the key selects the queue (hash of the key
+ * modulo the queue count) so that one key stays on one queue, in order; the envelope travels as user
+ * properties. Thread-safe.
+ *
+ * <p>A send that cannot reach a broker (timeout, connection refused, no route while the broker is
+ * restarting) is reported as {@link io.converge.producer.BrokerUnavailableException} and never parks
+ * a message; a message the client or broker refuses as illegal (e.g. too large) is reported as
+ * {@link io.converge.producer.InvalidMessageException} and counts as an attempt.
+ *
+ * <p>Needs {@code org.apache.rocketmq:rocketmq-client} on the classpath (an optional dependency of
+ * {@code converge-outbox-relay}).
+ */
+public final class RocketMQSink implements OutboxSink {
+
+  static final String CLIENT_CLASS = "org.apache.rocketmq.client.producer.DefaultMQProducer";
+
+  private final RocketMQClient client;
+
+  private RocketMQSink(RocketMQClient client) {
+    this.client = client;
+  }
+
+  /** A builder for a sink on the RocketMQ cluster of {@code nameServer} ({@code host:port[;host:port]}). */
+  public static Builder nameServer(String nameServer) {
+    if (nameServer == null || !nameServer.matches("[A-Za-z0-9.:;_-]+")) {
+      throw new IllegalArgumentException("rocketmq.nameServer must be host:port[;host:port...], but was " + nameServer);
+    }
+    return new Builder(nameServer);
+  }
+
+  @Override
+  public String name() {
+    return "rocketmq";
+  }
+
+  @Override
+  public void send(OutboxRecord record) throws Exception {
+    client.send(record);
+  }
+
+  @Override
+  public void close() {
+    client.close();
+  }
+
+  /** Settings of a {@link RocketMQSink}; not thread-safe. */
+  public static final class Builder {
+    private final String nameServer;
+    private String group = "converge-outbox-relay";
+    private Duration sendTimeout = Duration.ofSeconds(3);
+    private int maxMessageBytes = 4 * 1024 * 1024;
+
+    private Builder(String nameServer) {
+      this.nameServer = nameServer;
+    }
+
+    /** The producer group of the relay's client; default {@code converge-outbox-relay}. */
+    public Builder group(String group) {
+      this.group = group;
+      return this;
+    }
+
+    /** How long one send may take before it counts as "broker unavailable"; default 3 s, at least 100 ms. */
+    public Builder sendTimeout(Duration timeout) {
+      this.sendTimeout = timeout;
+      return this;
+    }
+
+    /** The largest message body the client sends; default 4 MiB (the broker's default). */
+    public Builder maxMessageBytes(int bytes) {
+      this.maxMessageBytes = bytes;
+      return this;
+    }
+
+    /**
+     * Validates the settings and starts the client.
+     *
+     * @throws IllegalArgumentException naming a bad setting and its value
+     * @throws ConvergeException when rocketmq-client is missing or the client cannot start
+     */
+    public RocketMQSink build() {
+      if (group == null || !group.matches("[A-Za-z0-9_-]{1,100}")) {
+        throw new IllegalArgumentException("rocketmq.group must match [A-Za-z0-9_-]{1,100}, but was " + group);
+      }
+      if (sendTimeout == null || sendTimeout.toMillis() < 100) {
+        throw new IllegalArgumentException("rocketmq.sendTimeout must be at least 100 ms, but was " + sendTimeout);
+      }
+      if (maxMessageBytes < 1 || maxMessageBytes > 64 * 1024 * 1024) {
+        throw new IllegalArgumentException("rocketmq.maxMessageBytes must be between 1 and 67108864, but was " + maxMessageBytes);
+      }
+      try {
+        Class.forName(CLIENT_CLASS, false, RocketMQSink.class.getClassLoader());
+      } catch (ClassNotFoundException e) {
+        throw new ConvergeException("The RocketMQ sink needs org.apache.rocketmq:rocketmq-client on the classpath"
+            + " (add it as a dependency, version 5.4.0)", e);
+      }
+      return new RocketMQSink(new RocketMQClient(nameServer, group, group + "-" + UUID.randomUUID(), sendTimeout, maxMessageBytes));
+    }
+  }
+}

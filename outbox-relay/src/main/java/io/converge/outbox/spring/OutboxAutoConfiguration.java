@@ -1,0 +1,108 @@
+package io.converge.outbox.spring;
+
+import io.converge.outbox.MicrometerRelayMetrics;
+import io.converge.outbox.OutboxBackend;
+import io.converge.outbox.OutboxRelay;
+import io.converge.outbox.OutboxRelayBuilder;
+import io.converge.outbox.rocketmq.RocketMQSink;
+import io.converge.outbox.spi.RelayMetrics;
+import io.converge.producer.TxnProducer;
+import io.converge.producer.TxnProducerBuilder;
+import io.converge.producer.schema.Migrations;
+import io.converge.producer.spring.ConvergeProducerProperties;
+import io.converge.producer.spring.TransactionalPublisher;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Objects;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * Spring Boot auto-configuration of the outbox when {@code converge.producer.mode=outbox}: a
+ * {@link TxnProducer} on the outbox backend and a {@link TransactionalPublisher} on the application's
+ * {@code DataSource}, and, unless {@code converge.outbox.relay-enabled=false}, a started
+ * {@link OutboxRelay} publishing to RocketMQ. Each bean is replaceable by one's own.
+ */
+@AutoConfiguration(afterName = {
+    "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+    "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
+    "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+    "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"})
+@ConditionalOnProperty(prefix = "converge.producer", name = "mode", havingValue = "outbox")
+@EnableConfigurationProperties({ConvergeProducerProperties.class, OutboxProperties.class})
+class OutboxAutoConfiguration {
+
+  @Bean(destroyMethod = "close")
+  @ConditionalOnMissingBean
+  @ConditionalOnBean(DataSource.class)
+  TxnProducer convergeTxnProducer(ConvergeProducerProperties p, DataSource dataSource) {
+    String group = Objects.requireNonNull(p.group(), "converge.producer.group is required");
+    if (!Boolean.FALSE.equals(p.migrate())) {
+      Migrations.apply(dataSource, "producer");
+      Migrations.apply(dataSource, "outbox");
+    }
+    TxnProducerBuilder b = TxnProducer.builder().group(group).dataSource(dataSource).backend(OutboxBackend.outbox());
+    if (p.maxPayloadBytes() != null) {
+      b.maxPayloadBytes(p.maxPayloadBytes());
+    }
+    if (p.localTransactionTimeout() != null) {
+      b.localTransactionTimeout(p.localTransactionTimeout());
+    }
+    return b.build();
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnBean({TxnProducer.class, DataSource.class})
+  TransactionalPublisher convergeTransactionalPublisher(TxnProducer producer, DataSource dataSource) {
+    return new TransactionalPublisher(producer, dataSource);
+  }
+
+  @Bean(destroyMethod = "close")
+  @ConditionalOnMissingBean
+  @ConditionalOnBean(DataSource.class)
+  @ConditionalOnClass(name = "org.apache.rocketmq.client.producer.DefaultMQProducer")
+  @ConditionalOnProperty(prefix = "converge.outbox", name = "relay-enabled", havingValue = "true", matchIfMissing = true)
+  OutboxRelay convergeOutboxRelay(OutboxProperties p, DataSource dataSource, ObjectProvider<RelayMetrics> metrics) {
+    OutboxRelayBuilder b = OutboxRelay.builder().dataSource(dataSource)
+        .sink(RocketMQSink.nameServer(Objects.requireNonNull(p.nameServer(), "converge.outbox.name-server is required")).build());
+    if (p.batchSize() != null) {
+      b.batchSize(p.batchSize());
+    }
+    if (p.maxAttempts() != null) {
+      b.maxAttempts(p.maxAttempts());
+    }
+    if (p.retention() != null) {
+      b.retention(p.retention());
+    }
+    if (p.purgeInterval() != null) {
+      b.purgeInterval(p.purgeInterval());
+    }
+    RelayMetrics m = metrics.getIfAvailable();
+    if (m != null) {
+      b.metrics(m);
+    }
+    OutboxRelay relay = b.build();
+    relay.start();
+    return relay;
+  }
+
+  /** Micrometer metrics for the relay, when Micrometer and a registry are there. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "io.micrometer.core.instrument.MeterRegistry")
+  static class Metrics {
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(MeterRegistry.class)
+    RelayMetrics convergeRelayMetrics(MeterRegistry registry) {
+      return MicrometerRelayMetrics.of(registry);
+    }
+  }
+}

@@ -1,0 +1,57 @@
+package io.converge.outbox;
+
+import io.converge.outbox.rocketmq.RocketMQSink;
+import io.converge.outbox.spi.OutboxRecord;
+import io.converge.outbox.spi.OutboxSink;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * A relay process for the kill -9 test: drains the outbox of the given schema into RocketMQ and halts
+ * the JVM ({@code Runtime.halt}, like kill -9) inside a batch, right after its N-th successful send and
+ * before the batch is marked published. Exits 3 if it never got there.
+ */
+public final class RelayChildMain {
+
+  static final String HALTING = "RELAY-HALTING-AFTER-SEND ";
+
+  private RelayChildMain() {}
+
+  public static void main(String[] args) throws Exception {
+    PGSimpleDataSource db = new PGSimpleDataSource();
+    db.setUrl(System.getProperty("relay.jdbc.url"));
+    db.setUser(System.getProperty("relay.jdbc.user"));
+    db.setPassword(System.getProperty("relay.jdbc.password", ""));
+    db.setCurrentSchema(System.getProperty("relay.schema"));
+    int haltAfter = Integer.parseInt(System.getProperty("relay.haltAfter"));
+    RocketMQSink rocketmq = RocketMQSink.nameServer(System.getProperty("relay.nameServer")).group("relay-child").build();
+    AtomicInteger sent = new AtomicInteger();
+    OutboxSink halting = new OutboxSink() {
+      @Override
+      public String name() {
+        return "halting-rocketmq";
+      }
+
+      @Override
+      public void send(OutboxRecord record) throws Exception {
+        rocketmq.send(record);
+        if (sent.incrementAndGet() == haltAfter) {
+          System.out.println(HALTING + sent.get() + " " + record.messageId());
+          System.out.flush();
+          Runtime.getRuntime().halt(137);
+        }
+      }
+
+      @Override
+      public void close() {
+        rocketmq.close();
+      }
+    };
+    OutboxRelay relay = OutboxRelay.builder().name("child").dataSource(db).sink(halting).batchSize(50).build();
+    relay.start();
+    Thread.sleep(60_000);
+    System.out.println("RELAY-COMPLETED without halting, sent " + sent.get());
+    relay.close();
+    System.exit(3);
+  }
+}

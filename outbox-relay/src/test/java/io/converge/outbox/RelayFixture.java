@@ -1,0 +1,102 @@
+package io.converge.outbox;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+
+import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.broker.rocketmq.EmbeddedRocketMQ;
+import io.converge.outbox.rocketmq.RocketMQSink;
+import io.converge.outbox.spi.OutboxRecord;
+import io.converge.outbox.spi.OutboxSink;
+import io.converge.producer.OutgoingMessage;
+import io.converge.producer.TxnProducer;
+import io.converge.producer.schema.Migrations;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+
+/** Test support for the relay ITs: a fresh outbox schema, producers, relays on the embedded RocketMQ. */
+final class RelayFixture {
+
+  private RelayFixture() {}
+
+  /** A new schema with the producer and outbox migrations. */
+  static DataSource newOutbox() {
+    DataSource ds = ConvergePostgres.shared().newSchema("outbox");
+    Migrations.apply(ds, "producer");
+    Migrations.apply(ds, "outbox");
+    return ds;
+  }
+
+  static TxnProducer producer(DataSource ds) {
+    return TxnProducer.builder().group("g-" + UUID.randomUUID().toString().substring(0, 8)).dataSource(ds)
+        .backend(OutboxBackend.outbox()).build();
+  }
+
+  /** Commits one message of {@code key} (and returns its id). */
+  static String publish(TxnProducer p, String topic, String key, byte[] payload) {
+    return p.inTransaction(tx -> tx.publish(OutgoingMessage.builder(topic).key(key).payload(payload).build()));
+  }
+
+  static String publish(TxnProducer p, String topic, String key) {
+    return publish(p, topic, key, key.getBytes(UTF_8));
+  }
+
+  static RocketMQSink.Builder sink(EmbeddedRocketMQ mq) {
+    return RocketMQSink.nameServer(mq.nameServerAddress()).group("relay-" + UUID.randomUUID().toString().substring(0, 8))
+        .sendTimeout(Duration.ofSeconds(1));
+  }
+
+  static OutboxRelayBuilder relay(DataSource ds, OutboxSink sink) {
+    return OutboxRelay.builder().dataSource(ds).sink(sink).brokerBackoff(Duration.ofMillis(100), Duration.ofSeconds(2));
+  }
+
+  static long count(DataSource ds, String where) throws Exception {
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT count(*) FROM converge_outbox WHERE " + where)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  static void execute(DataSource ds, String sql) throws Exception {
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+      s.execute(sql);
+    }
+  }
+
+  /** A sink that counts the sends it is asked for (successful or not) and passes them on. */
+  static final class CountingSink implements OutboxSink {
+    final OutboxSink delegate;
+    final AtomicInteger calls = new AtomicInteger();
+    final AtomicInteger failures = new AtomicInteger();
+
+    CountingSink(OutboxSink delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public String name() {
+      return delegate.name();
+    }
+
+    @Override
+    public void send(OutboxRecord record) throws Exception {
+      calls.incrementAndGet();
+      try {
+        delegate.send(record);
+      } catch (Exception e) {
+        failures.incrementAndGet();
+        throw e;
+      }
+    }
+
+    @Override
+    public void close() {
+      delegate.close();
+    }
+  }
+}

@@ -1,0 +1,91 @@
+package io.converge.outbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.broker.rocketmq.EmbeddedRocketMQ;
+import io.converge.broker.rocketmq.RocketMQExtension;
+import io.converge.producer.Envelope;
+import io.converge.producer.TxnProducer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A relay process is killed (Runtime.halt) in the middle of a batch, after it sent some rows and before
+ * it marked them: its transaction dies with it, so those rows stay unpublished and a second relay sends
+ * them again. Every committed row is delivered; the duplicates carry the same message id. A relay that
+ * marked rows published before sending them (or in a separate, earlier transaction) would lose the
+ * unsent rest of the batch and fail this test.
+ */
+@ExtendWith(RocketMQExtension.class)
+class RelayKillIT {
+
+  private static final int ROWS = 400;
+
+  @Test
+  void killMidBatchLosesNothing(EmbeddedRocketMQ mq, @TempDir Path tmp) throws Exception {
+    DataSource ds = RelayFixture.newOutbox();
+    String schema;
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT current_schema()")) {
+      rs.next();
+      schema = rs.getString(1);
+    }
+    String topic = RocketMQExtension.uniqueTopic("kill");
+    mq.createTopic(topic);
+    List<String> committed = new ArrayList<>();
+    try (TxnProducer p = RelayFixture.producer(ds)) {
+      for (int i = 0; i < ROWS; i++) {
+        committed.add(RelayFixture.publish(p, topic, "cart-" + (i % 17)));
+      }
+    }
+    try (Deliveries deliveries = new Deliveries(mq, topic)) {
+      ConvergePostgres pg = ConvergePostgres.shared();
+      List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+          "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+          "-cp", System.getProperty("java.class.path"),
+          "-Drelay.jdbc.url=" + pg.jdbcUrl(), "-Drelay.jdbc.user=" + pg.user(), "-Drelay.jdbc.password=" + pg.password(),
+          "-Drelay.schema=" + schema, "-Drelay.nameServer=" + mq.nameServerAddress(), "-Drelay.haltAfter=125",
+          RelayChildMain.class.getName());
+      Path log = tmp.resolve("relay-child.log");
+      Process child = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+      boolean exited = child.waitFor(90, TimeUnit.SECONDS);
+      if (!exited) {
+        child.destroyForcibly();
+      }
+      String output = Files.readString(log);
+      assertThat(exited).as("relay child exited; output:%n%s", output).isTrue();
+      assertThat(child.exitValue()).as("relay child halted mid-batch; output:%n%s", output).isEqualTo(137);
+      assertThat(output).contains(RelayChildMain.HALTING + 125);
+      // batches of 50: two were committed (100 rows), the third died after 25 sends
+      assertThat(RelayFixture.count(ds, "published_at IS NOT NULL")).isEqualTo(100);
+
+      try (OutboxRelay heir = RelayFixture.relay(ds, RelayFixture.sink(mq).build()).build()) {
+        heir.start();
+        deliveries.awaitAll(committed, Duration.ofSeconds(60));
+        Thread.sleep(1000);
+      }
+      Map<String, Long> perId = deliveries.raw().stream()
+          .collect(Collectors.groupingBy(m -> m.getUserProperty(Envelope.MESSAGE_ID), Collectors.counting()));
+      assertThat(perId.keySet()).containsExactlyInAnyOrderElementsOf(committed);
+      long duplicated = perId.values().stream().filter(n -> n > 1).count();
+      System.out.printf("kill -9 mid-batch: %d rows, %d deliveries, %d ids delivered twice%n",
+          ROWS, deliveries.raw().size(), duplicated);
+      assertThat(duplicated).as("the rows sent by the dead relay before its halt come again, same id").isEqualTo(25);
+      assertThat(RelayFixture.count(ds, "published_at IS NULL")).isZero();
+      assertThat(perId.values().stream().mapToLong(Long::longValue).max().orElseThrow()).isLessThanOrEqualTo(2);
+    }
+  }
+}

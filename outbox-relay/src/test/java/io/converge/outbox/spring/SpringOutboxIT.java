@@ -1,0 +1,78 @@
+package io.converge.outbox.spring;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.broker.rocketmq.EmbeddedRocketMQ;
+import io.converge.broker.rocketmq.RecordingConsumer;
+import io.converge.broker.rocketmq.RocketMQExtension;
+import io.converge.outbox.OutboxRelay;
+import io.converge.producer.Envelope;
+import io.converge.producer.MessageIds;
+import io.converge.producer.OutgoingMessage;
+import io.converge.producer.TxnProducer;
+import io.converge.producer.spring.TransactionalPublisher;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * With {@code converge.producer.mode=outbox}, Boot wires the outbox producer, the publisher that joins
+ * Spring transactions and a started relay: a committed Spring transaction's message is delivered, a
+ * rolled-back one's never is, and the relay counts into the application's MeterRegistry.
+ */
+@ExtendWith(RocketMQExtension.class)
+class SpringOutboxIT {
+
+  @Test
+  void publisherJoinsTheSpringTransactionAndTheRelayDelivers(EmbeddedRocketMQ mq) throws Exception {
+    String topic = RocketMQExtension.uniqueTopic("spring-outbox");
+    mq.createTopic(topic);
+    DataSource db = ConvergePostgres.shared().newSchema("springoutbox");
+    new JdbcTemplate(db).execute("CREATE TABLE orders (id text PRIMARY KEY)");
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(OutboxAutoConfiguration.class))
+        .withBean(DataSource.class, () -> db)
+        .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+        .withPropertyValues("converge.producer.mode=outbox", "converge.producer.group=spring-orders",
+            "converge.outbox.name-server=" + mq.nameServerAddress(), "converge.outbox.batch-size=50")
+        .run(context -> {
+          assertThat(context).hasSingleBean(TxnProducer.class).hasSingleBean(TransactionalPublisher.class)
+              .hasSingleBean(OutboxRelay.class);
+          assertThat(context.getBean(TxnProducer.class).backend()).isEqualTo("outbox");
+          TransactionalPublisher publisher = context.getBean(TransactionalPublisher.class);
+          TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(db));
+          JdbcTemplate jdbc = new JdbcTemplate(db);
+          try (RecordingConsumer consumer = RecordingConsumer.start(mq, topic)) {
+            String committed = MessageIds.shared().next();
+            tx.executeWithoutResult(s -> {
+              jdbc.update("INSERT INTO orders VALUES (?)", committed);
+              publisher.publish(OutgoingMessage.builder(topic).id(committed).key("o-1").payload("yes".getBytes(UTF_8)).build());
+            });
+            String rolledBack = MessageIds.shared().next();
+            assertThatThrownBy(() -> tx.executeWithoutResult(s -> {
+              jdbc.update("INSERT INTO orders VALUES (?)", rolledBack);
+              publisher.publish(OutgoingMessage.builder(topic).id(rolledBack).key("o-2").payload("no".getBytes(UTF_8)).build());
+              throw new IllegalStateException("rolled back");
+            })).hasMessage("rolled back");
+            consumer.await(m -> committed.equals(m.getUserProperty(Envelope.MESSAGE_ID)), 1, Duration.ofSeconds(30));
+            String marker = MessageIds.shared().next();
+            tx.executeWithoutResult(s -> publisher.publish(OutgoingMessage.builder(topic).id(marker).key("o-2").payload("m".getBytes(UTF_8)).build()));
+            consumer.await(m -> marker.equals(m.getUserProperty(Envelope.MESSAGE_ID)), 1, Duration.ofSeconds(30));
+            assertThat(consumer.received(m -> rolledBack.equals(m.getUserProperty(Envelope.MESSAGE_ID)))).isEmpty();
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_outbox", Integer.class)).isEqualTo(2);
+            assertThat(context.getBean(MeterRegistry.class).get("outbox.published").counter().count()).isEqualTo(2.0);
+          }
+        });
+  }
+}
