@@ -26,6 +26,7 @@ final class HalfMessageBackend implements TxnBackend {
   private final BackendContext context;
   private final TransactionMQProducer producer;
   private final ExecutorService checkExecutor;
+  private final SyncEndTransaction ender;
 
   HalfMessageBackend(BackendContext context, String nameServer, Duration sendTimeout, int checkThreads) {
     this.context = context;
@@ -34,6 +35,7 @@ final class HalfMessageBackend implements TxnBackend {
     // one client instance per producer: its heartbeat registers this group's check-back listener
     producer.setInstanceName(context.group() + "@" + ManagementFactory.getRuntimeMXBean().getPid() + "-" + UUID.randomUUID());
     producer.setSendMsgTimeout((int) sendTimeout.toMillis());
+    this.ender = new SyncEndTransaction(producer, sendTimeout);
     producer.setRetryTimesWhenSendFailed(1);
     this.checkExecutor = new ThreadPoolExecutor(checkThreads, checkThreads, 60, TimeUnit.SECONDS,
         new LinkedBlockingQueue<>(2000), r -> {
@@ -75,7 +77,7 @@ final class HalfMessageBackend implements TxnBackend {
 
   @Override
   public BackendTransaction begin() {
-    return new HalfMessageTransaction(producer, context);
+    return new HalfMessageTransaction(producer, ender, context);
   }
 
   @Override

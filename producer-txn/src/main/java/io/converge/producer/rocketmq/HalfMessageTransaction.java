@@ -32,11 +32,13 @@ final class HalfMessageTransaction implements BackendTransaction {
       (queues, msg, key) -> queues.get(Math.floorMod(key.hashCode(), queues.size()));
 
   private final TransactionMQProducer producer;
+  private final SyncEndTransaction ender;
   private final BackendContext context;
   private final List<Prepared> prepared = new ArrayList<>();
 
-  HalfMessageTransaction(TransactionMQProducer producer, BackendContext context) {
+  HalfMessageTransaction(TransactionMQProducer producer, SyncEndTransaction ender, BackendContext context) {
     this.producer = producer;
+    this.ender = ender;
     this.context = context;
   }
 
@@ -89,7 +91,7 @@ final class HalfMessageTransaction implements BackendTransaction {
   private void end(LocalTransactionState state) {
     for (Prepared p : prepared) {
       try {
-        producer.getDefaultMQProducerImpl().endTransaction(p.message, p.result, state, null);
+        ender.end(p.message, p.result, state);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         LOG.warn("Interrupted ending half message {} with {}; the check-back will resolve it", p.id, state);
