@@ -23,9 +23,13 @@ final class HalfMessageBackend implements TxnBackend {
 
   private static final Logger LOG = LoggerFactory.getLogger(HalfMessageBackend.class);
 
+  private static final int END_LANES = 8;
+
   private final BackendContext context;
   private final TransactionMQProducer producer;
   private final ExecutorService checkExecutor;
+  private final SyncEndTransaction ender;
+  private final EndLanes lanes;
 
   HalfMessageBackend(BackendContext context, String nameServer, Duration sendTimeout, int checkThreads) {
     this.context = context;
@@ -34,6 +38,8 @@ final class HalfMessageBackend implements TxnBackend {
     // one client instance per producer: its heartbeat registers this group's check-back listener
     producer.setInstanceName(context.group() + "@" + ManagementFactory.getRuntimeMXBean().getPid() + "-" + UUID.randomUUID());
     producer.setSendMsgTimeout((int) sendTimeout.toMillis());
+    this.ender = new SyncEndTransaction(producer, sendTimeout);
+    this.lanes = new EndLanes(context.group(), END_LANES, 10_000);
     producer.setRetryTimesWhenSendFailed(1);
     this.checkExecutor = new ThreadPoolExecutor(checkThreads, checkThreads, 60, TimeUnit.SECONDS,
         new LinkedBlockingQueue<>(2000), r -> {
@@ -75,11 +81,12 @@ final class HalfMessageBackend implements TxnBackend {
 
   @Override
   public BackendTransaction begin() {
-    return new HalfMessageTransaction(producer, context);
+    return new HalfMessageTransaction(producer, ender, lanes, context);
   }
 
   @Override
   public void close() {
+    lanes.close(); // let submitted ENDs reach the broker; what is left, the check-back resolves
     producer.shutdown();
     checkExecutor.shutdownNow();
   }

@@ -32,11 +32,15 @@ final class HalfMessageTransaction implements BackendTransaction {
       (queues, msg, key) -> queues.get(Math.floorMod(key.hashCode(), queues.size()));
 
   private final TransactionMQProducer producer;
+  private final SyncEndTransaction ender;
+  private final EndLanes lanes;
   private final BackendContext context;
   private final List<Prepared> prepared = new ArrayList<>();
 
-  HalfMessageTransaction(TransactionMQProducer producer, BackendContext context) {
+  HalfMessageTransaction(TransactionMQProducer producer, SyncEndTransaction ender, EndLanes lanes, BackendContext context) {
     this.producer = producer;
+    this.ender = ender;
+    this.lanes = lanes;
     this.context = context;
   }
 
@@ -86,16 +90,27 @@ final class HalfMessageTransaction implements BackendTransaction {
     end(LocalTransactionState.ROLLBACK_MESSAGE);
   }
 
+  // The ENDs of one queue go through one lane, in order: the broker writes the real message at END
+  // COMMIT, so this keeps a key's messages in commit order without making the caller wait.
   private void end(LocalTransactionState state) {
     for (Prepared p : prepared) {
       try {
-        producer.getDefaultMQProducerImpl().endTransaction(p.message, p.result, state, null);
+        lanes.submit(p.result.getMessageQueue().hashCode(), () -> endNow(p, state));
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         LOG.warn("Interrupted ending half message {} with {}; the check-back will resolve it", p.id, state);
-      } catch (Exception e) {
-        LOG.warn("Could not end half message {} with {} ({}); the check-back will resolve it", p.id, state, e.toString());
       }
+    }
+  }
+
+  private void endNow(Prepared p, LocalTransactionState state) {
+    try {
+      ender.end(p.message, p.result, state);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      LOG.warn("Interrupted ending half message {} with {}; the check-back will resolve it", p.id, state);
+    } catch (Exception e) {
+      LOG.warn("Could not end half message {} with {} ({}); the check-back will resolve it", p.id, state, e.toString());
     }
   }
 
