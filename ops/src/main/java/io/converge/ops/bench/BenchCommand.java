@@ -15,7 +15,7 @@ import picocli.CommandLine.Parameters;
     description = {
         "Runs a named scenario against embedded RocketMQ and PostgreSQL (fsync on) with warm-up and",
         "repeated runs; prints median and spread, and for --baseline the ratio A/B run by run.",
-        "Scenarios: rocketmq-send, rocketmq-txn-send, pg-insert, txn-producer-rocketmq (see --list)."})
+        "Scenarios: see --list (baselines rocketmq-send, rocketmq-txn-send, pg-insert; Converge's own)."})
 public final class BenchCommand implements Callable<Integer> {
 
   @Parameters(index = "0", arity = "0..1", description = "the scenario to run")

@@ -3,6 +3,7 @@ package io.converge.ops.bench;
 import io.converge.ops.bench.baseline.PostgresInsert;
 import io.converge.ops.bench.baseline.RocketMQSend;
 import io.converge.ops.bench.baseline.RocketMQTxnSend;
+import io.converge.ops.bench.converge.ConsumerScenario;
 import io.converge.ops.bench.converge.RocketMQTxnProducerScenario;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -18,6 +19,9 @@ public final class Scenarios {
     register("rocketmq-txn-send", RocketMQTxnSend::new);
     register("pg-insert", PostgresInsert::new);
     register("txn-producer-rocketmq", RocketMQTxnProducerScenario::new);
+    register("consumer-plain", () -> new ConsumerScenario(ConsumerScenario.Mode.PLAIN));
+    register("consumer-idem", () -> new ConsumerScenario(ConsumerScenario.Mode.IDEMPOTENT));
+    register("consumer-idem-duplicates", () -> new ConsumerScenario(ConsumerScenario.Mode.DUPLICATES));
   }
 
   private Scenarios() {}
