@@ -39,7 +39,7 @@ public final class PulsarBackend implements BackendFactory {
       throw new IllegalArgumentException("pulsar.serviceUrl must be pulsar://host:port[,host:port...], but was " + serviceUrl);
     }
     return new PulsarBackend(new PulsarSettings(serviceUrl, Duration.ofSeconds(30), Duration.ofSeconds(5),
-        Duration.ofSeconds(3), Duration.ofSeconds(5)));
+        Duration.ofSeconds(3), Duration.ofSeconds(5), null));
   }
 
   /**
@@ -71,6 +71,16 @@ public final class PulsarBackend implements BackendFactory {
   public PulsarBackend recoveryInterval(Duration interval) {
     positive("pulsar.recoveryInterval", interval, Duration.ofMillis(100));
     return new PulsarBackend(settings.withRecoveryInterval(interval));
+  }
+
+  /**
+   * Registers, per producer group, the gauges {@code txn.pulsar.open} (logged Pulsar transactions whose
+   * commit is not confirmed yet) and {@code txn.pulsar.oldest.age} (seconds since the oldest was
+   * logged), refreshed by each recovery scan. Default: none. Needs {@code io.micrometer:micrometer-core}.
+   */
+  public PulsarBackend meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
+    Objects.requireNonNull(registry, "pulsar.meterRegistry");
+    return new PulsarBackend(settings.withMeterRegistry(registry));
   }
 
   private static void positive(String name, Duration d, Duration min) {

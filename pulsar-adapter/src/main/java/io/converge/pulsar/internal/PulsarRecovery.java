@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.pulsar.client.api.TypedMessageBuilder;
 import org.apache.pulsar.client.api.transaction.Transaction;
 import org.slf4j.Logger;
@@ -27,6 +28,8 @@ final class PulsarRecovery {
   private final PulsarTxnStore store;
   private final TxnCoordinator coordinator;
   private final PulsarTxnBackend backend;
+  private final AtomicLong open = new AtomicLong();
+  private final AtomicLong oldestMillis = new AtomicLong();
 
   PulsarRecovery(BackendContext context, PulsarSettings settings, PulsarTxnStore store, TxnCoordinator coordinator,
       PulsarTxnBackend backend) {
@@ -37,8 +40,21 @@ final class PulsarRecovery {
     this.backend = backend;
   }
 
+  /** Logged, unconfirmed transactions of the group at the last scan. */
+  long open() {
+    return open.get();
+  }
+
+  /** Age of the oldest of them at the last scan, in seconds. */
+  double oldestAgeSeconds() {
+    return oldestMillis.get() / 1000.0;
+  }
+
   void scan() {
     try {
+      double[] stats = store.stats(context.group());
+      open.set((long) stats[0]);
+      oldestMillis.set((long) (stats[1] * 1000));
       for (PulsarTxnStore.OpenTxn t : store.open(context.group(), GRACE)) {
         resolve(t);
       }

@@ -50,6 +50,9 @@ public final class PulsarTxnBackend implements TxnBackend {
       t.setDaemon(true);
       return t;
     });
+    if (settings.meterRegistry() != null) {
+      PulsarMeters.register(settings.meterRegistry(), context.group(), recovery);
+    }
     long every = settings.recoveryInterval().toMillis();
     scanner.scheduleWithFixedDelay(recovery::scan, 0, every, TimeUnit.MILLISECONDS);
   }

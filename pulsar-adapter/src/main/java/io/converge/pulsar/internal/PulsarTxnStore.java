@@ -35,6 +35,11 @@ final class PulsarTxnStore {
       WHERE txn_most = ? AND txn_least = ? ORDER BY message_id
       """;
 
+  private static final String STATS = """
+      SELECT count(*), COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)
+      FROM converge_pulsar_txn WHERE producer_group = ?
+      """;
+
   /** A logged transaction not yet confirmed. */
   record OpenTxn(long most, long least, Instant deadline) {}
 
@@ -99,6 +104,17 @@ final class PulsarTxnStore {
       }
     }
     return out;
+  }
+
+  /** {count of unconfirmed transactions of {@code group}, age in seconds of the oldest}. */
+  double[] stats(String group) throws SQLException {
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(STATS)) {
+      ps.setString(1, group);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return new double[] {rs.getLong(1), rs.getDouble(2)};
+      }
+    }
   }
 
   List<Logged> messages(long most, long least) throws SQLException {

@@ -62,9 +62,6 @@ final class PulsarTxnTransaction implements BackendTransaction {
       throw new BrokerUnavailableException("Pulsar is unavailable for message " + m.id() + " on " + m.topic() + ": " + e, m.id(), e);
     }
     context.metrics().sent(Duration.ofNanos(System.nanoTime() - start));
-    if (sent == 0) {
-      context.metrics().pending(1);
-    }
     CrashPoints.pass(CrashPoints.Point.AFTER_BROKER_PREPARE);
     TxnID id = txn.getTxnID();
     if (sent == 0) {
@@ -95,8 +92,6 @@ final class PulsarTxnTransaction implements BackendTransaction {
       LOG.warn("Interrupted committing Pulsar transaction {}; recovery will resolve it", id);
     } catch (Exception e) {
       LOG.warn("Could not commit or confirm Pulsar transaction {} ({}); recovery will resolve it", id, e.toString());
-    } finally {
-      context.metrics().pending(-1);
     }
   }
 
@@ -106,9 +101,6 @@ final class PulsarTxnTransaction implements BackendTransaction {
       return;
     }
     TxnID id = txn.getTxnID();
-    if (sent > 0) {
-      context.metrics().pending(-1);
-    }
     // not awaited: a broker that does not answer aborts the transaction on its timeout anyway
     txn.abort().whenComplete((v, e) -> {
       if (e != null) {
