@@ -1,0 +1,118 @@
+package io.converge.pulsar;
+
+import io.converge.producer.ConvergeException;
+import io.converge.producer.spi.BackendContext;
+import io.converge.producer.spi.BackendFactory;
+import io.converge.producer.spi.TxnBackend;
+import io.converge.pulsar.internal.PulsarTxnBackend;
+import io.converge.pulsar.internal.PulsarSettings;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The Pulsar-transactions backend of {@link io.converge.producer.TxnProducer}: a unit of work opens a
+ * Pulsar transaction, sends its messages in it and records the transaction id and the messages in
+ * {@code converge_pulsar_txn} inside the DB transaction; the Pulsar transaction is committed after the
+ * DB commit (aborted on rollback). A recovery scan, run by every instance of the producer group,
+ * commits by id the logged transactions a dead instance left open, or re-publishes their messages
+ * (same ids: receivers deduplicate) when the broker may have aborted them on timeout. Immutable
+ * settings; thread-safe.
+ *
+ * <p>The database needs the migrations of modules {@code producer} and {@code pulsar}
+ * ({@code Migrations.apply(ds, "pulsar")}). Needs {@code org.apache.pulsar:pulsar-client}.
+ */
+public final class PulsarBackend implements BackendFactory {
+
+  private final PulsarSettings settings;
+
+  private PulsarBackend(PulsarSettings settings) {
+    this.settings = settings;
+  }
+
+  /**
+   * The backend on the Pulsar cluster of {@code serviceUrl} ({@code pulsar://host:port}), with a
+   * transaction timeout of 30 s, a commit margin of 5 s, a send timeout of 3 s and a recovery scan
+   * every 5 s.
+   */
+  public static PulsarBackend serviceUrl(String serviceUrl) {
+    if (serviceUrl == null || !serviceUrl.matches("pulsar(\\+ssl)?://[A-Za-z0-9.:,_-]+/?")) {
+      throw new IllegalArgumentException("pulsar.serviceUrl must be pulsar://host:port[,host:port...], but was " + serviceUrl);
+    }
+    return new PulsarBackend(new PulsarSettings(serviceUrl, Duration.ofSeconds(30), Duration.ofSeconds(5),
+        Duration.ofSeconds(3), Duration.ofSeconds(5), null));
+  }
+
+  /**
+   * How long the broker keeps a Pulsar transaction open before it aborts it; default 30 s. Must be at
+   * least the producer's local-transaction timeout plus the commit margin (checked at build).
+   */
+  public PulsarBackend transactionTimeout(Duration timeout) {
+    positive("pulsar.transactionTimeout", timeout, Duration.ofSeconds(1));
+    return new PulsarBackend(settings.withTransactionTimeout(timeout));
+  }
+
+  /**
+   * A unit of work whose Pulsar transaction has less than this left before its deadline is refused
+   * ({@code LateCommitFencedException}) instead of committing; recovery treats a transaction not found
+   * this long before its deadline as committed. Default 5 s.
+   */
+  public PulsarBackend commitMargin(Duration margin) {
+    positive("pulsar.commitMargin", margin, Duration.ofMillis(100));
+    return new PulsarBackend(settings.withCommitMargin(margin));
+  }
+
+  /** How long opening a transaction, one send or one commit may take; default 3 s. */
+  public PulsarBackend sendTimeout(Duration timeout) {
+    positive("pulsar.sendTimeout", timeout, Duration.ofMillis(100));
+    return new PulsarBackend(settings.withSendTimeout(timeout));
+  }
+
+  /** How often the recovery scan runs (also once at start); default 5 s. */
+  public PulsarBackend recoveryInterval(Duration interval) {
+    positive("pulsar.recoveryInterval", interval, Duration.ofMillis(100));
+    return new PulsarBackend(settings.withRecoveryInterval(interval));
+  }
+
+  /**
+   * Registers, per producer group, the gauges {@code txn.pulsar.open} (logged Pulsar transactions whose
+   * commit is not confirmed yet) and {@code txn.pulsar.oldest.age} (seconds since the oldest was
+   * logged), refreshed by each recovery scan. Default: none. Needs {@code io.micrometer:micrometer-core}.
+   */
+  public PulsarBackend meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
+    Objects.requireNonNull(registry, "pulsar.meterRegistry");
+    return new PulsarBackend(settings.withMeterRegistry(registry));
+  }
+
+  private static void positive(String name, Duration d, Duration min) {
+    if (d == null || d.compareTo(min) < 0) {
+      throw new IllegalArgumentException(name + " must be at least " + min + ", but was " + d);
+    }
+  }
+
+  @Override
+  public String name() {
+    return "pulsar";
+  }
+
+  @Override
+  public TxnBackend create(BackendContext context) {
+    Objects.requireNonNull(context, "context");
+    try {
+      Class.forName("org.apache.pulsar.client.api.PulsarClient", false, PulsarBackend.class.getClassLoader());
+    } catch (ClassNotFoundException e) {
+      throw new ConvergeException("The Pulsar backend needs org.apache.pulsar:pulsar-client on the classpath"
+          + " (add it as a dependency, version 4.2.4)", e);
+    }
+    Duration needed = context.localTransactionTimeout().plus(settings.commitMargin());
+    if (settings.transactionTimeout().compareTo(needed) < 0) {
+      throw new IllegalArgumentException("pulsar.transactionTimeout must be at least the local-transaction timeout plus"
+          + " pulsar.commitMargin (" + needed + "), but was " + settings.transactionTimeout());
+    }
+    return new PulsarTxnBackend(context, settings);
+  }
+
+  @Override
+  public String toString() {
+    return "PulsarBackend" + settings;
+  }
+}

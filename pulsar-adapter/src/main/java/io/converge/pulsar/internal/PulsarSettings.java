@@ -1,0 +1,32 @@
+package io.converge.pulsar.internal;
+
+import java.time.Duration;
+
+/**
+ * The immutable settings of a Pulsar backend; validated by {@code PulsarBackend}.
+ *
+ * @param meterRegistry a Micrometer {@code MeterRegistry}, or null (typed Object: Micrometer is optional)
+ */
+public record PulsarSettings(String serviceUrl, Duration transactionTimeout, Duration commitMargin,
+    Duration sendTimeout, Duration recoveryInterval, Object meterRegistry) {
+
+  public PulsarSettings withTransactionTimeout(Duration d) {
+    return new PulsarSettings(serviceUrl, d, commitMargin, sendTimeout, recoveryInterval, meterRegistry);
+  }
+
+  public PulsarSettings withCommitMargin(Duration d) {
+    return new PulsarSettings(serviceUrl, transactionTimeout, d, sendTimeout, recoveryInterval, meterRegistry);
+  }
+
+  public PulsarSettings withSendTimeout(Duration d) {
+    return new PulsarSettings(serviceUrl, transactionTimeout, commitMargin, d, recoveryInterval, meterRegistry);
+  }
+
+  public PulsarSettings withMeterRegistry(Object registry) {
+    return new PulsarSettings(serviceUrl, transactionTimeout, commitMargin, sendTimeout, recoveryInterval, registry);
+  }
+
+  public PulsarSettings withRecoveryInterval(Duration d) {
+    return new PulsarSettings(serviceUrl, transactionTimeout, commitMargin, sendTimeout, d, meterRegistry);
+  }
+}

@@ -1,0 +1,108 @@
+package io.converge.pulsar.internal;
+
+import io.converge.producer.BrokerUnavailableException;
+import io.converge.producer.spi.BackendContext;
+import io.converge.producer.spi.BackendTransaction;
+import io.converge.producer.spi.TxnBackend;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.PulsarClientException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The started Pulsar backend of one producer: one client with transactions, one producer per topic, the recovery scan. */
+public final class PulsarTxnBackend implements TxnBackend {
+
+  private static final Logger LOG = LoggerFactory.getLogger(PulsarTxnBackend.class);
+
+  private final BackendContext context;
+  private final PulsarSettings settings;
+  private final PulsarClient client;
+  private final PulsarTxnStore store;
+  private final Map<String, Producer<byte[]>> producers = new ConcurrentHashMap<>();
+  private final ScheduledExecutorService scanner;
+  private final PulsarRecovery recovery;
+
+  public PulsarTxnBackend(BackendContext context, PulsarSettings settings) {
+    this.context = context;
+    this.settings = settings;
+    try {
+      this.client = PulsarClient.builder()
+          .serviceUrl(settings.serviceUrl())
+          .enableTransaction(true)
+          .operationTimeout((int) settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS)
+          .connectionTimeout((int) settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS)
+          .build();
+    } catch (PulsarClientException e) {
+      throw new BrokerUnavailableException("Pulsar client of group " + context.group() + " cannot start against "
+          + settings.serviceUrl(), null, e);
+    }
+    this.store = new PulsarTxnStore(context.dataSource());
+    this.recovery = new PulsarRecovery(context, settings, store, new TxnCoordinator(client, settings.sendTimeout()), this);
+    this.scanner = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "converge-pulsar-recovery-" + context.group());
+      t.setDaemon(true);
+      return t;
+    });
+    if (settings.meterRegistry() != null) {
+      PulsarMeters.register(settings.meterRegistry(), context.group(), recovery);
+    }
+    long every = settings.recoveryInterval().toMillis();
+    scanner.scheduleWithFixedDelay(recovery::scan, 0, every, TimeUnit.MILLISECONDS);
+  }
+
+  PulsarClient client() {
+    return client;
+  }
+
+  /** The producer of {@code topic}, created once; transactional sends need the send timeout off. */
+  Producer<byte[]> producer(String topic) throws Exception {
+    Producer<byte[]> p = producers.get(topic);
+    if (p != null) {
+      return p;
+    }
+    Producer<byte[]> created = client.newProducer()
+        .topic(topic)
+        .sendTimeout(0, TimeUnit.SECONDS)
+        .enableBatching(false)
+        .createAsync()
+        .get(settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    Producer<byte[]> raced = producers.putIfAbsent(topic, created);
+    if (raced != null) {
+      created.closeAsync();
+      return raced;
+    }
+    return created;
+  }
+
+  @Override
+  public BackendTransaction begin() {
+    return new PulsarTxnTransaction(this, context, settings, store);
+  }
+
+  @Override
+  public void close() {
+    scanner.shutdownNow();
+    try {
+      scanner.awaitTermination(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    producers.values().forEach(Producer::closeAsync);
+    try {
+      client.close();
+    } catch (PulsarClientException e) {
+      LOG.debug("Closing the Pulsar client of group {}: {}", context.group(), e.toString());
+    }
+  }
+
+  Duration sendTimeout() {
+    return settings.sendTimeout();
+  }
+}

@@ -1,0 +1,111 @@
+package io.converge.pulsar.internal;
+
+import io.converge.producer.BrokerUnavailableException;
+import io.converge.producer.LateCommitFencedException;
+import io.converge.producer.OutgoingMessage;
+import io.converge.producer.spi.BackendContext;
+import io.converge.producer.spi.BackendTransaction;
+import io.converge.producer.spi.CrashPoints;
+import java.sql.Connection;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.pulsar.client.api.TypedMessageBuilder;
+import org.apache.pulsar.client.api.transaction.Transaction;
+import org.apache.pulsar.client.api.transaction.TxnID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The Pulsar transaction of one unit of work, opened at its first publish. Used by one thread. */
+final class PulsarTxnTransaction implements BackendTransaction {
+
+  private static final Logger LOG = LoggerFactory.getLogger(PulsarTxnTransaction.class);
+
+  private final PulsarTxnBackend backend;
+  private final BackendContext context;
+  private final PulsarSettings settings;
+  private final PulsarTxnStore store;
+  private Transaction txn;
+  private Instant deadline;
+  private int sent;
+
+  PulsarTxnTransaction(PulsarTxnBackend backend, BackendContext context, PulsarSettings settings, PulsarTxnStore store) {
+    this.backend = backend;
+    this.context = context;
+    this.settings = settings;
+    this.store = store;
+  }
+
+  @Override
+  public void publish(OutgoingMessage m, Connection connection) throws Exception {
+    long timeout = settings.sendTimeout().toMillis();
+    Map<String, String> props = m.envelope(context.group(), context.clock().millis());
+    long start = System.nanoTime();
+    try {
+      if (txn == null) {
+        Instant opened = context.clock().instant();
+        txn = backend.client().newTransaction()
+            .withTransactionTimeout(settings.transactionTimeout().toMillis(), TimeUnit.MILLISECONDS)
+            .build().get(timeout, TimeUnit.MILLISECONDS);
+        deadline = opened.plus(settings.transactionTimeout());
+      }
+      TypedMessageBuilder<byte[]> b = backend.producer(m.topic()).newMessage(txn).properties(props).value(m.payload());
+      if (m.key() != null) {
+        b.key(m.key());
+      }
+      b.sendAsync().get(timeout, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new BrokerUnavailableException("Interrupted while sending message " + m.id() + " to Pulsar", m.id(), e);
+    } catch (Exception e) {
+      throw new BrokerUnavailableException("Pulsar is unavailable for message " + m.id() + " on " + m.topic() + ": " + e, m.id(), e);
+    }
+    context.metrics().sent(Duration.ofNanos(System.nanoTime() - start));
+    CrashPoints.pass(CrashPoints.Point.AFTER_BROKER_PREPARE);
+    TxnID id = txn.getTxnID();
+    if (sent == 0) {
+      PulsarTxnStore.insertTxn(connection, id.getMostSigBits(), id.getLeastSigBits(), context.group(), deadline);
+    }
+    sent++;
+    PulsarTxnStore.insertMessage(connection, id.getMostSigBits(), id.getLeastSigBits(),
+        new PulsarTxnStore.Logged(m.id(), m.topic(), m.key(), props, m.payload()));
+    context.log().recordCommitted(connection, m.id(), context.group(), m.topic());
+    // a DB commit whose Pulsar transaction may already be aborted on timeout would lose the message
+    if (context.clock().instant().isAfter(deadline.minus(settings.commitMargin()))) {
+      throw new LateCommitFencedException("Message " + m.id() + " of group " + context.group() + ": its Pulsar transaction "
+          + id + " is too close to its timeout (deadline " + deadline + "); the unit of work is rolled back", m.id(), null);
+    }
+  }
+
+  @Override
+  public void afterCommit() {
+    if (txn == null) {
+      return;
+    }
+    TxnID id = txn.getTxnID();
+    try {
+      txn.commit().get(settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS);
+      store.confirm(id.getMostSigBits(), id.getLeastSigBits());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      LOG.warn("Interrupted committing Pulsar transaction {}; recovery will resolve it", id);
+    } catch (Exception e) {
+      LOG.warn("Could not commit or confirm Pulsar transaction {} ({}); recovery will resolve it", id, e.toString());
+    }
+  }
+
+  @Override
+  public void afterRollback() {
+    if (txn == null) {
+      return;
+    }
+    TxnID id = txn.getTxnID();
+    // not awaited: a broker that does not answer aborts the transaction on its timeout anyway
+    txn.abort().whenComplete((v, e) -> {
+      if (e != null) {
+        LOG.debug("Abort of Pulsar transaction {} failed ({}); it times out on the broker", id, e.toString());
+      }
+    });
+  }
+}

@@ -1,0 +1,2 @@
+/** The implementation of the Pulsar backend; not an API. */
+package io.converge.pulsar.internal;

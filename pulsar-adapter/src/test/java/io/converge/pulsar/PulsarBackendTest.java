@@ -1,0 +1,39 @@
+package io.converge.pulsar;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.converge.producer.spi.BackendContext;
+import io.converge.producer.spi.ProducerMetrics;
+import io.converge.producer.spi.TxnLog;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class PulsarBackendTest {
+
+  @Test
+  void badSettingsAreRefusedQuotingTheValue() {
+    assertThatThrownBy(() -> PulsarBackend.serviceUrl("http://x:8080"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("pulsar.serviceUrl must be pulsar://host:port[,host:port...], but was http://x:8080");
+    assertThatThrownBy(() -> PulsarBackend.serviceUrl(null)).isInstanceOf(IllegalArgumentException.class);
+    PulsarBackend ok = PulsarBackend.serviceUrl("pulsar://127.0.0.1:6650");
+    assertThatThrownBy(() -> ok.transactionTimeout(Duration.ofMillis(10)))
+        .hasMessage("pulsar.transactionTimeout must be at least PT1S, but was PT0.01S");
+    assertThatThrownBy(() -> ok.commitMargin(null)).hasMessageContaining("pulsar.commitMargin");
+    assertThatThrownBy(() -> ok.sendTimeout(Duration.ZERO)).hasMessageContaining("pulsar.sendTimeout");
+    assertThatThrownBy(() -> ok.recoveryInterval(Duration.ofMillis(1))).hasMessageContaining("pulsar.recoveryInterval");
+    assertThat(ok.name()).isEqualTo("pulsar");
+  }
+
+  @Test
+  void transactionTimeoutMustCoverTheLocalTimeoutAndTheMargin() {
+    BackendContext context = new BackendContext("g", null, new TxnLog(null), Duration.ofSeconds(28), List.of(),
+        ProducerMetrics.NONE, Clock.systemUTC());
+    // 28 s + the default 5 s margin > the default 30 s: refused before any client is created
+    assertThatThrownBy(() -> PulsarBackend.serviceUrl("pulsar://127.0.0.1:1").create(context))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("pulsar.transactionTimeout must be at least the local-transaction timeout plus pulsar.commitMargin (PT33S), but was PT30S");
+  }
+}

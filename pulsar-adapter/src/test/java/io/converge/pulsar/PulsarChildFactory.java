@@ -1,0 +1,37 @@
+package io.converge.pulsar;
+
+import io.converge.producer.TxnProducer;
+import io.converge.producer.schema.Migrations;
+import io.converge.producer.testing.ChildProducerFactory;
+import java.time.Duration;
+import java.util.Map;
+import javax.sql.DataSource;
+
+/** Builds the Pulsar producer under test, in the parent and in the crash tests' child JVM alike. */
+public final class PulsarChildFactory implements ChildProducerFactory {
+
+  /** Short timeouts, so that recovery is quick to observe. */
+  static final Duration LOCAL_TX_TIMEOUT = Duration.ofSeconds(2);
+  static final Duration TXN_TIMEOUT = Duration.ofSeconds(6);
+  static final Duration COMMIT_MARGIN = Duration.ofSeconds(2);
+
+  @Override
+  public TxnProducer create(String group, String topic, DataSource db, Map<String, String> env) {
+    Migrations.apply(db, "pulsar");
+    return producer(group, topic, db, env);
+  }
+
+  /** The producer, on a database that has the migrations already. */
+  static TxnProducer producer(String group, String topic, DataSource db, Map<String, String> env) {
+    return TxnProducer.builder()
+        .group(group)
+        .dataSource(db)
+        .backend(PulsarBackend.serviceUrl(env.get("serviceUrl"))
+            .transactionTimeout(TXN_TIMEOUT)
+            .commitMargin(COMMIT_MARGIN)
+            .recoveryInterval(Duration.ofMillis(500)))
+        .topics(topic)
+        .localTransactionTimeout(LOCAL_TX_TIMEOUT)
+        .build();
+  }
+}
