@@ -20,6 +20,28 @@ final class ConsumerStore {
       ON CONFLICT (tenant, consumer_group, message_id) DO NOTHING
       """;
 
+  /**
+   * The hot path in one round trip: the claim, the removal of attempt rows earlier failures left
+   * (only when the claim succeeded; a later technical failure rolls the removal back with the claim)
+   * and the savepoint that keeps the claim when the handler fails for good. PostgreSQL runs the two
+   * statements of this string in one network exchange.
+   */
+  private static final String CLAIM_FOR_HANDLER = """
+      WITH claimed AS (
+        INSERT INTO converge_dedup (tenant, consumer_group, message_id, outcome, detail, topic, processed_at)
+        VALUES (?, ?, ?, 'PROCESSED', NULL, ?, ?)
+        ON CONFLICT (tenant, consumer_group, message_id) DO NOTHING
+        RETURNING 1),
+      cleared AS (
+        DELETE FROM converge_consumer_attempt
+         WHERE tenant = ? AND consumer_group = ? AND message_id = ? AND EXISTS (SELECT 1 FROM claimed))
+      SELECT count(*) FROM claimed;
+      SAVEPOINT %s
+      """.formatted(ConsumerStore.HANDLER_SAVEPOINT);
+
+  /** The savepoint {@link #claimForHandler} sets after a successful claim. */
+  static final String HANDLER_SAVEPOINT = "converge_before_handler";
+
   private static final String SET_OUTCOME = """
       UPDATE converge_dedup SET outcome = ?, detail = ? WHERE tenant = ? AND consumer_group = ? AND message_id = ?
       """;
@@ -81,6 +103,42 @@ final class ConsumerStore {
       ps.setString(6, topic);
       ps.setTimestamp(7, Timestamp.from(now));
       return ps.executeUpdate() == 1;
+    }
+  }
+
+  /**
+   * Claims the id for a first run of the handler, clears earlier attempt rows and sets the savepoint
+   * {@link #HANDLER_SAVEPOINT}, in one round trip. True when this transaction now owns the id; false for
+   * a duplicate (the savepoint is set either way and is harmless).
+   */
+  static boolean claimForHandler(Connection c, String tenant, String group, String messageId, String topic, Instant now)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(CLAIM_FOR_HANDLER)) {
+      ps.setString(1, tenant);
+      ps.setString(2, group);
+      ps.setString(3, messageId);
+      ps.setString(4, topic);
+      ps.setTimestamp(5, Timestamp.from(now));
+      ps.setString(6, tenant);
+      ps.setString(7, group);
+      ps.setString(8, messageId);
+      if (!ps.execute()) {
+        throw new SQLException("The claim returned no result set");
+      }
+      boolean claimed;
+      try (ResultSet rs = ps.getResultSet()) {
+        rs.next();
+        claimed = rs.getInt(1) == 1;
+      }
+      ps.getMoreResults(); // the SAVEPOINT's (empty) result
+      return claimed;
+    }
+  }
+
+  /** Rolls back to {@link #HANDLER_SAVEPOINT}: undoes the handler's writes, keeps the claim. */
+  static void rollbackToHandlerSavepoint(Connection c) throws SQLException {
+    try (Statement s = c.createStatement()) {
+      s.execute("ROLLBACK TO SAVEPOINT " + HANDLER_SAVEPOINT);
     }
   }
 

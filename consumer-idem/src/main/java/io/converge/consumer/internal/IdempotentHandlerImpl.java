@@ -14,7 +14,6 @@ import io.converge.consumer.TransactionRunner;
 import io.converge.producer.ConvergeException;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Savepoint;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Optional;
@@ -74,12 +73,11 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
       Outcome outcome;
       try {
         outcome = tx.inTransaction(c -> {
-          if (!ConsumerStore.claim(c, tenant, group, id, "PROCESSED", null, message.topic(), clock.instant())) {
-            return Outcome.DUPLICATE;
-          }
           // The savepoint keeps the claim when the handler fails for good (business, money): a concurrent
           // copy waiting on the claim then sees the recorded outcome instead of running the handler again.
-          Savepoint beforeHandler = c.setSavepoint();
+          if (!ConsumerStore.claimForHandler(c, tenant, group, id, message.topic(), clock.instant())) {
+            return Outcome.DUPLICATE;
+          }
           try {
             handler.handle(c, message);
           } catch (Exception e) {
@@ -88,7 +86,7 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
               throw e; // the whole transaction rolls back and releases the claim for the retry
             }
             try {
-              c.rollback(beforeHandler);
+              ConsumerStore.rollbackToHandlerSavepoint(c);
             } catch (SQLException rollbackFailure) {
               e.addSuppressed(rollbackFailure);
               throw e; // recorded below in a transaction of its own
@@ -97,7 +95,6 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
             return kind == FailureKind.BUSINESS ? markBusinessFailure(c, message, tenant, id, e)
                 : markParked(c, message, tenant, id, "TICKETED", "MONEY_ANOMALY", e, 0);
           }
-          ConsumerStore.clearAttempts(c, tenant, group, id);
           return Outcome.PROCESSED;
         });
       } catch (Exception e) {
