@@ -4,6 +4,7 @@ import io.converge.consumer.ConsumerMetrics;
 import io.converge.consumer.ConsumerOps;
 import io.converge.consumer.DedupPurger;
 import io.converge.consumer.TransactionRunner;
+import io.converge.consumer.spi.ConsumerBinding;
 import io.converge.producer.schema.Migrations;
 import java.time.Clock;
 import javax.sql.DataSource;
@@ -73,8 +74,8 @@ class ConvergeConsumerAutoConfiguration {
 
   @Bean
   IdempotentConsumerRegistrar convergeIdempotentConsumers(ApplicationContext context, ConsumerProperties properties,
-      TransactionRunner transactions, ConsumerMetrics metrics, ConsumerOps ops) {
-    return new IdempotentConsumerRegistrar(context, properties, transactions, metrics);
+      TransactionRunner transactions, ConsumerMetrics metrics, ConsumerOps ops, ObjectProvider<ConsumerBinding> binding) {
+    return new IdempotentConsumerRegistrar(context, properties, transactions, metrics, binding.getIfUnique());
   }
 
   /** Keeps Micrometer types out of the configuration class, so that it loads without Micrometer. */

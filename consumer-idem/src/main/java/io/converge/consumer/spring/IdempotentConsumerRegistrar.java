@@ -7,6 +7,7 @@ import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.MessageHandler;
 import io.converge.consumer.TransactionRunner;
 import io.converge.consumer.rocketmq.RocketMQIdempotentConsumer;
+import io.converge.consumer.spi.ConsumerBinding;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.sql.Connection;
@@ -22,8 +23,8 @@ import org.springframework.util.ReflectionUtils;
 
 /**
  * Finds the {@link IdempotentConsumer} methods of the context's beans when the context starts and
- * subscribes each through an {@link IdempotentHandler} and a RocketMQ push consumer; stops them first
- * when the context closes.
+ * subscribes each through an {@link IdempotentHandler} and the application's {@link ConsumerBinding}
+ * (a RocketMQ push consumer when there is none); stops them first when the context closes.
  */
 final class IdempotentConsumerRegistrar implements SmartLifecycle {
 
@@ -33,12 +34,14 @@ final class IdempotentConsumerRegistrar implements SmartLifecycle {
   private final ConsumerProperties properties;
   private final TransactionRunner transactions;
   private final ConsumerMetrics metrics;
-  private final List<RocketMQIdempotentConsumer> running = new ArrayList<>();
+  private final ConsumerBinding binding;
+  private final List<ConsumerBinding.Subscription> running = new ArrayList<>();
   private volatile boolean started;
 
   IdempotentConsumerRegistrar(ApplicationContext context, ConsumerProperties properties, TransactionRunner transactions,
-      ConsumerMetrics metrics) {
+      ConsumerMetrics metrics, ConsumerBinding binding) {
     this.context = context;
+    this.binding = binding != null ? binding : this::subscribeRocketMQ;
     this.properties = properties;
     this.transactions = transactions;
     this.metrics = metrics;
@@ -67,11 +70,6 @@ final class IdempotentConsumerRegistrar implements SmartLifecycle {
       throw new IllegalStateException("@IdempotentConsumer method " + where
           + " must take (java.sql.Connection, IncomingMessage) or (IncomingMessage), but takes " + List.of(params));
     }
-    String nameServer = properties.rocketmq().nameServer();
-    if (nameServer == null || nameServer.isBlank()) {
-      throw new IllegalStateException("converge.consumer.rocketmq.name-server must be set for @IdempotentConsumer "
-          + where + ", but was " + nameServer);
-    }
     Object bean = context.getBean(beanName);
     Method target = AopUtils.selectInvocableMethod(method, bean.getClass());
     ReflectionUtils.makeAccessible(target);
@@ -95,14 +93,30 @@ final class IdempotentConsumerRegistrar implements SmartLifecycle {
     String group = context.getEnvironment().resolveRequiredPlaceholders(annotation.group());
     IdempotentHandler idempotent = IdempotentHandler.builder().group(group).handler(handler)
         .transactions(transactions).policy(properties.policy(annotation.policy())).metrics(metrics).build();
-    running.add(RocketMQIdempotentConsumer.builder().nameServer(nameServer).topic(topic)
-        .handler(idempotent).consumeThreads(properties.rocketmq().consumeThreads()).start());
+    try {
+      running.add(binding.subscribe(topic, idempotent));
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new IllegalStateException("@IdempotentConsumer " + where + " cannot subscribe to " + topic, e);
+    }
     log.info("@IdempotentConsumer {} subscribed to {} as group {} (policy {})", where, topic, group, annotation.policy());
+  }
+
+  private ConsumerBinding.Subscription subscribeRocketMQ(String topic, IdempotentHandler handler) {
+    String nameServer = properties.rocketmq().nameServer();
+    if (nameServer == null || nameServer.isBlank()) {
+      throw new IllegalStateException("converge.consumer.rocketmq.name-server must be set for @IdempotentConsumer on "
+          + topic + " (or define a ConsumerBinding bean), but was " + nameServer);
+    }
+    RocketMQIdempotentConsumer consumer = RocketMQIdempotentConsumer.builder().nameServer(nameServer).topic(topic)
+        .handler(handler).consumeThreads(properties.rocketmq().consumeThreads()).start();
+    return consumer::close;
   }
 
   @Override
   public synchronized void stop() {
-    for (RocketMQIdempotentConsumer c : running) {
+    for (ConsumerBinding.Subscription c : running) {
       c.close();
     }
     running.clear();

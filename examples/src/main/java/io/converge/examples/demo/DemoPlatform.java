@@ -1,0 +1,91 @@
+package io.converge.examples.demo;
+
+import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.broker.pulsar.EmbeddedPulsar;
+import io.converge.broker.rocketmq.EmbeddedRocketMQ;
+import io.converge.examples.events.Topics;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The embedded servers of the demo: RocketMQ (name server + broker in this JVM), PostgreSQL, and,
+ * when a run needs it, Pulsar in a child JVM (its broker never shares a class path with RocketMQ's).
+ */
+public final class DemoPlatform implements AutoCloseable {
+
+  private final EmbeddedRocketMQ mq;
+  private final ConvergePostgres pg;
+  private final boolean owned;
+  private EmbeddedPulsar pulsar;
+
+  private DemoPlatform(EmbeddedRocketMQ mq, ConvergePostgres pg, boolean owned) {
+    this.mq = mq;
+    this.pg = pg;
+    this.owned = owned;
+  }
+
+  /** Starts RocketMQ and PostgreSQL; Pulsar starts on the first Pulsar run. */
+  public static DemoPlatform start() {
+    EmbeddedRocketMQ mq = EmbeddedRocketMQ.builder().fastTransactionChecks().build().start();
+    try {
+      return new DemoPlatform(mq, ConvergePostgres.shared(), true);
+    } catch (RuntimeException e) {
+      mq.stop();
+      throw e;
+    }
+  }
+
+  /** Wraps servers a test extension already started (they are not stopped by {@link #close()}). */
+  public static DemoPlatform of(EmbeddedRocketMQ mq, ConvergePostgres pg, EmbeddedPulsar pulsar) {
+    DemoPlatform p = new DemoPlatform(mq, pg, false);
+    p.pulsar = pulsar;
+    return p;
+  }
+
+  /** One run of the saga on {@code backend}, with its topics created and its broker properties set. */
+  SagaRun saga(Backend backend, String run, Duration settleTimeout) {
+    Map<String, String> transport = new LinkedHashMap<>();
+    if (backend.onPulsar()) {
+      String url = pulsar().serviceUrl();
+      transport.putAll(PulsarTransport.properties(url, pulsar().httpUrl()));
+      return new SagaRun(backend, pg, transport, () -> PulsarInjector.open(url), settleTimeout);
+    }
+    for (String topic : new Topics("-" + run).all()) {
+      mq.createTopic(topic);
+    }
+    String ns = mq.nameServerAddress();
+    transport.put("converge.producer.name-server", ns);
+    transport.put("converge.outbox.name-server", ns);
+    transport.put("converge.consumer.rocketmq.name-server", ns);
+    return new SagaRun(backend, pg, transport, () -> RocketMQInjector.open(ns), settleTimeout);
+  }
+
+  /** Prints where the servers listen. */
+  void describe(PrintStream out) {
+    out.println("  RocketMQ name server " + mq.nameServerAddress() + ", PostgreSQL " + pg.jdbcUrl()
+        + (pulsar != null ? ", Pulsar " + pulsar.serviceUrl() : ""));
+  }
+
+  private synchronized EmbeddedPulsar pulsar() {
+    if (pulsar == null) {
+      pulsar = EmbeddedPulsar.builder().build().start();
+    }
+    return pulsar;
+  }
+
+  @Override
+  public synchronized void close() {
+    if (!owned) {
+      return;
+    }
+    try {
+      if (pulsar != null) {
+        pulsar.close();
+      }
+    } finally {
+      mq.stop();
+    }
+  }
+}

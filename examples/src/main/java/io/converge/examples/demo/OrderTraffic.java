@@ -1,0 +1,140 @@
+package io.converge.examples.demo;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Clients of {@code POST /orders}: every order has its own {@code Idempotency-Key}; some requests are
+ * retried with the same key (as after a timeout), some sent three times at once (a double click), some
+ * re-sent with the same key and another body (a client bug). What the clients saw is counted.
+ */
+final class OrderTraffic {
+
+  static final List<String> SKUS = List.of("sku-apple", "sku-pear", "sku-plum", "sku-fig");
+  static final String SCARCE_SKU = "sku-scarce";
+  static final int CUSTOMERS = 20;
+  /** The last two customers can pay for about two orders: later orders of theirs are compensated. */
+  static final Set<String> POOR = Set.of("c-18", "c-19");
+
+  /** What the clients saw. */
+  record Result(int keys, Set<String> orderIds, int retries, int retriesReplayed, int concurrentBursts,
+                int inProgress409, int mismatch422, List<String> anomalies) {}
+
+  private final Http http;
+  private final String run;
+  private final AtomicInteger retries = new AtomicInteger();
+  private final AtomicInteger replayed = new AtomicInteger();
+  private final AtomicInteger bursts = new AtomicInteger();
+  private final AtomicInteger conflicts = new AtomicInteger();
+  private final AtomicInteger mismatches = new AtomicInteger();
+  private final List<String> anomalies = java.util.Collections.synchronizedList(new ArrayList<>());
+
+  OrderTraffic(Http http, String run) {
+    this.http = http;
+    this.run = run;
+  }
+
+  /** Places {@code orders} orders from 8 client threads. */
+  Result run(int orders) throws Exception {
+    ExecutorService clients = Executors.newFixedThreadPool(8);
+    List<Future<String>> placed = new ArrayList<>();
+    try {
+      for (int i = 0; i < orders; i++) {
+        int n = i;
+        placed.add(clients.submit(() -> place(n)));
+      }
+      Set<String> ids = new HashSet<>();
+      for (Future<String> f : placed) {
+        String id = f.get();
+        if (id != null) {
+          ids.add(id);
+        }
+      }
+      return new Result(orders, ids, retries.get(), replayed.get(), bursts.get(), conflicts.get(), mismatches.get(),
+          List.copyOf(anomalies));
+    } finally {
+      clients.shutdownNow();
+    }
+  }
+
+  static Map<String, Object> body(int i) {
+    String customer = String.format("c-%02d", i % CUSTOMERS);
+    String sku = i % 13 == 5 ? SCARCE_SKU : SKUS.get(i % SKUS.size());
+    int quantity = 1 + i % 3;
+    return Map.of("customerId", customer, "sku", sku, "quantity", quantity, "amountCents", quantity * 1000L + i % 7);
+  }
+
+  private String place(int i) throws Exception {
+    String key = run + "-order-" + i;
+    Map<String, Object> body = body(i);
+    Http.Reply first;
+    if (i % 25 == 7) {
+      first = burst(key, body);
+    } else {
+      first = http.post("/orders", body, key);
+    }
+    if (first.status() != 201) {
+      anomalies.add("order " + i + ": POST /orders answered " + first.status() + " " + first.body());
+      return null;
+    }
+    String orderId = first.field("orderId");
+    if (i % 10 == 3) {
+      retries.incrementAndGet();
+      Http.Reply again = http.post("/orders", body, key);
+      if (again.status() == 201 && orderId.equals(again.field("orderId")) && again.replayed()) {
+        replayed.incrementAndGet();
+      } else {
+        anomalies.add("order " + i + ": the retry with key " + key + " answered " + again.status() + " " + again.body()
+            + (again.replayed() ? " (replayed)" : " (not marked as a replay)") + ", the first " + orderId);
+      }
+    }
+    if (i % 50 == 11) {
+      Map<String, Object> other = new java.util.HashMap<>(body);
+      other.put("amountCents", ((Long) body.get("amountCents")) + 1);
+      Http.Reply r = http.post("/orders", other, key);
+      if (r.status() == 422) {
+        mismatches.incrementAndGet();
+      } else {
+        anomalies.add("order " + i + ": key " + key + " with another body answered " + r.status() + ", not 422");
+      }
+    }
+    return orderId;
+  }
+
+  /** Three identical requests at once: one runs, the others get its answer or 409; then a last retry. */
+  private Http.Reply burst(String key, Map<String, Object> body) throws Exception {
+    bursts.incrementAndGet();
+    ExecutorService three = Executors.newFixedThreadPool(3);
+    try {
+      List<Callable<Http.Reply>> calls = List.of(() -> http.post("/orders", body, key), () -> http.post("/orders", body, key),
+          () -> http.post("/orders", body, key));
+      Set<String> ids = new HashSet<>();
+      for (Future<Http.Reply> f : three.invokeAll(calls)) {
+        Http.Reply r = f.get();
+        if (r.status() == 409) {
+          conflicts.incrementAndGet();
+        } else if (r.status() == 201) {
+          ids.add(r.field("orderId"));
+        } else {
+          anomalies.add("burst " + key + ": answered " + r.status() + " " + r.body());
+        }
+      }
+      Http.Reply last = http.post("/orders", body, key);
+      ids.add(last.field("orderId"));
+      if (ids.size() != 1) {
+        anomalies.add("burst " + key + ": several orders " + ids);
+      }
+      return last;
+    } finally {
+      three.shutdownNow();
+    }
+  }
+}

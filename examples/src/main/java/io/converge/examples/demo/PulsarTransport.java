@@ -1,0 +1,16 @@
+package io.converge.examples.demo;
+
+import java.util.Map;
+
+/** The {@code converge.*} properties that put the services on Pulsar. */
+final class PulsarTransport {
+
+  private PulsarTransport() {}
+
+  static Map<String, String> properties(String serviceUrl, String httpUrl) {
+    return Map.of(
+        "converge.pulsar.service-url", serviceUrl,
+        "converge.pulsar.admin-url", httpUrl,
+        "examples.consumer-transport", "pulsar");
+  }
+}

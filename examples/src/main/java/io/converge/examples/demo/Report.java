@@ -1,0 +1,46 @@
+package io.converge.examples.demo;
+
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.List;
+
+/** The reconciliation of one run; {@link #consistent()} is false when any invariant failed. */
+record Report(Backend backend, OrderTraffic.Result traffic, PaymentTraffic.Result payments, long orders, long paid,
+              long canceledForStock, long canceledForPayment, long open, long paidCents, long debitedCents,
+              long compensations, long notifications, int duplicatesInjected, long duplicatesAbsorbed, Duration took,
+              List<String> violations) {
+
+  boolean consistent() {
+    return violations.isEmpty();
+  }
+
+  void print(PrintStream out) {
+    out.println();
+    out.printf("Reconciliation, backend %s (%d s)%n", backend.mode(), took.toSeconds());
+    out.printf("  orders requested (Idempotency-Keys)   %7d%n", traffic.keys());
+    out.printf("  orders stored                         %7d%n", orders);
+    out.printf("  orders paid                           %7d%n", paid);
+    out.printf("  orders canceled: no stock             %7d%n", canceledForStock);
+    out.printf("  orders canceled: payment refused      %7d   (each compensated: stock released)%n", canceledForPayment);
+    out.printf("  orders still open                     %7d%n", open);
+    out.printf("  compensations run (stock released)    %7d%n", compensations);
+    out.printf("  money debited (cents)                 %7d%n", debitedCents);
+    out.printf("  sum of paid orders (cents)            %7d%n", paidCents);
+    out.printf("  notifications                         %7d%n", notifications);
+    out.printf("  HTTP retries, same key                %7d   replayed: %d%n", traffic.retries(), traffic.retriesReplayed());
+    out.printf("  HTTP bursts of 3, same key            %7d   409 in progress: %d%n", traffic.concurrentBursts(),
+        traffic.inProgress409());
+    out.printf("  same key, other body -> 422           %7d%n", traffic.mismatch422());
+    out.printf("  duplicate deliveries injected         %7d%n", duplicatesInjected);
+    out.printf("  duplicates absorbed by consumers      %7d   (injected + the brokers' own)%n", duplicatesAbsorbed);
+    out.printf("  charges / retried, same answer        %7d / %d%n", payments.charges(), payments.retriesSame());
+    out.printf("  out_trade_no reused -> 400 + first    %7d%n", payments.reuse400());
+    out.printf("  refunds / retried, same answer        %7d / %d   second refund -> 409: %d%n", payments.refunds(),
+        payments.refundRetriesSame(), payments.secondRefund409());
+    if (violations.isEmpty()) {
+      out.println("  all invariants hold");
+    } else {
+      violations.forEach(v -> out.println("  " + v));
+    }
+  }
+}

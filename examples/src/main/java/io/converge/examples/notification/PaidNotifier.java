@@ -1,0 +1,31 @@
+package io.converge.examples.notification;
+
+import io.converge.consumer.IdempotentConsumer;
+import io.converge.consumer.IncomingMessage;
+import io.converge.examples.events.EventCodec;
+import io.converge.examples.events.Events.PaymentSucceeded;
+import java.time.Clock;
+import org.springframework.stereotype.Component;
+
+/** Notifies on {@code PaymentSucceeded}; a redelivery sends nothing more. */
+@Component
+class PaidNotifier {
+
+  private final NotificationRepository notifications;
+  private final EventCodec codec;
+  private final Clock clock = Clock.systemUTC();
+
+  PaidNotifier(NotificationRepository notifications, EventCodec codec) {
+    this.notifications = notifications;
+    this.codec = codec;
+  }
+
+  @IdempotentConsumer(topic = "payment-succeeded${examples.topic-suffix:}", group = "notification-on-payment-succeeded")
+  public void paid(IncomingMessage m) {
+    PaymentSucceeded e = codec.read(m, PaymentSucceeded.class);
+    if (!notifications.existsById(e.orderId())) {
+      notifications.save(new Notification(e.orderId(), e.customerId(),
+          "Your order " + e.orderId() + " is paid (" + e.amountCents() + " cents).", clock.instant()));
+    }
+  }
+}

@@ -1,0 +1,58 @@
+package io.converge.examples.order;
+
+import java.net.URI;
+import java.util.Map;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * {@code POST /orders} and {@code GET /orders/{id}}. The POST is guarded by Converge's
+ * {@code Idempotency-Key} filter (configured in {@code order.properties}): a retried request with the
+ * same key gets the first response, and never a second order.
+ */
+@RestController
+class OrderController {
+
+  private final OrderService service;
+  private final OrderRepository orders;
+
+  OrderController(OrderService service, OrderRepository orders) {
+    this.service = service;
+    this.orders = orders;
+  }
+
+  /** The body of {@code POST /orders}. */
+  record PlaceOrder(String customerId, String sku, Integer quantity, Long amountCents) {}
+
+  @PostMapping("/orders")
+  ResponseEntity<Map<String, Object>> place(@RequestBody PlaceOrder body) {
+    if (body == null || blank(body.customerId()) || blank(body.sku()) || body.quantity() == null || body.quantity() < 1
+        || body.amountCents() == null || body.amountCents() < 1) {
+      return ResponseEntity.badRequest().body(Map.of("error", "invalid-order",
+          "detail", "customerId, sku, quantity >= 1 and amountCents >= 1 are required, but were " + body));
+    }
+    PurchaseOrder o = service.place(body.customerId(), body.sku(), body.quantity(), body.amountCents());
+    return ResponseEntity.created(URI.create("/orders/" + o.getId())).body(view(o));
+  }
+
+  @GetMapping("/orders/{id}")
+  ResponseEntity<Map<String, Object>> get(@PathVariable String id) {
+    return orders.findById(id).map(o -> ResponseEntity.ok(view(o)))
+        .orElseGet(() -> ResponseEntity.status(HttpStatus.NOT_FOUND).body(Map.of("error", "unknown-order", "orderId", id)));
+  }
+
+  private static Map<String, Object> view(PurchaseOrder o) {
+    return Map.of("orderId", o.getId(), "customerId", o.getCustomerId(), "sku", o.getSku(), "quantity", o.getQuantity(),
+        "amountCents", o.getAmountCents(), "state", o.getState().name(),
+        "cancelReason", o.getCancelReason() == null ? "" : o.getCancelReason());
+  }
+
+  private static boolean blank(String s) {
+    return s == null || s.isBlank();
+  }
+}

@@ -1,0 +1,57 @@
+package io.converge.examples.order;
+
+import io.converge.consumer.IdempotentConsumer;
+import io.converge.consumer.IncomingMessage;
+import io.converge.examples.events.EventCodec;
+import io.converge.examples.events.Events.PaymentFailed;
+import io.converge.examples.events.Events.PaymentSucceeded;
+import io.converge.examples.events.Events.StockRejected;
+import java.time.Clock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.stereotype.Component;
+
+/**
+ * Ends the saga in the order service: paid on {@code PaymentSucceeded}, canceled on
+ * {@code StockRejected} or {@code PaymentFailed}. Each runs in the dedup transaction of
+ * {@code @IdempotentConsumer}, so a redelivered event changes nothing.
+ */
+@Component
+class OrderOutcomes {
+
+  private static final Logger log = LoggerFactory.getLogger(OrderOutcomes.class);
+
+  private final OrderRepository orders;
+  private final EventCodec codec;
+  private final Clock clock = Clock.systemUTC();
+
+  OrderOutcomes(OrderRepository orders, EventCodec codec) {
+    this.orders = orders;
+    this.codec = codec;
+  }
+
+  @IdempotentConsumer(topic = "payment-succeeded${examples.topic-suffix:}", group = "order-on-payment-succeeded")
+  public void paid(IncomingMessage m) {
+    move(codec.read(m, PaymentSucceeded.class).orderId(), OrderState.PAID, null);
+  }
+
+  @IdempotentConsumer(topic = "payment-failed${examples.topic-suffix:}", group = "order-on-payment-failed")
+  public void paymentFailed(IncomingMessage m) {
+    PaymentFailed e = codec.read(m, PaymentFailed.class);
+    move(e.orderId(), OrderState.CANCELED, "payment: " + e.reason());
+  }
+
+  @IdempotentConsumer(topic = "stock-rejected${examples.topic-suffix:}", group = "order-on-stock-rejected")
+  public void stockRejected(IncomingMessage m) {
+    StockRejected e = codec.read(m, StockRejected.class);
+    move(e.orderId(), OrderState.CANCELED, "stock: " + e.reason());
+  }
+
+  private void move(String orderId, OrderState to, String reason) {
+    PurchaseOrder o = orders.findById(orderId)
+        .orElseThrow(() -> new IllegalStateException("No order " + orderId + " (its outcome " + to + " arrived first?)"));
+    if (o.moveTo(to, reason, clock.instant())) {
+      log.debug("order {} is {}", orderId, to);
+    }
+  }
+}

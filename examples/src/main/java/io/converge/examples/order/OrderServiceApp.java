@@ -1,0 +1,21 @@
+package io.converge.examples.order;
+
+import io.converge.examples.events.ServiceCommons;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.annotation.Import;
+
+/**
+ * The order service: {@code POST /orders} (with {@code Idempotency-Key}) creates an order and
+ * publishes {@code OrderCreated} in the same transaction; it marks the order paid or canceled when the
+ * saga's outcome arrives. Configuration: {@code order.properties}.
+ */
+@SpringBootApplication
+@Import(ServiceCommons.class)
+public class OrderServiceApp {
+
+  /** Runs the service alone, against the servers named in its configuration. */
+  public static void main(String[] args) {
+    new SpringApplicationBuilder(OrderServiceApp.class).properties("spring.config.name=order").run(args);
+  }
+}

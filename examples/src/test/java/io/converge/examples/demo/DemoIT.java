@@ -1,0 +1,42 @@
+package io.converge.examples.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.broker.postgres.PostgresExtension;
+import io.converge.broker.pulsar.EmbeddedPulsar;
+import io.converge.broker.pulsar.PulsarExtension;
+import io.converge.broker.rocketmq.EmbeddedRocketMQ;
+import io.converge.broker.rocketmq.RocketMQExtension;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * A smaller run of the demo on each backend: the five services, retried and concurrent HTTP requests,
+ * injected duplicate deliveries and compensated orders, and every reconciliation invariant.
+ */
+@ExtendWith({RocketMQExtension.class, PostgresExtension.class, PulsarExtension.class})
+class DemoIT {
+
+  @Test
+  void everyBackendReconciles(EmbeddedRocketMQ mq, ConvergePostgres pg, EmbeddedPulsar pulsar) throws Exception {
+    ByteArrayOutputStream text = new ByteArrayOutputStream();
+    DemoRunner runner = new DemoRunner(DemoPlatform.of(mq, pg, pulsar), new PrintStream(text, true, StandardCharsets.UTF_8));
+    boolean ok = runner.run(60, "rocketmq,outbox,pulsar");
+    String printed = text.toString(StandardCharsets.UTF_8);
+    assertThat(ok).as(printed).isTrue();
+    assertThat(runner.reports()).hasSize(3).allSatisfy(r -> {
+      assertThat(r.violations()).as(printed).isEmpty();
+      assertThat(r.paid()).isPositive();
+      assertThat(r.canceledForPayment()).isPositive();
+      assertThat(r.compensations()).isEqualTo(r.canceledForPayment());
+      assertThat(r.duplicatesAbsorbed()).isGreaterThanOrEqualTo(r.duplicatesInjected()).isPositive();
+      assertThat(r.traffic().retriesReplayed()).isEqualTo(r.traffic().retries()).isPositive();
+      assertThat(r.debitedCents()).isEqualTo(r.paidCents());
+    });
+    assertThat(printed).contains("backend rocketmq", "backend outbox", "backend pulsar");
+  }
+}
