@@ -111,6 +111,38 @@ class IdempotentConsumerAutoConfigurationIT {
   }
 
   @Test
+  void aConsumerBindingBeanReplacesRocketMQ(DataSource ds) {
+    String topic = RocketMQExtension.uniqueTopic("bound");
+    String group = RocketMQExtension.uniqueTopic("bound-group");
+    new JdbcTemplate(ds).execute("CREATE TABLE IF NOT EXISTS spring_ledger (id BIGSERIAL PRIMARY KEY, message_id TEXT, body TEXT)");
+    java.util.Map<String, io.converge.consumer.IdempotentHandler> subscribed = new java.util.concurrent.ConcurrentHashMap<>();
+    AtomicInteger closed = new AtomicInteger();
+    io.converge.consumer.spi.ConsumerBinding binding = (t, handler) -> {
+      subscribed.put(t, handler);
+      return closed::incrementAndGet;
+    };
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(ConvergeConsumerAutoConfiguration.class))
+        .withBean(DataSource.class, () -> ds)
+        .withBean(io.converge.consumer.spi.ConsumerBinding.class, () -> binding)
+        .withUserConfiguration(App.class)
+        // no converge.consumer.rocketmq.name-server: the binding bean is the transport
+        .withPropertyValues("test.topic=" + topic, "test.group=" + group)
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          io.converge.consumer.IdempotentHandler handler = subscribed.get(topic);
+          assertThat(handler).isNotNull();
+          assertThat(handler.group()).isEqualTo(group);
+          String id = UUID.randomUUID().toString();
+          IncomingMessage m = IncomingMessage.builder().topic(topic).header(Envelope.MESSAGE_ID, id).payload("{\"pay\":2}").build();
+          assertThat(handler.handle(m)).isEqualTo(io.converge.consumer.Outcome.PROCESSED);
+          assertThat(handler.handle(m)).isEqualTo(io.converge.consumer.Outcome.DUPLICATE);
+          assertThat(context.getBean(PaymentListener.class).runs).hasValue(1);
+        });
+    assertThat(closed).hasValue(1);
+  }
+
+  @Test
   void invalidRetentionFailsTheContextNamingTheProperty(DataSource ds) {
     new ApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(ConvergeConsumerAutoConfiguration.class))
