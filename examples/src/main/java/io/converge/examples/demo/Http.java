@@ -37,7 +37,7 @@ final class Http {
         .header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofByteArray(json.writeValueAsBytes(body)));
     if (key != null) {
-      b.header("Idempotency-Key", key);
+      b.header("Idempotency-Key", key).header("X-Tenant-Id", TENANT);
     }
     return reply(client.send(b.build(), HttpResponse.BodyHandlers.ofByteArray()));
   }
@@ -53,6 +53,9 @@ final class Http {
     boolean replayed = r.headers().firstValue(REPLAY_HEADER).map("true"::equalsIgnoreCase).orElse(false);
     return new Reply(r.statusCode(), body, replayed);
   }
+
+  /** The tenant the demo's clients send ({@code X-Tenant-Id}). */
+  static final String TENANT = "shop-1";
 
   /** The header Converge's Idempotency-Key filter sets on a replayed response. */
   static final String REPLAY_HEADER = "Idempotent-Replayed";
