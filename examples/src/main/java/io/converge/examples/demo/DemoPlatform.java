@@ -46,11 +46,21 @@ public final class DemoPlatform implements AutoCloseable {
 
   /** One run of the saga on {@code backend}, with its topics created and its broker properties set. */
   SagaRun saga(Backend backend, String run, Duration settleTimeout) {
-    Map<String, String> transport = new LinkedHashMap<>();
+    Map<String, String> transport = transport(backend, run);
     if (backend.onPulsar()) {
       String url = pulsar().serviceUrl();
-      transport.putAll(PulsarTransport.properties(url, pulsar().httpUrl()));
       return new SagaRun(backend, pg, transport, () -> PulsarInjector.open(url), settleTimeout);
+    }
+    String ns = mq.nameServerAddress();
+    return new SagaRun(backend, pg, transport, () -> RocketMQInjector.open(ns), settleTimeout);
+  }
+
+  /** The {@code converge.*} broker properties of {@code backend}; creates run {@code run}'s RocketMQ topics. */
+  Map<String, String> transport(Backend backend, String run) {
+    Map<String, String> transport = new LinkedHashMap<>();
+    if (backend.onPulsar()) {
+      transport.putAll(PulsarTransport.properties(pulsar().serviceUrl(), pulsar().httpUrl()));
+      return transport;
     }
     for (String topic : new Topics("-" + run).all()) {
       mq.createTopic(topic);
@@ -59,7 +69,12 @@ public final class DemoPlatform implements AutoCloseable {
     transport.put("converge.producer.name-server", ns);
     transport.put("converge.outbox.name-server", ns);
     transport.put("converge.consumer.rocketmq.name-server", ns);
-    return new SagaRun(backend, pg, transport, () -> RocketMQInjector.open(ns), settleTimeout);
+    return transport;
+  }
+
+  /** The PostgreSQL server. */
+  ConvergePostgres postgres() {
+    return pg;
   }
 
   /** Prints where the servers listen. */

@@ -49,6 +49,15 @@ final class SagaServices implements AutoCloseable {
    * @param transport the broker properties of the backend ({@code converge.*})
    */
   static SagaServices start(Backend backend, ConvergePostgres pg, String run, Map<String, String> transport) {
+    return start(backend, pg, run, transport, false);
+  }
+
+  /**
+   * As {@link #start(Backend, ConvergePostgres, String, Map)}; with {@code fixedPorts} the web services
+   * listen on the ports of their configuration files (order 8081, payment 8085) instead of free ones.
+   */
+  static SagaServices start(Backend backend, ConvergePostgres pg, String run, Map<String, String> transport,
+                            boolean fixedPorts) {
     SagaServices s = new SagaServices(new Topics("-" + run));
     try {
       for (Service svc : SERVICES) {
@@ -59,7 +68,9 @@ final class SagaServices implements AutoCloseable {
         p.put("spring.datasource.url", pg.jdbcUrl() + (pg.jdbcUrl().contains("?") ? "&" : "?") + "currentSchema=" + schema);
         p.put("spring.datasource.username", pg.user());
         p.put("spring.datasource.password", pg.password());
-        p.put("server.port", "0");
+        if (!fixedPorts) {
+          p.put("server.port", "0");
+        }
         p.put("examples.topic-suffix", s.topics.suffix());
         p.put("converge.producer.mode", backend.mode());
         p.put("converge.producer.group", svc.name() + "-" + run);
