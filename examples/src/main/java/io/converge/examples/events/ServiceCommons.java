@@ -3,12 +3,13 @@ package io.converge.examples.events;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.springframework.beans.factory.annotation.Value;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 
 /** What every service of the saga shares: topic names, the event codec, a meter registry. */
 @Configuration(proxyBeanMethods = false)
+@Import(PulsarWiring.class)
 public class ServiceCommons {
 
   @Bean
@@ -23,7 +24,6 @@ public class ServiceCommons {
 
   /** A registry for Converge's meters when the application brings none (no actuator here). */
   @Bean
-  @ConditionalOnMissingBean
   MeterRegistry meterRegistry() {
     return new SimpleMeterRegistry();
   }
