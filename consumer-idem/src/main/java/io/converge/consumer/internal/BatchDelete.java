@@ -21,6 +21,7 @@ public final class BatchDelete {
 
   private final DataSource dataSource;
   private final String table;
+  private final String timeColumn;
   private final String sql;
   private final int batchSize;
 
@@ -35,6 +36,7 @@ public final class BatchDelete {
     }
     this.dataSource = dataSource;
     this.table = table;
+    this.timeColumn = timeColumn;
     this.batchSize = batchSize;
     this.sql = "DELETE FROM " + table + " WHERE ctid IN (SELECT ctid FROM " + table + " WHERE " + timeColumn
         + " < ? LIMIT ?)";
@@ -52,7 +54,8 @@ public final class BatchDelete {
         ps.setInt(2, batchSize);
         deleted = ps.executeUpdate();
       } catch (SQLException e) {
-        throw new ConvergeException("Could not purge " + table + " older than " + cutoff + " after " + total + " rows", e);
+        throw new ConvergeException("Could not purge " + table + " rows with " + timeColumn + " before " + cutoff
+            + " after " + total + " rows", e);
       }
       total += deleted;
       if (deleted < batchSize) {
@@ -60,7 +63,7 @@ public final class BatchDelete {
       }
     }
     if (total > 0) {
-      log.info("Purged {} {} rows older than {}", total, table, cutoff);
+      log.info("Purged {} {} rows with {} before {}", total, table, timeColumn, cutoff);
     }
     return total;
   }

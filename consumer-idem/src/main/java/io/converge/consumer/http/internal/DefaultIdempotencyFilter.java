@@ -140,7 +140,7 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
     metrics.rejected(endpoint, e.problem());
     boolean clientError = e.problem().status() < 500;
     if (clientError) {
-      log.info("Refused {} on {} ({}): {}", e.problem().code(), endpoint, e.tenant(), e.getMessage());
+      log.info("Refused {} on {} (tenant {}, key {}): {}", e.problem().code(), endpoint, e.tenant(), e.key(), e.getMessage());
     } else {
       log.error("Refused {} on {}: {}", e.problem().code(), endpoint, e.getMessage(), e);
       response.setHeader("Retry-After", "1");
