@@ -14,6 +14,7 @@ public final class IdempotencyFilterBuilder {
   private DataSource dataSource;
   private TenantResolver tenantResolver;
   private Supplier<? extends Collection<IdempotentEndpoint>> endpoints;
+  private List<IdempotentEndpoint> knownEndpoints = List.of();
   private IdempotencySettings settings = IdempotencySettings.defaults();
   private IdempotencyMetrics metrics = IdempotencyMetrics.noop();
   private Clock clock = Clock.systemUTC();
@@ -35,15 +36,17 @@ public final class IdempotencyFilterBuilder {
   /** The protected endpoints, first match wins. Required (may be empty). */
   public IdempotencyFilterBuilder endpoints(List<IdempotentEndpoint> endpoints) {
     List<IdempotentEndpoint> copy = List.copyOf(endpoints);
+    this.knownEndpoints = copy;
     this.endpoints = () -> copy;
     return this;
   }
 
   /**
    * The protected endpoints, read once at the first request: for frameworks that discover endpoints
-   * after the filter is built (Spring MVC's {@code @Idempotent} methods).
+   * after the filter is built (Spring MVC's {@code @Idempotent} methods); they are validated then.
    */
   public IdempotencyFilterBuilder endpoints(Supplier<? extends Collection<IdempotentEndpoint>> endpoints) {
+    this.knownEndpoints = List.of();
     this.endpoints = endpoints;
     return this;
   }
@@ -70,6 +73,7 @@ public final class IdempotencyFilterBuilder {
    * The filter.
    *
    * @throws NullPointerException naming a missing required argument
+   * @throws IllegalArgumentException when a listed endpoint expects to run as long as the lease or longer
    */
   public IdempotencyFilter build() {
     Objects.requireNonNull(dataSource, "dataSource");
@@ -78,6 +82,7 @@ public final class IdempotencyFilterBuilder {
     Objects.requireNonNull(settings, "settings");
     Objects.requireNonNull(metrics, "metrics");
     Objects.requireNonNull(clock, "clock");
+    knownEndpoints.forEach(settings::validate);
     return new DefaultIdempotencyFilter(dataSource, tenantResolver, endpoints, settings, metrics, clock);
   }
 }

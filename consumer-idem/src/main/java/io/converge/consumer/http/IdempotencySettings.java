@@ -53,6 +53,19 @@ public record IdempotencySettings(Duration ttl, Duration lease, String keyHeader
     }
   }
 
+  /**
+   * Checks that {@code endpoint} can be protected with these settings: its expected duration must be
+   * shorter than the lease, or a slow but live first request would be taken over and run twice.
+   *
+   * @throws IllegalArgumentException naming the endpoint and both durations
+   */
+  public void validate(IdempotentEndpoint endpoint) {
+    if (endpoint.expectedDuration().compareTo(lease) >= 0) {
+      throw new IllegalArgumentException("endpoint " + endpoint + ": expected-duration must be shorter than "
+          + "converge.idempotency.lease (" + lease + "), but was " + endpoint.expectedDuration());
+    }
+  }
+
   /** Every default. */
   public static IdempotencySettings defaults() {
     return new IdempotencySettings(DEFAULT_TTL, DEFAULT_LEASE, DEFAULT_KEY_HEADER, DEFAULT_REPLAYED_HEADERS, List.of(),

@@ -3,6 +3,7 @@ package io.converge.consumer.spring;
 import io.converge.consumer.http.IdempotencyFilter;
 import io.converge.consumer.http.IdempotencyKeyPurger;
 import io.converge.consumer.http.IdempotencyMetrics;
+import io.converge.consumer.http.IdempotencySettings;
 import io.converge.consumer.http.IdempotentEndpoint;
 import io.converge.consumer.http.TenantResolver;
 import io.converge.producer.schema.Migrations;
@@ -67,10 +68,12 @@ class ConvergeIdempotencyAutoConfiguration {
   IdempotencyFilter convergeIdempotencyFilter(ApplicationContext context, DataSource dataSource,
       IdempotencyProperties properties, TenantResolver tenants, IdempotencyKeyPurger migrated) {
     List<IdempotentEndpoint> configured = properties.configuredEndpoints();
+    IdempotencySettings settings = properties.settings();
+    configured.forEach(settings::validate); // at start-up, not at the first request
     return IdempotencyFilter.builder()
         .dataSource(dataSource)
         .tenantResolver(tenants)
-        .settings(properties.settings())
+        .settings(settings)
         .metrics(metrics(context))
         // the handler methods are known once the context has started: read them at the first request
         .endpoints(() -> {

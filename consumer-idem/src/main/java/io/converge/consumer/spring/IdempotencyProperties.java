@@ -86,7 +86,13 @@ public record IdempotencyProperties(
     if (size > Integer.MAX_VALUE) {
       throw new IllegalArgumentException("converge.idempotency.max-body-size must be at most 64MB, but was " + maxBodySize);
     }
-    return new IdempotencySettings(ttl, lease, keyHeader, replayedHeaders, ignoredFields, (int) size);
+    IdempotencySettings settings = new IdempotencySettings(ttl, lease, keyHeader, replayedHeaders, ignoredFields, (int) size);
+    if (defaultExpectedDuration == null || defaultExpectedDuration.isNegative() || defaultExpectedDuration.isZero()
+        || defaultExpectedDuration.compareTo(lease) >= 0) {
+      throw new IllegalArgumentException("converge.idempotency.default-expected-duration must be positive and shorter "
+          + "than converge.idempotency.lease (" + lease + "), but was " + defaultExpectedDuration);
+    }
+    return settings;
   }
 
   List<IdempotentEndpoint> configuredEndpoints() {

@@ -21,10 +21,7 @@ record Rule(IdempotentEndpoint endpoint, PathPattern pattern, JsonCanonicalizer 
   static List<Rule> compile(Collection<IdempotentEndpoint> endpoints, IdempotencySettings settings) {
     List<Rule> rules = new ArrayList<>();
     for (IdempotentEndpoint e : endpoints) {
-      if (e.expectedDuration().compareTo(settings.lease()) >= 0) {
-        throw new IllegalArgumentException("endpoint " + e + ": expected-duration must be shorter than "
-            + "converge.idempotency.lease (" + settings.lease() + "), but was " + e.expectedDuration());
-      }
+      settings.validate(e);
       List<String> ignored = new ArrayList<>(settings.ignoredFields());
       ignored.addAll(e.ignoredFields());
       rules.add(new Rule(e, PathPattern.compile(e.path()), new JsonCanonicalizer(ignored)));
