@@ -13,8 +13,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -22,11 +20,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
-import org.apache.catalina.Context;
 import org.apache.catalina.LifecycleException;
-import org.apache.catalina.startup.Tomcat;
-import org.apache.tomcat.util.descriptor.web.FilterDef;
-import org.apache.tomcat.util.descriptor.web.FilterMap;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -40,7 +34,7 @@ import org.postgresql.ds.PGSimpleDataSource;
 @ExtendWith(PostgresExtension.class)
 class IdempotencyFilterServletIT {
 
-  private static Tomcat tomcat;
+  private static BareTomcat tomcat;
   private static String base;
   private static final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
   private static final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -71,32 +65,14 @@ class IdempotencyFilterServletIT {
   @BeforeAll
   static void start(DataSource ds) throws Exception {
     Migrations.apply(ds, "idempotency");
-    Path dir = Files.createTempDirectory("tomcat-idem");
-    tomcat = new Tomcat();
-    tomcat.setBaseDir(dir.toString());
-    tomcat.setPort(0);
     List<IdempotentEndpoint> all = List.of(IdempotentEndpoint.of("POST", "/**"));
-    mount("/shop", IdempotencyFilter.builder().dataSource(ds).tenantResolver(TenantResolver.fixed("shop"))
-        .endpoints(all).build());
-    mount("/down", IdempotencyFilter.builder().dataSource(refusing()).tenantResolver(TenantResolver.fixed("shop"))
-        .endpoints(all).build());
-    tomcat.getConnector();
-    tomcat.start();
-    base = "http://127.0.0.1:" + tomcat.getConnector().getLocalPort();
-  }
-
-  private static void mount(String path, IdempotencyFilter filter) {
-    Context context = tomcat.addContext(path, null);
-    Tomcat.addServlet(context, "shop", new Shop());
-    context.addServletMappingDecoded("/*", "shop");
-    FilterDef def = new FilterDef();
-    def.setFilterName("idempotency");
-    def.setFilter(filter);
-    context.addFilterDef(def);
-    FilterMap map = new FilterMap();
-    map.setFilterName("idempotency");
-    map.addURLPattern("/*");
-    context.addFilterMap(map);
+    tomcat = new BareTomcat()
+        .mount("/shop", IdempotencyFilter.builder().dataSource(ds).tenantResolver(TenantResolver.fixed("shop"))
+            .endpoints(all).build(), new Shop())
+        .mount("/down", IdempotencyFilter.builder().dataSource(refusing()).tenantResolver(TenantResolver.fixed("shop"))
+            .endpoints(all).build(), new Shop())
+        .start();
+    base = tomcat.base();
   }
 
   /** A real PostgreSQL data source pointing at a port nobody listens on. */
@@ -116,8 +92,7 @@ class IdempotencyFilterServletIT {
   @AfterAll
   static void stop() throws LifecycleException {
     if (tomcat != null) {
-      tomcat.stop();
-      tomcat.destroy();
+      tomcat.close();
     }
   }
 
