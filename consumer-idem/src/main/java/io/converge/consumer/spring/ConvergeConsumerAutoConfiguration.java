@@ -62,8 +62,9 @@ class ConvergeConsumerAutoConfiguration {
   }
 
   @Bean
-  DedupPurgeScheduler convergeDedupPurgeScheduler(DedupPurger purger, ConsumerProperties properties) {
-    return new DedupPurgeScheduler(purger, properties.dedup().purgeInterval());
+  PurgeScheduler convergeDedupPurgeScheduler(DedupPurger purger, ConsumerProperties properties) {
+    return new PurgeScheduler("converge-dedup-purge", purger::purgeExpired, properties.dedup().purgeInterval(),
+        "converge.consumer.dedup.purge-interval");
   }
 
   @Bean

@@ -2,7 +2,9 @@ package io.converge.consumer.spring;
 
 import io.converge.consumer.ConsumerMetrics;
 import io.converge.consumer.ConsumerOps;
+import io.converge.consumer.http.IdempotencyMetrics;
 import io.converge.consumer.micrometer.MicrometerConsumerMetrics;
+import io.converge.consumer.micrometer.MicrometerIdempotencyMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import org.springframework.context.ApplicationContext;
@@ -15,5 +17,10 @@ final class MicrometerBridge {
   static ConsumerMetrics metrics(ApplicationContext context, ConsumerOps ops) {
     MeterRegistry registry = context.getBeanProvider(MeterRegistry.class).getIfUnique();
     return registry == null ? ConsumerMetrics.noop() : MicrometerConsumerMetrics.of(registry, ops, Clock.systemUTC());
+  }
+
+  static IdempotencyMetrics idempotencyMetrics(ApplicationContext context) {
+    MeterRegistry registry = context.getBeanProvider(MeterRegistry.class).getIfUnique();
+    return registry == null ? IdempotencyMetrics.noop() : MicrometerIdempotencyMetrics.of(registry);
   }
 }

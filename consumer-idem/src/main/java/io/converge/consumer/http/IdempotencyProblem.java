@@ -1,0 +1,60 @@
+package io.converge.consumer.http;
+
+/**
+ * Every answer the Idempotency-Key filter gives instead of running the handler, as an
+ * {@code application/problem+json} body (RFC 9457) whose {@code type} is {@link #type()}. The status
+ * codes follow the IETF draft {@code draft-ietf-httpapi-idempotency-key-header}.
+ */
+public enum IdempotencyProblem {
+
+  /** The endpoint requires an {@code Idempotency-Key} and the request has none. */
+  KEY_MISSING(400, "key-missing", "Idempotency-Key header is required on this endpoint"),
+  /** The key is empty, longer than 255 characters or not printable ASCII. */
+  KEY_INVALID(400, "key-invalid", "Idempotency-Key header is malformed"),
+  /** The tenant resolver found no tenant, or one that is not 1..64 printable ASCII characters. */
+  TENANT_INVALID(400, "tenant-invalid", "The request's tenant is missing or malformed"),
+  /** A JSON request body does not parse. */
+  BODY_INVALID(400, "body-invalid", "The request body is not valid JSON"),
+  /** The request body is larger than the configured maximum. */
+  BODY_TOO_LARGE(413, "body-too-large", "The request body is too large to fingerprint"),
+  /** The key was first used with another method, path or body. */
+  KEY_REUSED(422, "key-reused", "Idempotency-Key was already used with a different request"),
+  /** The first request with this key is still being processed. */
+  IN_PROGRESS(409, "in-progress", "A request with this Idempotency-Key is still being processed"),
+  /** The handler threw instead of answering; this answer is stored and replayed like any other. */
+  HANDLER_FAILED(500, "handler-failed", "The request failed on the server"),
+  /** The key store (the database) could not be reached; nothing was claimed, retrying is safe. */
+  STORE_UNAVAILABLE(503, "store-unavailable", "The idempotency key store is unavailable");
+
+  private static final String TYPE_PREFIX = "urn:converge:idempotency:";
+
+  private final int status;
+  private final String code;
+  private final String title;
+
+  IdempotencyProblem(int status, String code, String title) {
+    this.status = status;
+    this.code = code;
+    this.title = title;
+  }
+
+  /** The HTTP status. */
+  public int status() {
+    return status;
+  }
+
+  /** The short code, also the {@code reason} tag of the {@code idempotency.rejected} meter. */
+  public String code() {
+    return code;
+  }
+
+  /** The problem {@code type} URI, e.g. {@code urn:converge:idempotency:key-reused}. */
+  public String type() {
+    return TYPE_PREFIX + code;
+  }
+
+  /** The problem {@code title}. */
+  public String title() {
+    return title;
+  }
+}

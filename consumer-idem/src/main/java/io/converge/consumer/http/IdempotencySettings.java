@@ -1,0 +1,74 @@
+package io.converge.consumer.http;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * The Idempotency-Key filter's settings. Immutable; validated on construction, each error naming the
+ * property ({@code converge.idempotency.*}) and the value.
+ *
+ * @param ttl how long a key and its response are kept: a retry within it is replayed, after it is a new
+ *     request. Default 24 h; at least 1 min and longer than {@code lease}
+ * @param lease how long a claim is held before another request with the same key may take it over (its
+ *     process is presumed dead). Must exceed the slowest handler. Default 1 min; at least 1 s
+ * @param keyHeader the request header carrying the key; default {@code Idempotency-Key}
+ * @param replayedHeaders response headers stored and replayed (case-insensitive); default
+ *     {@link #DEFAULT_REPLAYED_HEADERS}. Others reach the first client only
+ * @param ignoredFields dotted JSON paths left out of every fingerprint (e.g. {@code client_ip},
+ *     {@code meta.sent_at}); default none
+ * @param maxBodyBytes the largest request body fingerprinted; a larger one is refused with 413. Default 1 MiB
+ */
+public record IdempotencySettings(Duration ttl, Duration lease, String keyHeader, List<String> replayedHeaders,
+    List<String> ignoredFields, int maxBodyBytes) {
+
+  /** The default TTL. */
+  public static final Duration DEFAULT_TTL = Duration.ofHours(24);
+  /** The default lease. */
+  public static final Duration DEFAULT_LEASE = Duration.ofMinutes(1);
+  /** The default key header. */
+  public static final String DEFAULT_KEY_HEADER = "Idempotency-Key";
+  /** The default replayed response headers. */
+  public static final List<String> DEFAULT_REPLAYED_HEADERS =
+      List.of("Content-Type", "Content-Language", "Location", "ETag", "Last-Modified", "Retry-After");
+  /** The default largest fingerprinted body. */
+  public static final int DEFAULT_MAX_BODY_BYTES = 1 << 20;
+
+  /** Validates. */
+  public IdempotencySettings {
+    if (lease == null || lease.compareTo(Duration.ofSeconds(1)) < 0) {
+      throw new IllegalArgumentException("converge.idempotency.lease must be at least 1s, but was " + lease);
+    }
+    if (ttl == null || ttl.compareTo(Duration.ofMinutes(1)) < 0 || ttl.compareTo(lease) <= 0) {
+      throw new IllegalArgumentException("converge.idempotency.ttl must be at least 1m and longer than the lease ("
+          + lease + "), but was " + ttl);
+    }
+    if (keyHeader == null || !keyHeader.matches("[A-Za-z0-9-]{1,64}")) {
+      throw new IllegalArgumentException("converge.idempotency.key-header must be a header name, but was '" + keyHeader + "'");
+    }
+    replayedHeaders = List.copyOf(replayedHeaders == null ? DEFAULT_REPLAYED_HEADERS : replayedHeaders);
+    ignoredFields = List.copyOf(ignoredFields == null ? List.of() : ignoredFields);
+    if (maxBodyBytes < 1 || maxBodyBytes > 64 << 20) {
+      throw new IllegalArgumentException("converge.idempotency.max-body-size must be between 1 B and 64 MiB, but was "
+          + maxBodyBytes + " bytes");
+    }
+  }
+
+  /**
+   * Checks that {@code endpoint} can be protected with these settings: its expected duration must be
+   * shorter than the lease, or a slow but live first request would be taken over and run twice.
+   *
+   * @throws IllegalArgumentException naming the endpoint and both durations
+   */
+  public void validate(IdempotentEndpoint endpoint) {
+    if (endpoint.expectedDuration().compareTo(lease) >= 0) {
+      throw new IllegalArgumentException("endpoint " + endpoint + ": expected-duration must be shorter than "
+          + "converge.idempotency.lease (" + lease + "), but was " + endpoint.expectedDuration());
+    }
+  }
+
+  /** Every default. */
+  public static IdempotencySettings defaults() {
+    return new IdempotencySettings(DEFAULT_TTL, DEFAULT_LEASE, DEFAULT_KEY_HEADER, DEFAULT_REPLAYED_HEADERS, List.of(),
+        DEFAULT_MAX_BODY_BYTES);
+  }
+}

@@ -1,0 +1,39 @@
+package io.converge.consumer.http;
+
+import jakarta.servlet.http.HttpServletRequest;
+import java.security.Principal;
+import java.util.Objects;
+
+/**
+ * Finds the tenant a request acts for; Idempotency-Keys are scoped by it, so one tenant never sees
+ * another's cached response. Implementations are thread-safe and return null when the request has no
+ * tenant (the filter then answers 400 {@link IdempotencyProblem#TENANT_INVALID}).
+ */
+@FunctionalInterface
+public interface TenantResolver {
+
+  /** The tenant of {@code request}, or null. */
+  String resolve(HttpServletRequest request);
+
+  /** The value of header {@code name} (e.g. {@code X-Tenant-Id}). Trust it only behind a gateway that sets it. */
+  static TenantResolver header(String name) {
+    if (name == null || name.isBlank()) {
+      throw new IllegalArgumentException("tenant header name must not be blank, but was '" + name + "'");
+    }
+    return request -> request.getHeader(name);
+  }
+
+  /** The name of the authenticated principal ({@link HttpServletRequest#getUserPrincipal()}); null when anonymous. */
+  static TenantResolver principal() {
+    return request -> {
+      Principal p = request.getUserPrincipal();
+      return p == null ? null : p.getName();
+    };
+  }
+
+  /** Always {@code tenant}: a single-tenant service. */
+  static TenantResolver fixed(String tenant) {
+    Objects.requireNonNull(tenant, "tenant");
+    return request -> tenant;
+  }
+}

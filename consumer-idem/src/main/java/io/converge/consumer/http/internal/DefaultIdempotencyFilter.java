@@ -1,0 +1,180 @@
+package io.converge.consumer.http.internal;
+
+import io.converge.consumer.http.IdempotencyException;
+import io.converge.consumer.http.IdempotencyFilter;
+import io.converge.consumer.http.IdempotencyMetrics;
+import io.converge.consumer.http.IdempotencyProblem;
+import io.converge.consumer.http.IdempotencySettings;
+import io.converge.consumer.http.IdempotentEndpoint;
+import io.converge.consumer.http.TenantResolver;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.time.Clock;
+import java.util.Collection;
+import java.util.List;
+import java.util.function.Supplier;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** {@link IdempotencyFilter}: claim, run, store, in three steps with no transaction across the handler. */
+public final class DefaultIdempotencyFilter implements IdempotencyFilter {
+
+  private static final Logger log = LoggerFactory.getLogger(DefaultIdempotencyFilter.class);
+  /** The header that marks a replayed response. */
+  public static final String REPLAYED_HEADER = "Idempotent-Replayed";
+
+  private final TenantResolver tenants;
+  private final Supplier<? extends Collection<IdempotentEndpoint>> endpointSource;
+  private final IdempotencySettings settings;
+  private final IdempotencyMetrics metrics;
+  private final KeyStore store;
+  private volatile List<Rule> rules;
+
+  /** Built by {@code IdempotencyFilter.builder()}; arguments are validated there. */
+  public DefaultIdempotencyFilter(DataSource dataSource, TenantResolver tenants,
+      Supplier<? extends Collection<IdempotentEndpoint>> endpoints, IdempotencySettings settings,
+      IdempotencyMetrics metrics, Clock clock) {
+    this.tenants = tenants;
+    this.endpointSource = endpoints;
+    this.settings = settings;
+    this.metrics = metrics;
+    this.store = new KeyStore(dataSource, clock, settings.ttl(), settings.lease());
+  }
+
+  @Override
+  public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
+    if (!(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)) {
+      chain.doFilter(req, res);
+      return;
+    }
+    String path = request.getRequestURI().substring(request.getContextPath().length());
+    Rule rule = match(request.getMethod(), path);
+    if (rule == null) {
+      chain.doFilter(req, res);
+      return;
+    }
+    String endpoint = rule.endpoint().toString();
+    String key = null;
+    String tenant = null;
+    KeyStore.Decision decision;
+    RequestReader.Read read;
+    try {
+      key = Keys.key(request, settings.keyHeader());
+      if (key == null && !rule.endpoint().required()) {
+        chain.doFilter(req, res);
+        return;
+      }
+      Keys.requirePresent(key, settings.keyHeader());
+      tenant = Keys.tenant(tenants.resolve(request));
+      read = RequestReader.read(request, path, rule.canonicalizer(), settings.maxBodyBytes());
+      decision = store.claim(new KeyStore.Request(tenant, key, read.fingerprint(), request.getMethod(), path,
+          rule.endpoint().expectedDuration()));
+    } catch (IdempotencyException e) {
+      refuse(response, endpoint, new IdempotencyException(e.problem(), e.getMessage(), tenant, key, e.getCause()));
+      return;
+    }
+    if (decision instanceof KeyStore.Replay replay) {
+      metrics.hit(endpoint);
+      log.debug("Replaying the response of Idempotency-Key '{}' of tenant '{}' on {}", key, tenant, endpoint);
+      replay(response, replay.response());
+    } else if (decision instanceof KeyStore.Busy busy) {
+      metrics.inProgress(endpoint);
+      long seconds = Math.max(1, (busy.retryAfter().toMillis() + 999) / 1000);
+      response.setHeader("Retry-After", Long.toString(seconds));
+      problem(response, IdempotencyProblem.IN_PROGRESS, "Idempotency-Key '" + key + "' is being processed; retry in "
+          + seconds + " s");
+    } else if (decision instanceof KeyStore.Mismatch) {
+      metrics.conflict(endpoint);
+      log.warn("Idempotency-Key '{}' of tenant '{}' reused with a different request on {}", key, tenant, endpoint);
+      problem(response, IdempotencyProblem.KEY_REUSED, "Idempotency-Key '" + key
+          + "' was first used with a different method, path or body");
+    } else if (decision instanceof KeyStore.Claimed claimed) {
+      metrics.claimed(endpoint);
+      if (claimed.takenOver()) {
+        metrics.takenOver(endpoint);
+        log.warn("Idempotency-Key '{}' of tenant '{}' taken over after its lease expired: its first request never "
+            + "completed", key, tenant);
+      }
+      run(read.request(), response, chain, tenant, key, claimed);
+    }
+  }
+
+  private void run(HttpServletRequest request, HttpServletResponse response, FilterChain chain, String tenant, String key,
+      KeyStore.Claimed claimed) throws IOException {
+    CapturingResponse capture = new CapturingResponse(response);
+    try {
+      chain.doFilter(request, capture);
+    } catch (IOException | ServletException | RuntimeException e) {
+      log.error("The handler of Idempotency-Key '{}' of tenant '{}' failed; its 500 answer is stored and replayed",
+          key, tenant, e);
+      capture.replaceWith(500, Problems.body(IdempotencyProblem.HANDLER_FAILED, null));
+    }
+    StoredResponse stored = capture.toStored(settings.replayedHeaders());
+    try {
+      if (!store.complete(tenant, key, claimed.owner(), stored)) {
+        log.warn("Idempotency-Key '{}' of tenant '{}' was taken over while its handler ran (longer than the lease {}); "
+            + "this response is not stored", key, tenant, settings.lease());
+      }
+    } catch (IdempotencyException e) {
+      log.error("The response of Idempotency-Key '{}' of tenant '{}' could not be stored; a retry after the lease ({}) "
+          + "runs the handler again", key, tenant, settings.lease(), e);
+    }
+    capture.release(stored.body());
+  }
+
+  private void replay(HttpServletResponse response, StoredResponse stored) throws IOException {
+    response.setStatus(stored.status());
+    stored.headers().forEach(response::setHeader);
+    response.setHeader(REPLAYED_HEADER, "true");
+    response.setContentLength(stored.body().length);
+    response.getOutputStream().write(stored.body());
+  }
+
+  private void refuse(HttpServletResponse response, String endpoint, IdempotencyException e) throws IOException {
+    metrics.rejected(endpoint, e.problem());
+    boolean clientError = e.problem().status() < 500;
+    if (clientError) {
+      log.info("Refused {} on {} (tenant {}, key {}): {}", e.problem().code(), endpoint, e.tenant(), e.key(), e.getMessage());
+    } else {
+      log.error("Refused {} on {}: {}", e.problem().code(), endpoint, e.getMessage(), e);
+      response.setHeader("Retry-After", "1");
+    }
+    // a server-side failure's text stays in the log: the client gets the title only
+    problem(response, e.problem(), clientError ? e.getMessage() : null);
+  }
+
+  private static void problem(HttpServletResponse response, IdempotencyProblem problem, String detail) throws IOException {
+    byte[] body = Problems.body(problem, detail);
+    response.setStatus(problem.status());
+    response.setContentType(Problems.CONTENT_TYPE);
+    response.setContentLength(body.length);
+    response.getOutputStream().write(body);
+  }
+
+  private Rule match(String method, String path) {
+    List<Rule> r = rules;
+    if (r == null) {
+      r = resolveRules();
+    }
+    for (Rule rule : r) {
+      if (rule.matches(method, path)) {
+        return rule;
+      }
+    }
+    return null;
+  }
+
+  private synchronized List<Rule> resolveRules() {
+    if (rules == null) {
+      rules = Rule.compile(endpointSource.get(), settings);
+      log.info("Idempotency-Key required or accepted on {}", rules.stream().map(Rule::endpoint).toList());
+    }
+    return rules;
+  }
+}

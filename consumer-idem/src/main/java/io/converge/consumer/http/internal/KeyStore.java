@@ -1,0 +1,183 @@
+package io.converge.consumer.http.internal;
+
+import io.converge.consumer.http.IdempotencyException;
+import io.converge.consumer.http.IdempotencyProblem;
+import io.converge.consumer.internal.HeaderCodec;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.UUID;
+import javax.sql.DataSource;
+
+/**
+ * {@code converge_idempotency_key} over JDBC. Every statement is its own short auto-committed
+ * transaction: the claim is visible to every instance before the handler starts, and no transaction
+ * spans the handler. Thread-safe.
+ */
+final class KeyStore {
+
+  /** What a claim attempt found. */
+  sealed interface Decision {}
+
+  /** The key is ours (new, expired, or taken over from a dead owner): run the handler. */
+  record Claimed(UUID owner, boolean takenOver) implements Decision {}
+
+  /** The first request completed: replay its response. */
+  record Replay(StoredResponse response) implements Decision {}
+
+  /** The first request is still running: 409, retry after {@code retryAfter}. */
+  record Busy(Duration retryAfter) implements Decision {}
+
+  /** The key was first used with another fingerprint: 422. */
+  record Mismatch() implements Decision {}
+
+  /** A request being claimed. */
+  record Request(String tenant, String key, String fingerprint, String method, String path, Duration expected) {}
+
+  private static final String CLAIM = """
+      INSERT INTO converge_idempotency_key (fingerprint, method, path, lease_owner, leased_until, expected_ms,
+          claimed_at, expires_at, tenant, idem_key, status)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PROCESSING')
+      ON CONFLICT DO NOTHING
+      """;
+  private static final String READ = """
+      SELECT fingerprint, status, lease_owner, leased_until, expected_ms, claimed_at, expires_at,
+             response_status, response_headers, response_body
+        FROM converge_idempotency_key WHERE tenant = ? AND idem_key = ?
+      """;
+  // a compare-and-swap on the previous owner, re-checking in SQL that the row is still takeable
+  private static final String TAKE_OVER = """
+      UPDATE converge_idempotency_key
+         SET fingerprint = ?, method = ?, path = ?, status = 'PROCESSING', lease_owner = ?, leased_until = ?,
+             expected_ms = ?, claimed_at = ?, expires_at = ?, completed_at = NULL, response_status = NULL,
+             response_headers = NULL, response_body = NULL
+       WHERE tenant = ? AND idem_key = ? AND lease_owner = ?
+         AND (expires_at <= ? OR (status = 'PROCESSING' AND leased_until <= ?))
+      """;
+  private static final String COMPLETE = """
+      UPDATE converge_idempotency_key
+         SET status = 'COMPLETED', completed_at = ?, response_status = ?, response_headers = ?, response_body = ?
+       WHERE tenant = ? AND idem_key = ? AND lease_owner = ? AND status = 'PROCESSING'
+      """;
+  private static final int MAX_ROUNDS = 5;
+
+  private final DataSource dataSource;
+  private final Clock clock;
+  private final Duration ttl;
+  private final Duration lease;
+
+  KeyStore(DataSource dataSource, Clock clock, Duration ttl, Duration lease) {
+    this.dataSource = dataSource;
+    this.clock = clock;
+    this.ttl = ttl;
+    this.lease = lease;
+  }
+
+  /**
+   * Claims {@code r}'s key or reports who holds it.
+   *
+   * @throws IdempotencyException {@link IdempotencyProblem#STORE_UNAVAILABLE} when the database fails
+   */
+  Decision claim(Request r) {
+    UUID owner = UUID.randomUUID();
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(true);
+      for (int round = 0; round < MAX_ROUNDS; round++) {
+        Instant now = clock.instant();
+        if (insert(c, r, owner, now)) {
+          return new Claimed(owner, false);
+        }
+        try (PreparedStatement ps = c.prepareStatement(READ)) {
+          ps.setString(1, r.tenant());
+          ps.setString(2, r.key());
+          try (ResultSet rs = ps.executeQuery()) {
+            if (!rs.next()) {
+              continue; // purged between the insert and the read: claim again
+            }
+            boolean expired = !rs.getTimestamp("expires_at").toInstant().isAfter(now);
+            boolean processing = "PROCESSING".equals(rs.getString("status"));
+            boolean leaseOver = !rs.getTimestamp("leased_until").toInstant().isAfter(now);
+            UUID previous = (UUID) rs.getObject("lease_owner");
+            if (!expired && !rs.getString("fingerprint").equals(r.fingerprint())) {
+              return new Mismatch();
+            }
+            if (!expired && !processing) {
+              return new Replay(new StoredResponse(rs.getInt("response_status"),
+                  HeaderCodec.decode(rs.getString("response_headers")), rs.getBytes("response_body")));
+            }
+            if (!expired && !leaseOver) {
+              Duration elapsed = Duration.between(rs.getTimestamp("claimed_at").toInstant(), now);
+              return new Busy(Duration.ofMillis(rs.getLong("expected_ms")).minus(elapsed));
+            }
+            if (takeOver(c, r, owner, previous, now)) {
+              return new Claimed(owner, processing && !expired);
+            }
+          }
+        }
+      }
+      return new Busy(Duration.ZERO); // the key changed hands under us every round: let the client come back
+    } catch (SQLException e) {
+      throw new IdempotencyException(IdempotencyProblem.STORE_UNAVAILABLE, "Could not claim Idempotency-Key '" + r.key()
+          + "' of tenant '" + r.tenant() + "': " + e.getMessage(), r.tenant(), r.key(), e);
+    }
+  }
+
+  private boolean insert(Connection c, Request r, UUID owner, Instant now) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(CLAIM)) {
+      bindClaim(ps, r, owner, now);
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  private boolean takeOver(Connection c, Request r, UUID owner, UUID previous, Instant now) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(TAKE_OVER)) {
+      bindClaim(ps, r, owner, now);
+      ps.setObject(11, previous);
+      ps.setTimestamp(12, Timestamp.from(now));
+      ps.setTimestamp(13, Timestamp.from(now));
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  /** Parameters 1-10, in the same order in {@link #CLAIM} and {@link #TAKE_OVER}. */
+  private void bindClaim(PreparedStatement ps, Request r, UUID owner, Instant now) throws SQLException {
+    ps.setString(1, r.fingerprint());
+    ps.setString(2, r.method());
+    ps.setString(3, r.path());
+    ps.setObject(4, owner);
+    ps.setTimestamp(5, Timestamp.from(now.plus(lease)));
+    ps.setLong(6, r.expected().toMillis());
+    ps.setTimestamp(7, Timestamp.from(now));
+    ps.setTimestamp(8, Timestamp.from(now.plus(ttl)));
+    ps.setString(9, r.tenant());
+    ps.setString(10, r.key());
+  }
+
+  /**
+   * Stores {@code response} for the claim of {@code owner}.
+   *
+   * @return false when the claim is no longer {@code owner}'s (its lease expired and it was taken over)
+   * @throws IdempotencyException {@link IdempotencyProblem#STORE_UNAVAILABLE} when the database fails
+   */
+  boolean complete(String tenant, String key, UUID owner, StoredResponse response) {
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(COMPLETE)) {
+      c.setAutoCommit(true);
+      ps.setTimestamp(1, Timestamp.from(clock.instant()));
+      ps.setInt(2, response.status());
+      ps.setString(3, HeaderCodec.encode(response.headers()));
+      ps.setBytes(4, response.body());
+      ps.setString(5, tenant);
+      ps.setString(6, key);
+      ps.setObject(7, owner);
+      return ps.executeUpdate() == 1;
+    } catch (SQLException e) {
+      throw new IdempotencyException(IdempotencyProblem.STORE_UNAVAILABLE, "Could not store the response of Idempotency-Key '"
+          + key + "' of tenant '" + tenant + "': " + e.getMessage(), tenant, key, e);
+    }
+  }
+}

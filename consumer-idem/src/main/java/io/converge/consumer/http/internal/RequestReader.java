@@ -1,0 +1,78 @@
+package io.converge.consumer.http.internal;
+
+import io.converge.consumer.http.IdempotencyException;
+import io.converge.consumer.http.IdempotencyProblem;
+import jakarta.servlet.http.HttpServletRequest;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Reads a request's body once and fingerprints it: SHA-256 over the method, the path and the
+ * canonical body. JSON bodies ({@code application/json}, {@code application/*+json}) are
+ * canonicalised; form bodies are their parameters sorted by name; anything else is hashed as sent.
+ */
+final class RequestReader {
+
+  /** The request to hand on (re-readable) and its fingerprint. */
+  record Read(HttpServletRequest request, String fingerprint) {}
+
+  private RequestReader() {}
+
+  static Read read(HttpServletRequest request, String path, JsonCanonicalizer json, int maxBodyBytes) throws IOException {
+    String contentType = request.getContentType() == null ? "" : request.getContentType().toLowerCase(Locale.ROOT);
+    if (contentType.startsWith("application/x-www-form-urlencoded")) {
+      // the container parses the form from the stream: read it through the parameters, leave the stream alone
+      StringBuilder form = new StringBuilder();
+      for (Map.Entry<String, String[]> p : new TreeMap<>(request.getParameterMap()).entrySet()) {
+        form.append(p.getKey());
+        for (String v : p.getValue()) {
+          form.append('\0').append(v);
+        }
+        form.append('\n');
+      }
+      return new Read(request, fingerprint(request.getMethod(), path, "form", form.toString().getBytes(StandardCharsets.UTF_8)));
+    }
+    byte[] body = body(request, maxBodyBytes);
+    String media = contentType.split(";", 2)[0].trim();
+    boolean isJson = media.equals("application/json") || (media.startsWith("application/") && media.endsWith("+json"));
+    byte[] canonical = isJson && body.length > 0 ? json.canonicalize(body) : body;
+    return new Read(new BufferedRequest(request, body), fingerprint(request.getMethod(), path, isJson ? "json" : "raw", canonical));
+  }
+
+  private static byte[] body(HttpServletRequest request, int max) throws IOException {
+    long declared = request.getContentLengthLong();
+    if (declared > max) {
+      throw tooLarge(max);
+    }
+    try (InputStream in = request.getInputStream()) {
+      byte[] body = in.readNBytes(max + 1);
+      if (body.length > max) {
+        throw tooLarge(max);
+      }
+      return body;
+    }
+  }
+
+  private static IdempotencyException tooLarge(int max) {
+    return new IdempotencyException(IdempotencyProblem.BODY_TOO_LARGE,
+        "The request body is larger than " + max + " bytes, the most an Idempotency-Key endpoint accepts");
+  }
+
+  static String fingerprint(String method, String path, String kind, byte[] canonical) {
+    try {
+      MessageDigest sha = MessageDigest.getInstance("SHA-256");
+      sha.update((method + '\n' + path + '\n' + kind + '\n').getBytes(StandardCharsets.UTF_8));
+      sha.update(canonical);
+      return HexFormat.of().formatHex(sha.digest());
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("every Java platform has SHA-256", e);
+    }
+  }
+}

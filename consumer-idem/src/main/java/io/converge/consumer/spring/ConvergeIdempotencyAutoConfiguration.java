@@ -1,0 +1,104 @@
+package io.converge.consumer.spring;
+
+import io.converge.consumer.http.IdempotencyFilter;
+import io.converge.consumer.http.IdempotencyKeyPurger;
+import io.converge.consumer.http.IdempotencyMetrics;
+import io.converge.consumer.http.IdempotencySettings;
+import io.converge.consumer.http.IdempotentEndpoint;
+import io.converge.consumer.http.TenantResolver;
+import io.converge.producer.schema.Migrations;
+import jakarta.servlet.Filter;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import javax.sql.DataSource;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * Spring Boot auto-configuration of the Idempotency-Key filter, on with
+ * {@code converge.idempotency.enabled=true} in a servlet web application with a {@link DataSource}:
+ * the table's migration, the filter (registered for every request; it acts on the configured endpoints
+ * and the {@code @Idempotent} handler methods only), a {@link TenantResolver} from
+ * {@code converge.idempotency.tenant.*}, the purge of expired keys, and Micrometer counters when a
+ * {@code MeterRegistry} is present. Every bean backs off when the application defines its own.
+ */
+@AutoConfiguration(afterName = {
+    "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+    "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+    "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"})
+@ConditionalOnClass({Filter.class, FilterRegistrationBean.class})
+@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+@ConditionalOnBean(DataSource.class)
+@ConditionalOnProperty(prefix = "converge.idempotency", name = "enabled", havingValue = "true")
+@EnableConfigurationProperties(IdempotencyProperties.class)
+class ConvergeIdempotencyAutoConfiguration {
+
+  @Bean
+  @ConditionalOnMissingBean
+  TenantResolver convergeTenantResolver(IdempotencyProperties properties) {
+    return properties.tenant().resolver();
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  IdempotencyKeyPurger convergeIdempotencyKeyPurger(DataSource dataSource, IdempotencyProperties properties) {
+    if (properties.migrate()) {
+      Migrations.apply(dataSource, "idempotency");
+    }
+    return new IdempotencyKeyPurger(dataSource, properties.purgeBatchSize(), Clock.systemUTC());
+  }
+
+  @Bean
+  PurgeScheduler convergeIdempotencyPurgeScheduler(IdempotencyKeyPurger purger, IdempotencyProperties properties) {
+    return new PurgeScheduler("converge-idempotency-purge", purger::purgeExpired, properties.purgeInterval(),
+        "converge.idempotency.purge-interval");
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  IdempotencyFilter convergeIdempotencyFilter(ApplicationContext context, DataSource dataSource,
+      IdempotencyProperties properties, TenantResolver tenants, IdempotencyKeyPurger migrated) {
+    List<IdempotentEndpoint> configured = properties.configuredEndpoints();
+    IdempotencySettings settings = properties.settings();
+    configured.forEach(settings::validate); // at start-up, not at the first request
+    return IdempotencyFilter.builder()
+        .dataSource(dataSource)
+        .tenantResolver(tenants)
+        .settings(settings)
+        .metrics(metrics(context))
+        // the handler methods are known once the context has started: read them at the first request
+        .endpoints(() -> {
+          List<IdempotentEndpoint> all = new ArrayList<>(configured);
+          if (IdempotentMethodScanner.present()) {
+            all.addAll(IdempotentMethodScanner.scan(context, properties.defaultExpectedDuration()));
+          }
+          return all;
+        })
+        .build();
+  }
+
+  @Bean
+  @ConditionalOnMissingBean(name = "convergeIdempotencyFilterRegistration")
+  FilterRegistrationBean<IdempotencyFilter> convergeIdempotencyFilterRegistration(IdempotencyFilter filter,
+      IdempotencyProperties properties) {
+    FilterRegistrationBean<IdempotencyFilter> registration = new FilterRegistrationBean<>(filter);
+    registration.setName("convergeIdempotencyFilter");
+    registration.setOrder(properties.filterOrder());
+    return registration;
+  }
+
+  private static IdempotencyMetrics metrics(ApplicationContext context) {
+    return ConvergeConsumerAutoConfiguration.ClassPresence.micrometer()
+        ? MicrometerBridge.idempotencyMetrics(context)
+        : IdempotencyMetrics.noop();
+  }
+}

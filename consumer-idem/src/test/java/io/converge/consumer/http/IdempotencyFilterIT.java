@@ -1,0 +1,383 @@
+package io.converge.consumer.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.converge.broker.postgres.PostgresExtension;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.io.ByteArrayOutputStream;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * The filter in a real Spring Boot service (embedded Tomcat on a random port, the auto-configuration,
+ * Spring MVC) on the embedded PostgreSQL, driven by a real HTTP client.
+ */
+@ExtendWith(PostgresExtension.class)
+class IdempotencyFilterIT {
+
+  private static ConfigurableApplicationContext app;
+  private static OrdersApp.Orders orders;
+  private static JdbcTemplate jdbc;
+  private static MeterRegistry meters;
+  private static String base;
+  private static final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+  @BeforeAll
+  static void start(DataSource ds) {
+    OrdersApp.dataSource = ds;
+    app = new SpringApplicationBuilder(OrdersApp.class).properties(
+        "server.port=0",
+        "spring.main.banner-mode=off",
+        "converge.consumer.enabled=false",
+        "converge.idempotency.enabled=true",
+        "converge.idempotency.ignored-fields=client_ip,meta.sent_at",
+        "converge.idempotency.max-body-size=64KB",
+        "converge.idempotency.lease=30s",
+        "converge.idempotency.endpoints[0].path=/orders/**",
+        "converge.idempotency.endpoints[0].expected-duration=3s",
+        "converge.idempotency.endpoints[1].path=/charges/*",
+        "converge.idempotency.endpoints[2].path=/optional",
+        "converge.idempotency.endpoints[2].required=false").run();
+    orders = app.getBean(OrdersApp.Orders.class);
+    jdbc = new JdbcTemplate(ds);
+    meters = app.getBean(MeterRegistry.class);
+    base = "http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port");
+  }
+
+  @AfterAll
+  static void stop() {
+    if (app != null) {
+      app.close();
+    }
+  }
+
+  private static HttpResponse<String> post(String path, String tenant, String key, String json) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(30))
+        .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(json));
+    if (tenant != null) {
+      b.header("X-Tenant-Id", tenant);
+    }
+    if (key != null) {
+      b.header("Idempotency-Key", key);
+    }
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** A POST written byte by byte, for header values a well-behaved client refuses to send. */
+  private static String rawPost(String path, String tenant, byte[] key, String json) throws Exception {
+    URI uri = URI.create(base);
+    try (Socket socket = new Socket(uri.getHost(), uri.getPort())) {
+      socket.setSoTimeout(10_000);
+      ByteArrayOutputStream request = new ByteArrayOutputStream();
+      request.writeBytes(("POST " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+          + "Content-Type: application/json\r\nX-Tenant-Id: " + tenant + "\r\nContent-Length: " + json.length()
+          + "\r\nIdempotency-Key: ").getBytes(StandardCharsets.ISO_8859_1));
+      request.writeBytes(key);
+      request.writeBytes(("\r\n\r\n" + json).getBytes(StandardCharsets.ISO_8859_1));
+      socket.getOutputStream().write(request.toByteArray());
+      return new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+    }
+  }
+
+  private static String key() {
+    return UUID.randomUUID().toString();
+  }
+
+  private static double count(String meter) {
+    return meters.find(meter).counters().stream().mapToDouble(c -> c.count()).sum();
+  }
+
+  private static void assertProblem(HttpResponse<String> r, int status, String code) {
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(status);
+    assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(ct -> assertThat(ct).startsWith("application/problem+json"));
+    assertThat(r.body()).contains("\"type\":\"urn:converge:idempotency:" + code + "\"").contains("\"status\":" + status);
+  }
+
+  @Test
+  void sequentialRetryReplaysTheFirstResponseExactly() throws Exception {
+    String key = key();
+    double hits = count("idempotency.hit");
+    HttpResponse<String> first = post("/orders", "t1", key, "{\"amount\":100,\"currency\":\"CNY\"}");
+    HttpResponse<String> second = post("/orders", "t1", key, "{\"amount\":100,\"currency\":\"CNY\"}");
+
+    assertThat(first.statusCode()).isEqualTo(201);
+    assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
+    assertThat(first.headers().firstValue("X-Run")).isPresent();
+    assertThat(second.statusCode()).isEqualTo(201);
+    assertThat(second.body()).isEqualTo(first.body());
+    assertThat(second.headers().firstValue("Location")).isEqualTo(first.headers().firstValue("Location"));
+    assertThat(second.headers().firstValue("Content-Type")).isEqualTo(first.headers().firstValue("Content-Type"));
+    assertThat(second.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(second.headers().firstValue("X-Run")).as("not whitelisted, not replayed").isEmpty();
+    assertThat(orders.runs("t1", key)).isEqualTo(1);
+    assertThat(count("idempotency.hit")).isEqualTo(hits + 1);
+    assertThat(jdbc.queryForObject("SELECT status FROM converge_idempotency_key WHERE tenant = 't1' AND idem_key = ?",
+        String.class, key)).isEqualTo("COMPLETED");
+  }
+
+  @Test
+  void twentyConcurrentIdenticalRequestsRunTheHandlerOnce() throws Exception {
+    String key = key();
+    String body = "{\"sleep\":true,\"amount\":5}";
+    ExecutorService pool = Executors.newFixedThreadPool(20);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<HttpResponse<String>>> futures = new ArrayList<>();
+    try {
+      for (int i = 0; i < 20; i++) {
+        futures.add(pool.submit(() -> {
+          go.await();
+          return post("/orders", "t1", key, body);
+        }));
+      }
+      go.countDown();
+      List<HttpResponse<String>> responses = new ArrayList<>();
+      for (Future<HttpResponse<String>> f : futures) {
+        responses.add(f.get());
+      }
+      assertThat(orders.runs("t1", key)).isEqualTo(1);
+      List<HttpResponse<String>> created = responses.stream().filter(r -> r.statusCode() == 201).toList();
+      List<HttpResponse<String>> busy = responses.stream().filter(r -> r.statusCode() == 409).toList();
+      assertThat(created.size() + busy.size()).isEqualTo(20);
+      assertThat(created).isNotEmpty().allSatisfy(r -> assertThat(r.body()).isEqualTo(created.get(0).body()));
+      assertThat(busy).allSatisfy(r -> {
+        assertProblem(r, 409, "in-progress");
+        assertThat(Integer.parseInt(r.headers().firstValue("Retry-After").orElseThrow())).isBetween(1, 3);
+      });
+      HttpResponse<String> after = post("/orders", "t1", key, body);
+      assertThat(after.body()).isEqualTo(created.get(0).body());
+      assertThat(after.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void sameKeyWithAnotherBodyIs422() throws Exception {
+    String key = key();
+    double conflicts = count("idempotency.conflict");
+    assertThat(post("/orders", "t1", key, "{\"amount\":100}").statusCode()).isEqualTo(201);
+    HttpResponse<String> other = post("/orders", "t1", key, "{\"amount\":101}");
+    assertProblem(other, 422, "key-reused");
+    // another path with the same key is another request too
+    assertProblem(post("/orders/x", "t1", key, "{\"amount\":100}"), 422, "key-reused");
+    assertThat(orders.runs("t1", key)).isEqualTo(1);
+    assertThat(count("idempotency.conflict")).isEqualTo(conflicts + 2);
+  }
+
+  @Test
+  void equalNumbersReorderedMembersAndIgnoredFieldsFingerprintTheSame() throws Exception {
+    String key = key();
+    HttpResponse<String> first = post("/orders", "t1", key,
+        "{\"amount\":100,\"currency\":\"CNY\",\"client_ip\":\"10.0.0.1\",\"meta\":{\"sent_at\":1,\"app\":\"ios\"}}");
+    HttpResponse<String> retry = post("/orders", "t1", key,
+        "{ \"meta\": {\"app\":\"ios\", \"sent_at\": 2}, \"currency\": \"CNY\", \"amount\": 100.00, \"client_ip\": \"10.9.9.9\" }");
+    assertThat(retry.statusCode()).isEqualTo(201);
+    assertThat(retry.body()).isEqualTo(first.body());
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(orders.runs("t1", key)).isEqualTo(1);
+  }
+
+  @Test
+  void theSameKeyOfTwoTenantsIsTwoKeys() throws Exception {
+    String key = key();
+    HttpResponse<String> a = post("/orders", "tenant-a", key, "{\"amount\":1}");
+    HttpResponse<String> b = post("/orders", "tenant-b", key, "{\"amount\":1}");
+    assertThat(a.statusCode()).isEqualTo(201);
+    assertThat(b.statusCode()).isEqualTo(201);
+    assertThat(b.headers().firstValue("Idempotent-Replayed")).isEmpty();
+    assertThat(a.body()).contains("\"tenant\":\"tenant-a\"").isNotEqualTo(b.body());
+    assertThat(b.body()).contains("\"tenant\":\"tenant-b\"");
+    assertThat(post("/orders", "tenant-a", key, "{\"amount\":1}").body()).isEqualTo(a.body());
+    assertThat(post("/orders", "tenant-b", key, "{\"amount\":1}").body()).isEqualTo(b.body());
+    // a different body under tenant b does not collide with tenant a's key either way
+    assertThat(orders.runs("tenant-a", key)).isEqualTo(1);
+    assertThat(orders.runs("tenant-b", key)).isEqualTo(1);
+    assertProblem(post("/orders", null, key, "{\"amount\":1}"), 400, "tenant-invalid");
+  }
+
+  @Test
+  void aClaimWhoseProcessDiedIsTakenOverAfterItsLease() throws Exception {
+    String body = "{\"amount\":42}";
+    // the fingerprint of this request, from a completed one
+    String probe = key();
+    post("/orders", "t1", probe, body);
+    String fingerprint = jdbc.queryForObject(
+        "SELECT fingerprint FROM converge_idempotency_key WHERE tenant = 't1' AND idem_key = ?", String.class, probe);
+
+    // a live claim (lease not over) of a process that has run 0.5 s of an expected 5 s: 409, retry in 5 s
+    String live = key();
+    jdbc.update("""
+        INSERT INTO converge_idempotency_key (tenant, idem_key, fingerprint, method, path, status, lease_owner,
+            leased_until, expected_ms, claimed_at, expires_at)
+        VALUES ('t1', ?, ?, 'POST', '/orders', 'PROCESSING', ?, now() + interval '20 seconds', 5000,
+                now() - interval '500 milliseconds', now() + interval '1 day')""", live, fingerprint, UUID.randomUUID());
+    double inProgress = count("idempotency.in_progress");
+    HttpResponse<String> busy = post("/orders", "t1", live, body);
+    assertProblem(busy, 409, "in-progress");
+    assertThat(count("idempotency.in_progress")).isEqualTo(inProgress + 1);
+    assertThat(busy.headers().firstValue("Retry-After")).hasValue("5");
+    assertThat(orders.runs("t1", live)).isZero();
+
+    // a claim whose process crashed 2 minutes ago: its lease is over, the retry takes it over and runs
+    String crashed = key();
+    UUID deadOwner = UUID.randomUUID();
+    double takeovers = count("idempotency.taken_over");
+    jdbc.update("""
+        INSERT INTO converge_idempotency_key (tenant, idem_key, fingerprint, method, path, status, lease_owner,
+            leased_until, expected_ms, claimed_at, expires_at)
+        VALUES ('t1', ?, ?, 'POST', '/orders', 'PROCESSING', ?, now() - interval '90 seconds', 3000,
+                now() - interval '2 minutes', now() + interval '1 day')""", crashed, fingerprint, deadOwner);
+    HttpResponse<String> retried = post("/orders", "t1", crashed, body);
+    assertThat(retried.statusCode()).isEqualTo(201);
+    assertThat(orders.runs("t1", crashed)).isEqualTo(1);
+    assertThat(count("idempotency.taken_over")).isEqualTo(takeovers + 1);
+    Map<String, Object> row = jdbc.queryForMap(
+        "SELECT status, lease_owner FROM converge_idempotency_key WHERE tenant = 't1' AND idem_key = ?", crashed);
+    assertThat(row.get("status")).isEqualTo("COMPLETED");
+    assertThat(row.get("lease_owner")).isNotEqualTo(deadOwner);
+    assertThat(post("/orders", "t1", crashed, body).body()).isEqualTo(retried.body());
+
+    // a late completion by the dead owner would change nothing: the compare-and-swap on the owner fails
+    assertThat(jdbc.update("UPDATE converge_idempotency_key SET status = 'COMPLETED', response_status = 500 "
+        + "WHERE tenant = 't1' AND idem_key = ? AND lease_owner = ? AND status = 'PROCESSING'", crashed, deadOwner)).isZero();
+  }
+
+  @Test
+  void anExpiredKeyIsANewRequestAndIsPurged() throws Exception {
+    String key = key();
+    String kept = key();
+    HttpResponse<String> first = post("/orders", "t1", key, "{\"amount\":7}");
+    post("/orders", "t1", kept, "{\"amount\":7}");
+    jdbc.update("UPDATE converge_idempotency_key SET expires_at = now() - interval '1 second' "
+        + "WHERE tenant = 't1' AND idem_key = ?", key);
+
+    HttpResponse<String> afterTtl = post("/orders", "t1", key, "{\"amount\":7}");
+    assertThat(afterTtl.statusCode()).isEqualTo(201);
+    assertThat(afterTtl.headers().firstValue("Idempotent-Replayed")).isEmpty();
+    assertThat(afterTtl.body()).isNotEqualTo(first.body());
+    assertThat(orders.runs("t1", key)).isEqualTo(2);
+    // even with another body: an expired key is free
+    jdbc.update("UPDATE converge_idempotency_key SET expires_at = now() - interval '1 second' "
+        + "WHERE tenant = 't1' AND idem_key = ?", key);
+
+    IdempotencyKeyPurger purger = app.getBean(IdempotencyKeyPurger.class);
+    assertThat(purger.purgeExpired(10)).isGreaterThanOrEqualTo(1);
+    assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_idempotency_key WHERE idem_key = ?", Long.class, key)).isZero();
+    assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_idempotency_key WHERE idem_key = ?", Long.class, kept)).isOne();
+  }
+
+  @Test
+  void purgeDeletesInBoundedBatches(DataSource ds) {
+    jdbc.update("""
+        INSERT INTO converge_idempotency_key (tenant, idem_key, fingerprint, method, path, status, lease_owner,
+            leased_until, expected_ms, claimed_at, expires_at)
+        SELECT 'purge', 'k' || i, repeat('0', 64), 'POST', '/orders', 'COMPLETED', gen_random_uuid(), now(), 1,
+               now() - interval '2 days', now() - interval '1 day' FROM generate_series(1, 25) i""");
+    IdempotencyKeyPurger small = new IdempotencyKeyPurger(ds, 10, java.time.Clock.systemUTC());
+    assertThat(small.purgeExpired(2)).isEqualTo(20); // two batches of 10, then it stops
+    assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_idempotency_key WHERE tenant = 'purge'", Long.class))
+        .isEqualTo(5);
+    assertThat(small.purgeExpired(100)).isGreaterThanOrEqualTo(5);
+    assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_idempotency_key WHERE tenant = 'purge'", Long.class))
+        .isZero();
+  }
+
+  @Test
+  void missingAndMalformedKeysAre400() throws Exception {
+    double rejected = count("idempotency.rejected");
+    assertProblem(post("/orders", "tm", null, "{}"), 400, "key-missing");
+    assertProblem(post("/orders", "tm", "k".repeat(256), "{}"), 400, "key-invalid");
+    // the JDK client replaces non-ASCII header bytes: send this one on a raw socket
+    String raw = rawPost("/orders", "tm", "caf\u00e9-1".getBytes(StandardCharsets.ISO_8859_1), "{}");
+    assertThat(raw).startsWith("HTTP/1.1 400").contains("urn:converge:idempotency:key-invalid").contains("U+00E9 at index 3");
+    HttpRequest twice = HttpRequest.newBuilder(URI.create(base + "/orders")).header("Content-Type", "application/json")
+        .header("X-Tenant-Id", "tm").header("Idempotency-Key", "a").header("Idempotency-Key", "b")
+        .POST(HttpRequest.BodyPublishers.ofString("{}")).build();
+    assertProblem(http.send(twice, HttpResponse.BodyHandlers.ofString()), 400, "key-invalid");
+    assertThat(count("idempotency.rejected")).isEqualTo(rejected + 4);
+    assertThat(orders.runs("tm", null)).isZero();
+    // the longest legal key, and the IETF draft's quoted form of the same key
+    String longest = "k".repeat(254) + UUID.randomUUID().toString().substring(0, 1);
+    HttpResponse<String> ok = post("/orders", "tm", longest, "{}");
+    assertThat(ok.statusCode()).isEqualTo(201);
+    assertThat(post("/orders", "tm", "\"" + longest + "\"", "{}").headers().firstValue("Idempotent-Replayed")).hasValue("true");
+  }
+
+  @Test
+  void malformedOrOversizedJsonIsRefusedBeforeAnyClaim() throws Exception {
+    String key = key();
+    HttpResponse<String> r = post("/orders", "t1", key, "{\"amount\":100,}");
+    assertProblem(r, 400, "body-invalid");
+    assertThat(r.body()).contains("Invalid JSON body at offset 14");
+    assertProblem(post("/orders", "t1", key, "[\"" + "x".repeat(70_000) + "\"]"), 413, "body-too-large");
+    assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_idempotency_key WHERE idem_key = ?", Long.class, key)).isZero();
+    // the key is still free: the corrected request runs
+    assertThat(post("/orders", "t1", key, "{\"amount\":100}").statusCode()).isEqualTo(201);
+  }
+
+  @Test
+  void optionalAndUnprotectedEndpointsRunWithoutAKey() throws Exception {
+    assertThat(post("/optional", "t1", null, "{}").body()).startsWith("run ");
+    assertThat(post("/optional", "t1", null, "{}").body()).startsWith("run ");
+    assertThat(orders.runs("t1", null)).isEqualTo(2);
+    String key = key();
+    HttpResponse<String> first = post("/optional", "t1", key, "{}");
+    assertThat(post("/optional", "t1", key, "{}").body()).isEqualTo(first.body());
+    assertThat(orders.runs("t1", key)).isEqualTo(1);
+  }
+
+  @Test
+  void serverErrorsAreStoredAndReplayedExactly() throws Exception {
+    String key = key();
+    HttpResponse<String> first = post("/charges/unavailable", "t1", key, "{}");
+    HttpResponse<String> replay = post("/charges/unavailable", "t1", key, "{}");
+    assertThat(first.statusCode()).isEqualTo(503);
+    assertThat(replay.statusCode()).isEqualTo(503);
+    assertThat(replay.body()).isEqualTo(first.body()).contains("acquirer down");
+    assertThat(replay.headers().firstValue("Retry-After")).hasValue("7");
+    assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(orders.runs("t1", key)).isEqualTo(1);
+
+    String boom = key();
+    HttpResponse<String> failed = post("/charges/boom", "t1", boom, "{}");
+    assertProblem(failed, 500, "handler-failed");
+    HttpResponse<String> failedAgain = post("/charges/boom", "t1", boom, "{}");
+    assertThat(failedAgain.statusCode()).isEqualTo(500);
+    assertThat(failedAgain.body()).isEqualTo(failed.body());
+    assertThat(failedAgain.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(orders.runs("t1", boom)).isEqualTo(1);
+  }
+
+  @Test
+  void idempotentAnnotatedHandlerMethodIsProtected() throws Exception {
+    assertProblem(post("/annotated/9", "t1", null, "{}"), 400, "key-missing");
+    String key = key();
+    HttpResponse<String> first = post("/annotated/9", "t1", key, "{}");
+    HttpResponse<String> retry = post("/annotated/9", "t1", key, "{}");
+    assertThat(first.statusCode()).isEqualTo(200);
+    assertThat(retry.body()).isEqualTo(first.body());
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(orders.runs("t1", key)).isEqualTo(1);
+  }
+}

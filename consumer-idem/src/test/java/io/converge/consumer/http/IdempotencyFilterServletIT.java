@@ -1,0 +1,173 @@
+package io.converge.consumer.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.converge.broker.postgres.PostgresExtension;
+import io.converge.producer.schema.Migrations;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.apache.catalina.LifecycleException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * The filter without Spring: built with its builder and mounted on a bare embedded Tomcat in front
+ * of a plain servlet, on the embedded PostgreSQL; plus one context whose database refuses connections.
+ */
+@ExtendWith(PostgresExtension.class)
+class IdempotencyFilterServletIT {
+
+  private static BareTomcat tomcat;
+  private static String base;
+  private static final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+  private static final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+  /** Counts its runs per key; what it answers depends on the path. */
+  static final class Shop extends HttpServlet {
+    @Override
+    protected void doPost(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+      int run = runs.computeIfAbsent(String.valueOf(req.getHeader("Idempotency-Key")), k -> new AtomicInteger())
+          .incrementAndGet();
+      switch (req.getPathInfo()) {
+        case "/pay" -> {
+          String body = new String(req.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+          resp.setStatus(201);
+          resp.setContentType("application/json");
+          resp.getWriter().write("{\"run\":" + run + ",");
+          resp.flushBuffer(); // held back by the filter until the response is stored
+          resp.getWriter().write("\"echo\":" + body + "}");
+        }
+        case "/declined" -> resp.sendError(402, "card declined");
+        case "/redirect" -> resp.sendRedirect("/shop/pay/" + run);
+        case "/form" -> resp.getWriter().write("amount=" + req.getParameter("amount") + " run=" + run);
+        default -> resp.sendError(404);
+      }
+    }
+  }
+
+  @BeforeAll
+  static void start(DataSource ds) throws Exception {
+    Migrations.apply(ds, "idempotency");
+    List<IdempotentEndpoint> all = List.of(IdempotentEndpoint.of("POST", "/**"));
+    tomcat = new BareTomcat()
+        .mount("/shop", IdempotencyFilter.builder().dataSource(ds).tenantResolver(TenantResolver.fixed("shop"))
+            .endpoints(all).build(), new Shop())
+        .mount("/down", IdempotencyFilter.builder().dataSource(refusing()).tenantResolver(TenantResolver.fixed("shop"))
+            .endpoints(all).build(), new Shop())
+        .start();
+    base = tomcat.base();
+  }
+
+  /** A real PostgreSQL data source pointing at a port nobody listens on. */
+  private static DataSource refusing() throws IOException {
+    int port;
+    try (ServerSocket s = new ServerSocket(0)) {
+      port = s.getLocalPort();
+    }
+    PGSimpleDataSource ds = new PGSimpleDataSource();
+    ds.setServerNames(new String[] {"127.0.0.1"});
+    ds.setPortNumbers(new int[] {port});
+    ds.setDatabaseName("postgres");
+    ds.setConnectTimeout(2);
+    return ds;
+  }
+
+  @AfterAll
+  static void stop() throws LifecycleException {
+    if (tomcat != null) {
+      tomcat.close();
+    }
+  }
+
+  private static HttpResponse<String> post(String path, String key, String contentType, String body) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(30))
+        .header("Content-Type", contentType).POST(HttpRequest.BodyPublishers.ofString(body));
+    if (key != null) {
+      b.header("Idempotency-Key", key);
+    }
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static int runsOf(String key) {
+    AtomicInteger n = runs.get(key);
+    return n == null ? 0 : n.get();
+  }
+
+  @Test
+  void aFlushedBodyIsHeldBackStoredAndReplayed() throws Exception {
+    String key = UUID.randomUUID().toString();
+    HttpResponse<String> first = post("/shop/pay", key, "application/json", "{\"amount\":12000}");
+    HttpResponse<String> retry = post("/shop/pay", key, "application/json", "{\"amount\":1.2e4}");
+    assertThat(first.statusCode()).isEqualTo(201);
+    assertThat(first.body()).isEqualTo("{\"run\":1,\"echo\":{\"amount\":12000}}");
+    assertThat(retry.statusCode()).isEqualTo(201);
+    assertThat(retry.body()).isEqualTo(first.body());
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(retry.headers().firstValue("Content-Type")).isEqualTo(first.headers().firstValue("Content-Type"));
+    assertThat(runsOf(key)).isEqualTo(1);
+  }
+
+  @Test
+  void sendErrorIsStoredAsAProblemAndReplayed() throws Exception {
+    String key = UUID.randomUUID().toString();
+    HttpResponse<String> first = post("/shop/declined", key, "application/json", "{}");
+    HttpResponse<String> retry = post("/shop/declined", key, "application/json", "{}");
+    assertThat(first.statusCode()).isEqualTo(402);
+    assertThat(first.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+    assertThat(first.body()).contains("\"status\":402").contains("\"detail\":\"card declined\"");
+    assertThat(retry.statusCode()).isEqualTo(402);
+    assertThat(retry.body()).isEqualTo(first.body());
+    assertThat(runsOf(key)).isEqualTo(1);
+  }
+
+  @Test
+  void aRedirectIsReplayedWithItsLocation() throws Exception {
+    String key = UUID.randomUUID().toString();
+    HttpResponse<String> first = post("/shop/redirect", key, "text/plain", "x");
+    HttpResponse<String> retry = post("/shop/redirect", key, "text/plain", "x");
+    assertThat(first.statusCode()).isEqualTo(302);
+    assertThat(retry.statusCode()).isEqualTo(302);
+    assertThat(retry.headers().firstValue("Location")).isEqualTo(first.headers().firstValue("Location"))
+        .hasValueSatisfying(l -> assertThat(l).endsWith("/shop/pay/1"));
+    assertThat(runsOf(key)).isEqualTo(1);
+  }
+
+  @Test
+  void formParametersReachTheHandlerAndMakeTheFingerprint() throws Exception {
+    String key = UUID.randomUUID().toString();
+    String form = "application/x-www-form-urlencoded";
+    HttpResponse<String> first = post("/shop/form", key, form, "currency=CNY&amount=5");
+    assertThat(first.body()).isEqualTo("amount=5 run=1");
+    assertThat(post("/shop/form", key, form, "amount=5&currency=CNY").body()).isEqualTo(first.body());
+    HttpResponse<String> other = post("/shop/form", key, form, "amount=6&currency=CNY");
+    assertThat(other.statusCode()).isEqualTo(422);
+    assertThat(runsOf(key)).isEqualTo(1);
+  }
+
+  @Test
+  void anUnreachableDatabaseIs503AndTheHandlerDoesNotRun() throws Exception {
+    String key = UUID.randomUUID().toString();
+    HttpResponse<String> r = post("/down/pay", key, "application/json", "{}");
+    assertThat(r.statusCode()).isEqualTo(503);
+    assertThat(r.headers().firstValue("Retry-After")).hasValue("1");
+    assertThat(r.body()).contains("urn:converge:idempotency:store-unavailable").doesNotContain("detail");
+    assertThat(runsOf(key)).isZero();
+  }
+}

@@ -1,0 +1,124 @@
+package io.converge.consumer.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.broker.postgres.PostgresExtension;
+import io.converge.producer.schema.Migrations;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * An API instance killed mid-handler (a child JVM halts after the claim, before the response is
+ * stored): its key is not stuck. A retry on another instance gets 409 while the dead claim's lease
+ * runs, then takes the claim over and runs the handler once.
+ */
+@ExtendWith(PostgresExtension.class)
+class IdempotencyKillIT {
+
+  static final Duration LEASE = Duration.ofSeconds(5);
+
+  static IdempotencyFilter filter(DataSource ds) {
+    IdempotencySettings d = IdempotencySettings.defaults();
+    return IdempotencyFilter.builder().dataSource(ds).tenantResolver(TenantResolver.fixed("shop"))
+        .endpoints(KilledApiMain.endpoints())
+        .settings(new IdempotencySettings(d.ttl(), LEASE, d.keyHeader(), d.replayedHeaders(), List.of(), d.maxBodyBytes()))
+        .build();
+  }
+
+  @Test
+  void aKeyWhoseInstanceDiedMidHandlerIsTakenOverAfterTheLease(ConvergePostgres pg, @TempDir Path tmp) throws Exception {
+    DataSource db = pg.newSchema("idemkill");
+    Migrations.apply(db, "idempotency");
+    String schema;
+    try (Connection c = db.getConnection(); Statement s = c.createStatement();
+         ResultSet rs = s.executeQuery("SELECT current_schema()")) {
+      rs.next();
+      schema = rs.getString(1);
+    }
+    Path log = tmp.resolve("child.log");
+    Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
+        "-Dkill.jdbc.url=" + pg.jdbcUrl(), "-Dkill.jdbc.user=" + pg.user(), "-Dkill.jdbc.password=" + pg.password(),
+        "-Dkill.schema=" + schema, KilledApiMain.class.getName())
+        .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    try {
+      await().atMost(Duration.ofSeconds(60)).until(() -> Files.readString(log).contains("READY "));
+      String childBase = Files.readString(log).lines().filter(l -> l.startsWith("READY ")).findFirst().orElseThrow()
+          .substring("READY ".length());
+      HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+      String key = UUID.randomUUID().toString();
+      String body = "{\"amount\":12000,\"currency\":\"CNY\"}";
+      AtomicInteger runs = new AtomicInteger();
+      HttpServlet heir = new HttpServlet() {
+        @Override
+        protected void doPost(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+          resp.setStatus(201);
+          resp.setContentType("application/json");
+          resp.getWriter().write("{\"charge\":" + runs.incrementAndGet() + "}");
+        }
+      };
+      // the other instance is up before the first attempt, so that the retry comes well within the lease
+      try (BareTomcat other = new BareTomcat().mount("/api", filter(db), heir).start()) {
+        // the first attempt dies with its instance: the client sees the connection drop
+        assertThatThrownBy(() -> http.send(request(childBase, key, body), HttpResponse.BodyHandlers.ofString()))
+            .isInstanceOf(IOException.class);
+        assertThat(child.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(child.exitValue()).as(Files.readString(log)).isEqualTo(137);
+        assertThat(Files.readString(log)).contains("HANDLING " + key);
+        JdbcTemplate jdbc = new JdbcTemplate(db);
+        assertThat(jdbc.queryForObject("SELECT status FROM converge_idempotency_key WHERE idem_key = ?", String.class, key))
+            .isEqualTo("PROCESSING");
+
+        // while the dead claim's lease runs, a retry is told to wait: a slow instance is not presumed dead
+        HttpResponse<String> early = http.send(request(other.base(), key, body), HttpResponse.BodyHandlers.ofString());
+        assertThat(early.statusCode()).as(early.body()).isEqualTo(409);
+        assertThat(early.headers().firstValue("Retry-After")).hasValue("1");
+        assertThat(runs).hasValue(0);
+
+        // after the lease: taken over, run once, stored
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(500)).until(() ->
+            http.send(request(other.base(), key, body), HttpResponse.BodyHandlers.ofString()).statusCode() == 201);
+        assertThat(runs).hasValue(1);
+        HttpResponse<String> replay = http.send(request(other.base(), key, body), HttpResponse.BodyHandlers.ofString());
+        assertThat(replay.statusCode()).isEqualTo(201);
+        assertThat(replay.body()).isEqualTo("{\"charge\":1}");
+        assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(runs).hasValue(1);
+        assertThat(jdbc.queryForObject("SELECT status FROM converge_idempotency_key WHERE idem_key = ?", String.class, key))
+            .isEqualTo("COMPLETED");
+      }
+    } finally {
+      child.destroyForcibly();
+    }
+  }
+
+  private static HttpRequest request(String base, String key, String body) {
+    return HttpRequest.newBuilder(URI.create(base + "/api/charges")).timeout(Duration.ofSeconds(20))
+        .header("Content-Type", "application/json").header("Idempotency-Key", key)
+        .POST(HttpRequest.BodyPublishers.ofString(body)).build();
+  }
+}

@@ -1,0 +1,76 @@
+package io.converge.consumer.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.converge.broker.postgres.PostgresExtension;
+import io.converge.consumer.http.IdempotencyFilter;
+import io.converge.consumer.http.IdempotencyKeyPurger;
+import io.converge.consumer.http.TenantResolver;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/** What {@code converge.idempotency.*} turns on, and how bad values fail the start-up. */
+@ExtendWith(PostgresExtension.class)
+class IdempotencyAutoConfigurationIT {
+
+  private WebApplicationContextRunner runner(DataSource ds) {
+    return new WebApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(ConvergeIdempotencyAutoConfiguration.class))
+        .withBean(DataSource.class, () -> ds);
+  }
+
+  @Test
+  void offUnlessEnabled(DataSource ds) {
+    runner(ds).run(context -> assertThat(context).doesNotHaveBean(IdempotencyFilter.class));
+  }
+
+  @Test
+  void enabledRegistersTheFilterMigratesAndSchedulesThePurge(DataSource ds) {
+    runner(ds).withPropertyValues("converge.idempotency.enabled=true", "converge.idempotency.filter-order=-50")
+        .run(context -> {
+          assertThat(context).hasNotFailed().hasSingleBean(IdempotencyFilter.class).hasSingleBean(IdempotencyKeyPurger.class);
+          FilterRegistrationBean<?> registration = context.getBean(FilterRegistrationBean.class);
+          assertThat(registration.getFilter()).isSameAs(context.getBean(IdempotencyFilter.class));
+          assertThat(registration.getOrder()).isEqualTo(-50);
+          assertThat(context.getBeansOfType(PurgeScheduler.class).values()).singleElement()
+              .satisfies(s -> assertThat(s.isRunning()).isTrue());
+          assertThat(new JdbcTemplate(ds).queryForObject(
+              "SELECT count(*) FROM converge_idempotency_key", Long.class)).isZero();
+        });
+  }
+
+  @Test
+  void theApplicationsTenantResolverWins(DataSource ds) {
+    TenantResolver mine = request -> "mine";
+    runner(ds).withPropertyValues("converge.idempotency.enabled=true")
+        .withBean(TenantResolver.class, () -> mine)
+        .run(context -> assertThat(context.getBean(TenantResolver.class)).isSameAs(mine));
+  }
+
+  @Test
+  void badValuesFailTheStartNamingTheProperty(DataSource ds) {
+    assertFails(ds, "converge.idempotency.ttl must be at least 1m and longer than the lease (PT1M), but was PT30S",
+        "converge.idempotency.ttl=30s");
+    assertFails(ds, "converge.idempotency.tenant.source must be header, principal or fixed, but was 'cookie'",
+        "converge.idempotency.tenant.source=cookie");
+    assertFails(ds, "converge.idempotency.endpoints[0]: endpoint path must start with /, but was 'orders'",
+        "converge.idempotency.endpoints[0].path=orders");
+    assertFails(ds, "endpoint POST /orders: expected-duration must be shorter than converge.idempotency.lease (PT10S), but was PT15S",
+        "converge.idempotency.lease=10s", "converge.idempotency.endpoints[0].path=/orders",
+        "converge.idempotency.endpoints[0].expected-duration=15s");
+    assertFails(ds, "converge.idempotency.default-expected-duration must be positive and shorter than converge.idempotency.lease",
+        "converge.idempotency.default-expected-duration=2m");
+    assertFails(ds, "converge.idempotency.purge-interval must be at least 1s, but was PT0S",
+        "converge.idempotency.purge-interval=0s");
+  }
+
+  private void assertFails(DataSource ds, String message, String... properties) {
+    runner(ds).withPropertyValues("converge.idempotency.enabled=true").withPropertyValues(properties)
+        .run(context -> assertThat(context).getFailure().hasStackTraceContaining(message));
+  }
+}
