@@ -370,6 +370,17 @@ class IdempotencyFilterIT {
   }
 
   @Test
+  void anAsynchronousHandlerFailsAtOnceInsteadOfStoringAWrongAnswer() throws Exception {
+    String key = key();
+    HttpResponse<String> first = post("/charges/async", "t1", key, "{}");
+    assertProblem(first, 500, "handler-failed");
+    HttpResponse<String> retry = post("/charges/async", "t1", key, "{}");
+    assertThat(retry.body()).isEqualTo(first.body());
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(orders.runs("t1", key)).as("the Callable never ran").isZero();
+  }
+
+  @Test
   void idempotentAnnotatedHandlerMethodIsProtected() throws Exception {
     assertProblem(post("/annotated/9", "t1", null, "{}"), 400, "key-missing");
     String key = key();
