@@ -179,10 +179,15 @@ class IdempotencyFilterIT {
     assertThat(post("/orders", "t1", key, "{\"amount\":100}").statusCode()).isEqualTo(201);
     HttpResponse<String> other = post("/orders", "t1", key, "{\"amount\":101}");
     assertProblem(other, 422, "key-reused");
-    // another path with the same key is another request too
+    // another path with the same key is another request too, however long the path
     assertProblem(post("/orders/x", "t1", key, "{\"amount\":100}"), 422, "key-reused");
+    assertProblem(post("/orders/" + "p".repeat(3000), "t1", key, "{\"amount\":100}"), 422, "key-reused");
     assertThat(orders.runs("t1", key)).isEqualTo(1);
-    assertThat(count("idempotency.conflict")).isEqualTo(conflicts + 2);
+    assertThat(count("idempotency.conflict")).isEqualTo(conflicts + 3);
+    // a path longer than the table's column is kept whole in the fingerprint
+    String longKey = key();
+    assertThat(post("/orders/" + "p".repeat(3000), "t1", longKey, "{}").statusCode()).isEqualTo(404);
+    assertProblem(post("/orders/" + "p".repeat(2999) + "q", "t1", longKey, "{}"), 422, "key-reused");
   }
 
   @Test
