@@ -17,7 +17,8 @@ import jakarta.servlet.Filter;
  * </ul>
  *
  * Requests that match no {@link IdempotentEndpoint} pass through untouched. Build one with
- * {@link #builder()}; thread-safe. Handlers must be synchronous (no servlet async).
+ * {@link #builder()}; thread-safe. Handlers must be synchronous: servlet async is refused on a
+ * protected request (the handler fails with a stored 500).
  */
 public interface IdempotencyFilter extends Filter {
 

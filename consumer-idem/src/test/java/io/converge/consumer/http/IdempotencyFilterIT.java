@@ -179,10 +179,15 @@ class IdempotencyFilterIT {
     assertThat(post("/orders", "t1", key, "{\"amount\":100}").statusCode()).isEqualTo(201);
     HttpResponse<String> other = post("/orders", "t1", key, "{\"amount\":101}");
     assertProblem(other, 422, "key-reused");
-    // another path with the same key is another request too
+    // another path with the same key is another request too, however long the path
     assertProblem(post("/orders/x", "t1", key, "{\"amount\":100}"), 422, "key-reused");
+    assertProblem(post("/orders/" + "p".repeat(3000), "t1", key, "{\"amount\":100}"), 422, "key-reused");
     assertThat(orders.runs("t1", key)).isEqualTo(1);
-    assertThat(count("idempotency.conflict")).isEqualTo(conflicts + 2);
+    assertThat(count("idempotency.conflict")).isEqualTo(conflicts + 3);
+    // a path longer than the table's column is kept whole in the fingerprint
+    String longKey = key();
+    assertThat(post("/orders/" + "p".repeat(3000), "t1", longKey, "{}").statusCode()).isEqualTo(404);
+    assertProblem(post("/orders/" + "p".repeat(2999) + "q", "t1", longKey, "{}"), 422, "key-reused");
   }
 
   @Test
@@ -367,6 +372,17 @@ class IdempotencyFilterIT {
     assertThat(failedAgain.body()).isEqualTo(failed.body());
     assertThat(failedAgain.headers().firstValue("Idempotent-Replayed")).hasValue("true");
     assertThat(orders.runs("t1", boom)).isEqualTo(1);
+  }
+
+  @Test
+  void anAsynchronousHandlerFailsAtOnceInsteadOfStoringAWrongAnswer() throws Exception {
+    String key = key();
+    HttpResponse<String> first = post("/charges/async", "t1", key, "{}");
+    assertProblem(first, 500, "handler-failed");
+    HttpResponse<String> retry = post("/charges/async", "t1", key, "{}");
+    assertThat(retry.body()).isEqualTo(first.body());
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(orders.runs("t1", key)).as("the Callable never ran").isZero();
   }
 
   @Test

@@ -84,6 +84,12 @@ class OrdersApp {
       return "run " + count(tenant, key);
     }
 
+    @PostMapping("/charges/async")
+    java.util.concurrent.Callable<String> async(@RequestHeader("X-Tenant-Id") String tenant,
+        @RequestHeader("Idempotency-Key") String key) {
+      return () -> "run " + count(tenant, key);
+    }
+
     @Idempotent
     @PostMapping("/annotated/{id}")
     String annotated(@RequestHeader("X-Tenant-Id") String tenant, @RequestHeader("Idempotency-Key") String key) {

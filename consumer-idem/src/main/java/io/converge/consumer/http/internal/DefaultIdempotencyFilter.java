@@ -76,7 +76,7 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
       decision = store.claim(new KeyStore.Request(tenant, key, read.fingerprint(), request.getMethod(), path,
           rule.endpoint().expectedDuration()));
     } catch (IdempotencyException e) {
-      refuse(response, endpoint, new IdempotencyException(e.problem(), e.getMessage(), tenant, key, e.getCause()));
+      refuse(response, endpoint, e, tenant, key);
       return;
     }
     if (decision instanceof KeyStore.Replay replay) {
@@ -136,13 +136,14 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
     response.getOutputStream().write(stored.body());
   }
 
-  private void refuse(HttpServletResponse response, String endpoint, IdempotencyException e) throws IOException {
+  private void refuse(HttpServletResponse response, String endpoint, IdempotencyException e, String tenant, String key)
+      throws IOException {
     metrics.rejected(endpoint, e.problem());
     boolean clientError = e.problem().status() < 500;
     if (clientError) {
-      log.info("Refused {} on {} (tenant {}, key {}): {}", e.problem().code(), endpoint, e.tenant(), e.key(), e.getMessage());
+      log.info("Refused {} on {} (tenant {}, key {}): {}", e.problem().code(), endpoint, tenant, key, e.getMessage());
     } else {
-      log.error("Refused {} on {}: {}", e.problem().code(), endpoint, e.getMessage(), e);
+      log.error("Refused {} on {} (tenant {}, key {})", e.problem().code(), endpoint, tenant, key, e);
       response.setHeader("Retry-After", "1");
     }
     // a server-side failure's text stays in the log: the client gets the title only

@@ -147,8 +147,9 @@ final class KeyStore {
   /** Parameters 1-10, in the same order in {@link #CLAIM} and {@link #TAKE_OVER}. */
   private void bindClaim(PreparedStatement ps, Request r, UUID owner, Instant now) throws SQLException {
     ps.setString(1, r.fingerprint());
-    ps.setString(2, r.method());
-    ps.setString(3, r.path());
+    // method and path are for people reading the table (the fingerprint covers them in full): cut to the columns
+    ps.setString(2, cut(r.method(), 16));
+    ps.setString(3, cut(r.path(), 2048));
     ps.setObject(4, owner);
     ps.setTimestamp(5, Timestamp.from(now.plus(lease)));
     ps.setLong(6, r.expected().toMillis());
@@ -156,6 +157,10 @@ final class KeyStore {
     ps.setTimestamp(8, Timestamp.from(now.plus(ttl)));
     ps.setString(9, r.tenant());
     ps.setString(10, r.key());
+  }
+
+  private static String cut(String s, int max) {
+    return s.length() <= max ? s : s.substring(0, max);
   }
 
   /**

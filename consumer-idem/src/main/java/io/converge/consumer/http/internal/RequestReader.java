@@ -37,7 +37,7 @@ final class RequestReader {
         }
         form.append('\n');
       }
-      return new Read(request, fingerprint(request.getMethod(), path, "form", form.toString().getBytes(StandardCharsets.UTF_8)));
+      return new Read(new BufferedRequest(request, null), fingerprint(request.getMethod(), path, "form", form.toString().getBytes(StandardCharsets.UTF_8)));
     }
     byte[] body = body(request, maxBodyBytes);
     String media = contentType.split(";", 2)[0].trim();
