@@ -1,0 +1,237 @@
+package io.converge.pulsar;
+
+import io.converge.consumer.IdempotentHandler;
+import io.converge.consumer.IncomingMessage;
+import io.converge.consumer.Outcome;
+import io.converge.consumer.spi.ConsumerBinding;
+import io.converge.producer.ConvergeException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import org.apache.pulsar.client.api.Consumer;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.MessageListener;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.PulsarClientException;
+import org.apache.pulsar.client.api.SubscriptionInitialPosition;
+import org.apache.pulsar.client.api.SubscriptionType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Pulsar binding of an {@link IdempotentHandler}: a {@code Key_Shared} subscription (one key is
+ * handled by one consumer at a time, in order) with {@link Builder#consumers(int) n} consumers, each
+ * delivering one message at a time to the handler. A message is acknowledged only after the handler
+ * returned an outcome, which it records in the same transaction as the handler's writes (processed,
+ * duplicate, business failure) or parks ({@code converge_dlq}, after the failure policy's attempts);
+ * when the handler cannot even record an outcome (database down) the message is negatively
+ * acknowledged and Pulsar redelivers it after {@link Builder#redeliveryDelay(Duration)}. Duplicates,
+ * from Pulsar or from a producer, are absorbed by the handler's dedup. Thread-safe.
+ */
+public final class PulsarIdempotentConsumer implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(PulsarIdempotentConsumer.class);
+
+  private final PulsarClient client;
+  private final boolean ownsClient;
+  private final List<Consumer<byte[]>> consumers;
+  private final String subscription;
+
+  private PulsarIdempotentConsumer(PulsarClient client, boolean ownsClient, List<Consumer<byte[]>> consumers,
+                                   String subscription) {
+    this.client = client;
+    this.ownsClient = ownsClient;
+    this.consumers = consumers;
+    this.subscription = subscription;
+  }
+
+  /** A builder; {@code topic} and {@code handler} and one of {@code serviceUrl}/{@code client} are required. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * A {@link ConsumerBinding} that subscribes each handler with {@code settings} (its topic and handler
+   * set per subscription), e.g. the transport under Spring's {@code @IdempotentConsumer}.
+   */
+  public static ConsumerBinding binding(java.util.function.Supplier<Builder> settings) {
+    Objects.requireNonNull(settings, "settings");
+    return (topic, handler) -> settings.get().topic(topic).handler(handler).start()::close;
+  }
+
+  /** The subscription name (the handler's group unless set). */
+  public String subscription() {
+    return subscription;
+  }
+
+  /** Closes the consumers (and the client when this consumer created it). Idempotent. */
+  @Override
+  public void close() {
+    for (Consumer<byte[]> c : consumers) {
+      try {
+        c.close();
+      } catch (PulsarClientException e) {
+        log.debug("closing Pulsar consumer of {}: {}", subscription, e.toString());
+      }
+    }
+    if (ownsClient) {
+      try {
+        client.close();
+      } catch (PulsarClientException e) {
+        log.debug("closing Pulsar client of {}: {}", subscription, e.toString());
+      }
+    }
+  }
+
+  /** Delivers one message at a time per consumer to the handler; acks on an outcome, nacks otherwise. */
+  private static final class Listener implements MessageListener<byte[]> {
+    private static final long serialVersionUID = 1L;
+    private final transient IdempotentHandler handler;
+
+    Listener(IdempotentHandler handler) {
+      this.handler = handler;
+    }
+
+    @Override
+    public void received(Consumer<byte[]> consumer, Message<byte[]> m) {
+      IncomingMessage message = IncomingMessage.builder()
+          .topic(m.getTopicName())
+          .headers(m.getProperties())
+          .payload(m.getValue() == null ? new byte[0] : m.getValue())
+          .brokerMessageId(m.getMessageId().toString())
+          .brokerKey(m.hasKey() ? m.getKey() : null)
+          .deliveryCount(m.getRedeliveryCount() + 1)
+          .build();
+      Outcome outcome;
+      try {
+        outcome = handler.handle(message);
+      } catch (RuntimeException e) {
+        // nothing recorded (the database refused even the failure): Pulsar must keep the message
+        log.warn("Pulsar message {} on {} of subscription {} not acked, it will be redelivered: {}", m.getMessageId(),
+            m.getTopicName(), consumer.getSubscription(), e.toString());
+        consumer.negativeAcknowledge(m);
+        return;
+      }
+      log.debug("Pulsar message {} of subscription {}: {}, acking", m.getMessageId(), consumer.getSubscription(), outcome);
+      consumer.acknowledgeAsync(m).exceptionally(e -> {
+        // the outcome is recorded: a redelivery after a lost ack is a duplicate, absorbed by the dedup
+        log.debug("ack of {} failed, a duplicate may follow: {}", m.getMessageId(), e.toString());
+        return null;
+      });
+    }
+  }
+
+  /** Settings of a {@link PulsarIdempotentConsumer}; validated by {@link #start()}. */
+  public static final class Builder {
+    private String serviceUrl;
+    private PulsarClient client;
+    private String topic;
+    private String subscription;
+    private IdempotentHandler handler;
+    private int consumers = 4;
+    private Duration redeliveryDelay = Duration.ofSeconds(1);
+    private SubscriptionInitialPosition initialPosition = SubscriptionInitialPosition.Earliest;
+
+    private Builder() {}
+
+    /** The Pulsar service URL ({@code pulsar://host:6650}); a client is created and closed with the consumer. */
+    public Builder serviceUrl(String serviceUrl) {
+      this.serviceUrl = serviceUrl;
+      return this;
+    }
+
+    /** A client of one's own, shared and not closed by the consumer; instead of {@link #serviceUrl}. */
+    public Builder client(PulsarClient client) {
+      this.client = client;
+      return this;
+    }
+
+    /** The topic. Required. */
+    public Builder topic(String topic) {
+      this.topic = topic;
+      return this;
+    }
+
+    /** The subscription; default the handler's {@link IdempotentHandler#group() group}. */
+    public Builder subscription(String subscription) {
+      this.subscription = subscription;
+      return this;
+    }
+
+    /** The idempotent handler. Required. */
+    public Builder handler(IdempotentHandler handler) {
+      this.handler = handler;
+      return this;
+    }
+
+    /** Consumers on the subscription, each handling one message at a time; 1-64, default 4. */
+    public Builder consumers(int consumers) {
+      this.consumers = consumers;
+      return this;
+    }
+
+    /** Delay before Pulsar redelivers a message that could not be handled; default 1 s. */
+    public Builder redeliveryDelay(Duration delay) {
+      this.redeliveryDelay = delay;
+      return this;
+    }
+
+    /** Where a new subscription starts; default {@code Earliest}, so nothing published before it is skipped. */
+    public Builder initialPosition(SubscriptionInitialPosition position) {
+      this.initialPosition = position;
+      return this;
+    }
+
+    /**
+     * Validates the settings and subscribes.
+     *
+     * @throws IllegalArgumentException naming a missing or invalid setting and its value
+     * @throws ConvergeException when Pulsar refuses the subscription
+     */
+    public PulsarIdempotentConsumer start() {
+      if (topic == null || topic.isBlank()) {
+        throw new IllegalArgumentException("pulsar.topic must not be blank, but was " + topic);
+      }
+      if (handler == null) {
+        throw new IllegalArgumentException("pulsar.handler must be set, but was null");
+      }
+      if ((serviceUrl == null || serviceUrl.isBlank()) == (client == null)) {
+        throw new IllegalArgumentException("pulsar: exactly one of serviceUrl and client must be set, but serviceUrl was "
+            + serviceUrl + " and client " + client);
+      }
+      if (consumers < 1 || consumers > 64) {
+        throw new IllegalArgumentException("pulsar.consumers must be between 1 and 64, but was " + consumers);
+      }
+      if (redeliveryDelay == null || redeliveryDelay.isNegative()) {
+        throw new IllegalArgumentException("pulsar.redeliveryDelay must be zero or positive, but was " + redeliveryDelay);
+      }
+      String sub = subscription != null ? subscription : handler.group();
+      boolean owns = client == null;
+      PulsarClient c = client;
+      List<Consumer<byte[]>> started = new ArrayList<>();
+      try {
+        if (owns) {
+          c = PulsarClient.builder().serviceUrl(serviceUrl).listenerThreads(consumers).build();
+        }
+        for (int i = 0; i < consumers; i++) {
+          started.add(c.newConsumer()
+              .topic(topic)
+              .subscriptionName(sub)
+              .subscriptionType(SubscriptionType.Key_Shared)
+              .subscriptionInitialPosition(initialPosition)
+              .negativeAckRedeliveryDelay(redeliveryDelay.toMillis(), TimeUnit.MILLISECONDS)
+              .receiverQueueSize(100)
+              .messageListener(new Listener(handler))
+              .subscribe());
+        }
+      } catch (PulsarClientException e) {
+        new PulsarIdempotentConsumer(c, owns && c != null, started, sub).close();
+        throw new ConvergeException("Cannot subscribe " + sub + " to Pulsar topic " + topic + ": " + e.getMessage(), e);
+      }
+      log.debug("Pulsar consumer {} started on {} ({} consumers)", sub, topic, consumers);
+      return new PulsarIdempotentConsumer(c, owns, started, sub);
+    }
+  }
+}
