@@ -31,20 +31,22 @@ public final class PulsarBackend implements BackendFactory {
 
   /**
    * The backend on the Pulsar cluster of {@code serviceUrl} ({@code pulsar://host:port}), with a
-   * transaction timeout of 30 s, a commit margin of 5 s, a send timeout of 3 s and a recovery scan
+   * transaction timeout of the producer's local-transaction timeout plus the commit margin (35 s with
+   * the defaults), a commit margin of 5 s, a send timeout of 3 s and a recovery scan
    * every 5 s.
    */
   public static PulsarBackend serviceUrl(String serviceUrl) {
     if (serviceUrl == null || !serviceUrl.matches("pulsar(\\+ssl)?://[A-Za-z0-9.:,_-]+/?")) {
       throw new IllegalArgumentException("pulsar.serviceUrl must be pulsar://host:port[,host:port...], but was " + serviceUrl);
     }
-    return new PulsarBackend(new PulsarSettings(serviceUrl, Duration.ofSeconds(30), Duration.ofSeconds(5),
+    return new PulsarBackend(new PulsarSettings(serviceUrl, null, Duration.ofSeconds(5),
         Duration.ofSeconds(3), Duration.ofSeconds(5), null));
   }
 
   /**
-   * How long the broker keeps a Pulsar transaction open before it aborts it; default 30 s. Must be at
-   * least the producer's local-transaction timeout plus the commit margin (checked at build).
+   * How long the broker keeps a Pulsar transaction open before it aborts it; default the producer's
+   * local-transaction timeout plus the commit margin (the shortest that works: an open transaction
+   * holds back the consumers of its partitions). Must be at least that (checked at build).
    */
   public PulsarBackend transactionTimeout(Duration timeout) {
     positive("pulsar.transactionTimeout", timeout, Duration.ofSeconds(1));
@@ -103,12 +105,20 @@ public final class PulsarBackend implements BackendFactory {
       throw new ConvergeException("The Pulsar backend needs org.apache.pulsar:pulsar-client on the classpath"
           + " (add it as a dependency, version 4.2.4)", e);
     }
-    Duration needed = context.localTransactionTimeout().plus(settings.commitMargin());
+    return new PulsarTxnBackend(context, settings.withTransactionTimeout(transactionTimeoutFor(context.localTransactionTimeout())));
+  }
+
+  /** The Pulsar transaction timeout for a producer whose local-transaction timeout is {@code local}. */
+  Duration transactionTimeoutFor(Duration local) {
+    Duration needed = local.plus(settings.commitMargin());
+    if (settings.transactionTimeout() == null) {
+      return needed;
+    }
     if (settings.transactionTimeout().compareTo(needed) < 0) {
       throw new IllegalArgumentException("pulsar.transactionTimeout must be at least the local-transaction timeout plus"
           + " pulsar.commitMargin (" + needed + "), but was " + settings.transactionTimeout());
     }
-    return new PulsarTxnBackend(context, settings);
+    return settings.transactionTimeout();
   }
 
   @Override

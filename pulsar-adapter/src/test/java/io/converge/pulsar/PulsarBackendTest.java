@@ -31,9 +31,21 @@ class PulsarBackendTest {
   void transactionTimeoutMustCoverTheLocalTimeoutAndTheMargin() {
     BackendContext context = new BackendContext("g", null, new TxnLog(null), Duration.ofSeconds(28), List.of(),
         ProducerMetrics.NONE, Clock.systemUTC());
-    // 28 s + the default 5 s margin > the default 30 s: refused before any client is created
-    assertThatThrownBy(() -> PulsarBackend.serviceUrl("pulsar://127.0.0.1:1").create(context))
+    // 28 s + the default 5 s margin > 30 s: refused before any client is created
+    assertThatThrownBy(() -> PulsarBackend.serviceUrl("pulsar://127.0.0.1:1").transactionTimeout(Duration.ofSeconds(30))
+        .create(context))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("pulsar.transactionTimeout must be at least the local-transaction timeout plus pulsar.commitMargin (PT33S), but was PT30S");
+  }
+
+  @Test
+  void defaultTransactionTimeoutIsTheLocalTimeoutPlusTheMargin() {
+    // with TxnProducer's default local-transaction timeout (30 s) the defaults work together
+    assertThat(PulsarBackend.serviceUrl("pulsar://127.0.0.1:1").transactionTimeoutFor(Duration.ofSeconds(30)))
+        .isEqualTo(Duration.ofSeconds(35));
+    assertThat(PulsarBackend.serviceUrl("pulsar://127.0.0.1:1").commitMargin(Duration.ofSeconds(2))
+        .transactionTimeoutFor(Duration.ofSeconds(10))).isEqualTo(Duration.ofSeconds(12));
+    assertThat(PulsarBackend.serviceUrl("pulsar://127.0.0.1:1").transactionTimeout(Duration.ofSeconds(60))
+        .transactionTimeoutFor(Duration.ofSeconds(10))).isEqualTo(Duration.ofSeconds(60));
   }
 }

@@ -108,7 +108,8 @@ class PulsarRecoveryIT {
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     try (TxnProducer p = producer(group, topic, pulsar, registry)) {
       p.inTransaction(tx -> tx.publish(OutgoingMessage.builder(topic).payload("x".getBytes(UTF_8)).build()));
-      assertThat(openRows()).as("the owner confirms its own commit").isZero();
+      // the owner confirms its own commit, on its confirmation thread
+      org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> openRows() == 0);
       // a unit paused after its DB commit is visible in the gauges while it is open
       CrashPoints.install(point -> {
         if (point == CrashPoints.Point.AFTER_DB_COMMIT) {

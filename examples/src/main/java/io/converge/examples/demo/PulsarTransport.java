@@ -10,7 +10,6 @@ final class PulsarTransport {
   static Map<String, String> properties(String serviceUrl, String httpUrl) {
     return Map.of(
         "converge.pulsar.service-url", serviceUrl,
-        "converge.pulsar.admin-url", httpUrl,
-        "examples.consumer-transport", "pulsar");
+        "converge.pulsar.admin-url", httpUrl);
   }
 }

@@ -4,7 +4,9 @@ import io.converge.producer.TxnProducer;
 import io.converge.producer.TxnProducerBuilder;
 import io.converge.producer.schema.Migrations;
 import io.converge.producer.spring.TransactionalPublisher;
+import io.converge.consumer.spi.ConsumerBinding;
 import io.converge.pulsar.PulsarBackend;
+import io.converge.pulsar.PulsarIdempotentConsumer;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 import javax.sql.DataSource;
@@ -16,7 +18,8 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * The services on Pulsar ({@code converge.producer.mode=pulsar}): the Pulsar {@code TxnProducer} with
- * the topics of {@code converge.producer.topics}, and its {@link TransactionalPublisher}.
+ * the topics of {@code converge.producer.topics}, its {@link TransactionalPublisher}, and the Pulsar
+ * binding under {@code @IdempotentConsumer}.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnProperty(prefix = "converge.producer", name = "mode", havingValue = "pulsar")
@@ -36,6 +39,13 @@ class PulsarWiring {
       b.topics(topics.toArray(String[]::new));
     }
     return b.build();
+  }
+
+  /** The transport of every {@code @IdempotentConsumer} method: a Key_Shared Pulsar subscription per group. */
+  @Bean
+  @ConditionalOnMissingBean
+  ConsumerBinding convergePulsarConsumers(@Value("${converge.pulsar.service-url}") String serviceUrl) {
+    return PulsarIdempotentConsumer.binding(() -> PulsarIdempotentConsumer.builder().serviceUrl(serviceUrl));
   }
 
   @Bean

@@ -5,6 +5,7 @@ import java.time.Duration;
 /**
  * The immutable settings of a Pulsar backend; validated by {@code PulsarBackend}.
  *
+ * (transactionTimeout is null until the backend is created: then the local-transaction timeout plus the margin)
  * @param meterRegistry a Micrometer {@code MeterRegistry}, or null (typed Object: Micrometer is optional)
  */
 public record PulsarSettings(String serviceUrl, Duration transactionTimeout, Duration commitMargin,

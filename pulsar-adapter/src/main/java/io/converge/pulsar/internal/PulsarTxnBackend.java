@@ -27,6 +27,7 @@ public final class PulsarTxnBackend implements TxnBackend {
   private final PulsarTxnStore store;
   private final Map<String, Producer<byte[]>> producers = new ConcurrentHashMap<>();
   private final ScheduledExecutorService scanner;
+  private final java.util.concurrent.ExecutorService confirmations;
   private final PulsarRecovery recovery;
 
   public PulsarTxnBackend(BackendContext context, PulsarSettings settings) {
@@ -47,6 +48,13 @@ public final class PulsarTxnBackend implements TxnBackend {
     this.recovery = new PulsarRecovery(context, settings, store, new TxnCoordinator(client, settings.sendTimeout()), this);
     this.scanner = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "converge-pulsar-recovery-" + context.group());
+      t.setDaemon(true);
+      return t;
+    });
+    // confirmations take a pooled connection of their own: never on the committing thread, which may still hold
+    // its transaction's connection (Spring's afterCompletion runs before the connection is released)
+    this.confirmations = Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "converge-pulsar-confirm-" + context.group());
       t.setDaemon(true);
       return t;
     });
@@ -81,13 +89,38 @@ public final class PulsarTxnBackend implements TxnBackend {
     return created;
   }
 
+  /**
+   * Deletes the log row of a committed transaction on the confirmation thread; a row left behind (crash,
+   * database down) is found by the recovery scan, which sees the transaction gone and confirms it then.
+   */
+  void confirmLater(long most, long least) {
+    try {
+      confirmations.execute(() -> {
+        try {
+          store.confirm(most, least);
+        } catch (Exception e) {
+          LOG.debug("Confirming Pulsar transaction ({},{}) of group {} failed ({}); recovery will confirm it", most, least,
+              context.group(), e.toString());
+        }
+      });
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      LOG.debug("Backend of group {} closing: Pulsar transaction ({},{}) is left to recovery", context.group(), most, least);
+    }
+  }
+
   @Override
   public BackendTransaction begin() {
-    return new PulsarTxnTransaction(this, context, settings, store);
+    return new PulsarTxnTransaction(this, context, settings);
   }
 
   @Override
   public void close() {
+    confirmations.shutdown();
+    try {
+      confirmations.awaitTermination(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     scanner.shutdownNow();
     try {
       scanner.awaitTermination(5, TimeUnit.SECONDS);

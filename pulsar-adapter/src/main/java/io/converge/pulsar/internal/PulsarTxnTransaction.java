@@ -25,16 +25,14 @@ final class PulsarTxnTransaction implements BackendTransaction {
   private final PulsarTxnBackend backend;
   private final BackendContext context;
   private final PulsarSettings settings;
-  private final PulsarTxnStore store;
   private Transaction txn;
   private Instant deadline;
   private int sent;
 
-  PulsarTxnTransaction(PulsarTxnBackend backend, BackendContext context, PulsarSettings settings, PulsarTxnStore store) {
+  PulsarTxnTransaction(PulsarTxnBackend backend, BackendContext context, PulsarSettings settings) {
     this.backend = backend;
     this.context = context;
     this.settings = settings;
-    this.store = store;
   }
 
   @Override
@@ -86,12 +84,12 @@ final class PulsarTxnTransaction implements BackendTransaction {
     TxnID id = txn.getTxnID();
     try {
       txn.commit().get(settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS);
-      store.confirm(id.getMostSigBits(), id.getLeastSigBits());
+      backend.confirmLater(id.getMostSigBits(), id.getLeastSigBits());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       LOG.warn("Interrupted committing Pulsar transaction {}; recovery will resolve it", id);
     } catch (Exception e) {
-      LOG.warn("Could not commit or confirm Pulsar transaction {} ({}); recovery will resolve it", id, e.toString());
+      LOG.warn("Could not commit Pulsar transaction {} ({}); recovery will resolve it", id, e.toString());
     }
   }
 
