@@ -15,7 +15,8 @@ import picocli.CommandLine.Parameters;
     description = {
         "Runs a named scenario against embedded RocketMQ and PostgreSQL (fsync on) with warm-up and",
         "repeated runs; prints median and spread, and for --baseline the ratio A/B run by run.",
-        "Scenarios: see --list (baselines rocketmq-send, rocketmq-txn-send, pg-insert; Converge's own)."})
+        "Scenarios: see --list (baselines rocketmq-send, rocketmq-txn-send, pg-insert, pulsar-send, pulsar-txn[-100];",
+        "Converge's own, e.g. txn-producer-rocketmq, txn-producer-pulsar[-100]). Pulsar starts in a child JVM when needed."})
 public final class BenchCommand implements Callable<Integer> {
 
   @Parameters(index = "0", arity = "0..1", description = "the scenario to run")
