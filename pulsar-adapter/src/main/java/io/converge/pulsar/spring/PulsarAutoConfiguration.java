@@ -12,7 +12,6 @@ import io.converge.pulsar.PulsarIdempotentConsumer;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Objects;
 import javax.sql.DataSource;
-import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -21,6 +20,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.util.ClassUtils;
 
 /**
  * Spring Boot auto-configuration of the Pulsar backend when {@code converge.producer.mode=pulsar}: a
@@ -39,11 +39,13 @@ import org.springframework.context.annotation.Configuration;
 @EnableConfigurationProperties({ConvergeProducerProperties.class, PulsarProperties.class})
 class PulsarAutoConfiguration {
 
+  private static final String METER_REGISTRY = "io.micrometer.core.instrument.MeterRegistry";
+
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
   @ConditionalOnBean(DataSource.class)
   TxnProducer convergeTxnProducer(ConvergeProducerProperties p, PulsarProperties pulsar, DataSource dataSource,
-                                  ObjectProvider<MeterRegistry> registry) {
+                                  org.springframework.beans.factory.BeanFactory beans) {
     String group = Objects.requireNonNull(p.group(), "converge.producer.group is required");
     if (!Boolean.FALSE.equals(p.migrate())) {
       Migrations.apply(dataSource, "producer");
@@ -62,15 +64,24 @@ class PulsarAutoConfiguration {
     if (pulsar.recoveryInterval() != null) {
       backend = backend.recoveryInterval(pulsar.recoveryInterval());
     }
-    MeterRegistry meters = registry.getIfAvailable();
-    if (meters != null) {
-      backend = backend.meterRegistry(meters);
+    TxnProducerBuilder b = p.applyTo(TxnProducer.builder(), dataSource);
+    if (ClassUtils.isPresent(METER_REGISTRY, PulsarAutoConfiguration.class.getClassLoader())) {
+      backend = Meters.apply(beans, backend, b, group);
     }
-    TxnProducerBuilder b = p.applyTo(TxnProducer.builder(), dataSource).backend(backend);
-    if (meters != null) {
+    return b.backend(backend).build();
+  }
+
+  /** Micrometer is optional: its types are touched only in here, and only when it is on the classpath. */
+  private static final class Meters {
+    static PulsarBackend apply(org.springframework.beans.factory.BeanFactory beans, PulsarBackend backend,
+                               TxnProducerBuilder b, String group) {
+      MeterRegistry meters = beans.getBeanProvider(MeterRegistry.class).getIfAvailable();
+      if (meters == null) {
+        return backend;
+      }
       b.metrics(new MicrometerMetrics(meters, group));
+      return backend.meterRegistry(meters);
     }
-    return b.build();
   }
 
   @Bean
