@@ -74,6 +74,7 @@ public final class DefaultTxnProducer implements TxnProducer {
       try {
         c.setAutoCommit(false);
         result = work.run(ctx);
+        ctx.beforeCommit();
         if (System.nanoTime() - start > settings.localTransactionTimeout().toNanos()) {
           throw new TransactionTimedOutException("Unit of work of group " + settings.group() + " ran longer than "
               + settings.localTransactionTimeout() + "; rolled back", ctx.lastId, null);
@@ -176,6 +177,7 @@ public final class DefaultTxnProducer implements TxnProducer {
      * @throws TransactionTimedOutException to make the transaction roll back
      */
     public void beforeCommit() {
+      ctx.beforeCommit();
       if (System.nanoTime() - start > settings.localTransactionTimeout().toNanos()) {
         throw new TransactionTimedOutException("Transaction of group " + settings.group() + " ran longer than "
             + settings.localTransactionTimeout() + " after its first publish; rolled back", ctx.lastId, null);
@@ -240,6 +242,22 @@ public final class DefaultTxnProducer implements TxnProducer {
     @Override
     public Connection connection() {
       return connection;
+    }
+
+    /** Lets the backend finish its messages before the DB commit; a failure rolls the unit back. */
+    void beforeCommit() {
+      if (published == 0) {
+        return;
+      }
+      try {
+        btx.beforeCommit(connection);
+      } catch (RuntimeException e) {
+        throw e;
+      } catch (SQLException e) {
+        throw new DatabaseUnavailableException("Cannot record the messages of a unit of work in the transaction log", lastId, e);
+      } catch (Exception e) {
+        throw new ConvergeException("Cannot complete the messages of a unit of work", lastId, e);
+      }
     }
 
     @Override

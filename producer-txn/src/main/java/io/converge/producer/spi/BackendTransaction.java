@@ -17,6 +17,13 @@ public interface BackendTransaction {
    */
   void publish(OutgoingMessage message, Connection connection) throws Exception;
 
+  /**
+   * The unit of work is about to commit on {@code connection}: finish what {@link #publish} started
+   * (e.g. await the broker's acknowledgements of pipelined sends, write deferred log rows in one
+   * batch). Throwing rolls the DB transaction back. Default: nothing.
+   */
+  default void beforeCommit(Connection connection) throws Exception {}
+
   /** The DB transaction committed: make the messages visible. Must not throw; recovery is the fallback. */
   void afterCommit();
 

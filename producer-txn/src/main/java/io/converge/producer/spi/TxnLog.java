@@ -29,6 +29,10 @@ public final class TxnLog {
       INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome)
       VALUES (?, ?, ?, 'COMMITTED')
       """;
+  private static final String RECORD_ALL = """
+      INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome)
+      SELECT id, ?, topic, 'COMMITTED' FROM unnest(?::text[], ?::text[]) AS m(id, topic)
+      """;
   private static final String FENCE = """
       INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome)
       VALUES (?, ?, ?, 'ROLLED_BACK')
@@ -68,6 +72,34 @@ public final class TxnLog {
         throw new LateCommitFencedException("Message " + id + " of group " + group
             + " was already resolved by a check-back (its local transaction took longer than the timeout);"
             + " the unit of work is rolled back", id, e);
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * {@link #recordCommitted(Connection, String, String, String)} for several messages in one statement.
+   *
+   * @param ids the message ids
+   * @param topics their topics, in the same order
+   * @throws LateCommitFencedException when a check-back already fenced one of the ids
+   */
+  public void recordCommitted(Connection connection, java.util.List<String> ids, String group, java.util.List<String> topics)
+      throws SQLException {
+    if (ids.size() == 1) {
+      recordCommitted(connection, ids.get(0), group, topics.get(0));
+      return;
+    }
+    try (PreparedStatement ps = connection.prepareStatement(RECORD_ALL)) {
+      ps.setString(1, group);
+      ps.setArray(2, connection.createArrayOf("text", ids.toArray()));
+      ps.setArray(3, connection.createArrayOf("text", topics.toArray()));
+      ps.executeUpdate();
+    } catch (SQLException e) {
+      if (UNIQUE_VIOLATION.equals(e.getSQLState())) {
+        throw new LateCommitFencedException("A message of " + ids + " of group " + group
+            + " was already resolved by a check-back (its local transaction took longer than the timeout);"
+            + " the unit of work is rolled back", ids.get(0), e);
       }
       throw e;
     }

@@ -66,21 +66,29 @@ final class PulsarTxnStore {
   }
 
   static void insertMessage(Connection c, long most, long least, Logged m) throws SQLException {
-    List<String> flat = new ArrayList<>();
-    m.properties().forEach((k, v) -> {
-      flat.add(k);
-      flat.add(v);
-    });
-    Array props = c.createArrayOf("text", flat.toArray());
+    insertMessages(c, most, least, List.of(m));
+  }
+
+  /** Logs the messages of one transaction in one JDBC batch. */
+  static void insertMessages(Connection c, long most, long least, List<Logged> messages) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(INSERT_MESSAGE)) {
-      ps.setString(1, m.id());
-      ps.setLong(2, most);
-      ps.setLong(3, least);
-      ps.setString(4, m.topic());
-      ps.setString(5, m.key());
-      ps.setArray(6, props);
-      ps.setBytes(7, m.payload());
-      ps.executeUpdate();
+      for (Logged m : messages) {
+        List<String> flat = new ArrayList<>();
+        m.properties().forEach((k, v) -> {
+          flat.add(k);
+          flat.add(v);
+        });
+        Array props = c.createArrayOf("text", flat.toArray());
+        ps.setString(1, m.id());
+        ps.setLong(2, most);
+        ps.setLong(3, least);
+        ps.setString(4, m.topic());
+        ps.setString(5, m.key());
+        ps.setArray(6, props);
+        ps.setBytes(7, m.payload());
+        ps.addBatch();
+      }
+      ps.executeBatch();
     }
   }
 

@@ -9,8 +9,12 @@ import io.converge.producer.spi.CrashPoints;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.TypedMessageBuilder;
 import org.apache.pulsar.client.api.transaction.Transaction;
 import org.apache.pulsar.client.api.transaction.TxnID;
@@ -27,7 +31,7 @@ final class PulsarTxnTransaction implements BackendTransaction {
   private final PulsarSettings settings;
   private Transaction txn;
   private Instant deadline;
-  private int sent;
+  private final List<Pending> pending = new ArrayList<>();
 
   PulsarTxnTransaction(PulsarTxnBackend backend, BackendContext context, PulsarSettings settings) {
     this.backend = backend;
@@ -35,9 +39,16 @@ final class PulsarTxnTransaction implements BackendTransaction {
     this.settings = settings;
   }
 
+  /** A message whose send is under way, and what to log once it is acknowledged. */
+  private record Pending(OutgoingMessage message, Map<String, String> properties, CompletableFuture<MessageId> send,
+                         long startNanos) {}
+
+  /**
+   * Opens the Pulsar transaction at the first message and starts the send; the sends of one unit are
+   * pipelined, and {@link #beforeCommit} awaits their acknowledgements and logs them in one batch.
+   */
   @Override
   public void publish(OutgoingMessage m, Connection connection) throws Exception {
-    long timeout = settings.sendTimeout().toMillis();
     Map<String, String> props = m.envelope(context.group(), context.clock().millis());
     long start = System.nanoTime();
     try {
@@ -45,34 +56,61 @@ final class PulsarTxnTransaction implements BackendTransaction {
         Instant opened = context.clock().instant();
         txn = backend.client().newTransaction()
             .withTransactionTimeout(settings.transactionTimeout().toMillis(), TimeUnit.MILLISECONDS)
-            .build().get(timeout, TimeUnit.MILLISECONDS);
+            .build().get(settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS);
         deadline = opened.plus(settings.transactionTimeout());
       }
       TypedMessageBuilder<byte[]> b = backend.producer(m.topic()).newMessage(txn).properties(props).value(m.payload());
       if (m.key() != null) {
         b.key(m.key());
       }
-      b.sendAsync().get(timeout, TimeUnit.MILLISECONDS);
+      pending.add(new Pending(m, props, b.sendAsync(), start));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new BrokerUnavailableException("Interrupted while sending message " + m.id() + " to Pulsar", m.id(), e);
     } catch (Exception e) {
       throw new BrokerUnavailableException("Pulsar is unavailable for message " + m.id() + " on " + m.topic() + ": " + e, m.id(), e);
     }
-    context.metrics().sent(Duration.ofNanos(System.nanoTime() - start));
+  }
+
+  /** Awaits every send, then logs the transaction and its messages on the unit's connection. */
+  @Override
+  public void beforeCommit(Connection connection) throws Exception {
+    if (pending.isEmpty()) {
+      return;
+    }
+    long until = System.nanoTime() + settings.sendTimeout().toNanos();
+    for (Pending p : pending) {
+      try {
+        p.send().get(Math.max(1, until - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new BrokerUnavailableException("Interrupted while sending message " + p.message().id() + " to Pulsar",
+            p.message().id(), e);
+      } catch (Exception e) {
+        throw new BrokerUnavailableException("Pulsar is unavailable for message " + p.message().id() + " on "
+            + p.message().topic() + ": " + e, p.message().id(), e);
+      }
+      context.metrics().sent(Duration.ofNanos(System.nanoTime() - p.startNanos()));
+    }
     CrashPoints.pass(CrashPoints.Point.AFTER_BROKER_PREPARE);
     TxnID id = txn.getTxnID();
-    if (sent == 0) {
-      PulsarTxnStore.insertTxn(connection, id.getMostSigBits(), id.getLeastSigBits(), context.group(), deadline);
+    List<PulsarTxnStore.Logged> logged = new ArrayList<>(pending.size());
+    List<String> ids = new ArrayList<>(pending.size());
+    List<String> topics = new ArrayList<>(pending.size());
+    for (Pending p : pending) {
+      OutgoingMessage m = p.message();
+      logged.add(new PulsarTxnStore.Logged(m.id(), m.topic(), m.key(), p.properties(), m.payload()));
+      ids.add(m.id());
+      topics.add(m.topic());
     }
-    sent++;
-    PulsarTxnStore.insertMessage(connection, id.getMostSigBits(), id.getLeastSigBits(),
-        new PulsarTxnStore.Logged(m.id(), m.topic(), m.key(), props, m.payload()));
-    context.log().recordCommitted(connection, m.id(), context.group(), m.topic());
-    // a DB commit whose Pulsar transaction may already be aborted on timeout would lose the message
+    PulsarTxnStore.insertTxn(connection, id.getMostSigBits(), id.getLeastSigBits(), context.group(), deadline);
+    PulsarTxnStore.insertMessages(connection, id.getMostSigBits(), id.getLeastSigBits(), logged);
+    context.log().recordCommitted(connection, ids, context.group(), topics);
+    // a DB commit whose Pulsar transaction may already be aborted on timeout would lose the messages
     if (context.clock().instant().isAfter(deadline.minus(settings.commitMargin()))) {
-      throw new LateCommitFencedException("Message " + m.id() + " of group " + context.group() + ": its Pulsar transaction "
-          + id + " is too close to its timeout (deadline " + deadline + "); the unit of work is rolled back", m.id(), null);
+      String last = ids.get(ids.size() - 1);
+      throw new LateCommitFencedException("Message " + last + " of group " + context.group() + ": its Pulsar transaction "
+          + id + " is too close to its timeout (deadline " + deadline + "); the unit of work is rolled back", last, null);
     }
   }
 

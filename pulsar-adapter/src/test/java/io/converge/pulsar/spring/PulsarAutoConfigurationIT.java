@@ -83,7 +83,8 @@ class PulsarAutoConfigurationIT {
             List<String> ids = jdbc.queryForList("SELECT message_id FROM received", String.class);
             assertThat(ids).containsExactlyInAnyOrder(committed, marker);
             assertThat(jdbc.queryForList("SELECT id FROM orders", String.class)).containsExactly(committed);
-            assertThat(context.getBean(MeterRegistry.class).get("txn.send.latency").timer().count()).isGreaterThanOrEqualTo(3);
+            // sends are timed when their acknowledgements are awaited, before the commit: the rolled-back one never is
+            assertThat(context.getBean(MeterRegistry.class).get("txn.send.latency").timer().count()).isGreaterThanOrEqualTo(2);
             assertThat(context.getBean(MeterRegistry.class).find("txn.pulsar.open").gauge()).isNotNull();
           }
         });
