@@ -5,6 +5,10 @@ import io.converge.ops.bench.baseline.RocketMQSend;
 import io.converge.ops.bench.baseline.RocketMQTxnSend;
 import io.converge.ops.bench.converge.ConsumerScenario;
 import io.converge.ops.bench.converge.RocketMQTxnProducerScenario;
+import io.converge.ops.bench.outbox.DrainScenario;
+import io.converge.ops.bench.outbox.OutboxWriteScenario;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -22,6 +26,7 @@ public final class Scenarios {
     register("consumer-plain", () -> new ConsumerScenario(ConsumerScenario.Mode.PLAIN));
     register("consumer-idem", () -> new ConsumerScenario(ConsumerScenario.Mode.IDEMPOTENT));
     register("consumer-idem-duplicates", () -> new ConsumerScenario(ConsumerScenario.Mode.DUPLICATES));
+    register("outbox-write", OutboxWriteScenario::new);
   }
 
   private Scenarios() {}
@@ -30,9 +35,13 @@ public final class Scenarios {
     ALL.put(name, factory);
   }
 
-  /** The names, in registration order. */
+  /** The names, in registration order, then the drain scenarios ({@code outbox-drain}, {@code claim-mark}). */
   public static Iterable<String> names() {
-    return ALL.keySet();
+    List<String> names = new ArrayList<>(ALL.keySet());
+    for (DrainScenario.Mode m : DrainScenario.Mode.values()) {
+      names.add(new DrainScenario(m, 1).name());
+    }
+    return names;
   }
 
   /**
@@ -43,7 +52,7 @@ public final class Scenarios {
   public static Scenario create(String name) {
     Supplier<Scenario> factory = ALL.get(name);
     if (factory == null) {
-      throw new IllegalArgumentException("unknown scenario '" + name + "'; known: " + String.join(", ", ALL.keySet()));
+      throw new IllegalArgumentException("unknown scenario '" + name + "'; known: " + String.join(", ", names()));
     }
     return factory.get();
   }
