@@ -18,7 +18,7 @@ import picocli.CommandLine.Parameters;
         "Runs a named scenario against embedded RocketMQ and PostgreSQL (fsync on) with warm-up and",
         "repeated runs; prints median and spread, and for --baseline the ratio A/B run by run.",
         "Scenarios: see --list (baselines rocketmq-send, rocketmq-txn-send, pg-insert; Converge's own).",
-        "Drain scenarios (outbox-drain, claim-mark) fill --rows rows and time --threads relays draining them."})
+        "Drain scenarios (outbox-drain, outbox-drain-sequential, claim-mark) fill --rows rows and time --threads relays draining them."})
 public final class BenchCommand implements Callable<Integer> {
 
   @Parameters(index = "0", arity = "0..1", description = "the scenario to run")
@@ -80,7 +80,7 @@ public final class BenchCommand implements Callable<Integer> {
   /** Drain scenarios (outbox-drain, claim-mark): --threads is the number of relays. */
   private int drain() throws Exception {
     if (baseline != null && !DrainScenario.isDrain(baseline)) {
-      throw new IllegalArgumentException("a drain scenario compares only with another (outbox-drain, claim-mark), but was " + baseline);
+      throw new IllegalArgumentException("a drain scenario compares only with another (outbox-drain, outbox-drain-sequential, claim-mark), but was " + baseline);
     }
     if (rows < 1 || batch < 1 || batch > 10_000) {
       throw new IllegalArgumentException("bench.rows must be positive and bench.batch between 1 and 10000, but were "

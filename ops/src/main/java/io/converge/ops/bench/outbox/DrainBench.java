@@ -48,7 +48,7 @@ public final class DrainBench {
           s.fill(rows);
           double rate = s.drain(rows);
           results.get(s.name()).add(rate);
-          out.printf("  run %d/%d %-16s %,10.0f rows/s%n", run + 1, runs, s.name(), rate);
+          out.printf("  run %d/%d %-24s %,10.0f rows/s%n", run + 1, runs, s.name(), rate);
         }
       }
     } finally {
@@ -58,7 +58,7 @@ public final class DrainBench {
         DrainScenario.KEYS);
     for (Map.Entry<String, List<Double>> e : results.entrySet()) {
       Stats st = Stats.of(e.getValue());
-      out.printf("  %-16s median %,10.0f rows/s   min %,10.0f   max %,10.0f   spread %4.0f%%%n", e.getKey(),
+      out.printf("  %-24s median %,10.0f rows/s   min %,10.0f   max %,10.0f   spread %4.0f%%%n", e.getKey(),
           st.median(), st.min(), st.max(), 100 * st.relativeSpread());
     }
     if (names.size() == 2) {

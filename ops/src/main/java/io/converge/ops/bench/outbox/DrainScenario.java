@@ -23,6 +23,7 @@ import javax.sql.DataSource;
  * A drain benchmark: the outbox is filled with N rows (not timed), then W relays drain it with
  * {@link OutboxRelay#drainOnce()} back to back until no row is unpublished; one result is rows per
  * second. {@code outbox-drain} sends into the embedded RocketMQ through {@link RocketMQSink};
+ * {@code outbox-drain-sequential} sends one record at a time (as the relay did before pipelining);
  * {@code claim-mark} runs the same claim and mark SQL with a sink that sends nothing (the baseline:
  * what the database alone allows). Not thread-safe; used by {@link DrainBench}.
  */
@@ -32,6 +33,8 @@ public final class DrainScenario implements AutoCloseable {
   public enum Mode {
     /** The RocketMQ sink, end to end into the embedded broker. */
     ROCKETMQ("outbox-drain"),
+    /** The RocketMQ sink one record at a time (the default {@code sendAll}): the relay before pipelining. */
+    ROCKETMQ_SEQUENTIAL("outbox-drain-sequential"),
     /** A sink that reports every record sent without sending: claim + mark alone. */
     CLAIM_MARK("claim-mark");
 
@@ -94,11 +97,14 @@ public final class DrainScenario implements AutoCloseable {
   public void setUp(BenchEnv env, int relayCount) {
     pool = env.newPool("bench_" + mode.scenario.replace('-', '_'), relayCount + 2);
     Migrations.apply(pool, "outbox");
-    topic = mode == Mode.ROCKETMQ ? env.newTopic("bench-drain") : "bench-nowhere";
+    topic = mode == Mode.CLAIM_MARK ? "bench-nowhere" : env.newTopic("bench-drain");
     for (int i = 0; i < relayCount; i++) {
-      OutboxSink sink = mode == Mode.ROCKETMQ
-          ? RocketMQSink.nameServer(env.rocketmq().nameServerAddress()).group("bench-drain-" + i).build()
-          : new NoSend();
+      OutboxSink sink = switch (mode) {
+        case ROCKETMQ -> RocketMQSink.nameServer(env.rocketmq().nameServerAddress()).group("bench-drain-" + i).build();
+        case ROCKETMQ_SEQUENTIAL -> new OneByOne(
+            RocketMQSink.nameServer(env.rocketmq().nameServerAddress()).group("bench-drain-seq-" + i).build());
+        case CLAIM_MARK -> new NoSend();
+      };
       relays.add(OutboxRelay.builder().name(mode.scenario + "-" + i).dataSource(pool).sink(sink)
           .batchSize(batchSize).purgeInterval(java.time.Duration.ZERO).build());
     }
@@ -162,6 +168,24 @@ public final class DrainScenario implements AutoCloseable {
     relays.forEach(OutboxRelay::close);
     if (workers != null) {
       workers.shutdownNow();
+    }
+  }
+
+  /** Only {@code send}: the relay goes through the default, one-at-a-time {@code sendAll}. */
+  private record OneByOne(OutboxSink delegate) implements OutboxSink {
+    @Override
+    public String name() {
+      return delegate.name();
+    }
+
+    @Override
+    public void send(OutboxRecord record) throws Exception {
+      delegate.send(record);
+    }
+
+    @Override
+    public void close() {
+      delegate.close();
     }
   }
 
