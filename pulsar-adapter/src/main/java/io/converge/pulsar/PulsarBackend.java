@@ -36,9 +36,7 @@ public final class PulsarBackend implements BackendFactory {
    * every 5 s.
    */
   public static PulsarBackend serviceUrl(String serviceUrl) {
-    if (serviceUrl == null || !serviceUrl.matches("pulsar(\\+ssl)?://[A-Za-z0-9.:,_-]+/?")) {
-      throw new IllegalArgumentException("pulsar.serviceUrl must be pulsar://host:port[,host:port...], but was " + serviceUrl);
-    }
+    PulsarSettings.checkServiceUrl("pulsar.serviceUrl", serviceUrl);
     return new PulsarBackend(new PulsarSettings(serviceUrl, null, Duration.ofSeconds(5),
         Duration.ofSeconds(3), Duration.ofSeconds(5), null));
   }

@@ -91,6 +91,67 @@ class PulsarIdempotentConsumerIT {
   }
 
   @Test
+  void aDeliveryHandledButNotAckedIsRedeliveredByPulsarAndTakesEffectOnce() throws Exception {
+    String topic = PulsarExtension.uniqueTopic("unacked");
+    IdempotentHandler real = handler("unacked-" + UUID.randomUUID(), RECORD, db);
+    List<String> outcomes = new CopyOnWriteArrayList<>();
+    List<Integer> deliveries = new CopyOnWriteArrayList<>();
+    // the first delivery commits its effect, then the ack is lost (the listener sees a failure and nacks)
+    IdempotentHandler losesFirstAck = new IdempotentHandler() {
+      @Override
+      public io.converge.consumer.Outcome handle(IncomingMessage m) {
+        io.converge.consumer.Outcome o = real.handle(m);
+        outcomes.add(o.name());
+        deliveries.add(m.deliveryCount());
+        if (outcomes.size() == 1) {
+          throw new IllegalStateException("test: the ack of " + m.envelopeMessageId() + " is lost");
+        }
+        return o;
+      }
+
+      @Override
+      public String group() {
+        return real.group();
+      }
+
+      @Override
+      public io.converge.consumer.Outcome resume(long dlqId) {
+        return real.resume(dlqId);
+      }
+    };
+    String id = UUID.randomUUID().toString();
+    try (PulsarIdempotentConsumer consumer = PulsarIdempotentConsumer.builder().client(client).topic(topic)
+        .handler(losesFirstAck).redeliveryDelay(Duration.ofMillis(200)).consumers(1).start();
+         Producer<byte[]> producer = client.newProducer().topic(topic).create()) {
+      send(producer, id, "k", 1);
+      await().atMost(Duration.ofSeconds(30)).until(() -> outcomes.size() >= 2);
+      Thread.sleep(1000); // acked now: nothing more comes
+      assertThat(outcomes).containsExactly("PROCESSED", "DUPLICATE");
+      assertThat(deliveries).containsExactly(1, 2);
+      assertThat(count("message_id = '" + id + "'")).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void theTenantComesFromTheEnvelope() throws Exception {
+    String topic = PulsarExtension.uniqueTopic("tenant");
+    String id = UUID.randomUUID().toString();
+    String marker = UUID.randomUUID().toString();
+    try (PulsarIdempotentConsumer consumer = PulsarIdempotentConsumer.builder().client(client).topic(topic)
+        .handler(handler("tenant-" + UUID.randomUUID(), RECORD, db)).consumers(1).start();
+         Producer<byte[]> producer = client.newProducer().topic(topic).create()) {
+      for (String tenant : List.of("acme", "globex", "acme")) {
+        producer.newMessage().key("k").properties(Map.of(Envelope.MESSAGE_ID, id, Envelope.TENANT, tenant))
+            .value("1".getBytes(StandardCharsets.UTF_8)).send();
+      }
+      send(producer, marker, "k", 2);
+      await().atMost(Duration.ofSeconds(30)).until(() -> count("message_id = '" + marker + "'") == 1);
+      // one id, two tenants: two messages; the second copy of acme's is a duplicate
+      assertThat(count("message_id = '" + id + "'")).isEqualTo(2);
+    }
+  }
+
+  @Test
   void databaseDownNacksAndPulsarRedeliversUntilItIsHandled() throws Exception {
     String topic = PulsarExtension.uniqueTopic("nack");
     AtomicInteger failuresLeft = new AtomicInteger(2); // the claim's transaction and the failure record

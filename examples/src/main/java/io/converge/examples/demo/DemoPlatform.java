@@ -59,7 +59,7 @@ public final class DemoPlatform implements AutoCloseable {
   Map<String, String> transport(Backend backend, String run) {
     Map<String, String> transport = new LinkedHashMap<>();
     if (backend.onPulsar()) {
-      transport.putAll(PulsarTransport.properties(pulsar().serviceUrl(), pulsar().httpUrl()));
+      transport.putAll(PulsarTransport.properties(pulsar().serviceUrl()));
       return transport;
     }
     for (String topic : new Topics("-" + run).all()) {

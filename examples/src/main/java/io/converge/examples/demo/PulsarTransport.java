@@ -7,9 +7,7 @@ final class PulsarTransport {
 
   private PulsarTransport() {}
 
-  static Map<String, String> properties(String serviceUrl, String httpUrl) {
-    return Map.of(
-        "converge.pulsar.service-url", serviceUrl,
-        "converge.pulsar.admin-url", httpUrl);
+  static Map<String, String> properties(String serviceUrl) {
+    return Map.of("converge.pulsar.service-url", serviceUrl);
   }
 }

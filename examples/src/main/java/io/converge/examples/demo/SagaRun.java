@@ -28,7 +28,7 @@ final class SagaRun {
   static final long STOCK_PER_SKU = 10_000;
   static final long SCARCE_STOCK = 4;
   static final long BALANCE = 1_000_000;
-  static final long POOR_BALANCE = 5_000;
+  static final long POOR_BALANCE = 2_500;
 
   private final Backend backend;
   private final ConvergePostgres pg;

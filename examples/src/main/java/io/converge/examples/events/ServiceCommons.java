@@ -5,11 +5,9 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.context.annotation.Import;
 
 /** What every service of the saga shares: topic names, the event codec, a meter registry. */
 @Configuration(proxyBeanMethods = false)
-@Import(PulsarWiring.class)
 public class ServiceCommons {
 
   @Bean

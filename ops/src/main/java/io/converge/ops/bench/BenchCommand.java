@@ -17,7 +17,8 @@ import picocli.CommandLine.Parameters;
     description = {
         "Runs a named scenario against embedded RocketMQ and PostgreSQL (fsync on) with warm-up and",
         "repeated runs; prints median and spread, and for --baseline the ratio A/B run by run.",
-        "Scenarios: see --list (baselines rocketmq-send, rocketmq-txn-send, pg-insert; Converge's own).",
+        "Scenarios: see --list (baselines rocketmq-send, rocketmq-txn-send, pg-insert, pulsar-send, pulsar-txn[-100];",
+        "Converge's own, e.g. txn-producer-rocketmq, txn-producer-pulsar[-100]). Pulsar starts in a child JVM when needed.",
         "Drain scenarios (outbox-drain, outbox-drain-sequential, claim-mark) fill --rows rows and time --threads relays draining them."})
 public final class BenchCommand implements Callable<Integer> {
 

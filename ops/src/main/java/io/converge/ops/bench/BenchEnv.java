@@ -3,6 +3,7 @@ package io.converge.ops.bench;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.broker.pulsar.EmbeddedPulsar;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,13 +13,15 @@ import javax.sql.DataSource;
 /**
  * The servers a benchmark runs against, started once for all scenarios of one {@code converge bench}
  * call: an embedded RocketMQ and PostgreSQL with fsync on (or an external PostgreSQL when
- * {@code converge.jdbc.url} is set). Not thread-safe; used from the runner's thread.
+ * {@code converge.jdbc.url} is set), and Pulsar in its child JVM when a Pulsar scenario first asks for it.
+ * Not thread-safe; used from the runner's thread.
  */
 public final class BenchEnv implements AutoCloseable {
 
   private final EmbeddedRocketMQ rocketmq;
   private final ConvergePostgres postgres;
   private final List<HikariDataSource> pools = new ArrayList<>();
+  private EmbeddedPulsar pulsar;
 
   private BenchEnv(EmbeddedRocketMQ rocketmq, ConvergePostgres postgres) {
     this.rocketmq = rocketmq;
@@ -46,6 +49,19 @@ public final class BenchEnv implements AutoCloseable {
     return postgres;
   }
 
+  /** The Pulsar server (a child JVM), started on the first call; stopped with this env. */
+  public EmbeddedPulsar pulsar() {
+    if (pulsar == null) {
+      pulsar = EmbeddedPulsar.builder().build().start();
+    }
+    return pulsar;
+  }
+
+  /** A new Pulsar topic name (created on first use by the broker). */
+  public String newPulsarTopic(String prefix) {
+    return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
+  }
+
   /** A new topic with a unique name. */
   public String newTopic(String prefix) {
     String topic = prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
@@ -69,6 +85,9 @@ public final class BenchEnv implements AutoCloseable {
   @Override
   public void close() {
     pools.forEach(HikariDataSource::close);
+    if (pulsar != null) {
+      pulsar.stop();
+    }
     rocketmq.stop();
     postgres.close();
   }

@@ -1,15 +1,16 @@
 package io.converge.ops.bench;
 
 import io.converge.ops.bench.baseline.PostgresInsert;
+import io.converge.ops.bench.baseline.PulsarSend;
+import io.converge.ops.bench.baseline.PulsarTxnSend;
 import io.converge.ops.bench.baseline.RocketMQSend;
 import io.converge.ops.bench.baseline.RocketMQTxnSend;
 import io.converge.ops.bench.converge.ConsumerScenario;
-import io.converge.ops.bench.converge.RocketMQTxnProducerScenario;
+import io.converge.ops.bench.converge.TxnProducerScenario;
 import io.converge.ops.bench.outbox.DrainScenario;
-import io.converge.ops.bench.outbox.OutboxWriteScenario;
 import java.util.ArrayList;
-import java.util.List;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
@@ -22,11 +23,16 @@ public final class Scenarios {
     register("rocketmq-send", RocketMQSend::new);
     register("rocketmq-txn-send", RocketMQTxnSend::new);
     register("pg-insert", PostgresInsert::new);
-    register("txn-producer-rocketmq", RocketMQTxnProducerScenario::new);
+    register("txn-producer-rocketmq", TxnProducerScenario::rocketmq);
+    register("pulsar-send", PulsarSend::new);
+    register("pulsar-txn", () -> new PulsarTxnSend(1));
+    register("pulsar-txn-100", () -> new PulsarTxnSend(100));
+    register("txn-producer-pulsar", () -> TxnProducerScenario.pulsar(1));
+    register("txn-producer-pulsar-100", () -> TxnProducerScenario.pulsar(100));
     register("consumer-plain", () -> new ConsumerScenario(ConsumerScenario.Mode.PLAIN));
     register("consumer-idem", () -> new ConsumerScenario(ConsumerScenario.Mode.IDEMPOTENT));
     register("consumer-idem-duplicates", () -> new ConsumerScenario(ConsumerScenario.Mode.DUPLICATES));
-    register("outbox-write", OutboxWriteScenario::new);
+    register("outbox-write", TxnProducerScenario::outbox);
   }
 
   private Scenarios() {}

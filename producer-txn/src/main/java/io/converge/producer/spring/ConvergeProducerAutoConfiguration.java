@@ -42,22 +42,8 @@ class ConvergeProducerAutoConfiguration {
     if (!Boolean.FALSE.equals(p.migrate())) {
       Migrations.apply(dataSource, "producer");
     }
-    TxnProducerBuilder b = TxnProducer.builder()
-        .group(group)
-        .dataSource(dataSource)
+    TxnProducerBuilder b = p.applyTo(TxnProducer.builder(), dataSource)
         .backend(RocketMQBackend.nameServer(Objects.requireNonNull(p.nameServer(), "converge.producer.name-server is required")));
-    if (p.topics() != null) {
-      b.topics(p.topics().toArray(String[]::new));
-    }
-    if (p.maxPayloadBytes() != null) {
-      b.maxPayloadBytes(p.maxPayloadBytes());
-    }
-    if (p.localTransactionTimeout() != null) {
-      b.localTransactionTimeout(p.localTransactionTimeout());
-    }
-    if (p.logRetention() != null) {
-      b.logRetention(p.logRetention());
-    }
     ProducerMetricsFactory factory = metrics.getIfAvailable();
     if (factory != null) {
       b.metrics(factory.forGroup(group));

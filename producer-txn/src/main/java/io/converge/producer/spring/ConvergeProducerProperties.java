@@ -1,5 +1,6 @@
 package io.converge.producer.spring;
 
+import io.converge.producer.TxnProducerBuilder;
 import java.time.Duration;
 import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -25,4 +26,29 @@ public record ConvergeProducerProperties(
     Integer maxPayloadBytes,
     Duration localTransactionTimeout,
     Duration logRetention,
-    Boolean migrate) {}
+    Boolean migrate) {
+
+  /**
+   * Sets on {@code b} the group, the data source and the settings given here ({@code topics},
+   * {@code max-payload-bytes}, {@code local-transaction-timeout}, {@code log-retention}), for every
+   * backend's auto-configuration; unset ones keep the builder's defaults.
+   *
+   * @throws NullPointerException naming {@code converge.producer.group} when it is not set
+   */
+  public TxnProducerBuilder applyTo(TxnProducerBuilder b, javax.sql.DataSource dataSource) {
+    b.group(java.util.Objects.requireNonNull(group, "converge.producer.group is required")).dataSource(dataSource);
+    if (topics != null) {
+      b.topics(topics.toArray(String[]::new));
+    }
+    if (maxPayloadBytes != null) {
+      b.maxPayloadBytes(maxPayloadBytes);
+    }
+    if (localTransactionTimeout != null) {
+      b.localTransactionTimeout(localTransactionTimeout);
+    }
+    if (logRetention != null) {
+      b.logRetention(logRetention);
+    }
+    return b;
+  }
+}

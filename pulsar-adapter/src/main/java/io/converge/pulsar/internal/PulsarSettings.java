@@ -11,6 +11,14 @@ import java.time.Duration;
 public record PulsarSettings(String serviceUrl, Duration transactionTimeout, Duration commitMargin,
     Duration sendTimeout, Duration recoveryInterval, Object meterRegistry) {
 
+  /** Returns {@code url} if it is a Pulsar service URL, else fails naming {@code name} and the value. */
+  public static String checkServiceUrl(String name, String url) {
+    if (url == null || !url.matches("pulsar(\\+ssl)?://[A-Za-z0-9.:,_-]+/?")) {
+      throw new IllegalArgumentException(name + " must be pulsar://host:port[,host:port...], but was " + url);
+    }
+    return url;
+  }
+
   public PulsarSettings withTransactionTimeout(Duration d) {
     return new PulsarSettings(serviceUrl, d, commitMargin, sendTimeout, recoveryInterval, meterRegistry);
   }

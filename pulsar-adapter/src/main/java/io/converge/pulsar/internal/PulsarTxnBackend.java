@@ -28,6 +28,8 @@ public final class PulsarTxnBackend implements TxnBackend {
   private final Map<String, Producer<byte[]>> producers = new ConcurrentHashMap<>();
   private final ScheduledExecutorService scanner;
   private final java.util.concurrent.ExecutorService confirmations;
+  private final java.util.concurrent.LinkedBlockingQueue<long[]> pendingConfirmations = new java.util.concurrent.LinkedBlockingQueue<>();
+  private final java.util.concurrent.atomic.AtomicBoolean confirmationScheduled = new java.util.concurrent.atomic.AtomicBoolean();
   private final PulsarRecovery recovery;
 
   public PulsarTxnBackend(BackendContext context, PulsarSettings settings) {
@@ -90,21 +92,40 @@ public final class PulsarTxnBackend implements TxnBackend {
   }
 
   /**
-   * Deletes the log row of a committed transaction on the confirmation thread; a row left behind (crash,
-   * database down) is found by the recovery scan, which sees the transaction gone and confirms it then.
+   * Queues the log row of a committed transaction for deletion by the confirmation thread, which
+   * deletes what is queued in one statement; a row left behind (crash, database down) is found by the
+   * recovery scan, which sees the transaction gone and confirms it then.
    */
   void confirmLater(long most, long least) {
-    try {
-      confirmations.execute(() -> {
+    if (!confirmations.isShutdown()) {
+      pendingConfirmations.add(new long[] {most, least});
+      if (confirmationScheduled.compareAndSet(false, true)) {
         try {
-          store.confirm(most, least);
-        } catch (Exception e) {
-          LOG.debug("Confirming Pulsar transaction ({},{}) of group {} failed ({}); recovery will confirm it", most, least,
-              context.group(), e.toString());
+          confirmations.execute(this::confirmPending);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+          LOG.debug("Backend of group {} closing: Pulsar transactions are left to recovery", context.group());
         }
-      });
-    } catch (java.util.concurrent.RejectedExecutionException e) {
-      LOG.debug("Backend of group {} closing: Pulsar transaction ({},{}) is left to recovery", context.group(), most, least);
+      }
+    }
+  }
+
+  private void confirmPending() {
+    confirmationScheduled.set(false);
+    java.util.List<long[]> batch = new java.util.ArrayList<>();
+    while (pendingConfirmations.drainTo(batch, 1000) > 0) {
+      Long[] most = new Long[batch.size()];
+      Long[] least = new Long[batch.size()];
+      for (int i = 0; i < batch.size(); i++) {
+        most[i] = batch.get(i)[0];
+        least[i] = batch.get(i)[1];
+      }
+      try {
+        store.confirmAll(most, least);
+      } catch (Exception e) {
+        LOG.debug("Confirming {} Pulsar transactions of group {} failed ({}); recovery will confirm them", batch.size(),
+            context.group(), e.toString());
+      }
+      batch.clear();
     }
   }
 

@@ -25,6 +25,9 @@ final class PulsarTxnStore {
       VALUES (?, ?, ?, ?, ?, ?, ?)
       """;
   private static final String DELETE_TXN = "DELETE FROM converge_pulsar_txn WHERE txn_most = ? AND txn_least = ?";
+  private static final String DELETE_TXNS = """
+      DELETE FROM converge_pulsar_txn
+      WHERE (txn_most, txn_least) IN (SELECT * FROM unnest(?::bigint[], ?::bigint[]))""";
   private static final String OPEN = """
       SELECT txn_most, txn_least, deadline FROM converge_pulsar_txn
       WHERE producer_group = ? AND created_at < now() - make_interval(secs => ?)
@@ -87,6 +90,16 @@ final class PulsarTxnStore {
       c.setAutoCommit(true);
       ps.setLong(1, most);
       ps.setLong(2, least);
+      ps.executeUpdate();
+    }
+  }
+
+  /** Deletes the rows of confirmed transactions {@code (most[i], least[i])} in one statement. */
+  void confirmAll(Long[] most, Long[] least) throws SQLException {
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(DELETE_TXNS)) {
+      c.setAutoCommit(true);
+      ps.setArray(1, c.createArrayOf("bigint", most));
+      ps.setArray(2, c.createArrayOf("bigint", least));
       ps.executeUpdate();
     }
   }

@@ -1,0 +1,155 @@
+package io.converge.pulsar;
+
+import io.converge.outbox.spi.OutboxRecord;
+import io.converge.outbox.spi.OutboxSink;
+import io.converge.producer.BrokerUnavailableException;
+import io.converge.producer.ConvergeException;
+import io.converge.producer.InvalidMessageException;
+import io.converge.pulsar.internal.PulsarSettings;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.apache.pulsar.client.api.HashingScheme;
+import org.apache.pulsar.client.api.MessageRoutingMode;
+import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.PulsarClientException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Publishes outbox rows to Pulsar, for the outbox relay ({@code converge-outbox-relay}): one client, one
+ * producer per topic created on first use; the row's key is the Pulsar message key (the message id when
+ * the row has none), and the key's hash selects the partition of a partitioned topic, so one key stays on
+ * one partition; each send is synchronous, so the relay's order per key is the order consumers see. The
+ * envelope travels as message properties ({@code converge-message-id}, {@code converge-tenant}, ...),
+ * exactly as the Pulsar {@code TxnProducer} backend and the RocketMQ sink send it. Thread-safe.
+ *
+ * <p>A send that cannot reach a broker (timeout, connection refused, topic being moved) is reported as
+ * {@link BrokerUnavailableException} and never parks a message; a message Pulsar refuses as illegal (too
+ * large, not allowed on the topic) is reported as {@link InvalidMessageException} and counts as an attempt.
+ *
+ * <p>Needs {@code org.apache.pulsar:pulsar-client} and {@code io.converge:converge-outbox-relay} (an
+ * optional dependency of {@code converge-pulsar-adapter}).
+ */
+public final class PulsarOutboxSink implements OutboxSink {
+
+  private static final Logger LOG = LoggerFactory.getLogger(PulsarOutboxSink.class);
+
+  private final PulsarClient client;
+  private final Duration sendTimeout;
+  private final Map<String, Producer<byte[]>> producers = new ConcurrentHashMap<>();
+
+  private PulsarOutboxSink(PulsarClient client, Duration sendTimeout) {
+    this.client = client;
+    this.sendTimeout = sendTimeout;
+  }
+
+  /** A builder for a sink on the Pulsar cluster of {@code serviceUrl} ({@code pulsar://host:port}). */
+  public static Builder serviceUrl(String serviceUrl) {
+    PulsarSettings.checkServiceUrl("pulsar.serviceUrl", serviceUrl);
+    return new Builder(serviceUrl);
+  }
+
+  @Override
+  public String name() {
+    return "pulsar";
+  }
+
+  @Override
+  public void send(OutboxRecord r) throws InterruptedException {
+    String key = r.key() != null ? r.key() : r.messageId();
+    try {
+      producer(r).newMessage().key(key).properties(r.headers()).value(r.payload()).send();
+    } catch (PulsarClientException.InvalidMessageException | PulsarClientException.NotAllowedException
+             | PulsarClientException.InvalidTopicNameException e) {
+      throw new InvalidMessageException("Pulsar refused message " + r.messageId() + " on " + r.topic() + ": " + e.getMessage(),
+          r.messageId(), e);
+    } catch (PulsarClientException e) {
+      if (Thread.currentThread().isInterrupted()) {
+        throw new InterruptedException("interrupted sending message " + r.messageId());
+      }
+      throw new BrokerUnavailableException("Pulsar is unavailable for message " + r.messageId() + " on " + r.topic() + ": " + e,
+          r.messageId(), e);
+    }
+  }
+
+  /** The producer of the record's topic, created once; a topic that cannot be opened is "broker unavailable". */
+  private Producer<byte[]> producer(OutboxRecord r) throws PulsarClientException {
+    Producer<byte[]> p = producers.get(r.topic());
+    if (p != null) {
+      return p;
+    }
+    Producer<byte[]> created = client.newProducer()
+        .topic(r.topic())
+        .sendTimeout((int) sendTimeout.toMillis(), TimeUnit.MILLISECONDS)
+        // the relay sends one message at a time and waits: batching would only add its delay
+        .enableBatching(false)
+        // one key, one partition (a message without a key never reaches here: the message id is its key)
+        .messageRoutingMode(MessageRoutingMode.RoundRobinPartition)
+        .hashingScheme(HashingScheme.Murmur3_32Hash)
+        .blockIfQueueFull(true)
+        .create();
+    Producer<byte[]> raced = producers.putIfAbsent(r.topic(), created);
+    if (raced != null) {
+      created.closeAsync();
+      return raced;
+    }
+    return created;
+  }
+
+  @Override
+  public void close() {
+    for (Producer<byte[]> p : producers.values()) {
+      try {
+        p.close();
+      } catch (PulsarClientException e) {
+        LOG.debug("closing the relay's Pulsar producer of {}: {}", p.getTopic(), e.toString());
+      }
+    }
+    producers.clear();
+    try {
+      client.close();
+    } catch (PulsarClientException e) {
+      LOG.debug("closing the relay's Pulsar client: {}", e.toString());
+    }
+  }
+
+  /** Settings of a {@link PulsarOutboxSink}; not thread-safe. */
+  public static final class Builder {
+    private final String serviceUrl;
+    private Duration sendTimeout = Duration.ofSeconds(3);
+
+    private Builder(String serviceUrl) {
+      this.serviceUrl = serviceUrl;
+    }
+
+    /** How long one send may take before it counts as "broker unavailable"; default 3 s, at least 100 ms. */
+    public Builder sendTimeout(Duration timeout) {
+      this.sendTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * Validates the settings and creates the client (it connects on the first send).
+     *
+     * @throws IllegalArgumentException naming a bad setting and its value
+     * @throws ConvergeException when the client cannot be created
+     */
+    public PulsarOutboxSink build() {
+      if (sendTimeout == null || sendTimeout.toMillis() < 100) {
+        throw new IllegalArgumentException("pulsar.sendTimeout must be at least 100 ms, but was " + sendTimeout);
+      }
+      try {
+        PulsarClient client = PulsarClient.builder().serviceUrl(serviceUrl)
+            .operationTimeout((int) sendTimeout.toMillis(), TimeUnit.MILLISECONDS)
+            .connectionTimeout((int) sendTimeout.toMillis(), TimeUnit.MILLISECONDS)
+            .build();
+        return new PulsarOutboxSink(client, sendTimeout);
+      } catch (PulsarClientException e) {
+        throw new ConvergeException("The relay's Pulsar client cannot be created for " + serviceUrl, e);
+      }
+    }
+  }
+}

@@ -1,0 +1,120 @@
+package io.converge.pulsar.spring;
+
+import io.converge.consumer.spi.ConsumerBinding;
+import io.converge.producer.MicrometerMetrics;
+import io.converge.producer.TxnProducer;
+import io.converge.producer.TxnProducerBuilder;
+import io.converge.producer.schema.Migrations;
+import io.converge.producer.spring.ConvergeProducerProperties;
+import io.converge.producer.spring.TransactionalPublisher;
+import io.converge.pulsar.PulsarBackend;
+import io.converge.pulsar.PulsarIdempotentConsumer;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Objects;
+import javax.sql.DataSource;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Spring Boot auto-configuration of the Pulsar backend when {@code converge.producer.mode=pulsar}: a
+ * {@link TxnProducer} on {@link PulsarBackend} and a {@link TransactionalPublisher} on the application's
+ * {@code DataSource}, and, unless {@code converge.pulsar.consumer.enabled=false}, the Pulsar
+ * {@link ConsumerBinding} under {@code @IdempotentConsumer}. Each bean backs off when the application
+ * defines its own.
+ */
+@AutoConfiguration(afterName = {
+    "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+    "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
+    "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+    "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"})
+@ConditionalOnClass(name = "org.apache.pulsar.client.api.PulsarClient")
+@ConditionalOnProperty(prefix = "converge.producer", name = "mode", havingValue = "pulsar")
+@EnableConfigurationProperties({ConvergeProducerProperties.class, PulsarProperties.class})
+class PulsarAutoConfiguration {
+
+  private static final String METER_REGISTRY = "io.micrometer.core.instrument.MeterRegistry";
+
+  @Bean(destroyMethod = "close")
+  @ConditionalOnMissingBean
+  @ConditionalOnBean(DataSource.class)
+  TxnProducer convergeTxnProducer(ConvergeProducerProperties p, PulsarProperties pulsar, DataSource dataSource,
+                                  org.springframework.beans.factory.BeanFactory beans) {
+    String group = Objects.requireNonNull(p.group(), "converge.producer.group is required");
+    if (!Boolean.FALSE.equals(p.migrate())) {
+      Migrations.apply(dataSource, "producer");
+      Migrations.apply(dataSource, "pulsar");
+    }
+    PulsarBackend backend = PulsarBackend.serviceUrl(serviceUrl(pulsar));
+    if (pulsar.transactionTimeout() != null) {
+      backend = backend.transactionTimeout(pulsar.transactionTimeout());
+    }
+    if (pulsar.commitMargin() != null) {
+      backend = backend.commitMargin(pulsar.commitMargin());
+    }
+    if (pulsar.sendTimeout() != null) {
+      backend = backend.sendTimeout(pulsar.sendTimeout());
+    }
+    if (pulsar.recoveryInterval() != null) {
+      backend = backend.recoveryInterval(pulsar.recoveryInterval());
+    }
+    TxnProducerBuilder b = p.applyTo(TxnProducer.builder(), dataSource);
+    if (ClassUtils.isPresent(METER_REGISTRY, PulsarAutoConfiguration.class.getClassLoader())) {
+      backend = Meters.apply(beans, backend, b, group);
+    }
+    return b.backend(backend).build();
+  }
+
+  /** Micrometer is optional: its types are touched only in here, and only when it is on the classpath. */
+  private static final class Meters {
+    static PulsarBackend apply(org.springframework.beans.factory.BeanFactory beans, PulsarBackend backend,
+                               TxnProducerBuilder b, String group) {
+      MeterRegistry meters = beans.getBeanProvider(MeterRegistry.class).getIfAvailable();
+      if (meters == null) {
+        return backend;
+      }
+      b.metrics(new MicrometerMetrics(meters, group));
+      return backend.meterRegistry(meters);
+    }
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnBean({TxnProducer.class, DataSource.class})
+  TransactionalPublisher convergeTransactionalPublisher(TxnProducer producer, DataSource dataSource) {
+    return new TransactionalPublisher(producer, dataSource);
+  }
+
+  /** The transport of every {@code @IdempotentConsumer} method: a Key_Shared subscription per group. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "io.converge.consumer.spi.ConsumerBinding")
+  @ConditionalOnProperty(prefix = "converge.pulsar.consumer", name = "enabled", havingValue = "true", matchIfMissing = true)
+  static class Consumers {
+    @Bean
+    @ConditionalOnMissingBean
+    ConsumerBinding convergePulsarConsumerBinding(PulsarProperties pulsar) {
+      String url = serviceUrl(pulsar);
+      PulsarProperties.Consumer c = pulsar.consumer();
+      return PulsarIdempotentConsumer.binding(() -> {
+        PulsarIdempotentConsumer.Builder b = PulsarIdempotentConsumer.builder().serviceUrl(url);
+        if (c != null && c.consumers() != null) {
+          b.consumers(c.consumers());
+        }
+        if (c != null && c.redeliveryDelay() != null) {
+          b.redeliveryDelay(c.redeliveryDelay());
+        }
+        return b;
+      });
+    }
+  }
+
+  private static String serviceUrl(PulsarProperties pulsar) {
+    return Objects.requireNonNull(pulsar.serviceUrl(), "converge.pulsar.service-url is required");
+  }
+}

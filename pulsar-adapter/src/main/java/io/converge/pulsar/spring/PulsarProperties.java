@@ -1,0 +1,35 @@
+package io.converge.pulsar.spring;
+
+import java.time.Duration;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * {@code converge.pulsar.*}: the Pulsar backend, and the Pulsar binding of {@code @IdempotentConsumer},
+ * of a Spring Boot application with {@code converge.producer.mode=pulsar}. A null value takes the
+ * builder's default.
+ *
+ * @param serviceUrl the Pulsar service URL, {@code pulsar://host:6650}; required
+ * @param transactionTimeout Pulsar transaction timeout; default the local-transaction timeout plus the commit margin
+ * @param commitMargin time left before the deadline under which a unit is refused; default 5 s
+ * @param sendTimeout longest open, send or commit; default 3 s
+ * @param recoveryInterval time between recovery scans; default 5 s
+ * @param consumer the consumer binding
+ */
+@ConfigurationProperties("converge.pulsar")
+public record PulsarProperties(
+    String serviceUrl,
+    Duration transactionTimeout,
+    Duration commitMargin,
+    Duration sendTimeout,
+    Duration recoveryInterval,
+    Consumer consumer) {
+
+  /**
+   * {@code converge.pulsar.consumer.*}.
+   *
+   * @param enabled whether {@code @IdempotentConsumer} methods consume from Pulsar; default true
+   * @param consumers consumers per subscription (Key_Shared), 1-64; default 4
+   * @param redeliveryDelay delay of a negatively acknowledged message; default 1 s
+   */
+  public record Consumer(Boolean enabled, Integer consumers, Duration redeliveryDelay) {}
+}

@@ -1,0 +1,265 @@
+package io.converge.pulsar;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.broker.pulsar.EmbeddedPulsar;
+import io.converge.broker.pulsar.PulsarExtension;
+import io.converge.outbox.Outbox;
+import io.converge.outbox.OutboxBackend;
+import io.converge.outbox.OutboxRelay;
+import io.converge.producer.Envelope;
+import io.converge.producer.OutgoingMessage;
+import io.converge.producer.TxnProducer;
+import io.converge.producer.schema.Migrations;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.stream.Collectors;
+import javax.sql.DataSource;
+import org.apache.pulsar.client.api.Consumer;
+import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.MessageIdAdv;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.SubscriptionInitialPosition;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The outbox relay drains an outbox into the embedded Pulsar through {@link PulsarOutboxSink}: per-key order
+ * on a partitioned topic with two relays, the envelope as properties, a relay restart that re-sends rows
+ * (duplicates with the same message id, order kept), an oversize message parked without blocking others.
+ */
+@ExtendWith(PulsarExtension.class)
+class PulsarOutboxSinkIT {
+
+  private static final int KEYS = 12;
+  private static final int PER_KEY = 20;
+
+  private static EmbeddedPulsar pulsar;
+  private static PulsarClient client;
+
+  @BeforeAll
+  static void setUp(EmbeddedPulsar server) throws Exception {
+    pulsar = server;
+    client = PulsarClient.builder().serviceUrl(server.serviceUrl()).build();
+  }
+
+  @AfterAll
+  static void tearDown() throws Exception {
+    client.close();
+  }
+
+  @Test
+  void twoRelaysKeepPerKeyOrderOnAPartitionedTopic() throws Exception {
+    String topic = topic("relay-order");
+    createPartitioned(topic, 4);
+    DataSource ds = newOutbox();
+    Map<String, List<String>> committed = Collections.synchronizedMap(new HashMap<>());
+    List<OutboxRelay> relays = new ArrayList<>();
+    try (Received received = new Received(topic); TxnProducer p = producer(ds)) {
+      for (int i = 0; i < 2; i++) {
+        OutboxRelay relay = relay(ds, "pulsar-" + i);
+        relays.add(relay);
+        relay.start();
+      }
+      ExecutorService writers = Executors.newFixedThreadPool(3);
+      List<Future<?>> done = new ArrayList<>();
+      for (int w = 0; w < 3; w++) {
+        int writer = w;
+        done.add(writers.submit(() -> {
+          for (int n = 0; n < PER_KEY; n++) {
+            for (int k = writer; k < KEYS; k += 3) {
+              String key = "key-" + k;
+              String id = publish(p, topic, key, n);
+              committed.computeIfAbsent(key, x -> Collections.synchronizedList(new ArrayList<>())).add(id);
+            }
+          }
+          return null;
+        }));
+      }
+      for (Future<?> f : done) {
+        f.get();
+      }
+      writers.shutdown();
+      received.awaitIds(KEYS * PER_KEY);
+      Thread.sleep(500);
+
+      assertThat(received.messages).as("no row published twice in normal operation").hasSize(KEYS * PER_KEY);
+      Map<String, List<Message<byte[]>>> byKey = received.byKey();
+      Set<Integer> partitionsUsed = new java.util.HashSet<>();
+      for (Map.Entry<String, List<String>> e : committed.entrySet()) {
+        List<Message<byte[]>> got = byKey.get(e.getKey());
+        Set<Integer> partitions = got.stream().map(m -> ((MessageIdAdv) m.getMessageId()).getPartitionIndex())
+            .collect(Collectors.toSet());
+        assertThat(partitions).as("key %s on one partition", e.getKey()).hasSize(1);
+        partitionsUsed.addAll(partitions);
+        assertThat(got.stream().map(m -> m.getProperty(Envelope.MESSAGE_ID)).toList())
+            .as("order of key %s", e.getKey()).containsExactlyElementsOf(e.getValue());
+        Message<byte[]> first = got.get(0);
+        assertThat(first.getKey()).isEqualTo(e.getKey());
+        assertThat(first.getProperties()).containsEntry(Envelope.KEY, e.getKey()).containsEntry(Envelope.TENANT, "acme")
+            .containsKeys(Envelope.SOURCE, Envelope.CREATED_AT);
+      }
+      assertThat(partitionsUsed).as("the keys are spread over the partitions").hasSizeGreaterThan(1);
+    } finally {
+      relays.forEach(OutboxRelay::close);
+    }
+  }
+
+  @Test
+  void aRestartedRelayResendsUnmarkedRowsWithTheirIdsAndKeepsOrder() throws Exception {
+    String topic = topic("relay-restart");
+    DataSource ds = newOutbox();
+    List<String> ids = new ArrayList<>();
+    try (Received received = new Received(topic); TxnProducer p = producer(ds)) {
+      for (int n = 0; n < 10; n++) {
+        ids.add(publish(p, topic, "k", n));
+      }
+      try (OutboxRelay relay = relay(ds, "first")) {
+        relay.start();
+        received.awaitIds(10);
+      }
+      // a relay killed after its sends and before its marks left rows 5..9 unmarked
+      execute(ds, "UPDATE converge_outbox SET published_at = NULL WHERE seq > (SELECT min(seq) + 4 FROM converge_outbox)");
+      for (int n = 10; n < 15; n++) {
+        ids.add(publish(p, topic, "k", n));
+      }
+      try (OutboxRelay relay = relay(ds, "second")) {
+        relay.start();
+        await().atMost(Duration.ofSeconds(30)).until(() -> received.messages.size() == 20);
+      }
+      List<String> delivered = received.messages.stream().map(m -> m.getProperty(Envelope.MESSAGE_ID)).toList();
+      assertThat(new ArrayList<>(new LinkedHashSet<>(delivered))).as("first deliveries in commit order").isEqualTo(ids);
+      assertThat(delivered.subList(10, 20)).as("the re-sent rows, in order, then the new ones").isEqualTo(ids.subList(5, 15));
+    }
+  }
+
+  @Test
+  void anOversizeMessageIsParkedAndOtherKeysPass() throws Exception {
+    String topic = topic("relay-big");
+    DataSource ds = newOutbox();
+    try (Received received = new Received(topic);
+         TxnProducer p = TxnProducer.builder().group("g-big").dataSource(ds).backend(OutboxBackend.outbox())
+             .maxPayloadBytes(8 * 1024 * 1024).build();
+         OutboxRelay relay = OutboxRelay.builder().dataSource(ds).sink(sink()).maxAttempts(2)
+             .retryBase(Duration.ofMillis(50)).brokerBackoff(Duration.ofMillis(100), Duration.ofSeconds(1)).build()) {
+      String big = p.inTransaction(tx -> tx.publish(OutgoingMessage.builder(topic).key("big")
+          .payload(new byte[6 * 1024 * 1024]).build()));
+      String small = publish(p, topic, "small", 1);
+      relay.start();
+      received.awaitIds(1);
+      await().atMost(Duration.ofSeconds(30)).until(() -> Outbox.on(ds).parkedCount() == 1);
+      assertThat(Outbox.on(ds).parked(10)).singleElement().satisfies(parked -> {
+        assertThat(parked.messageId()).isEqualTo(big);
+        assertThat(parked.reason()).contains("Pulsar refused message " + big);
+      });
+      assertThat(received.messages).singleElement().satisfies(m -> assertThat(m.getProperty(Envelope.MESSAGE_ID)).isEqualTo(small));
+    }
+  }
+
+  @Test
+  void badSettingsAreNamed() {
+    assertThatThrownBy(() -> PulsarOutboxSink.serviceUrl("localhost:6650"))
+        .hasMessage("pulsar.serviceUrl must be pulsar://host:port[,host:port...], but was localhost:6650");
+    assertThatThrownBy(() -> PulsarOutboxSink.serviceUrl(pulsar.serviceUrl()).sendTimeout(Duration.ofMillis(5)).build())
+        .hasMessage("pulsar.sendTimeout must be at least 100 ms, but was PT0.005S");
+  }
+
+  /** A fresh short topic name (Converge's topic names have no scheme; Pulsar reads them as public/default). */
+  private static String topic(String prefix) {
+    String full = PulsarExtension.uniqueTopic(prefix);
+    return full.substring(full.lastIndexOf('/') + 1);
+  }
+
+  private static PulsarOutboxSink sink() {
+    return PulsarOutboxSink.serviceUrl(pulsar.serviceUrl()).sendTimeout(Duration.ofSeconds(2)).build();
+  }
+
+  private static OutboxRelay relay(DataSource ds, String name) {
+    return OutboxRelay.builder().name(name).dataSource(ds).sink(sink()).batchSize(8)
+        .brokerBackoff(Duration.ofMillis(100), Duration.ofSeconds(2)).build();
+  }
+
+  private static DataSource newOutbox() {
+    DataSource ds = ConvergePostgres.shared().newSchema("pulsar_outbox");
+    Migrations.apply(ds, "producer");
+    Migrations.apply(ds, "outbox");
+    return ds;
+  }
+
+  private static TxnProducer producer(DataSource ds) {
+    return TxnProducer.builder().group("g-" + UUID.randomUUID().toString().substring(0, 8)).dataSource(ds)
+        .backend(OutboxBackend.outbox()).build();
+  }
+
+  private static String publish(TxnProducer p, String topic, String key, int n) {
+    return p.inTransaction(tx -> tx.publish(OutgoingMessage.builder(topic).key(key).tenant("acme")
+        .payload(Integer.toString(n).getBytes(UTF_8)).build()));
+  }
+
+  private static void execute(DataSource ds, String sql) throws Exception {
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+      s.execute(sql);
+    }
+  }
+
+  /** Creates {@code topic} with {@code n} partitions through the broker's admin REST API. */
+  private static void createPartitioned(String topic, int n) throws Exception {
+    String path = "/admin/v2/persistent/public/default/" + topic + "/partitions";
+    HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(pulsar.httpUrl() + path))
+        .header("Content-Type", "application/json").PUT(HttpRequest.BodyPublishers.ofString(Integer.toString(n))).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).as("create %s: %s", topic, r.body()).isBetween(200, 299);
+  }
+
+  /** Every message of a topic, in the order one exclusive subscription from the earliest receives them. */
+  private static final class Received implements AutoCloseable {
+    final List<Message<byte[]>> messages = new CopyOnWriteArrayList<>();
+    private final Consumer<byte[]> consumer;
+
+    Received(String topic) throws Exception {
+      consumer = client.newConsumer().topic(topic).subscriptionName("check-" + UUID.randomUUID())
+          .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
+          .messageListener((c, m) -> {
+            messages.add(m);
+            c.acknowledgeAsync(m);
+          }).subscribe();
+    }
+
+    void awaitIds(int distinct) {
+      await().atMost(Duration.ofSeconds(60)).until(() ->
+          messages.stream().map(m -> m.getProperty(Envelope.MESSAGE_ID)).distinct().count() >= distinct);
+    }
+
+    Map<String, List<Message<byte[]>>> byKey() {
+      return messages.stream().collect(Collectors.groupingBy(Message::getKey));
+    }
+
+    @Override
+    public void close() throws Exception {
+      consumer.close();
+    }
+  }
+}

@@ -1,0 +1,123 @@
+package io.converge.pulsar.spring;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.broker.pulsar.EmbeddedPulsar;
+import io.converge.broker.pulsar.PulsarExtension;
+import io.converge.consumer.IdempotentHandler;
+import io.converge.consumer.spi.ConsumerBinding;
+import io.converge.producer.MessageIds;
+import io.converge.producer.OutgoingMessage;
+import io.converge.producer.TxnProducer;
+import io.converge.producer.schema.Migrations;
+import io.converge.producer.spring.TransactionalPublisher;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * {@code converge.producer.mode=pulsar} in a Spring context on the embedded Pulsar and PostgreSQL: a
+ * {@code @Transactional}-style publish is delivered when the transaction commits and never when it rolls
+ * back, through the auto-configured Pulsar {@link ConsumerBinding} and an idempotent handler.
+ */
+@ExtendWith(PulsarExtension.class)
+class PulsarAutoConfigurationIT {
+
+  @Test
+  void publishJoinsTheSpringTransactionAndTheBindingDeliversIt(EmbeddedPulsar pulsar) throws Exception {
+    String full = PulsarExtension.uniqueTopic("spring");
+    String topic = full.substring(full.lastIndexOf('/') + 1);
+    DataSource db = ConvergePostgres.shared().newSchema("pulsar_spring");
+    Migrations.apply(db, "consumer");
+    JdbcTemplate jdbc = new JdbcTemplate(db);
+    jdbc.execute("CREATE TABLE orders (id text PRIMARY KEY)");
+    jdbc.execute("CREATE TABLE received (message_id text, payload text)");
+    runner(pulsar, topic, db)
+        .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+        .run(context -> {
+          assertThat(context).hasSingleBean(TxnProducer.class).hasSingleBean(TransactionalPublisher.class)
+              .hasSingleBean(ConsumerBinding.class);
+          TransactionalPublisher publisher = context.getBean(TransactionalPublisher.class);
+          IdempotentHandler handler = IdempotentHandler.builder().group("spring-" + UUID.randomUUID()).dataSource(db)
+              .handler((c, m) -> {
+                try (var ps = c.prepareStatement("INSERT INTO received VALUES (?, ?)")) {
+                  ps.setString(1, m.envelopeMessageId());
+                  ps.setString(2, m.payloadAsString());
+                  ps.executeUpdate();
+                }
+              }).build();
+          TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(db));
+          try (ConsumerBinding.Subscription sub = context.getBean(ConsumerBinding.class).subscribe(topic, handler)) {
+            String committed = MessageIds.shared().next();
+            tx.executeWithoutResult(s -> {
+              jdbc.update("INSERT INTO orders VALUES (?)", committed);
+              publisher.publish(OutgoingMessage.builder(topic).id(committed).key("o").payload("yes".getBytes(UTF_8)).build());
+            });
+            String rolledBack = MessageIds.shared().next();
+            assertThatThrownBy(() -> tx.executeWithoutResult(s -> {
+              jdbc.update("INSERT INTO orders VALUES (?)", rolledBack);
+              publisher.publish(OutgoingMessage.builder(topic).id(rolledBack).key("o").payload("no".getBytes(UTF_8)).build());
+              throw new IllegalStateException("rolled back");
+            })).hasMessage("rolled back");
+            String marker = MessageIds.shared().next();
+            tx.executeWithoutResult(s ->
+                publisher.publish(OutgoingMessage.builder(topic).id(marker).key("o").payload("marker".getBytes(UTF_8)).build()));
+
+            // one key, one consumer, in order: the marker arrives after anything published before it
+            await().atMost(Duration.ofSeconds(60)).until(() ->
+                jdbc.queryForObject("SELECT count(*) FROM received WHERE message_id = ?", Integer.class, marker) == 1);
+            List<String> ids = jdbc.queryForList("SELECT message_id FROM received", String.class);
+            assertThat(ids).containsExactlyInAnyOrder(committed, marker);
+            assertThat(jdbc.queryForList("SELECT id FROM orders", String.class)).containsExactly(committed);
+            assertThat(context.getBean(MeterRegistry.class).get("txn.send.latency").timer().count()).isGreaterThanOrEqualTo(3);
+            assertThat(context.getBean(MeterRegistry.class).find("txn.pulsar.open").gauge()).isNotNull();
+          }
+        });
+  }
+
+  @Test
+  void aMissingServiceUrlOrABadValueFailsTheStartNamingIt(EmbeddedPulsar pulsar) {
+    DataSource db = ConvergePostgres.shared().newSchema("pulsar_spring_bad");
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(PulsarAutoConfiguration.class))
+        .withBean(DataSource.class, () -> db)
+        .withPropertyValues("converge.producer.mode=pulsar", "converge.producer.group=spring-bad")
+        .run(context -> assertThat(context).hasFailed().getFailure().hasStackTraceContaining("converge.pulsar.service-url is required"));
+    runner(pulsar, "t", db).withPropertyValues("converge.pulsar.transaction-timeout=2s")
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("pulsar.transactionTimeout must be at least the local-transaction timeout plus"));
+  }
+
+  @Test
+  void otherModesAndDisabledConsumersBackOff(EmbeddedPulsar pulsar) {
+    DataSource db = ConvergePostgres.shared().newSchema("pulsar_spring_off");
+    runner(pulsar, "t", db).withPropertyValues("converge.producer.mode=outbox")
+        .run(context -> assertThat(context).doesNotHaveBean(TxnProducer.class).doesNotHaveBean(ConsumerBinding.class));
+    runner(pulsar, "t", db).withPropertyValues("converge.pulsar.consumer.enabled=false")
+        .run(context -> assertThat(context).hasSingleBean(TxnProducer.class).doesNotHaveBean(ConsumerBinding.class));
+  }
+
+  private static ApplicationContextRunner runner(EmbeddedPulsar pulsar, String topic, DataSource db) {
+    return new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(PulsarAutoConfiguration.class))
+        .withBean(DataSource.class, () -> db)
+        .withPropertyValues("converge.producer.mode=pulsar", "converge.producer.group=spring-pulsar",
+            "converge.producer.topics=" + topic, "converge.producer.local-transaction-timeout=5s",
+            "converge.pulsar.service-url=" + pulsar.serviceUrl(), "converge.pulsar.recovery-interval=1s",
+            "converge.pulsar.consumer.consumers=2", "converge.pulsar.consumer.redelivery-delay=200ms");
+  }
+}
