@@ -1,6 +1,7 @@
 package io.converge.ops;
 
 import io.converge.ops.bench.BenchCommand;
+import io.converge.ops.purge.PurgeCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -9,8 +10,8 @@ import picocli.CommandLine.Command;
     name = "converge",
     mixinStandardHelpOptions = true,
     version = "converge 0.1.0",
-    description = "Operate Converge: the dev platform, benchmarks.",
-    subcommands = {BenchCommand.class, DevCommand.class, CommandLine.HelpCommand.class})
+    description = "Operate Converge: the dev platform, benchmarks, outbox purge.",
+    subcommands = {BenchCommand.class, DevCommand.class, PurgeCommand.class, CommandLine.HelpCommand.class})
 public final class ConvergeCli {
 
   /** Runs the command line and exits with its status. */

@@ -55,6 +55,9 @@ public final class Outbox {
         LIMIT ?)
       """;
 
+  private static final String PURGEABLE =
+      "SELECT count(*) FROM converge_outbox WHERE published_at < now() - make_interval(secs => ?)";
+
   private final DataSource dataSource;
 
   private Outbox(DataSource dataSource) {
@@ -128,9 +131,7 @@ public final class Outbox {
    * @return the number of rows deleted
    */
   public long purge(Duration retention, int batchSize, LongConsumer progress) {
-    if (retention == null || retention.isNegative()) {
-      throw new IllegalArgumentException("outbox.retention must be zero or positive, but was " + retention);
-    }
+    requireRetention(retention);
     if (batchSize < 1 || batchSize > 100_000) {
       throw new IllegalArgumentException("outbox.purgeBatchSize must be between 1 and 100000, but was " + batchSize);
     }
@@ -154,6 +155,29 @@ public final class Outbox {
       }
     } catch (SQLException e) {
       throw new DatabaseUnavailableException("Cannot purge the outbox after " + total + " rows", null, e);
+    }
+  }
+
+  /**
+   * How many rows {@link #purge} would delete now: published rows older than {@code retention} (for a
+   * dry run).
+   */
+  public long purgeable(Duration retention) {
+    requireRetention(retention);
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(PURGEABLE)) {
+      ps.setDouble(1, retention.toMillis() / 1000.0);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    } catch (SQLException e) {
+      throw new DatabaseUnavailableException("Cannot count the purgeable outbox rows", null, e);
+    }
+  }
+
+  private static void requireRetention(Duration retention) {
+    if (retention == null || retention.isNegative()) {
+      throw new IllegalArgumentException("outbox.retention must be zero or positive, but was " + retention);
     }
   }
 

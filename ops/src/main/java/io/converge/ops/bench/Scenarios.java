@@ -7,7 +7,10 @@ import io.converge.ops.bench.baseline.RocketMQSend;
 import io.converge.ops.bench.baseline.RocketMQTxnSend;
 import io.converge.ops.bench.converge.ConsumerScenario;
 import io.converge.ops.bench.converge.TxnProducerScenario;
+import io.converge.ops.bench.outbox.DrainScenario;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
@@ -29,6 +32,7 @@ public final class Scenarios {
     register("consumer-plain", () -> new ConsumerScenario(ConsumerScenario.Mode.PLAIN));
     register("consumer-idem", () -> new ConsumerScenario(ConsumerScenario.Mode.IDEMPOTENT));
     register("consumer-idem-duplicates", () -> new ConsumerScenario(ConsumerScenario.Mode.DUPLICATES));
+    register("outbox-write", TxnProducerScenario::outbox);
   }
 
   private Scenarios() {}
@@ -37,9 +41,13 @@ public final class Scenarios {
     ALL.put(name, factory);
   }
 
-  /** The names, in registration order. */
+  /** The names, in registration order, then the drain scenarios ({@code outbox-drain}, {@code claim-mark}). */
   public static Iterable<String> names() {
-    return ALL.keySet();
+    List<String> names = new ArrayList<>(ALL.keySet());
+    for (DrainScenario.Mode m : DrainScenario.Mode.values()) {
+      names.add(new DrainScenario(m, 1).name());
+    }
+    return names;
   }
 
   /**
@@ -50,7 +58,7 @@ public final class Scenarios {
   public static Scenario create(String name) {
     Supplier<Scenario> factory = ALL.get(name);
     if (factory == null) {
-      throw new IllegalArgumentException("unknown scenario '" + name + "'; known: " + String.join(", ", ALL.keySet()));
+      throw new IllegalArgumentException("unknown scenario '" + name + "'; known: " + String.join(", ", names()));
     }
     return factory.get();
   }

@@ -2,6 +2,7 @@ package io.converge.outbox.internal;
 
 import io.converge.outbox.OutboxRelayBuilder.Settings;
 import io.converge.outbox.spi.OutboxRecord;
+import io.converge.outbox.spi.SendAllResult;
 import io.converge.producer.BrokerUnavailableException;
 import java.sql.Array;
 import java.sql.Connection;
@@ -96,45 +97,33 @@ final class RelayCycle {
     if (keys.isEmpty()) {
       return new Result(0, 0, 0, false);
     }
-    List<Row> rows = rows(c, keys);
-    List<Long> sent = new ArrayList<>();
-    Set<String> stopped = new HashSet<>();
-    Set<String> unreachableTopics = new HashSet<>();
+    List<OutboxRecord> rows = rows(c, keys);
+    SendAllResult result = settings.sink().sendAll(rows);
+    List<Long> sent = new ArrayList<>(result.sent().size());
+    for (OutboxRecord r : result.sent()) {
+      sent.add(r.seq());
+    }
     int refused = 0;
     int parked = 0;
     boolean unavailable = false;
-    for (Row row : rows) {
-      if (stopped.contains(row.orderKey)) {
-        continue; // an earlier row of this key failed: keep the key's order
-      }
-      if (unreachableTopics.contains(row.record.topic())) {
-        stopped.add(row.orderKey); // no second timeout on a topic whose broker just failed
+    for (SendAllResult.Failure f : result.failed()) {
+      OutboxRecord row = f.record();
+      Exception e = f.error();
+      if (e instanceof BrokerUnavailableException) {
+        unavailable = true;
+        LOG.debug("Broker unavailable for outbox row {}: {}", row, e.toString());
+        postpone(c, row, e);
         continue;
       }
-      try {
-        settings.sink().send(row.record);
-        sent.add(row.record.seq());
-      } catch (BrokerUnavailableException e) {
-        stopped.add(row.orderKey);
-        unreachableTopics.add(row.record.topic());
-        unavailable = true;
-        LOG.debug("Broker unavailable for outbox row {}: {}", row.record, e.toString());
-        postpone(c, row, e);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        break;
-      } catch (Exception e) {
-        stopped.add(row.orderKey);
-        refused++;
-        if (refuse(c, row, e)) {
-          parked++;
-          settings.metrics().parked(row.orderKey);
-          LOG.warn("Outbox message {} (key {}, topic {}) parked after {} refused attempts: {}", row.record.messageId(),
-              row.orderKey, row.record.topic(), row.record.attempts() + 1, e.toString());
-        } else {
-          LOG.warn("Outbox message {} (key {}) refused by {} (attempt {}): {}", row.record.messageId(), row.orderKey,
-              settings.sink().name(), row.record.attempts() + 1, e.toString());
-        }
+      refused++;
+      if (refuse(c, row, e)) {
+        parked++;
+        settings.metrics().parked(row.orderKey());
+        LOG.warn("Outbox message {} (key {}, topic {}) parked after {} refused attempts: {}", row.messageId(),
+            row.orderKey(), row.topic(), row.attempts() + 1, e.toString());
+      } else {
+        LOG.warn("Outbox message {} (key {}) refused by {} (attempt {}): {}", row.messageId(), row.orderKey(),
+            settings.sink().name(), row.attempts() + 1, e.toString());
       }
     }
     if (!sent.isEmpty()) {
@@ -146,8 +135,8 @@ final class RelayCycle {
     return new Result(sent.size(), refused, parked, unavailable && sent.isEmpty());
   }
 
-  private List<Row> rows(Connection c, Set<String> keys) throws SQLException {
-    List<Row> rows = new ArrayList<>();
+  private List<OutboxRecord> rows(Connection c, Set<String> keys) throws SQLException {
+    List<OutboxRecord> rows = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(ROWS_OF_KEYS)) {
       ps.setArray(1, c.createArrayOf("text", keys.toArray()));
       ps.setInt(2, Math.max(settings.batchSize(), keys.size()) * 2);
@@ -159,8 +148,8 @@ final class RelayCycle {
           for (int i = 0; i < names.length; i++) {
             headers.put((String) names[i], (String) values[i]);
           }
-          rows.add(new Row(rs.getString(4), new OutboxRecord(rs.getLong(1), rs.getString(2), rs.getString(3),
-              rs.getString(5), rs.getString(6), headers, rs.getBytes(9), rs.getInt(10))));
+          rows.add(new OutboxRecord(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(5), rs.getString(6),
+              headers, rs.getBytes(9), rs.getInt(10)));
         }
       }
     }
@@ -176,23 +165,23 @@ final class RelayCycle {
   }
 
   /** Counts a refusal; returns whether the row (and so its key) is now parked. */
-  private boolean refuse(Connection c, Row row, Exception e) throws SQLException {
-    int attempts = row.record.attempts() + 1;
+  private boolean refuse(Connection c, OutboxRecord row, Exception e) throws SQLException {
+    int attempts = row.attempts() + 1;
     try (PreparedStatement ps = c.prepareStatement(REFUSED)) {
       ps.setString(1, abbreviate(e.toString()));
       ps.setDouble(2, retry.delay(attempts).toMillis() / 1000.0);
       ps.setInt(3, settings.maxAttempts());
-      ps.setLong(4, row.record.seq());
+      ps.setLong(4, row.seq());
       ps.executeUpdate();
     }
     return attempts >= settings.maxAttempts();
   }
 
-  private void postpone(Connection c, Row row, Exception e) throws SQLException {
+  private void postpone(Connection c, OutboxRecord row, Exception e) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(UNAVAILABLE)) {
       ps.setString(1, abbreviate(e.toString()));
       ps.setDouble(2, settings.brokerBackoffBase().toMillis() / 1000.0);
-      ps.setLong(3, row.record.seq());
+      ps.setLong(3, row.seq());
       ps.executeUpdate();
     }
   }
@@ -200,6 +189,4 @@ final class RelayCycle {
   private static String abbreviate(String s) {
     return s.length() <= 1000 ? s : s.substring(0, 1000);
   }
-
-  private record Row(String orderKey, OutboxRecord record) {}
 }

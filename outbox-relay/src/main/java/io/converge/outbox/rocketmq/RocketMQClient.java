@@ -5,10 +5,12 @@ import io.converge.producer.BrokerUnavailableException;
 import io.converge.producer.InvalidMessageException;
 import java.time.Duration;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.apache.rocketmq.client.exception.MQBrokerException;
 import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.MessageQueueSelector;
+import org.apache.rocketmq.client.producer.SendCallback;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.common.message.Message;
@@ -44,38 +46,70 @@ final class RocketMQClient {
   }
 
   void send(OutboxRecord r) throws InterruptedException {
-    String key = r.key() != null ? r.key() : r.messageId();
-    Message msg = new Message(r.topic(), r.tag(), key, r.payload());
-    for (Map.Entry<String, String> h : r.headers().entrySet()) {
-      msg.putUserProperty(h.getKey(), h.getValue());
-    }
     SendResult result;
     try {
-      result = producer.send(msg, BY_KEY, key);
-    } catch (MQClientException e) {
-      if (e.getResponseCode() == ResponseCode.MESSAGE_ILLEGAL) {
-        throw new InvalidMessageException("RocketMQ refused message " + r.messageId() + " on " + r.topic() + ": "
-            + e.getErrorMessage(), r.messageId(), e);
-      }
-      throw unavailable(r, e);
-    } catch (MQBrokerException e) {
-      if (e.getResponseCode() == ResponseCode.MESSAGE_ILLEGAL || e.getResponseCode() == ResponseCode.NO_PERMISSION) {
-        throw new InvalidMessageException("RocketMQ broker refused message " + r.messageId() + " on " + r.topic()
-            + ": " + e.getErrorMessage(), r.messageId(), e);
-      }
-      throw unavailable(r, e);
+      result = producer.send(message(r), BY_KEY, r.orderKey());
     } catch (InterruptedException e) {
       throw e;
     } catch (Exception e) {
-      throw unavailable(r, e);
+      throw classify(r, e);
     }
+    stored(r, result);
+  }
+
+  /**
+   * Sends {@code r} without waiting: {@code done} receives null once the broker stored it, or the
+   * classified failure. Called back on a client thread.
+   */
+  void sendAsync(OutboxRecord r, Consumer<RuntimeException> done) {
+    SendCallback callback = new SendCallback() {
+      @Override
+      public void onSuccess(SendResult result) {
+        stored(r, result);
+        done.accept(null);
+      }
+
+      @Override
+      public void onException(Throwable e) {
+        done.accept(classify(r, e));
+      }
+    };
+    try {
+      producer.send(message(r), BY_KEY, r.orderKey(), callback);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      done.accept(classify(r, e));
+    } catch (Exception e) {
+      done.accept(classify(r, e));
+    }
+  }
+
+  private static Message message(OutboxRecord r) {
+    Message msg = new Message(r.topic(), r.tag(), r.orderKey(), r.payload());
+    for (Map.Entry<String, String> h : r.headers().entrySet()) {
+      msg.putUserProperty(h.getKey(), h.getValue());
+    }
+    return msg;
+  }
+
+  private static void stored(OutboxRecord r, SendResult result) {
     if (result.getSendStatus() != SendStatus.SEND_OK) {
       // stored on the master; a flush or slave sync lagged
       LOG.debug("Message {} stored with status {}", r.messageId(), result.getSendStatus());
     }
   }
 
-  private static BrokerUnavailableException unavailable(OutboxRecord r, Exception e) {
+  /** A refusal of the message itself is an {@link InvalidMessageException}; anything else is "unavailable". */
+  private static RuntimeException classify(OutboxRecord r, Throwable e) {
+    if (e instanceof MQClientException ce && ce.getResponseCode() == ResponseCode.MESSAGE_ILLEGAL) {
+      return new InvalidMessageException("RocketMQ refused message " + r.messageId() + " on " + r.topic() + ": "
+          + ce.getErrorMessage(), r.messageId(), ce);
+    }
+    if (e instanceof MQBrokerException be
+        && (be.getResponseCode() == ResponseCode.MESSAGE_ILLEGAL || be.getResponseCode() == ResponseCode.NO_PERMISSION)) {
+      return new InvalidMessageException("RocketMQ broker refused message " + r.messageId() + " on " + r.topic()
+          + ": " + be.getErrorMessage(), r.messageId(), be);
+    }
     return new BrokerUnavailableException("RocketMQ is unavailable for message " + r.messageId() + " on " + r.topic()
         + ": " + e, r.messageId(), e);
   }

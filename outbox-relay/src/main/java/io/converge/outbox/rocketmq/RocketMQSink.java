@@ -2,14 +2,17 @@ package io.converge.outbox.rocketmq;
 
 import io.converge.outbox.spi.OutboxRecord;
 import io.converge.outbox.spi.OutboxSink;
+import io.converge.outbox.spi.SendAllResult;
 import io.converge.producer.ConvergeException;
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 
 /**
  * Publishes outbox rows to RocketMQ: one plain producer; the key selects the queue (hash of the key
  * modulo the queue count) so that one key stays on one queue, in order; the envelope travels as user
- * properties. Thread-safe.
+ * properties. Thread-safe. A batch ({@link #sendAll}) is pipelined: one chain of asynchronous sends per
+ * key, the keys concurrently.
  *
  * <p>A send that cannot reach a broker (timeout, connection refused, no route while the broker is
  * restarting) is reported as {@link io.converge.producer.BrokerUnavailableException} and never parks
@@ -24,9 +27,11 @@ public final class RocketMQSink implements OutboxSink {
   static final String CLIENT_CLASS = "org.apache.rocketmq.client.producer.DefaultMQProducer";
 
   private final RocketMQClient client;
+  private final Duration sendTimeout;
 
-  private RocketMQSink(RocketMQClient client) {
+  private RocketMQSink(RocketMQClient client, Duration sendTimeout) {
     this.client = client;
+    this.sendTimeout = sendTimeout;
   }
 
   /** A builder for a sink on the RocketMQ cluster of {@code nameServer} ({@code host:port[;host:port]}). */
@@ -45,6 +50,16 @@ public final class RocketMQSink implements OutboxSink {
   @Override
   public void send(OutboxRecord record) throws Exception {
     client.send(record);
+  }
+
+  /**
+   * Sends the batch as asynchronous chains, one per order key: a key's records one after the other (the
+   * next once the broker stored the previous one), different keys concurrently. After a failure the
+   * key's later records are not sent.
+   */
+  @Override
+  public SendAllResult sendAll(List<OutboxRecord> records) {
+    return PipelinedSends.sendAll(records, client::sendAsync, sendTimeout);
   }
 
   @Override
@@ -103,7 +118,8 @@ public final class RocketMQSink implements OutboxSink {
         throw new ConvergeException("The RocketMQ sink needs org.apache.rocketmq:rocketmq-client on the classpath"
             + " (add it as a dependency, version 5.4.0)", e);
       }
-      return new RocketMQSink(new RocketMQClient(nameServer, group, group + "-" + UUID.randomUUID(), sendTimeout, maxMessageBytes));
+      return new RocketMQSink(new RocketMQClient(nameServer, group, group + "-" + UUID.randomUUID(), sendTimeout, maxMessageBytes),
+          sendTimeout);
     }
   }
 }

@@ -25,6 +25,14 @@ public record OutboxRecord(
     byte[] payload,
     int attempts) {
 
+  /**
+   * The key that orders this record: its {@link #key()}, or its message id when it has none (then it is
+   * ordered with nothing else). Records of one order key are sent in {@link #seq()} order.
+   */
+  public String orderKey() {
+    return key != null ? key : messageId;
+  }
+
   @Override
   public String toString() {
     return "OutboxRecord[seq=" + seq + ", id=" + messageId + ", topic=" + topic + ", key=" + key + "]";

@@ -3,6 +3,7 @@ package io.converge.ops.bench.converge;
 import io.converge.ops.bench.BenchEnv;
 import io.converge.ops.bench.BenchOrders;
 import io.converge.ops.bench.Scenario;
+import io.converge.outbox.OutboxBackend;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.rocketmq.RocketMQBackend;
@@ -18,7 +19,8 @@ import javax.sql.DataSource;
  * insert and {@code messages} 1 KiB messages of one key. {@code txn-producer-rocketmq} (half messages,
  * log rows, commit, END COMMIT; compare with {@code pg-insert} and {@code rocketmq-txn-send}) counts
  * units; {@code txn-producer-pulsar[-100]} (Pulsar transaction, log rows, DB commit, Pulsar commit;
- * compare with {@code pulsar-txn[-100]}) counts messages.
+ * compare with {@code pulsar-txn[-100]}) counts messages; {@code outbox-write} (the outbox row in the
+ * business transaction; compare with {@code pg-insert}) counts units.
  */
 public final class TxnProducerScenario implements Scenario {
 
@@ -49,6 +51,15 @@ public final class TxnProducerScenario implements Scenario {
     return new TxnProducerScenario("txn-producer-rocketmq", "unit", 1,
         env -> RocketMQBackend.nameServer(env.rocketmq().nameServerAddress()).checkThreads(4),
         env -> env.newTopic("bench-txnp"), "producer");
+  }
+
+  /**
+   * {@code outbox-write}: the outbox backend, one message row per unit written in the business
+   * transaction (no relay; compare with {@code pg-insert}, the business insert alone).
+   */
+  public static TxnProducerScenario outbox() {
+    return new TxnProducerScenario("outbox-write", "unit", 1, env -> OutboxBackend.outbox(), env -> "bench-outbox",
+        "producer", "outbox");
   }
 
   /** {@code txn-producer-pulsar} ({@code messages} = 1) or {@code txn-producer-pulsar-<messages>}. */
