@@ -14,15 +14,15 @@ import java.util.stream.Collectors;
 import org.apache.rocketmq.common.message.MessageExt;
 
 /** Test support: records what consumers receive on one RocketMQ topic, counted by message id. */
-final class Deliveries implements MessageSink {
+public final class Deliveries implements MessageSink {
 
   private final RecordingConsumer consumer;
 
-  Deliveries(EmbeddedRocketMQ mq, String topic) {
+  public Deliveries(EmbeddedRocketMQ mq, String topic) {
     this.consumer = RecordingConsumer.start(mq, topic);
   }
 
-  List<MessageExt> raw() {
+  public List<MessageExt> raw() {
     return consumer.received();
   }
 
@@ -39,7 +39,7 @@ final class Deliveries implements MessageSink {
   }
 
   /** Waits until every id of {@code ids} was received at least once. */
-  void awaitAll(Collection<String> ids, Duration timeout) throws InterruptedException {
+  public void awaitAll(Collection<String> ids, Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (true) {
       Set<String> seen = ids();
