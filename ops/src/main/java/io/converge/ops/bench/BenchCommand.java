@@ -19,7 +19,7 @@ import picocli.CommandLine.Parameters;
         "repeated runs; prints median and spread, and for --baseline the ratio A/B run by run.",
         "Scenarios: see --list (baselines rocketmq-send, rocketmq-txn-send, pg-insert, pulsar-send, pulsar-txn[-100];",
         "Converge's own, e.g. txn-producer-rocketmq, txn-producer-pulsar[-100]). Pulsar starts in a child JVM when needed.",
-        "Drain scenarios (outbox-drain, outbox-drain-sequential, claim-mark) fill --rows rows and time --threads relays draining them."})
+        "Drain scenarios (outbox-drain, outbox-drain-sequential, claim-mark, cdc-drain) fill --rows rows and time --threads relays draining them."})
 public final class BenchCommand implements Callable<Integer> {
 
   @Parameters(index = "0", arity = "0..1", description = "the scenario to run")

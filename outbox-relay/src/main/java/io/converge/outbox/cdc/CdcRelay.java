@@ -31,6 +31,9 @@ public interface CdcRelay extends AutoCloseable {
   /** Starts reading the WAL. Idempotent. */
   void start();
 
+  /** The replication slot (and publication) name of this relay: {@code converge_cdc_<name>}. */
+  String slotName();
+
   /** Stops reading; keeps the slot and the offsets. Idempotent. */
   @Override
   void close();

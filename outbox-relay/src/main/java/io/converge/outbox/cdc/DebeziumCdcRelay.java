@@ -238,6 +238,11 @@ final class DebeziumCdcRelay implements CdcRelay, DebeziumEngine.ChangeConsumer<
   }
 
   @Override
+  public String slotName() {
+    return slot;
+  }
+
+  @Override
   public long parked() {
     return parked.get();
   }
