@@ -131,6 +131,7 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
     private String subscription;
     private IdempotentHandler handler;
     private int consumers = 4;
+    private int receiverQueueSize = 100;
     private Duration redeliveryDelay = Duration.ofSeconds(1);
     private SubscriptionInitialPosition initialPosition = SubscriptionInitialPosition.Earliest;
 
@@ -172,6 +173,15 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
       return this;
     }
 
+    /**
+     * Messages each consumer prefetches; 1-10000, default 100. Smaller spreads a backlog more evenly over
+     * the consumers (and over instances joining the {@code Key_Shared} subscription); larger helps throughput.
+     */
+    public Builder receiverQueueSize(int receiverQueueSize) {
+      this.receiverQueueSize = receiverQueueSize;
+      return this;
+    }
+
     /** Delay before Pulsar redelivers a message that could not be handled; default 1 s. */
     public Builder redeliveryDelay(Duration delay) {
       this.redeliveryDelay = delay;
@@ -204,6 +214,10 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
       if (consumers < 1 || consumers > 64) {
         throw new IllegalArgumentException("pulsar.consumers must be between 1 and 64, but was " + consumers);
       }
+      if (receiverQueueSize < 1 || receiverQueueSize > 10_000) {
+        throw new IllegalArgumentException("pulsar.receiverQueueSize must be between 1 and 10000, but was "
+            + receiverQueueSize);
+      }
       if (redeliveryDelay == null || redeliveryDelay.isNegative()) {
         throw new IllegalArgumentException("pulsar.redeliveryDelay must be zero or positive, but was " + redeliveryDelay);
       }
@@ -222,7 +236,7 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
               .subscriptionType(SubscriptionType.Key_Shared)
               .subscriptionInitialPosition(initialPosition)
               .negativeAckRedeliveryDelay(redeliveryDelay.toMillis(), TimeUnit.MILLISECONDS)
-              .receiverQueueSize(100)
+              .receiverQueueSize(receiverQueueSize)
               .messageListener(new Listener(handler))
               .subscribe());
         }

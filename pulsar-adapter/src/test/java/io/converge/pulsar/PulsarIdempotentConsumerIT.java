@@ -232,6 +232,9 @@ class PulsarIdempotentConsumerIT {
     org.assertj.core.api.Assertions.assertThatThrownBy(() ->
             PulsarIdempotentConsumer.builder().client(client).handler(h).topic("t").consumers(0).start())
         .hasMessageContaining("pulsar.consumers must be between 1 and 64, but was 0");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() ->
+            PulsarIdempotentConsumer.builder().client(client).handler(h).topic("t").receiverQueueSize(0).start())
+        .hasMessageContaining("pulsar.receiverQueueSize must be between 1 and 10000, but was 0");
   }
 
   private static IdempotentHandler handler(String group, MessageHandler h, DataSource ds) {

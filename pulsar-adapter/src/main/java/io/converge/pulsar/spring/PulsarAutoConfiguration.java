@@ -109,6 +109,9 @@ class PulsarAutoConfiguration {
         if (c != null && c.redeliveryDelay() != null) {
           b.redeliveryDelay(c.redeliveryDelay());
         }
+        if (c != null && c.receiverQueueSize() != null) {
+          b.receiverQueueSize(c.receiverQueueSize());
+        }
         return b;
       });
     }

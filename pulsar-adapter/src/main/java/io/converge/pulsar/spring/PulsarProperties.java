@@ -30,6 +30,7 @@ public record PulsarProperties(
    * @param enabled whether {@code @IdempotentConsumer} methods consume from Pulsar; default true
    * @param consumers consumers per subscription (Key_Shared), 1-64; default 4
    * @param redeliveryDelay delay of a negatively acknowledged message; default 1 s
+   * @param receiverQueueSize messages each consumer prefetches, 1-10000; default 100
    */
-  public record Consumer(Boolean enabled, Integer consumers, Duration redeliveryDelay) {}
+  public record Consumer(Boolean enabled, Integer consumers, Duration redeliveryDelay, Integer receiverQueueSize) {}
 }

@@ -101,6 +101,11 @@ class PulsarAutoConfigurationIT {
     runner(pulsar, "t", db).withPropertyValues("converge.pulsar.transaction-timeout=2s")
         .run(context -> assertThat(context).hasFailed().getFailure()
             .hasStackTraceContaining("pulsar.transactionTimeout must be at least the local-transaction timeout plus"));
+    // consumer settings are checked when a subscription starts
+    IdempotentHandler h = IdempotentHandler.builder().group("spring-bad").dataSource(db).handler((c, m) -> { }).build();
+    runner(pulsar, "t", db).withPropertyValues("converge.pulsar.consumer.receiver-queue-size=0")
+        .run(context -> assertThatThrownBy(() -> context.getBean(ConsumerBinding.class).subscribe("t", h))
+            .hasMessageContaining("pulsar.receiverQueueSize must be between 1 and 10000, but was 0"));
   }
 
   @Test
@@ -119,6 +124,7 @@ class PulsarAutoConfigurationIT {
         .withPropertyValues("converge.producer.mode=pulsar", "converge.producer.group=spring-pulsar",
             "converge.producer.topics=" + topic, "converge.producer.local-transaction-timeout=5s",
             "converge.pulsar.service-url=" + pulsar.serviceUrl(), "converge.pulsar.recovery-interval=1s",
-            "converge.pulsar.consumer.consumers=2", "converge.pulsar.consumer.redelivery-delay=200ms");
+            "converge.pulsar.consumer.consumers=2", "converge.pulsar.consumer.redelivery-delay=200ms",
+            "converge.pulsar.consumer.receiver-queue-size=10");
   }
 }
