@@ -34,7 +34,7 @@ public final class Deliveries implements MessageSink {
         .toList();
   }
 
-  Set<String> ids() {
+  public Set<String> ids() {
     return received().stream().map(Delivered::id).collect(Collectors.toSet());
   }
 

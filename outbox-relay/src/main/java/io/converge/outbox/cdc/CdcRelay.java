@@ -41,6 +41,16 @@ public interface CdcRelay extends AutoCloseable {
   /** Stops, then drops the replication slot, the publication and the stored offsets of this relay. */
   void dropSlot();
 
+  /**
+   * Sends the parked rows of {@code key} again, in seq order, with a fresh attempt count, and marks
+   * them published; rows the broker still refuses are parked again. The WAL has moved past them, so
+   * this (not {@code Outbox.resume}, which is for the polling relay) is how a CDC relay resumes a key;
+   * new rows of the key wait while it runs. Blocks until every row is sent or parked again.
+   *
+   * @return the number of rows published
+   */
+  int resume(String key);
+
   /** Rows published since start. */
   long published();
 

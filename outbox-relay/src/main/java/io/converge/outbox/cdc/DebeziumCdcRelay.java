@@ -1,6 +1,7 @@
 package io.converge.outbox.cdc;
 
 import io.converge.outbox.spi.OutboxRecord;
+import io.converge.outbox.spi.SendAllResult;
 import io.converge.producer.BrokerUnavailableException;
 import io.converge.producer.ConvergeException;
 import io.converge.producer.schema.Migrations;
@@ -17,12 +18,14 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -38,14 +41,21 @@ final class DebeziumCdcRelay implements CdcRelay, DebeziumEngine.ChangeConsumer<
 
   private static final Logger LOG = LoggerFactory.getLogger(DebeziumCdcRelay.class);
 
-  private static final String MARK_PUBLISHED = "UPDATE converge_outbox SET published_at = now() WHERE seq = ANY(?)";
+  private static final String MARK_PUBLISHED = "UPDATE converge_outbox SET published_at = now(), parked_at = NULL WHERE seq = ANY(?)";
+  private static final String PARKED_KEYS =
+      "SELECT DISTINCT order_key FROM converge_outbox WHERE published_at IS NULL AND parked_at IS NOT NULL AND order_key = ANY(?)";
+  private static final String PARKED_ROWS = "SELECT seq, message_id, topic, msg_key, tag, header_names, header_values, payload "
+      + "FROM converge_outbox WHERE order_key = ? AND published_at IS NULL AND parked_at IS NOT NULL ORDER BY seq";
   private static final String MARK_PARKED =
       "UPDATE converge_outbox SET parked_at = now(), attempts = ?, last_error = ? WHERE seq = ?";
 
   private final CdcRelay.Builder settings;
   private final PGSimpleDataSource db;
   private final String slot;
-  private final Set<String> parkedKeys = new HashSet<>();
+  /** Keys parked by this process (the table is the source of truth across restarts; see {@link #parkedInTable}). */
+  private final Set<String> parkedKeys = ConcurrentHashMap.newKeySet();
+  /** Serialises the engine's batches with {@link #resume}: a key's rows go out in seq order. */
+  private final Object sending = new Object();
   private final AtomicLong published = new AtomicLong();
   private final AtomicLong parked = new AtomicLong();
   private DebeziumEngine<RecordChangeEvent<SourceRecord>> engine;
@@ -129,83 +139,206 @@ final class DebeziumCdcRelay implements CdcRelay, DebeziumEngine.ChangeConsumer<
   @Override
   public void handleBatch(List<RecordChangeEvent<SourceRecord>> records,
                           DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer) throws InterruptedException {
-    List<Long> sent = new ArrayList<>();
-    Map<Long, String[]> parkedRows = new LinkedHashMap<>();
+    List<OutboxRecord> batch = new ArrayList<>();
     for (RecordChangeEvent<SourceRecord> event : records) {
       Object value = event.record().value();
       if (value instanceof Struct v && "c".equals(v.getString("op"))) {
-        Struct after = v.getStruct("after");
-        OutboxRecord r = toRecord(after);
-        String orderKey = after.getString("order_key");
-        if (parkedKeys.contains(orderKey)) {
-          parkedRows.put(r.seq(), new String[] {"0", "an earlier message of key " + orderKey + " is parked"});
-        } else {
-          String refusal = deliver(r);
-          if (refusal == null) {
-            sent.add(r.seq());
-          } else {
-            parkedKeys.add(orderKey);
-            parkedRows.put(r.seq(), new String[] {Integer.toString(settings.maxAttempts), refusal});
-          }
-        }
+        batch.add(toRecord(v.getStruct("after")));
       }
+    }
+    List<Long> sent = new ArrayList<>();
+    Map<Long, String[]> parkedRows = new LinkedHashMap<>();
+    synchronized (sending) {
+      parkedKeys.addAll(parkedInTable(batch));
+      deliver(batch, sent, parkedRows);
+      mark(sent, parkedRows);
+    }
+    for (RecordChangeEvent<SourceRecord> event : records) {
       committer.markProcessed(event);
     }
-    mark(sent, parkedRows);
     committer.markBatchFinished();
   }
 
-  /** Sends with retries; null when sent, else the last refusal after {@code maxAttempts} refusals. */
-  private String deliver(OutboxRecord r) throws InterruptedException {
-    int refusals = 0;
+  /** The keys of {@code batch} with parked rows in the table (parked before a restart, or by an earlier batch). */
+  private Set<String> parkedInTable(List<OutboxRecord> batch) throws InterruptedException {
+    if (batch.isEmpty()) {
+      return Set.of();
+    }
+    Object[] keys = batch.stream().map(OutboxRecord::orderKey).distinct().toArray();
     long backoff = Math.max(1, settings.retryBase.toMillis());
     while (true) {
-      if (closing) {
-        throw new InterruptedException("CDC relay " + settings.name + " is closing");
-      }
-      try {
-        settings.sink.send(r);
-        return null;
-      } catch (BrokerUnavailableException e) {
-        LOG.warn("CDC relay {}: broker unavailable for {} ({}), retrying in {} ms", settings.name, r, e.getMessage(), backoff);
-      } catch (InterruptedException e) {
-        throw e;
-      } catch (Exception e) {
-        refusals++;
-        if (refusals >= settings.maxAttempts) {
-          LOG.error("CDC relay {}: {} refused {} times, parking key {}: {}", settings.name, r, refusals, r.key(), e.toString());
-          return e.toString();
+      try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(PARKED_KEYS)) {
+        ps.setArray(1, c.createArrayOf("text", keys));
+        Set<String> out = new HashSet<>();
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            out.add(rs.getString(1));
+          }
         }
-        LOG.warn("CDC relay {}: {} refused (attempt {}/{}): {}", settings.name, r, refusals, settings.maxAttempts, e.toString());
+        return out;
+      } catch (SQLException e) {
+        // without this answer a parked key's later rows could overtake it: wait for the database
+        LOG.warn("CDC relay {}: cannot read parked keys ({}), retrying in {} ms", settings.name, e.getMessage(), backoff);
+        if (closing) {
+          throw new InterruptedException("CDC relay " + settings.name + " is closing");
+        }
+        Thread.sleep(backoff);
+        backoff = Math.min(backoff * 2, Math.max(1, settings.retryMax.toMillis()));
       }
-      Thread.sleep(backoff);
-      backoff = Math.min(backoff * 2, Math.max(1, settings.retryMax.toMillis()));
     }
   }
 
-  private void mark(List<Long> sent, Map<Long, String[]> parkedRows) {
+  @Override
+  public int resume(String key) {
+    List<OutboxRecord> rows = new ArrayList<>();
+    List<Long> sent = new ArrayList<>();
+    Map<Long, String[]> parkedRows = new LinkedHashMap<>();
+    synchronized (sending) {
+      // the rows stay parked in the table until sent: a failed resume leaves them parked, to resume again
+      try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(PARKED_ROWS)) {
+        ps.setString(1, key);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            rows.add(new OutboxRecord(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
+                headers((String[]) rs.getArray(6).getArray(), (String[]) rs.getArray(7).getArray()), rs.getBytes(8), 0));
+          }
+        }
+      } catch (SQLException e) {
+        throw new ConvergeException("CDC relay " + settings.name + " cannot resume key " + key + ": " + e.getMessage(), e);
+      }
+      parkedKeys.remove(key);
+      if (rows.isEmpty()) {
+        return 0;
+      }
+      try {
+        deliver(rows, sent, parkedRows);
+        mark(sent, parkedRows);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        parkedKeys.add(key);
+        throw new ConvergeException("CDC relay " + settings.name + " closed while resuming key " + key
+            + "; the rows not marked published stay parked: resume again", e);
+      }
+    }
+    LOG.info("CDC relay {}: resumed key {}: {} rows published, {} parked again", settings.name, key, sent.size(), parkedRows.size());
+    return sent.size();
+  }
+
+  private static Map<String, String> headers(String[] names, String[] values) {
+    Map<String, String> headers = new LinkedHashMap<>();
+    for (int i = 0; i < names.length; i++) {
+      headers.put(names[i], values[i]);
+    }
+    return headers;
+  }
+
+  /**
+   * Sends {@code batch} through the sink's pipelined {@code sendAll} until every record is stored or
+   * parked: records the broker refused are retried with backoff, and a key refused {@code maxAttempts}
+   * times is parked with its later records; an unavailable broker is retried without counting. The
+   * offset is committed only after this returns, so nothing of the batch is skipped.
+   */
+  private void deliver(List<OutboxRecord> batch, List<Long> sent, Map<Long, String[]> parkedRows) throws InterruptedException {
+    Map<Long, Integer> refusals = new HashMap<>();
+    List<OutboxRecord> pending = new ArrayList<>();
+    for (OutboxRecord r : batch) {
+      if (parkedKeys.contains(r.orderKey())) {
+        parkedRows.put(r.seq(), new String[] {"0", "an earlier message of key " + r.orderKey() + " is parked"});
+      } else {
+        pending.add(r);
+      }
+    }
+    long backoff = Math.max(1, settings.retryBase.toMillis());
+    while (!pending.isEmpty()) {
+      if (closing) {
+        throw new InterruptedException("CDC relay " + settings.name + " is closing");
+      }
+      SendAllResult result = settings.sink.sendAll(pending);
+      if (Thread.interrupted()) {
+        throw new InterruptedException("CDC relay " + settings.name + " interrupted while sending");
+      }
+      Set<Long> done = new HashSet<>();
+      for (OutboxRecord r : result.sent()) {
+        sent.add(r.seq());
+        done.add(r.seq());
+      }
+      for (SendAllResult.Failure f : result.failed()) {
+        OutboxRecord r = f.record();
+        if (f.error() instanceof BrokerUnavailableException) {
+          LOG.warn("CDC relay {}: broker unavailable for {} ({}), retrying in {} ms", settings.name, r, f.error().getMessage(), backoff);
+          continue;
+        }
+        int n = refusals.merge(r.seq(), 1, Integer::sum);
+        if (n >= settings.maxAttempts) {
+          LOG.error("CDC relay {}: {} refused {} times, parking key {}: {}", settings.name, r, n, r.orderKey(), f.error().toString());
+          parkedKeys.add(r.orderKey());
+          parkedRows.put(r.seq(), new String[] {Integer.toString(n), f.error().toString()});
+          done.add(r.seq());
+        } else {
+          LOG.warn("CDC relay {}: {} refused (attempt {}/{}): {}", settings.name, r, n, settings.maxAttempts, f.error().toString());
+        }
+      }
+      List<OutboxRecord> next = new ArrayList<>();
+      for (OutboxRecord r : pending) {
+        if (done.contains(r.seq())) {
+          continue;
+        }
+        if (parkedKeys.contains(r.orderKey())) {
+          parkedRows.put(r.seq(), new String[] {"0", "an earlier message of key " + r.orderKey() + " is parked"});
+        } else {
+          next.add(r);
+        }
+      }
+      if (!next.isEmpty()) { // something failed (or was held behind a failure of its key): back off
+        Thread.sleep(backoff);
+        backoff = Math.min(backoff * 2, Math.max(1, settings.retryMax.toMillis()));
+      }
+      pending = next;
+    }
+  }
+
+  /**
+   * Marks sent rows published and refused ones parked, in one transaction, retrying while the database
+   * is away: a parked row must be visible (and resumable) before the WAL offset moves past it. On close
+   * it gives up with {@link InterruptedException}; the batch's offset is then not committed and the
+   * batch is read again on restart (duplicates, carried by the message id; nothing skipped).
+   */
+  private void mark(List<Long> sent, Map<Long, String[]> parkedRows) throws InterruptedException {
     if (sent.isEmpty() && parkedRows.isEmpty()) {
       return;
     }
-    // informational (lag metrics, purge); the WAL offset, not this flag, decides what is replayed
-    try (Connection c = db.getConnection()) {
-      if (!sent.isEmpty()) {
-        try (PreparedStatement ps = c.prepareStatement(MARK_PUBLISHED)) {
-          ps.setArray(1, c.createArrayOf("bigint", sent.toArray()));
-          ps.executeUpdate();
+    long backoff = Math.max(1, settings.retryBase.toMillis());
+    while (true) {
+      try (Connection c = db.getConnection()) {
+        c.setAutoCommit(false);
+        if (!sent.isEmpty()) {
+          try (PreparedStatement ps = c.prepareStatement(MARK_PUBLISHED)) {
+            ps.setArray(1, c.createArrayOf("bigint", sent.toArray()));
+            ps.executeUpdate();
+          }
         }
-      }
-      for (Map.Entry<Long, String[]> e : parkedRows.entrySet()) {
-        try (PreparedStatement ps = c.prepareStatement(MARK_PARKED)) {
-          ps.setInt(1, Integer.parseInt(e.getValue()[0]));
-          ps.setString(2, e.getValue()[1]);
-          ps.setLong(3, e.getKey());
-          ps.executeUpdate();
+        if (!parkedRows.isEmpty()) {
+          try (PreparedStatement ps = c.prepareStatement(MARK_PARKED)) {
+            for (Map.Entry<Long, String[]> e : parkedRows.entrySet()) {
+              ps.setInt(1, Integer.parseInt(e.getValue()[0]));
+              ps.setString(2, e.getValue()[1]);
+              ps.setLong(3, e.getKey());
+              ps.addBatch();
+            }
+            ps.executeBatch();
+          }
         }
+        c.commit();
+        break;
+      } catch (SQLException e) {
+        LOG.warn("CDC relay {}: cannot mark {} rows published / {} parked ({}), retrying in {} ms", settings.name, sent.size(),
+            parkedRows.size(), e.getMessage(), backoff);
+        if (closing) {
+          throw new InterruptedException("CDC relay " + settings.name + " is closing");
+        }
+        Thread.sleep(backoff);
+        backoff = Math.min(backoff * 2, Math.max(1, settings.retryMax.toMillis()));
       }
-    } catch (SQLException e) {
-      LOG.warn("CDC relay {}: could not mark {} rows published / {} parked: {}", settings.name, sent.size(), parkedRows.size(),
-          e.getMessage());
     }
     published.addAndGet(sent.size());
     parked.addAndGet(parkedRows.size());

@@ -174,4 +174,73 @@ class CdcRelayIT {
       assertThat(replayed).as("replay bounded by the last flushed offset, not the history").isLessThanOrEqualTo(100);
     }
   }
+
+  private static void awaitSlot(DataSource ds, CdcRelay relay) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (count(ds, "SELECT count(*) FROM pg_replication_slots WHERE active AND slot_name = '" + relay.slotName() + "'") == 0) {
+      assertThat(System.nanoTime()).as("slot %s active within 60 s", relay.slotName()).isLessThan(deadline);
+      Thread.sleep(50);
+    }
+  }
+
+  private static void awaitParked(DataSource ds, long n) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (io.converge.outbox.Outbox.on(ds).parkedCount() != n) {
+      assertThat(System.nanoTime()).as("%d rows parked within 60 s", n).isLessThan(deadline);
+      Thread.sleep(50);
+    }
+  }
+
+  @Test
+  void poisonKeyIsParkedAcrossRestartsWhileOthersFlowAndResumeSendsItInOrder(EmbeddedRocketMQ mq) throws Exception {
+    Outbox o = newOutbox();
+    String topic = RocketMQExtension.uniqueTopic("cdcpoison");
+    mq.createTopic(topic);
+    String name = "poison_" + UUID.randomUUID().toString().substring(0, 8);
+    try (Deliveries deliveries = new Deliveries(mq, topic); TxnProducer p = producer(o.ds());
+         RocketMQSink strict = RocketMQSink.nameServer(mq.nameServerAddress()).group("cdc-strict-" + name)
+             .maxMessageBytes(64 * 1024).build();
+         RocketMQSink lenient = RocketMQSink.nameServer(mq.nameServerAddress()).group("cdc-lenient-" + name).build()) {
+      CdcRelay relay = relay(name, o).sink(strict).maxAttempts(3).retryBackoff(Duration.ofMillis(50), Duration.ofSeconds(1)).build();
+      relay.start();
+      awaitSlot(o.ds(), relay);
+      String poison = p.inTransaction(tx -> tx.publish(OutgoingMessage.builder(topic).key("poison").payload(new byte[100 * 1024]).build()));
+      String afterPoison = publish(p, topic, "poison");
+      List<String> healthy = new ArrayList<>();
+      for (int i = 0; i < 60; i++) {
+        healthy.add(publish(p, topic, "healthy-" + (i % 6)));
+      }
+      deliveries.awaitAll(healthy, Duration.ofSeconds(60));
+      awaitParked(o.ds(), 2);
+      assertThat(count(o.ds(), "SELECT count(*) FROM converge_outbox WHERE message_id = '" + poison
+          + "' AND attempts = 3 AND last_error LIKE '%InvalidMessageException%'")).isOne();
+
+      // a restart forgets nothing: the table says the key is parked, so its new rows wait behind it
+      relay.close();
+      relay.start();
+      awaitSlot(o.ds(), relay);
+      String whileParked = publish(p, topic, "poison");
+      String healthyAfter = publish(p, topic, "healthy-0");
+      deliveries.awaitAll(List.of(healthyAfter), Duration.ofSeconds(60));
+      awaitParked(o.ds(), 3);
+
+      // resumed while still too large: parked again with a fresh count, nothing of the key sent
+      assertThat(relay.resume("poison")).isZero();
+      assertThat(io.converge.outbox.Outbox.on(o.ds()).parkedCount()).isEqualTo(3);
+      assertThat(deliveries.ids()).doesNotContain(poison, afterPoison, whileParked);
+
+      // the limit raised (a relay of the same name with another sink): the key goes out, in order
+      relay.close();
+      CdcRelay raised = relay(name, o).sink(lenient).build();
+      assertThat(raised.resume("poison")).isEqualTo(3);
+      assertThat(raised.resume("poison")).as("nothing left to resume").isZero();
+      deliveries.awaitAll(List.of(poison, afterPoison, whileParked), Duration.ofSeconds(60));
+      List<String> poisonOrder = deliveries.raw().stream().filter(m -> "poison".equals(m.getUserProperty(Envelope.KEY)))
+          .sorted(Comparator.comparingLong(MessageExt::getQueueOffset)).map(m -> m.getUserProperty(Envelope.MESSAGE_ID)).toList();
+      assertThat(poisonOrder).containsExactly(poison, afterPoison, whileParked);
+      assertThat(io.converge.outbox.Outbox.on(o.ds()).parkedCount()).isZero();
+      assertThat(count(o.ds(), "SELECT count(*) FROM converge_outbox WHERE published_at IS NULL")).isZero();
+      raised.dropSlot();
+    }
+  }
 }
