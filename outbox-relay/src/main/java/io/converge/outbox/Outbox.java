@@ -44,8 +44,11 @@ public final class Outbox {
       WHERE order_key = ? AND published_at IS NULL AND parked_at IS NOT NULL
       """;
   private static final String OLDEST_MILLIS = """
-      SELECT (extract(epoch FROM now() - created_at) * 1000)::bigint FROM converge_outbox
-      WHERE published_at IS NULL AND parked_at IS NULL ORDER BY seq LIMIT 1
+      SELECT (extract(epoch FROM now() - o.created_at) * 1000)::bigint FROM converge_outbox o
+      WHERE o.published_at IS NULL AND o.parked_at IS NULL
+        AND NOT EXISTS (SELECT 1 FROM converge_outbox p WHERE p.order_key = o.order_key AND p.seq < o.seq
+                        AND p.published_at IS NULL AND p.parked_at IS NOT NULL)
+      ORDER BY o.seq LIMIT 1
       """;
   private static final String PURGE = """
       DELETE FROM converge_outbox WHERE seq IN (
@@ -112,7 +115,7 @@ public final class Outbox {
     }
   }
 
-  /** The age of the oldest unpublished, unparked row; zero when there is none. */
+  /** The age of the oldest unpublished row that is neither parked nor behind a parked row of its key; zero when there is none. */
   public Duration lag() {
     try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(OLDEST_MILLIS);
         ResultSet rs = ps.executeQuery()) {
