@@ -31,6 +31,7 @@ public final class PulsarTxnBackend implements TxnBackend {
   private final java.util.concurrent.LinkedBlockingQueue<long[]> pendingConfirmations = new java.util.concurrent.LinkedBlockingQueue<>();
   private final java.util.concurrent.atomic.AtomicBoolean confirmationScheduled = new java.util.concurrent.atomic.AtomicBoolean();
   private final PulsarRecovery recovery;
+  private final java.util.Set<java.util.concurrent.CompletableFuture<Void>> commitsInFlight = ConcurrentHashMap.newKeySet();
 
   public PulsarTxnBackend(BackendContext context, PulsarSettings settings) {
     this.context = context;
@@ -92,6 +93,31 @@ public final class PulsarTxnBackend implements TxnBackend {
   }
 
   /**
+   * Sends the commit of {@code txn}, whose unit of work the database has committed, without waiting
+   * for it: on success its log row is confirmed; on failure it is left to recovery (commit by id before
+   * the deadline, re-publish after). {@link #close()} waits for the commits in flight.
+   */
+  void commitInBackground(org.apache.pulsar.client.api.transaction.Transaction txn) {
+    org.apache.pulsar.client.api.transaction.TxnID id = txn.getTxnID();
+    java.util.concurrent.CompletableFuture<Void> commit;
+    try {
+      commit = txn.commit();
+    } catch (RuntimeException e) {
+      LOG.warn("Could not commit Pulsar transaction {} ({}); recovery will resolve it", id, e.toString());
+      return;
+    }
+    commitsInFlight.add(commit);
+    commit.whenComplete((v, e) -> {
+      commitsInFlight.remove(commit);
+      if (e == null) {
+        confirmLater(id.getMostSigBits(), id.getLeastSigBits());
+      } else {
+        LOG.warn("Could not commit Pulsar transaction {} ({}); recovery will resolve it", id, e.toString());
+      }
+    });
+  }
+
+  /**
    * Queues the log row of a committed transaction for deletion by the confirmation thread, which
    * deletes what is queued in one statement; a row left behind (crash, database down) is found by the
    * recovery scan, which sees the transaction gone and confirms it then.
@@ -136,6 +162,15 @@ public final class PulsarTxnBackend implements TxnBackend {
 
   @Override
   public void close() {
+    try {
+      java.util.concurrent.CompletableFuture.allOf(commitsInFlight.toArray(new java.util.concurrent.CompletableFuture<?>[0]))
+          .get(settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Exception e) {
+      LOG.warn("Backend of group {} closing with Pulsar commits unanswered ({}); recovery will resolve them", context.group(),
+          e.toString());
+    }
     confirmations.shutdown();
     try {
       confirmations.awaitTermination(5, TimeUnit.SECONDS);

@@ -119,16 +119,9 @@ final class PulsarTxnTransaction implements BackendTransaction {
     if (txn == null) {
       return;
     }
-    TxnID id = txn.getTxnID();
-    try {
-      txn.commit().get(settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS);
-      backend.confirmLater(id.getMostSigBits(), id.getLeastSigBits());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      LOG.warn("Interrupted committing Pulsar transaction {}; recovery will resolve it", id);
-    } catch (Exception e) {
-      LOG.warn("Could not commit Pulsar transaction {} ({}); recovery will resolve it", id, e.toString());
-    }
+    // the DB commit made the unit of work a fact (the log row): the Pulsar commit completes in the
+    // background, and recovery commits or re-publishes it if it fails or this process dies first
+    backend.commitInBackground(txn);
   }
 
   @Override
