@@ -146,11 +146,20 @@ public final class EmbeddedRocketMQ implements AutoCloseable {
   }
 
   private void awaitRoute(String topic) {
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    long start = System.nanoTime();
+    long deadline = start + Duration.ofSeconds(30).toNanos();
+    long nextRegistration = start + Duration.ofSeconds(1).toNanos();
     while (nameServer.getRouteInfoManager().pickupTopicRouteData(topic) == null) {
-      if (System.nanoTime() > deadline) {
+      long now = System.nanoTime();
+      if (now > deadline) {
         throw new EmbeddedServerException("RocketMQ name server " + nameServerAddress()
-            + " has no route for topic " + topic + " 10 s after it was created");
+            + " has no route for topic " + topic + " 30 s after it was created");
+      }
+      if (now > nextRegistration) {
+        // a registration the name server dropped (it was busy, or saw an older data version) is not retried
+        // by the broker until its 30 s heartbeat: register again
+        broker.registerBrokerAll(true, false, true);
+        nextRegistration = now + Duration.ofSeconds(1).toNanos();
       }
       try {
         Thread.sleep(10);

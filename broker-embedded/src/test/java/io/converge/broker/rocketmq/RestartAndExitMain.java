@@ -16,6 +16,15 @@ public final class RestartAndExitMain {
   private RestartAndExitMain() {}
 
   public static void main(String[] args) throws Exception {
+    try {
+      run();
+    } catch (Throwable t) {
+      t.printStackTrace();
+      System.exit(2); // a failure must not look like a hang: the broker's threads would keep the JVM alive
+    }
+  }
+
+  private static void run() throws Exception {
     EmbeddedRocketMQ mq = EmbeddedRocketMQ.builder().build().start();
     String topic = RocketMQExtension.uniqueTopic("restart");
     mq.createTopic(topic);
