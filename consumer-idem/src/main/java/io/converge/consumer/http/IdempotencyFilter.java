@@ -13,7 +13,8 @@ import jakarta.servlet.Filter;
  *       {@code Idempotent-Replayed: true}; the handler does not run;
  *   <li>the same key with another method, path or canonical body: 422; while the first runs: 409 with
  *       {@code Retry-After}; a missing key on a required endpoint, or a malformed one: 400;
- *   <li>a claim whose process died is taken over once its lease expires.
+ *   <li>a running handler's lease is renewed every third of the lease; a claim whose process died is
+ *       taken over once its lease expires.
  * </ul>
  *
  * Requests that match no {@link IdempotentEndpoint} pass through untouched. Build one with

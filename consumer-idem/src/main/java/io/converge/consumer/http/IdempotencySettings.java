@@ -9,8 +9,9 @@ import java.util.List;
  *
  * @param ttl how long a key and its response are kept: a retry within it is replayed, after it is a new
  *     request. Default 24 h; at least 1 min and longer than {@code lease}
- * @param lease how long a claim is held before another request with the same key may take it over (its
- *     process is presumed dead). Must exceed the slowest handler. Default 1 min; at least 1 s
+ * @param lease how long a claim outlives its process: while the handler runs the filter renews it every
+ *     third of the lease, so a slow but live handler keeps its key; once its process has died and the
+ *     lease is over, another request with the key takes it over. Default 1 min; at least 1 s
  * @param keyHeader the request header carrying the key; default {@code Idempotency-Key}
  * @param replayedHeaders response headers stored and replayed (case-insensitive); default
  *     {@link #DEFAULT_REPLAYED_HEADERS}. Others reach the first client only
@@ -55,7 +56,8 @@ public record IdempotencySettings(Duration ttl, Duration lease, String keyHeader
 
   /**
    * Checks that {@code endpoint} can be protected with these settings: its expected duration must be
-   * shorter than the lease, or a slow but live first request would be taken over and run twice.
+   * shorter than the lease (renewed while the handler runs, the lease is the time a dead process keeps
+   * its keys; an endpoint expected to outlast it is a configuration mistake).
    *
    * @throws IllegalArgumentException naming the endpoint and both durations
    */

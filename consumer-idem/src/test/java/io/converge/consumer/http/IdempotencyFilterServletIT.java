@@ -57,6 +57,15 @@ class IdempotencyFilterServletIT {
         case "/declined" -> resp.sendError(402, "card declined");
         case "/redirect" -> resp.sendRedirect("/shop/pay/" + run);
         case "/form" -> resp.getWriter().write("amount=" + req.getParameter("amount") + " run=" + run);
+        case "/slow" -> {
+          try {
+            Thread.sleep(3500); // more than three 1 s leases
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          resp.setStatus(201);
+          resp.getWriter().write("slow run=" + run);
+        }
         default -> resp.sendError(404);
       }
     }
@@ -71,6 +80,12 @@ class IdempotencyFilterServletIT {
             .endpoints(all).build(), new Shop())
         .mount("/down", IdempotencyFilter.builder().dataSource(refusing()).tenantResolver(TenantResolver.fixed("shop"))
             .endpoints(all).build(), new Shop())
+        .mount("/short", IdempotencyFilter.builder().dataSource(ds).tenantResolver(TenantResolver.fixed("shop"))
+            .settings(new IdempotencySettings(IdempotencySettings.DEFAULT_TTL, Duration.ofSeconds(1),
+                IdempotencySettings.DEFAULT_KEY_HEADER, IdempotencySettings.DEFAULT_REPLAYED_HEADERS, List.of(),
+                IdempotencySettings.DEFAULT_MAX_BODY_BYTES))
+            .endpoints(List.of(IdempotentEndpoint.of("POST", "/**").withExpectedDuration(Duration.ofMillis(500))))
+            .build(), new Shop())
         .start();
     base = tomcat.base();
   }
@@ -108,6 +123,32 @@ class IdempotencyFilterServletIT {
   private static int runsOf(String key) {
     AtomicInteger n = runs.get(key);
     return n == null ? 0 : n.get();
+  }
+
+  @Test
+  void aLiveHandlerSlowerThanItsLeaseKeepsItsKey() throws Exception {
+    String key = UUID.randomUUID().toString();
+    java.util.concurrent.CompletableFuture<HttpResponse<String>> first = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+      try {
+        return post("/short/slow", key, "application/json", "{}");
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    // retries at 1.5 s, 2.5 s and 3 s: each past the 1 s lease of the claim, which its heartbeat renews
+    for (long at : new long[] {1500, 1000, 500}) {
+      Thread.sleep(at);
+      HttpResponse<String> retry = post("/short/slow", key, "application/json", "{}");
+      assertThat(retry.statusCode()).as("a retry while the first runs, body %s", retry.body()).isEqualTo(409);
+      assertThat(retry.headers().firstValue("Retry-After")).isPresent();
+    }
+    HttpResponse<String> done = first.get(30, java.util.concurrent.TimeUnit.SECONDS);
+    assertThat(done.statusCode()).isEqualTo(201);
+    assertThat(done.body()).isEqualTo("slow run=1");
+    HttpResponse<String> replay = post("/short/slow", key, "application/json", "{}");
+    assertThat(replay.body()).isEqualTo("slow run=1");
+    assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(runsOf(key)).as("the handler ran once").isEqualTo(1);
   }
 
   @Test

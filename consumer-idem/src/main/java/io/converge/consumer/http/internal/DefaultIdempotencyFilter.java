@@ -17,6 +17,10 @@ import java.io.IOException;
 import java.time.Clock;
 import java.util.Collection;
 import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -34,6 +38,12 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
   private final IdempotencySettings settings;
   private final IdempotencyMetrics metrics;
   private final KeyStore store;
+  /** Renews the leases of running handlers; one daemon thread for every filter of the JVM. */
+  private static final ScheduledExecutorService LEASE_KEEPER = Executors.newSingleThreadScheduledExecutor(r -> {
+    Thread t = new Thread(r, "converge-idempotency-lease");
+    t.setDaemon(true);
+    return t;
+  });
   private volatile List<Rule> rules;
 
   /** Built by {@code IdempotencyFilter.builder()}; arguments are validated there. */
@@ -108,12 +118,18 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
   private void run(HttpServletRequest request, HttpServletResponse response, FilterChain chain, String tenant, String key,
       KeyStore.Claimed claimed) throws IOException {
     CapturingResponse capture = new CapturingResponse(response);
+    // while the handler runs its lease is renewed: only a dead process loses its claim, never a slow one
+    long every = Math.max(100, settings.lease().toMillis() / 3);
+    ScheduledFuture<?> heartbeat = LEASE_KEEPER.scheduleWithFixedDelay(() -> renew(tenant, key, claimed.owner()),
+        every, every, TimeUnit.MILLISECONDS);
     try {
       chain.doFilter(request, capture);
     } catch (IOException | ServletException | RuntimeException e) {
       log.error("The handler of Idempotency-Key '{}' of tenant '{}' failed; its 500 answer is stored and replayed",
           key, tenant, e);
       capture.replaceWith(500, Problems.body(IdempotencyProblem.HANDLER_FAILED, null));
+    } finally {
+      heartbeat.cancel(false);
     }
     StoredResponse stored = capture.toStored(settings.replayedHeaders());
     try {
@@ -126,6 +142,17 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
           + "runs the handler again", key, tenant, settings.lease(), e);
     }
     capture.release(stored.body());
+  }
+
+  private void renew(String tenant, String key, java.util.UUID owner) {
+    try {
+      if (!store.renew(tenant, key, owner)) {
+        log.warn("Idempotency-Key '{}' of tenant '{}': the claim of its running handler was taken over", key, tenant);
+      }
+    } catch (java.sql.SQLException | RuntimeException e) {
+      log.warn("Idempotency-Key '{}' of tenant '{}': its lease could not be renewed ({}); retrying", key, tenant,
+          e.toString());
+    }
   }
 
   private void replay(HttpServletResponse response, StoredResponse stored) throws IOException {

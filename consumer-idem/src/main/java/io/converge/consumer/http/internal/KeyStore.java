@@ -64,6 +64,11 @@ final class KeyStore {
          SET status = 'COMPLETED', completed_at = ?, response_status = ?, response_headers = ?, response_body = ?
        WHERE tenant = ? AND idem_key = ? AND lease_owner = ? AND status = 'PROCESSING'
       """;
+  // the heartbeat of a live handler: only its own, still processing claim
+  private static final String RENEW = """
+      UPDATE converge_idempotency_key SET leased_until = ?
+       WHERE tenant = ? AND idem_key = ? AND lease_owner = ? AND status = 'PROCESSING'
+      """;
   private static final int MAX_ROUNDS = 5;
 
   private final DataSource dataSource;
@@ -161,6 +166,23 @@ final class KeyStore {
 
   private static String cut(String s, int max) {
     return s.length() <= max ? s : s.substring(0, max);
+  }
+
+  /**
+   * Extends the lease of {@code owner}'s claim to now + lease, while its handler runs.
+   *
+   * @return false when the claim is no longer {@code owner}'s
+   * @throws SQLException when the database fails (the next heartbeat tries again)
+   */
+  boolean renew(String tenant, String key, UUID owner) throws SQLException {
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(RENEW)) {
+      c.setAutoCommit(true);
+      ps.setTimestamp(1, Timestamp.from(clock.instant().plus(lease)));
+      ps.setString(2, tenant);
+      ps.setString(3, key);
+      ps.setObject(4, owner);
+      return ps.executeUpdate() == 1;
+    }
   }
 
   /**
