@@ -152,6 +152,21 @@ class IdempotencyFilterServletIT {
   }
 
   @Test
+  void theQueryStringIsPartOfTheRequest() throws Exception {
+    String key = UUID.randomUUID().toString();
+    HttpResponse<String> first = post("/shop/pay?currency=EUR&split=2", key, "application/json", "{\"amount\":5}");
+    assertThat(first.statusCode()).isEqualTo(201);
+    HttpResponse<String> reordered = post("/shop/pay?split=%32&currency=EUR", key, "application/json", "{\"amount\":5}");
+    assertThat(reordered.body()).isEqualTo(first.body());
+    assertThat(reordered.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    HttpResponse<String> other = post("/shop/pay?currency=USD&split=2", key, "application/json", "{\"amount\":5}");
+    assertThat(other.statusCode()).isEqualTo(422);
+    HttpResponse<String> none = post("/shop/pay", key, "application/json", "{\"amount\":5}");
+    assertThat(none.statusCode()).isEqualTo(422);
+    assertThat(runsOf(key)).isEqualTo(1);
+  }
+
+  @Test
   void aFlushedBodyIsHeldBackStoredAndReplayed() throws Exception {
     String key = UUID.randomUUID().toString();
     HttpResponse<String> first = post("/shop/pay", key, "application/json", "{\"amount\":12000}");

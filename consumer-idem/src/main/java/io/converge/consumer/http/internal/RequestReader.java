@@ -14,8 +14,8 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Reads a request's body once and fingerprints it: SHA-256 over the method, the path and the
- * canonical body. JSON bodies ({@code application/json}, {@code application/*+json}) are
+ * Reads a request's body once and fingerprints it: SHA-256 over the method, the path, the query
+ * string (parameters sorted) and the canonical body. JSON bodies ({@code application/json}, {@code application/*+json}) are
  * canonicalised; form bodies are their parameters sorted by name; anything else is hashed as sent.
  */
 final class RequestReader {
@@ -39,11 +39,51 @@ final class RequestReader {
       }
       return new Read(new BufferedRequest(request, null), fingerprint(request.getMethod(), path, "form", form.toString().getBytes(StandardCharsets.UTF_8)));
     }
+    // the query string is part of the request (a form's parameters above already include it)
+    path = path + canonicalQuery(request.getQueryString());
     byte[] body = body(request, maxBodyBytes);
     String media = contentType.split(";", 2)[0].trim();
     boolean isJson = media.equals("application/json") || (media.startsWith("application/") && media.endsWith("+json"));
     byte[] canonical = isJson && body.length > 0 ? json.canonicalize(body) : body;
     return new Read(new BufferedRequest(request, body), fingerprint(request.getMethod(), path, isJson ? "json" : "raw", canonical));
+  }
+
+  /**
+   * {@code ?} and the query's parameters decoded and sorted by name (values of one name in their order),
+   * so {@code ?b=2&a=1} and {@code ?a=1&b=%32} are one request; empty when there is no query, which keeps
+   * the fingerprints of query-less requests as they were.
+   */
+  static String canonicalQuery(String query) {
+    if (query == null || query.isEmpty()) {
+      return "";
+    }
+    java.util.List<String[]> params = new java.util.ArrayList<>();
+    for (String part : query.split("&")) {
+      if (part.isEmpty()) {
+        continue;
+      }
+      int eq = part.indexOf('=');
+      String name = eq < 0 ? part : part.substring(0, eq);
+      String value = eq < 0 ? "" : part.substring(eq + 1);
+      params.add(new String[] {decode(name), decode(value)});
+    }
+    if (params.isEmpty()) {
+      return "";
+    }
+    params.sort(java.util.Comparator.comparing(p -> p[0])); // stable: a name's values keep their order
+    StringBuilder out = new StringBuilder("?");
+    for (String[] p : params) {
+      out.append(p[0]).append('\0').append(p[1]).append('\n');
+    }
+    return out.toString();
+  }
+
+  private static String decode(String s) {
+    try {
+      return java.net.URLDecoder.decode(s, StandardCharsets.UTF_8);
+    } catch (IllegalArgumentException e) {
+      return s; // a malformed escape is kept as sent: it still tells two requests apart
+    }
   }
 
   private static byte[] body(HttpServletRequest request, int max) throws IOException {
