@@ -5,6 +5,7 @@ import io.converge.outbox.OutboxBackend;
 import io.converge.outbox.OutboxRelay;
 import io.converge.outbox.OutboxRelayBuilder;
 import io.converge.outbox.rocketmq.RocketMQSink;
+import io.converge.outbox.spi.OutboxSink;
 import io.converge.outbox.spi.RelayMetrics;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.TxnProducerBuilder;
@@ -28,7 +29,9 @@ import org.springframework.context.annotation.Configuration;
  * Spring Boot auto-configuration of the outbox when {@code converge.producer.mode=outbox}: a
  * {@link TxnProducer} on the outbox backend and a {@link TransactionalPublisher} on the application's
  * {@code DataSource}, and, unless {@code converge.outbox.relay-enabled=false}, a started
- * {@link OutboxRelay} publishing to RocketMQ. Each bean is replaceable by one's own.
+ * {@link OutboxRelay} publishing through the application's {@link OutboxSink} bean if it has one, else
+ * the sink named by {@code converge.outbox.sink} ({@code rocketmq} by default; {@code pulsar} comes from
+ * {@code converge-pulsar-adapter}'s auto-configuration). Each bean is replaceable by one's own.
  */
 @AutoConfiguration(afterName = {
     "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
@@ -68,11 +71,14 @@ class OutboxAutoConfiguration {
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
   @ConditionalOnBean(DataSource.class)
-  @ConditionalOnClass(name = "org.apache.rocketmq.client.producer.DefaultMQProducer")
   @ConditionalOnProperty(prefix = "converge.outbox", name = "relay-enabled", havingValue = "true", matchIfMissing = true)
-  OutboxRelay convergeOutboxRelay(OutboxProperties p, DataSource dataSource, ObjectProvider<RelayMetrics> metrics) {
-    OutboxRelayBuilder b = OutboxRelay.builder().dataSource(dataSource)
-        .sink(RocketMQSink.nameServer(Objects.requireNonNull(p.nameServer(), "converge.outbox.name-server is required")).build());
+  OutboxRelay convergeOutboxRelay(OutboxProperties p, DataSource dataSource, ObjectProvider<RelayMetrics> metrics,
+                                  ObjectProvider<OutboxSink> sinks) {
+    OutboxSink sink = sinks.getIfUnique();
+    if (sink == null) {
+      sink = defaultSink(p);
+    }
+    OutboxRelayBuilder b = OutboxRelay.builder().dataSource(dataSource).sink(sink);
     if (p.batchSize() != null) {
       b.batchSize(p.batchSize());
     }
@@ -92,6 +98,25 @@ class OutboxAutoConfiguration {
     OutboxRelay relay = b.build();
     relay.start();
     return relay;
+  }
+
+  /** The sink named by {@code converge.outbox.sink} when the application has no {@link OutboxSink} bean. */
+  private static OutboxSink defaultSink(OutboxProperties p) {
+    String kind = p.sink() == null ? "rocketmq" : p.sink().trim().toLowerCase(java.util.Locale.ROOT);
+    switch (kind) {
+      case "rocketmq" -> {
+        if (!org.springframework.util.ClassUtils.isPresent("org.apache.rocketmq.client.producer.DefaultMQProducer",
+            OutboxAutoConfiguration.class.getClassLoader())) {
+          throw new IllegalStateException("converge.outbox.sink=rocketmq needs org.apache.rocketmq:rocketmq-client on the "
+              + "classpath (or set converge.outbox.relay-enabled=false, or define an OutboxSink bean)");
+        }
+        return RocketMQSink.nameServer(Objects.requireNonNull(p.nameServer(),
+            "converge.outbox.name-server is required by the RocketMQ sink")).build();
+      }
+      case "pulsar" -> throw new IllegalStateException("converge.outbox.sink=pulsar needs io.converge:converge-pulsar-adapter "
+          + "on the classpath and converge.pulsar.service-url (its auto-configuration provides the sink)");
+      default -> throw new IllegalArgumentException("converge.outbox.sink must be rocketmq or pulsar, but was " + p.sink());
+    }
   }
 
   /** Micrometer metrics for the relay, when Micrometer and a registry are there. */

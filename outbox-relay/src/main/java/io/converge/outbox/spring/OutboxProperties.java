@@ -9,7 +9,10 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * defaults (see {@code OutboxRelayBuilder.Settings}).
  *
  * @param relayEnabled whether this application runs a relay; default true
- * @param nameServer RocketMQ name server list the relay publishes to; required when the relay is enabled
+ * @param sink where the relay publishes: {@code rocketmq} (default) or {@code pulsar} (needs
+ *     {@code converge-pulsar-adapter} and {@code converge.pulsar.service-url}); an application's own
+ *     {@code OutboxSink} bean takes precedence over both
+ * @param nameServer RocketMQ name server list the relay publishes to; required with the RocketMQ sink
  * @param batchSize most rows per claim
  * @param maxAttempts refusals before a key is parked
  * @param retention how long published rows are kept
@@ -18,6 +21,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 @ConfigurationProperties("converge.outbox")
 public record OutboxProperties(
     Boolean relayEnabled,
+    String sink,
     String nameServer,
     Integer batchSize,
     Integer maxAttempts,

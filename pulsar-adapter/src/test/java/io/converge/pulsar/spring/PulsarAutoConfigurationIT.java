@@ -52,14 +52,7 @@ class PulsarAutoConfigurationIT {
           assertThat(context).hasSingleBean(TxnProducer.class).hasSingleBean(TransactionalPublisher.class)
               .hasSingleBean(ConsumerBinding.class);
           TransactionalPublisher publisher = context.getBean(TransactionalPublisher.class);
-          IdempotentHandler handler = IdempotentHandler.builder().group("spring-" + UUID.randomUUID()).dataSource(db)
-              .handler((c, m) -> {
-                try (var ps = c.prepareStatement("INSERT INTO received VALUES (?, ?)")) {
-                  ps.setString(1, m.envelopeMessageId());
-                  ps.setString(2, m.payloadAsString());
-                  ps.executeUpdate();
-                }
-              }).build();
+          IdempotentHandler handler = recording(db, "spring-" + UUID.randomUUID());
           TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(db));
           try (ConsumerBinding.Subscription sub = context.getBean(ConsumerBinding.class).subscribe(topic, handler)) {
             String committed = MessageIds.shared().next();
@@ -115,6 +108,75 @@ class PulsarAutoConfigurationIT {
         .run(context -> assertThat(context).doesNotHaveBean(TxnProducer.class).doesNotHaveBean(ConsumerBinding.class));
     runner(pulsar, "t", db).withPropertyValues("converge.pulsar.consumer.enabled=false")
         .run(context -> assertThat(context).hasSingleBean(TxnProducer.class).doesNotHaveBean(ConsumerBinding.class));
+  }
+
+  @Test
+  void outboxModeWithThePulsarSinkRelaysToPulsarAndConsumesFromIt(EmbeddedPulsar pulsar) throws Exception {
+    String full = PulsarExtension.uniqueTopic("spring-outbox");
+    String topic = full.substring(full.lastIndexOf('/') + 1);
+    DataSource db = ConvergePostgres.shared().newSchema("pulsar_spring_outbox");
+    Migrations.apply(db, "consumer");
+    JdbcTemplate jdbc = new JdbcTemplate(db);
+    jdbc.execute("CREATE TABLE received (message_id text, payload text)");
+    outboxRunner(db).withPropertyValues("converge.outbox.sink=pulsar", "converge.pulsar.service-url=" + pulsar.serviceUrl())
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context.getBean(io.converge.outbox.spi.OutboxSink.class)).isInstanceOf(io.converge.pulsar.PulsarOutboxSink.class);
+          assertThat(context).hasSingleBean(io.converge.outbox.OutboxRelay.class).hasSingleBean(ConsumerBinding.class);
+          TransactionalPublisher publisher = context.getBean(TransactionalPublisher.class);
+          IdempotentHandler handler = recording(db, "spring-outbox-" + UUID.randomUUID());
+          TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(db));
+          try (ConsumerBinding.Subscription sub = context.getBean(ConsumerBinding.class).subscribe(topic, handler)) {
+            String rolledBack = MessageIds.shared().next();
+            assertThatThrownBy(() -> tx.executeWithoutResult(s -> {
+              publisher.publish(OutgoingMessage.builder(topic).id(rolledBack).key("o").payload("no".getBytes(UTF_8)).build());
+              throw new IllegalStateException("rolled back");
+            })).hasMessage("rolled back");
+            String committed = MessageIds.shared().next();
+            tx.executeWithoutResult(s ->
+                publisher.publish(OutgoingMessage.builder(topic).id(committed).key("o").payload("yes".getBytes(UTF_8)).build()));
+            await().atMost(Duration.ofSeconds(60)).until(() ->
+                jdbc.queryForObject("SELECT count(*) FROM received WHERE message_id = ?", Integer.class, committed) == 1);
+            Thread.sleep(500);
+            assertThat(jdbc.queryForList("SELECT message_id FROM received", String.class)).containsExactly(committed);
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_outbox WHERE published_at IS NULL", Integer.class)).isZero();
+          }
+        });
+  }
+
+  @Test
+  void anOutboxSinkThatCannotBeMadeFailsTheStartNamingIt() {
+    DataSource db = ConvergePostgres.shared().newSchema("pulsar_spring_outbox_bad");
+    outboxRunner(db).withPropertyValues("converge.outbox.sink=pulsar")
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("converge.pulsar.service-url is required"));
+    outboxRunner(db).withPropertyValues("converge.outbox.sink=kafka")
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("converge.outbox.sink must be rocketmq or pulsar, but was kafka"));
+  }
+
+  /** A handler of {@code group} that records each message's id and payload in {@code received}. */
+  private static IdempotentHandler recording(DataSource db, String group) {
+    return IdempotentHandler.builder().group(group).dataSource(db)
+        .handler((c, m) -> {
+          try (var ps = c.prepareStatement("INSERT INTO received VALUES (?, ?)")) {
+            ps.setString(1, m.envelopeMessageId());
+            ps.setString(2, m.payloadAsString());
+            ps.executeUpdate();
+          }
+        }).build();
+  }
+
+  private static ApplicationContextRunner outboxRunner(DataSource db) {
+    try {
+      return new ApplicationContextRunner()
+          .withConfiguration(AutoConfigurations.of(PulsarOutboxAutoConfiguration.class,
+              Class.forName("io.converge.outbox.spring.OutboxAutoConfiguration")))
+          .withBean(DataSource.class, () -> db)
+          .withPropertyValues("converge.producer.mode=outbox", "converge.producer.group=spring-outbox");
+    } catch (ClassNotFoundException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   private static ApplicationContextRunner runner(EmbeddedPulsar pulsar, String topic, DataSource db) {
