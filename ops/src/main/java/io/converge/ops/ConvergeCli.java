@@ -1,6 +1,8 @@
 package io.converge.ops;
 
 import io.converge.ops.bench.BenchCommand;
+import io.converge.ops.dlq.DlqCommand;
+import io.converge.ops.outbox.OutboxCommand;
 import io.converge.ops.purge.PurgeCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -10,8 +12,9 @@ import picocli.CommandLine.Command;
     name = "converge",
     mixinStandardHelpOptions = true,
     version = "converge 0.1.0",
-    description = "Operate Converge: the dev platform, benchmarks, outbox purge.",
-    subcommands = {BenchCommand.class, DevCommand.class, PurgeCommand.class, CommandLine.HelpCommand.class})
+    description = "Operate Converge: the dev platform, benchmarks, outbox purge, parked outbox keys, dead letters and tickets.",
+    subcommands = {BenchCommand.class, DevCommand.class, PurgeCommand.class, OutboxCommand.class, DlqCommand.class,
+        CommandLine.HelpCommand.class})
 public final class ConvergeCli {
 
   /** Runs the command line and exits with its status. */

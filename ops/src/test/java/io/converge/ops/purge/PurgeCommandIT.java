@@ -3,9 +3,8 @@ package io.converge.ops.purge;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.ops.CliRun;
 import io.converge.producer.schema.Migrations;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -15,7 +14,6 @@ import java.util.List;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
 
 /**
  * {@code converge purge} against the embedded PostgreSQL: it deletes only published rows older than the
@@ -47,7 +45,7 @@ class PurgeCommandIT {
 
   @Test
   void purgesOnlyOldPublishedRowsInBatchesWithProgress() throws Exception {
-    Run r = run("--retention", "1d", "--batch-size", "50");
+    CliRun r = run("--retention", "1d", "--batch-size", "50");
 
     assertThat(r.status).as(r.err).isZero();
     assertThat(r.out).contains("purged 50 rows", "purged 100 rows", "purged 120 rows", "done: purged 120 rows");
@@ -55,7 +53,7 @@ class PurgeCommandIT {
     assertThat(count("published_at IS NULL AND parked_at IS NULL")).isEqualTo(40);
     assertThat(count("parked_at IS NOT NULL")).isEqualTo(10);
 
-    Run shorter = run("--retention", "30m");
+    CliRun shorter = run("--retention", "30m");
     assertThat(shorter.status).isZero();
     assertThat(shorter.out).contains("done: purged 30 rows");
     assertThat(count("true")).as("unpublished and parked rows are never purged").isEqualTo(50);
@@ -63,7 +61,7 @@ class PurgeCommandIT {
 
   @Test
   void dryRunCountsAndDeletesNothing() throws Exception {
-    Run r = run("--retention", "PT6H", "--dry-run");
+    CliRun r = run("--retention", "PT6H", "--dry-run");
     assertThat(r.status).isZero();
     assertThat(r.out).contains("dry run: 120 published rows older than PT6H would be purged");
     assertThat(count("true")).isEqualTo(200);
@@ -71,26 +69,26 @@ class PurgeCommandIT {
 
   @Test
   void passwordFromOptionAndBadInputAreReported() throws Exception {
-    Run badBatch = run("--batch-size", "0");
+    CliRun badBatch = run("--batch-size", "0");
     assertThat(badBatch.status).isEqualTo(2);
     assertThat(badBatch.err).contains("--batch-size must be between 1 and 100000, but was 0");
 
-    Run badRetention = run("--retention", "yesterday");
+    CliRun badRetention = run("--retention", "yesterday");
     assertThat(badRetention.status).isEqualTo(2);
     assertThat(badRetention.err).contains("retention must be like 1d, 12h, 30m, 90s or PT6H, but was 'yesterday'");
 
-    Run noTable = new Run(new String[] {"--jdbc-url", pg.jdbcUrl(), "--user", pg.user(), "--password", pg.password(),
+    CliRun noTable = CliRun.of(new String[] {"purge", "--jdbc-url", pg.jdbcUrl(), "--user", pg.user(), "--password", pg.password(),
         "--schema", "no_such_schema"});
     assertThat(noTable.status).isEqualTo(1);
     assertThat(noTable.err).contains("purge failed: Cannot purge the outbox after 0 rows");
     assertThat(count("true")).isEqualTo(200);
   }
 
-  private Run run(String... options) {
-    List<String> args = new ArrayList<>(List.of("--jdbc-url", pg.jdbcUrl(), "--user", pg.user(),
+  private CliRun run(String... options) {
+    List<String> args = new ArrayList<>(List.of("purge", "--jdbc-url", pg.jdbcUrl(), "--user", pg.user(),
         "--password", pg.password(), "--schema", schema));
     args.addAll(List.of(options));
-    return new Run(args.toArray(String[]::new));
+    return CliRun.of(args.toArray(String[]::new));
   }
 
   private void insert(int rows, String publishedAt, String parkedAt) throws Exception {
@@ -108,24 +106,6 @@ class PurgeCommandIT {
         ResultSet rs = s.executeQuery("SELECT count(*) FROM converge_outbox WHERE " + where)) {
       rs.next();
       return rs.getLong(1);
-    }
-  }
-
-  /** One run of {@code converge purge} in this JVM, its exit status and output. */
-  private static final class Run {
-    final int status;
-    final String out;
-    final String err;
-
-    Run(String[] args) {
-      StringWriter o = new StringWriter();
-      StringWriter e = new StringWriter();
-      CommandLine cli = new CommandLine(new PurgeCommand());
-      cli.setOut(new PrintWriter(o, true));
-      cli.setErr(new PrintWriter(e, true));
-      status = cli.execute(args);
-      out = o.toString();
-      err = e.toString();
     }
   }
 }

@@ -1,0 +1,51 @@
+package io.converge.ops.db;
+
+import io.converge.producer.ConvergeException;
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
+import javax.sql.DataSource;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+/**
+ * A {@code converge} command on Converge's tables: the database options, the checks of the options
+ * (exit 2), the database failure (exit 1, the error printed as {@code <name> failed: …}).
+ */
+public abstract class DbCommand implements Callable<Integer> {
+
+  /** This command's picocli model. */
+  @Spec
+  protected CommandSpec spec;
+
+  /** The database options. */
+  @Mixin
+  protected DbOptions db;
+
+  /** The command's name in messages, e.g. {@code outbox parked}. */
+  protected abstract String name();
+
+  /** Runs the command on {@code dataSource}; returns its exit status. */
+  protected abstract int run(DataSource dataSource, PrintWriter out, PrintWriter err);
+
+  /** Null when the options are valid, else what is wrong. */
+  protected String problem() {
+    return db.problem();
+  }
+
+  @Override
+  public final Integer call() {
+    PrintWriter err = spec.commandLine().getErr();
+    String problem = problem();
+    if (problem != null) {
+      err.println(name() + ": " + problem);
+      return 2;
+    }
+    try {
+      return run(db.dataSource(), spec.commandLine().getOut(), err);
+    } catch (ConvergeException e) {
+      err.println(name() + " failed: " + DbOptions.describe(e));
+      return 1;
+    }
+  }
+}
