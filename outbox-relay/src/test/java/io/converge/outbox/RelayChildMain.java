@@ -1,9 +1,6 @@
 package io.converge.outbox;
 
 import io.converge.outbox.rocketmq.RocketMQSink;
-import io.converge.outbox.spi.OutboxRecord;
-import io.converge.outbox.spi.OutboxSink;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
@@ -24,33 +21,12 @@ public final class RelayChildMain {
     db.setPassword(System.getProperty("relay.jdbc.password", ""));
     db.setCurrentSchema(System.getProperty("relay.schema"));
     int haltAfter = Integer.parseInt(System.getProperty("relay.haltAfter"));
-    RocketMQSink rocketmq = RocketMQSink.nameServer(System.getProperty("relay.nameServer")).group("relay-child").build();
-    AtomicInteger sent = new AtomicInteger();
-    OutboxSink halting = new OutboxSink() {
-      @Override
-      public String name() {
-        return "halting-rocketmq";
-      }
-
-      @Override
-      public void send(OutboxRecord record) throws Exception {
-        rocketmq.send(record);
-        if (sent.incrementAndGet() == haltAfter) {
-          System.out.println(HALTING + sent.get() + " " + record.messageId());
-          System.out.flush();
-          Runtime.getRuntime().halt(137);
-        }
-      }
-
-      @Override
-      public void close() {
-        rocketmq.close();
-      }
-    };
+    HaltingSink halting = new HaltingSink(RocketMQSink.nameServer(System.getProperty("relay.nameServer")).group("relay-child").build(),
+        haltAfter, HALTING);
     OutboxRelay relay = OutboxRelay.builder().name("child").dataSource(db).sink(halting).batchSize(50).build();
     relay.start();
     Thread.sleep(60_000);
-    System.out.println("RELAY-COMPLETED without halting, sent " + sent.get());
+    System.out.println("RELAY-COMPLETED without halting, sent " + halting.sent());
     relay.close();
     System.exit(3);
   }

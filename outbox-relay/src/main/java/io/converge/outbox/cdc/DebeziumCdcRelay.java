@@ -43,7 +43,7 @@ final class DebeziumCdcRelay implements CdcRelay, DebeziumEngine.ChangeConsumer<
 
   private static final String MARK_PUBLISHED = "UPDATE converge_outbox SET published_at = now(), parked_at = NULL WHERE seq = ANY(?)";
   private static final String PARKED_KEYS =
-      "SELECT DISTINCT order_key FROM converge_outbox WHERE published_at IS NULL AND parked_at IS NOT NULL AND order_key = ANY(?)";
+      "SELECT DISTINCT order_key FROM converge_outbox WHERE published_at IS NULL AND parked_at IS NOT NULL";
   private static final String PARKED_ROWS = "SELECT seq, message_id, topic, msg_key, tag, header_names, header_values, payload "
       + "FROM converge_outbox WHERE order_key = ? AND published_at IS NULL AND parked_at IS NOT NULL ORDER BY seq";
   private static final String MARK_PARKED =
@@ -52,7 +52,7 @@ final class DebeziumCdcRelay implements CdcRelay, DebeziumEngine.ChangeConsumer<
   private final CdcRelay.Builder settings;
   private final PGSimpleDataSource db;
   private final String slot;
-  /** Keys parked by this process (the table is the source of truth across restarts; see {@link #parkedInTable}). */
+  /** The parked keys: loaded from the table at start ({@link #loadParkedKeys}), then kept by this relay. */
   private final Set<String> parkedKeys = ConcurrentHashMap.newKeySet();
   /** Serialises the engine's batches with {@link #resume}: a key's rows go out in seq order. */
   private final Object sending = new Object();
@@ -80,6 +80,7 @@ final class DebeziumCdcRelay implements CdcRelay, DebeziumEngine.ChangeConsumer<
     closing = false;
     Migrations.apply(db, "cdc");
     createPublication();
+    loadParkedKeys();
     URI u = URI.create(settings.jdbcUrl.substring("jdbc:".length()));
     Properties p = new Properties();
     p.setProperty("name", slot);
@@ -149,7 +150,6 @@ final class DebeziumCdcRelay implements CdcRelay, DebeziumEngine.ChangeConsumer<
     List<Long> sent = new ArrayList<>();
     Map<Long, String[]> parkedRows = new LinkedHashMap<>();
     synchronized (sending) {
-      parkedKeys.addAll(parkedInTable(batch));
       deliver(batch, sent, parkedRows);
       mark(sent, parkedRows);
     }
@@ -159,32 +159,18 @@ final class DebeziumCdcRelay implements CdcRelay, DebeziumEngine.ChangeConsumer<
     committer.markBatchFinished();
   }
 
-  /** The keys of {@code batch} with parked rows in the table (parked before a restart, or by an earlier batch). */
-  private Set<String> parkedInTable(List<OutboxRecord> batch) throws InterruptedException {
-    if (batch.isEmpty()) {
-      return Set.of();
-    }
-    Object[] keys = batch.stream().map(OutboxRecord::orderKey).distinct().toArray();
-    long backoff = Math.max(1, settings.retryBase.toMillis());
-    while (true) {
-      try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(PARKED_KEYS)) {
-        ps.setArray(1, c.createArrayOf("text", keys));
-        Set<String> out = new HashSet<>();
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            out.add(rs.getString(1));
-          }
-        }
-        return out;
-      } catch (SQLException e) {
-        // without this answer a parked key's later rows could overtake it: wait for the database
-        LOG.warn("CDC relay {}: cannot read parked keys ({}), retrying in {} ms", settings.name, e.getMessage(), backoff);
-        if (closing) {
-          throw new InterruptedException("CDC relay " + settings.name + " is closing");
-        }
-        Thread.sleep(backoff);
-        backoff = Math.min(backoff * 2, Math.max(1, settings.retryMax.toMillis()));
+  /**
+   * Loads the keys parked before this start: this relay, the slot's only reader, parks and resumes
+   * every other one itself, so the set is read once per start, not per batch.
+   */
+  private void loadParkedKeys() {
+    try (Connection c = db.getConnection(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(PARKED_KEYS)) {
+      parkedKeys.clear();
+      while (rs.next()) {
+        parkedKeys.add(rs.getString(1));
       }
+    } catch (SQLException e) {
+      throw new ConvergeException("CDC relay " + settings.name + " cannot read its parked keys: " + e.getMessage(), e);
     }
   }
 

@@ -1,10 +1,8 @@
 package io.converge.outbox.cdc;
 
+import io.converge.outbox.HaltingSink;
 import io.converge.outbox.rocketmq.RocketMQSink;
-import io.converge.outbox.spi.OutboxRecord;
-import io.converge.outbox.spi.OutboxSink;
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A CDC relay process for the crash test: relays into RocketMQ and halts the JVM
@@ -18,29 +16,8 @@ public final class CdcChildMain {
 
   public static void main(String[] args) throws Exception {
     int haltAfter = Integer.parseInt(System.getProperty("cdc.haltAfter"));
-    RocketMQSink rocketmq = RocketMQSink.nameServer(System.getProperty("cdc.nameServer")).group("cdc-child").build();
-    AtomicInteger sent = new AtomicInteger();
-    OutboxSink halting = new OutboxSink() {
-      @Override
-      public String name() {
-        return "halting-rocketmq";
-      }
-
-      @Override
-      public void send(OutboxRecord record) throws Exception {
-        rocketmq.send(record);
-        if (sent.incrementAndGet() == haltAfter) {
-          System.out.println(HALTING + sent.get());
-          System.out.flush();
-          Runtime.getRuntime().halt(137);
-        }
-      }
-
-      @Override
-      public void close() {
-        rocketmq.close();
-      }
-    };
+    HaltingSink halting = new HaltingSink(RocketMQSink.nameServer(System.getProperty("cdc.nameServer")).group("cdc-child").build(),
+        haltAfter, HALTING);
     CdcRelay relay = CdcRelay.builder().name(System.getProperty("cdc.name"))
         .jdbcUrl(System.getProperty("cdc.jdbc.url"), System.getProperty("cdc.jdbc.user"), System.getProperty("cdc.jdbc.password"))
         .schema(System.getProperty("cdc.schema")).sink(halting).offsetFlushInterval(Duration.ofMillis(200)).build();
@@ -48,7 +25,7 @@ public final class CdcChildMain {
     System.out.println("CDC-STARTED");
     System.out.flush();
     Thread.sleep(90_000);
-    System.out.println("CDC-COMPLETED without halting, sent " + sent.get());
+    System.out.println("CDC-COMPLETED without halting, sent " + halting.sent());
     relay.close();
     System.exit(3);
   }
