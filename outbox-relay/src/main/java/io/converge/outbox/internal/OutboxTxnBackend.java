@@ -45,6 +45,11 @@ public final class OutboxTxnBackend implements TxnBackend {
       }
 
       @Override
+      public void rollbackToSavepoint(int kept) {
+        // the rows inserted after the savepoint rolled back with it: the relay never sees them
+      }
+
+      @Override
       public void afterCommit() {
         // the row is committed: the relay takes it from here
       }

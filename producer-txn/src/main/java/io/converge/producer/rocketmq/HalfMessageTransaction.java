@@ -81,6 +81,12 @@ final class HalfMessageTransaction implements BackendTransaction {
   }
 
   @Override
+  public void rollbackToSavepoint(int kept) {
+    // TODO(issue 13.1): implemented on this backend's branch
+    throw new UnsupportedOperationException("savepoint rollback is not implemented yet on RocketMQ");
+  }
+
+  @Override
   public void afterCommit() {
     end(LocalTransactionState.COMMIT_MESSAGE);
   }

@@ -24,6 +24,17 @@ public interface BackendTransaction {
    */
   default void beforeCommit(Connection connection) throws Exception {}
 
+  /**
+   * A savepoint of the DB transaction was rolled back: the messages this transaction published after
+   * its first {@code kept} belong to the rolled-back work and must never be delivered, whatever the
+   * transaction does next; the first {@code kept} stay part of it (delivered iff it commits). Log rows
+   * written on the connection after the savepoint are already gone with it. Called on the unit's
+   * thread, before {@link #beforeCommit}; throwing rolls the whole DB transaction back.
+   *
+   * @param kept how many of the messages published so far survive (0 to all of them)
+   */
+  void rollbackToSavepoint(int kept) throws Exception;
+
   /** The DB transaction committed: make the messages visible. Must not throw; recovery is the fallback. */
   void afterCommit();
 

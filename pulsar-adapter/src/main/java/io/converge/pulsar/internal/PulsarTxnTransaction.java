@@ -115,6 +115,12 @@ final class PulsarTxnTransaction implements BackendTransaction {
   }
 
   @Override
+  public void rollbackToSavepoint(int kept) {
+    // TODO(issue 13.1): implemented on this backend's branch
+    throw new UnsupportedOperationException("savepoint rollback is not implemented yet on Pulsar");
+  }
+
+  @Override
   public void afterCommit() {
     if (txn == null) {
       return;
