@@ -2,12 +2,14 @@ package io.converge.pulsar.internal;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.pulsar.EmbeddedPulsar;
 import io.converge.broker.pulsar.PulsarExtension;
 import io.converge.producer.Envelope;
+import io.converge.producer.InvalidMessageException;
 import io.converge.producer.MessageIds;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.schema.Migrations;
@@ -112,6 +114,25 @@ class PulsarTxnBackendIT {
       Thread.sleep(2000);
       assertThat(received.ids()).as("B and D were rolled back with their savepoints").containsExactly(a, c, e, marker);
       assertThat(received.headers.get(1)).as("C's properties").isEqualTo(c);
+    }
+  }
+
+  @Test
+  void aSendPulsarRefusesIsAnInvalidMessageNotAnOutage(EmbeddedPulsar pulsar) throws Exception {
+    String dead = topic("send-terminated");
+    terminate(pulsar, dead);
+    String id = MessageIds.shared().next();
+    try (PulsarTxnBackend backend = new PulsarTxnBackend(context("g-" + UUID.randomUUID()), settings(pulsar));
+        Connection c = db.getConnection()) {
+      c.setAutoCommit(false);
+      BackendTransaction btx = backend.begin();
+      assertThatThrownBy(() -> btx.publish(message(dead, id), c))
+          .isExactlyInstanceOf(InvalidMessageException.class)
+          .hasMessageStartingWith("Pulsar refused message " + id + " on " + dead)
+          .hasMessageContaining("TopicTerminated")
+          .satisfies(e -> assertThat(((InvalidMessageException) e).messageId()).isEqualTo(id));
+      c.rollback();
+      btx.afterRollback();
     }
   }
 
