@@ -100,6 +100,24 @@ class IdempotencyFilterIT {
     }
   }
 
+  /** A response read off a raw socket. */
+  record Raw(int status, String head, String body) {}
+
+  /** A request with its path sent exactly as written (clients normalise dot segments and refuse some escapes). */
+  private static Raw raw(String path, String tenant, String key, String json) throws Exception {
+    URI uri = URI.create(base);
+    try (Socket socket = new Socket(uri.getHost(), uri.getPort())) {
+      socket.setSoTimeout(20_000);
+      String request = "POST " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+          + "Content-Type: application/json\r\nX-Tenant-Id: " + tenant + "\r\nContent-Length: " + json.length() + "\r\n"
+          + (key == null ? "" : "Idempotency-Key: " + key + "\r\n") + "\r\n" + json;
+      socket.getOutputStream().write(request.getBytes(StandardCharsets.ISO_8859_1));
+      String all = new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+      int end = all.indexOf("\r\n\r\n");
+      return new Raw(Integer.parseInt(all.substring(9, 12)), all.substring(0, end), all.substring(end + 4));
+    }
+  }
+
   private static String key() {
     return UUID.randomUUID().toString();
   }
@@ -383,6 +401,52 @@ class IdempotencyFilterIT {
     assertThat(retry.body()).isEqualTo(first.body());
     assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
     assertThat(orders.runs("t1", key)).as("the Callable never ran").isZero();
+  }
+
+  /**
+   * Issue 13.7: the filter matched the raw request URI, so {@code POST /orders;a=1} ran without a key and
+   * twice with one. Every spelling that Tomcat or Spring MVC routes to a protected handler is protected:
+   * path parameters, percent-encoded characters, dot segments, double and trailing slashes.
+   */
+  @Test
+  void everySpellingOfAProtectedPathIsProtected() throws Exception {
+    List<String> variants = List.of("/orders;a=1", "/orders;", "/ord%65rs", "//orders", "/x/../orders",
+        "/./orders", "/%2e/orders", "/orders/", "/annotated/9;a=1", "/annotated;v=1/9", "/annot%61ted/9",
+        "/annotated//9", "//annotated/9", "/annotated/x/../9", "/annotated/./9", "/annotated/%2e/9", "/annotated/..",
+        "/annotated/%2e%2e", "/annotated/%2E%2E;x", "/annotated/%0A", "/annotated/9/");
+    for (String v : variants) {
+      Raw none = raw(v, "tv", null, "{}");
+      assertThat(none.status()).as("%s without a key: %s", v, none.body()).isEqualTo(400);
+      assertThat(none.body()).as(v).contains("urn:converge:idempotency:key-missing");
+      assertThat(orders.runs("tv", null)).as("%s ran without a key", v).isZero();
+      String key = key();
+      Raw first = raw(v, "tv", key, "{}");
+      Raw second = raw(v, "tv", key, "{}");
+      assertThat(second.body()).as("%s replayed", v).isEqualTo(first.body());
+      assertThat(second.head()).as(v).contains("Idempotent-Replayed: true");
+      assertThat(orders.runs("tv", key)).as("%s with one key twice", v).isLessThanOrEqualTo(1);
+    }
+    // the routed handler ran for these spellings, and only once
+    for (String v : List.of("/orders;a=1", "/ord%65rs", "/annotated/9;a=1", "/annot%61ted/9", "/annotated/..")) {
+      String key = key();
+      assertThat(raw(v, "tv", key, "{}").status()).as(v).isBetween(200, 201);
+      raw(v, "tv", key, "{}");
+      assertThat(orders.runs("tv", key)).as(v).isEqualTo(1);
+    }
+    // a spelling and the canonical path are one request: the fingerprint uses the routed path
+    String key = key();
+    Raw canonical = raw("/annotated/9", "tv", key, "{}");
+    for (String v : List.of("/annotated/9;a=1", "/annot%61ted/9", "//annotated/9", "/annotated/x/../9")) {
+      Raw again = raw(v, "tv", key, "{}");
+      assertThat(again.head()).as(v).contains("Idempotent-Replayed: true");
+      assertThat(again.body()).as(v).isEqualTo(canonical.body());
+    }
+    assertThat(orders.runs("tv", key)).isEqualTo(1);
+    // an encoded slash is refused by Tomcat before any filter or handler; another case is another path (404)
+    assertThat(raw("/orders%2Fx", "tv", null, "{}").status()).isEqualTo(400);
+    assertThat(raw("/ORDERS", "tv", null, "{}").status()).isEqualTo(404);
+    assertThat(raw("/orders%3Bx", "tv", null, "{}").status()).as("an encoded ';' is part of the name").isEqualTo(404);
+    assertThat(orders.runs("tv", null)).isZero();
   }
 
   @Test

@@ -63,8 +63,9 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
       chain.doFilter(req, res);
       return;
     }
-    String path = request.getRequestURI().substring(request.getContextPath().length());
-    Rule rule = match(request.getMethod(), path);
+    // every spelling the container or Spring MVC routes to a protected endpoint is protected (issue 13.7)
+    String path = RequestPaths.routed(request);
+    Rule rule = match(request.getMethod(), path, RequestPaths.segments(request));
     if (rule == null) {
       chain.doFilter(req, res);
       return;
@@ -185,13 +186,13 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
     response.getOutputStream().write(body);
   }
 
-  private Rule match(String method, String path) {
+  private Rule match(String method, String path, List<String> segments) {
     List<Rule> r = rules;
     if (r == null) {
       r = resolveRules();
     }
     for (Rule rule : r) {
-      if (rule.matches(method, path)) {
+      if (rule.matches(method, path, segments)) {
         return rule;
       }
     }
