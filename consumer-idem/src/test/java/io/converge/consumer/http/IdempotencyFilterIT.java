@@ -43,9 +43,17 @@ class IdempotencyFilterIT {
   private static String base;
   private static final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
+  private static com.zaxxer.hikari.HikariDataSource tinyPool;
+
   @BeforeAll
-  static void start(DataSource ds) {
+  static void start(DataSource ds) throws Exception {
     OrdersApp.dataSource = ds;
+    com.zaxxer.hikari.HikariConfig tiny = new com.zaxxer.hikari.HikariConfig();
+    tiny.setDataSource(ds);
+    tiny.setMaximumPoolSize(1);
+    tiny.setConnectionTimeout(250);
+    tinyPool = new com.zaxxer.hikari.HikariDataSource(tiny);
+    OrdersApp.tinyPool = tinyPool;
     app = new SpringApplicationBuilder(OrdersApp.class).properties(
         "server.port=0",
         "spring.main.banner-mode=off",
@@ -69,6 +77,9 @@ class IdempotencyFilterIT {
   static void stop() {
     if (app != null) {
       app.close();
+    }
+    if (tinyPool != null) {
+      tinyPool.close();
     }
   }
 
@@ -390,6 +401,49 @@ class IdempotencyFilterIT {
     assertThat(failedAgain.body()).isEqualTo(failed.body());
     assertThat(failedAgain.headers().firstValue("Idempotent-Replayed")).hasValue("true");
     assertThat(orders.runs("t1", boom)).isEqualTo(1);
+  }
+
+  /**
+   * Issue 19.2: a handler whose work was rolled back because something was unavailable (here a real Hikari
+   * pool timeout under a Spring transaction) gets its key released and a 503, and the retry runs it.
+   */
+  @Test
+  void anOutageInTheHandlerReleasesTheKeyAndTheRetryRuns() throws Exception {
+    String key = key();
+    HttpResponse<String> down;
+    try (java.sql.Connection hog = tinyPool.getConnection()) {
+      down = post("/charges/pooled", "t1", key, "{}");
+    }
+    assertProblem(down, 503, "handler-unavailable");
+    assertThat(down.headers().firstValue("Retry-After")).hasValue("1");
+    assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_idempotency_key WHERE tenant = 't1' AND idem_key = ?",
+        Long.class, key)).as("the key was released").isZero();
+    HttpResponse<String> retry = post("/charges/pooled", "t1", key, "{}");
+    assertThat(retry.statusCode()).as(retry.body()).isEqualTo(201);
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+    HttpResponse<String> replay = post("/charges/pooled", "t1", key, "{}");
+    assertThat(replay.body()).isEqualTo(retry.body());
+    assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(orders.runs("t1", key)).as("the failed run and the retry").isEqualTo(2);
+
+    // the same when the application renders the outage itself (an @ExceptionHandler's 500)
+    String rendered = key();
+    HttpResponse<String> first = post("/charges/rendered", "t1", rendered, "{}");
+    assertProblem(first, 503, "handler-unavailable");
+    HttpResponse<String> again = post("/charges/rendered", "t1", rendered, "{}");
+    assertThat(again.statusCode()).isEqualTo(201);
+    assertThat(post("/charges/rendered", "t1", rendered, "{}").body()).isEqualTo(again.body());
+    assertThat(orders.runs("t1", rendered)).isEqualTo(2);
+
+    // a 500 the application answers on purpose is its answer: stored and replayed
+    String refused = key();
+    HttpResponse<String> no = post("/charges/refused", "t1", refused, "{}");
+    HttpResponse<String> noAgain = post("/charges/refused", "t1", refused, "{}");
+    assertThat(no.statusCode()).isEqualTo(500);
+    assertThat(noAgain.statusCode()).isEqualTo(500);
+    assertThat(noAgain.body()).isEqualTo(no.body()).contains("acquirer said no");
+    assertThat(noAgain.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(orders.runs("t1", refused)).isEqualTo(1);
   }
 
   @Test

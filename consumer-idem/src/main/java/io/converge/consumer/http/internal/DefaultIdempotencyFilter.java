@@ -1,5 +1,6 @@
 package io.converge.consumer.http.internal;
 
+import io.converge.consumer.Unavailability;
 import io.converge.consumer.http.IdempotencyException;
 import io.converge.consumer.http.IdempotencyFilter;
 import io.converge.consumer.http.IdempotencyMetrics;
@@ -30,6 +31,9 @@ import org.slf4j.LoggerFactory;
 public final class DefaultIdempotencyFilter implements IdempotencyFilter {
 
   private static final Logger log = LoggerFactory.getLogger(DefaultIdempotencyFilter.class);
+  /** Where Spring MVC and the servlet error mechanism keep an exception that was rendered as a response. */
+  private static final List<String> RENDERED_EXCEPTION_ATTRIBUTES =
+      List.of("org.springframework.web.servlet.DispatcherServlet.EXCEPTION", "jakarta.servlet.error.exception");
   /** The header that marks a replayed response. */
   public static final String REPLAYED_HEADER = "Idempotent-Replayed";
 
@@ -112,25 +116,36 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
         log.warn("Idempotency-Key '{}' of tenant '{}' taken over after its lease expired: its first request never "
             + "completed", key, tenant);
       }
-      run(read.request(), response, chain, tenant, key, claimed);
+      run(read.request(), response, chain, endpoint, tenant, key, claimed);
     }
   }
 
-  private void run(HttpServletRequest request, HttpServletResponse response, FilterChain chain, String tenant, String key,
-      KeyStore.Claimed claimed) throws IOException {
+  private void run(HttpServletRequest request, HttpServletResponse response, FilterChain chain, String endpoint,
+      String tenant, String key, KeyStore.Claimed claimed) throws IOException {
     CapturingResponse capture = new CapturingResponse(response);
     // while the handler runs its lease is renewed: only a dead process loses its claim, never a slow one
     long every = Math.max(100, settings.lease().toMillis() / 3);
     ScheduledFuture<?> heartbeat = LEASE_KEEPER.scheduleWithFixedDelay(() -> renew(tenant, key, claimed.owner()),
         every, every, TimeUnit.MILLISECONDS);
+    Throwable failure = null;
     try {
       chain.doFilter(request, capture);
     } catch (IOException | ServletException | RuntimeException e) {
-      log.error("The handler of Idempotency-Key '{}' of tenant '{}' failed; its 500 answer is stored and replayed",
-          key, tenant, e);
-      capture.replaceWith(500, Problems.body(IdempotencyProblem.HANDLER_FAILED, null));
+      failure = e;
     } finally {
       heartbeat.cancel(false);
+    }
+    // an outage the application rendered itself (Spring MVC keeps the exception in a request attribute)
+    Throwable cause = failure != null ? failure : renderedFailure(request, capture);
+    if (cause != null && Unavailability.isUnavailability(cause)) {
+      metrics.rejected(endpoint, IdempotencyProblem.HANDLER_UNAVAILABLE);
+      releaseUnavailable(capture, tenant, key, claimed, cause);
+      return;
+    }
+    if (failure != null) {
+      log.error("The handler of Idempotency-Key '{}' of tenant '{}' failed; its 500 answer is stored and replayed",
+          key, tenant, failure);
+      capture.replaceWith(500, Problems.body(IdempotencyProblem.HANDLER_FAILED, null));
     }
     StoredResponse stored = capture.toStored(settings.replayedHeaders());
     try {
@@ -143,6 +158,45 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
           + "runs the handler again", key, tenant, settings.lease(), e);
     }
     capture.release(stored.body());
+  }
+
+  /** Spring MVC's record of an exception an exception handler turned into a 5xx response; null when none. */
+  private static Throwable renderedFailure(HttpServletRequest request, CapturingResponse capture) {
+    if (capture.getStatus() < 500) {
+      return null;
+    }
+    for (String attribute : RENDERED_EXCEPTION_ATTRIBUTES) {
+      if (request.getAttribute(attribute) instanceof Throwable t) {
+        return t;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * The handler's work was rolled back because something was unavailable: the key is given back and the
+   * client told to retry (503), instead of storing an outage as the request's answer for the TTL.
+   */
+  private void releaseUnavailable(CapturingResponse capture, String tenant, String key, KeyStore.Claimed claimed,
+      Throwable cause) throws IOException {
+    long retryAfter = 1;
+    try {
+      if (!store.release(tenant, key, claimed.owner())) {
+        log.warn("Idempotency-Key '{}' of tenant '{}' was taken over while its handler ran; nothing to release", key,
+            tenant);
+      }
+    } catch (java.sql.SQLException | RuntimeException e) {
+      // the claim stays until its lease is over; then a retry takes it over
+      retryAfter = Math.max(1, settings.lease().toSeconds());
+      log.error("Idempotency-Key '{}' of tenant '{}' could not be released; a retry runs after its lease ({})", key,
+          tenant, settings.lease(), e);
+    }
+    log.warn("The handler of Idempotency-Key '{}' of tenant '{}' failed on an unavailability; key released, 503 "
+        + "answered, not stored: {}", key, tenant, cause.toString());
+    byte[] body = Problems.body(IdempotencyProblem.HANDLER_UNAVAILABLE, null);
+    capture.replaceWith(IdempotencyProblem.HANDLER_UNAVAILABLE.status(), body);
+    capture.setHeader("Retry-After", Long.toString(retryAfter));
+    capture.release(body);
   }
 
   private void renew(String tenant, String key, java.util.UUID owner) {

@@ -69,6 +69,11 @@ final class KeyStore {
       UPDATE converge_idempotency_key SET leased_until = ?
        WHERE tenant = ? AND idem_key = ? AND lease_owner = ? AND status = 'PROCESSING'
       """;
+  // a claim given back: its handler's work was rolled back, so the key is free again
+  private static final String RELEASE = """
+      DELETE FROM converge_idempotency_key
+       WHERE tenant = ? AND idem_key = ? AND lease_owner = ? AND status = 'PROCESSING'
+      """;
   private static final int MAX_ROUNDS = 5;
 
   private final DataSource dataSource;
@@ -205,6 +210,22 @@ final class KeyStore {
     } catch (SQLException e) {
       throw new IdempotencyException(IdempotencyProblem.STORE_UNAVAILABLE, "Could not store the response of Idempotency-Key '"
           + key + "' of tenant '" + tenant + "': " + e.getMessage(), tenant, key, e);
+    }
+  }
+
+  /**
+   * Deletes {@code owner}'s claim, so that a retry with the key runs the handler.
+   *
+   * @return false when the claim is no longer {@code owner}'s
+   * @throws SQLException when the database fails (the claim then waits for its lease to end)
+   */
+  boolean release(String tenant, String key, UUID owner) throws SQLException {
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(RELEASE)) {
+      c.setAutoCommit(true);
+      ps.setString(1, tenant);
+      ps.setString(2, key);
+      ps.setObject(3, owner);
+      return ps.executeUpdate() == 1;
     }
   }
 }
