@@ -8,7 +8,6 @@ import io.converge.consumer.http.IdempotentEndpoint;
 import io.converge.consumer.http.TenantResolver;
 import io.converge.producer.schema.Migrations;
 import jakarta.servlet.Filter;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import javax.sql.DataSource;
@@ -54,7 +53,7 @@ class ConvergeIdempotencyAutoConfiguration {
     if (properties.migrate()) {
       Migrations.apply(dataSource, "idempotency");
     }
-    return new IdempotencyKeyPurger(dataSource, properties.purgeBatchSize(), Clock.systemUTC());
+    return new IdempotencyKeyPurger(dataSource, properties.purgeBatchSize());
   }
 
   @Bean

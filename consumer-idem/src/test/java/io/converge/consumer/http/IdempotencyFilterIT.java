@@ -328,7 +328,7 @@ class IdempotencyFilterIT {
             leased_until, expected_ms, claimed_at, expires_at)
         SELECT 'purge', 'k' || i, repeat('0', 64), 'POST', '/orders', 'COMPLETED', gen_random_uuid(), now(), 1,
                now() - interval '2 days', now() - interval '1 day' FROM generate_series(1, 25) i""");
-    IdempotencyKeyPurger small = new IdempotencyKeyPurger(ds, 10, java.time.Clock.systemUTC());
+    IdempotencyKeyPurger small = new IdempotencyKeyPurger(ds, 10);
     assertThat(small.purgeExpired(2)).isEqualTo(20); // two batches of 10, then it stops
     assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_idempotency_key WHERE tenant = 'purge'", Long.class))
         .isEqualTo(5);

@@ -15,13 +15,8 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.time.Clock;
 import java.util.Collection;
 import java.util.List;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -42,23 +37,29 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
   private final IdempotencySettings settings;
   private final IdempotencyMetrics metrics;
   private final KeyStore store;
-  /** Renews the leases of running handlers; one daemon thread for every filter of the JVM. */
-  private static final ScheduledExecutorService LEASE_KEEPER = Executors.newSingleThreadScheduledExecutor(r -> {
-    Thread t = new Thread(r, "converge-idempotency-lease");
-    t.setDaemon(true);
-    return t;
-  });
+  /** Renews the leases of running handlers on a connection of its own. */
+  private final LeaseKeeper leases;
   private volatile List<Rule> rules;
 
-  /** Built by {@code IdempotencyFilter.builder()}; arguments are validated there. */
-  public DefaultIdempotencyFilter(DataSource dataSource, TenantResolver tenants,
+  /**
+   * Built by {@code IdempotencyFilter.builder()}; arguments are validated there. {@code leaseDataSource}
+   * gives the lease keeper its one connection, held for the filter's life.
+   */
+  public DefaultIdempotencyFilter(DataSource dataSource, DataSource leaseDataSource, TenantResolver tenants,
       Supplier<? extends Collection<IdempotentEndpoint>> endpoints, IdempotencySettings settings,
-      IdempotencyMetrics metrics, Clock clock) {
+      IdempotencyMetrics metrics) {
     this.tenants = tenants;
     this.endpointSource = endpoints;
     this.settings = settings;
     this.metrics = metrics;
-    this.store = new KeyStore(dataSource, clock, settings.ttl(), settings.lease());
+    this.store = new KeyStore(dataSource, settings.ttl(), settings.lease());
+    this.leases = new LeaseKeeper(leaseDataSource, settings.lease());
+  }
+
+  /** Stops the lease renewals and gives their connection back. */
+  @Override
+  public void destroy() {
+    leases.close();
   }
 
   @Override
@@ -124,16 +125,14 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
       String tenant, String key, KeyStore.Claimed claimed) throws IOException {
     CapturingResponse capture = new CapturingResponse(response);
     // while the handler runs its lease is renewed: only a dead process loses its claim, never a slow one
-    long every = Math.max(100, settings.lease().toMillis() / 3);
-    ScheduledFuture<?> heartbeat = LEASE_KEEPER.scheduleWithFixedDelay(() -> renew(tenant, key, claimed.owner()),
-        every, every, TimeUnit.MILLISECONDS);
+    leases.keep(new LeaseKeeper.Claim(tenant, key, claimed.owner()));
     Throwable failure = null;
     try {
       chain.doFilter(request, capture);
     } catch (IOException | ServletException | RuntimeException e) {
       failure = e;
     } finally {
-      heartbeat.cancel(false);
+      leases.stop(claimed.owner());
     }
     // an outage the application rendered itself (Spring MVC keeps the exception in a request attribute)
     Throwable cause = failure != null ? failure : renderedFailure(request, capture);
@@ -197,17 +196,6 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
     capture.replaceWith(IdempotencyProblem.HANDLER_UNAVAILABLE.status(), body);
     capture.setHeader("Retry-After", Long.toString(retryAfter));
     capture.release(body);
-  }
-
-  private void renew(String tenant, String key, java.util.UUID owner) {
-    try {
-      if (!store.renew(tenant, key, owner)) {
-        log.warn("Idempotency-Key '{}' of tenant '{}': the claim of its running handler was taken over", key, tenant);
-      }
-    } catch (java.sql.SQLException | RuntimeException e) {
-      log.warn("Idempotency-Key '{}' of tenant '{}': its lease could not be renewed ({}); retrying", key, tenant,
-          e.toString());
-    }
   }
 
   private void replay(HttpServletResponse response, StoredResponse stored) throws IOException {
