@@ -27,7 +27,8 @@ import org.springframework.context.annotation.Bean;
  * {@code converge.idempotency.enabled=true} in a servlet web application with a {@link DataSource}:
  * the table's migration, the filter (registered for every request; it acts on the configured endpoints
  * and the {@code @Idempotent} handler methods only), a {@link TenantResolver} from
- * {@code converge.idempotency.tenant.*}, the purge of expired keys, and Micrometer counters when a
+ * {@code converge.idempotency.tenant.*} (default: the authenticated principal; a client-sent header only
+ * when configured, with a start-up warning), the purge of expired keys, and Micrometer counters when a
  * {@code MeterRegistry} is present. Every bean backs off when the application defines its own.
  */
 @AutoConfiguration(afterName = {
@@ -41,10 +42,18 @@ import org.springframework.context.annotation.Bean;
 @EnableConfigurationProperties(IdempotencyProperties.class)
 class ConvergeIdempotencyAutoConfiguration {
 
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(ConvergeIdempotencyAutoConfiguration.class);
+
   @Bean
   @ConditionalOnMissingBean
   TenantResolver convergeTenantResolver(IdempotencyProperties properties) {
-    return properties.tenant().resolver();
+    TenantResolver resolver = properties.tenant().resolver();
+    if ("header".equals(properties.tenant().source())) {
+      log.warn("converge.idempotency.tenant.source=header: the Idempotency-Key tenant is the client-sent header {}; "
+          + "it must be set by a trusted gateway that overwrites it, or a client can claim another tenant's keys and "
+          + "read its cached responses", properties.tenant().header());
+    }
+    return resolver;
   }
 
   @Bean

@@ -59,6 +59,7 @@ class IdempotencyFilterIT {
         "spring.main.banner-mode=off",
         "converge.consumer.enabled=false",
         "converge.idempotency.enabled=true",
+        "converge.idempotency.tenant.source=header",
         "converge.idempotency.ignored-fields=client_ip,meta.sent_at",
         "converge.idempotency.max-body-size=64KB",
         "converge.idempotency.lease=30s",
