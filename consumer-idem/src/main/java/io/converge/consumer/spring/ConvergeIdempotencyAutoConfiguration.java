@@ -71,7 +71,7 @@ class ConvergeIdempotencyAutoConfiguration {
         "converge.idempotency.purge-interval");
   }
 
-  @Bean
+  @Bean(destroyMethod = "destroy") // also when no container destroys it; destroy() is idempotent
   @ConditionalOnMissingBean
   IdempotencyFilter convergeIdempotencyFilter(ApplicationContext context, DataSource dataSource,
       IdempotencyProperties properties, TenantResolver tenants, IdempotencyKeyPurger migrated) {

@@ -45,6 +45,7 @@ final class LeaseKeeper implements AutoCloseable {
   private final Duration lease;
   private final Map<UUID, Claim> live = new ConcurrentHashMap<>();
   private final ScheduledExecutorService timer;
+  private final java.util.concurrent.atomic.AtomicBoolean started = new java.util.concurrent.atomic.AtomicBoolean();
   /** Written under {@code this}. */
   private volatile Connection connection;
 
@@ -56,13 +57,16 @@ final class LeaseKeeper implements AutoCloseable {
       t.setDaemon(true);
       return t;
     });
-    long every = Math.max(100, lease.toMillis() / 3);
-    timer.scheduleWithFixedDelay(this::renewAll, every, every, TimeUnit.MILLISECONDS);
   }
 
   /** Keeps {@code claim}'s lease until {@link #stop}; reserves the keeper's connection if it has none yet. */
   void keep(Claim claim) {
     live.put(claim.owner(), claim);
+    if (started.compareAndSet(false, true)) {
+      // the thread starts with the first claim: a filter that never claims holds neither thread nor connection
+      long every = Math.max(100, lease.toMillis() / 3);
+      timer.scheduleWithFixedDelay(this::renewAll, every, every, TimeUnit.MILLISECONDS);
+    }
     if (connection != null) {
       return;
     }
