@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.converge.broker.postgres.PostgresExtension;
 import io.converge.producer.Envelope;
 import io.converge.producer.schema.Migrations;
-import java.sql.SQLTransientConnectionException;
+import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -127,8 +127,12 @@ class IdempotentHandlerIT {
         .isEqualTo("BUSINESS_FAILURE ACCOUNT_NOT_FOUND: no account 7");
   }
 
+  /**
+   * The handler's whole transaction rolls back on a business failure (issue 13.1), so a copy waiting on
+   * the claim may take it and run the handler too; the outcome is still recorded once, the effect is none.
+   */
   @Test
-  void concurrentCopiesOfABusinessFailureDoNotRerunTheHandler() throws Exception {
+  void concurrentCopiesOfABusinessFailureRecordItOnce() throws Exception {
     String id = UUID.randomUUID().toString();
     AtomicInteger runs = new AtomicInteger();
     IdempotentHandler h = handler("biz-conc", (c, m) -> {
@@ -153,8 +157,9 @@ class IdempotentHandlerIT {
     }
     pool.shutdown();
     assertThat(outcomes).containsOnly(Map.entry(Outcome.BUSINESS_FAILURE, 1), Map.entry(Outcome.DUPLICATE, 9));
-    assertThat(runs).hasValue(1);
+    assertThat(runs.get()).isBetween(1, 10);
     assertThat(effects(id)).isZero();
+    assertThat(Db.count(ds, "SELECT count(*) FROM converge_dedup WHERE message_id = '" + id + "'")).isEqualTo(1);
   }
 
   @Test
@@ -163,7 +168,7 @@ class IdempotentHandlerIT {
     IdempotentHandler h = handler("tech", (c, m) -> {
       Db.insertLedger(c, m);
       if (runs.incrementAndGet() < 3) {
-        throw new SQLTransientConnectionException("connection reset");
+        throw new SQLException("check constraint violated", "23514");
       }
     }).build();
     String id = UUID.randomUUID().toString();
