@@ -7,6 +7,7 @@ import io.converge.broker.postgres.PostgresExtension;
 import io.converge.producer.Envelope;
 import io.converge.producer.schema.Migrations;
 import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -175,6 +176,44 @@ class IdempotentHandlerIT {
     assertThat(h.handle(message(id))).isEqualTo(Outcome.PROCESSED);
     assertThat(runs).hasValue(3);
     assertThat(effects(id)).isEqualTo(1);
+    assertThat(Db.count(ds, "SELECT count(*) FROM converge_consumer_attempt WHERE message_id = '" + id + "'")).isZero();
+  }
+
+  @Test
+  void anOutageIsWaitedOutWithoutCountingAttempts() {
+    AtomicInteger runs = new AtomicInteger();
+    IdempotentHandler h = IdempotentHandler.builder().group("outage").dataSource(ds)
+        .policy(FAST.withMaxAttempts(1).withMaxOutageBackoff(Duration.ofMillis(50)))
+        .handler((c, m) -> {
+          Db.insertLedger(c, m);
+          if (runs.incrementAndGet() <= 5) {
+            throw new SQLTransientConnectionException("HikariPool-1 - Connection is not available, request timed out");
+          }
+        }).build();
+    String id = UUID.randomUUID().toString();
+    assertThat(h.handle(message(id))).isEqualTo(Outcome.PROCESSED);
+    assertThat(runs).hasValue(6); // maxAttempts 1 would have parked it after the first run
+    assertThat(effects(id)).isEqualTo(1);
+    assertThat(Db.count(ds, "SELECT count(*) FROM converge_dlq WHERE message_id = '" + id + "'")).isZero();
+  }
+
+  @Test
+  void anInterruptEndsAnOutageWaitWithNothingRecorded() throws Exception {
+    CountDownLatch failing = new CountDownLatch(1);
+    IdempotentHandler h = IdempotentHandler.builder().group("outage-stop").dataSource(ds)
+        .policy(FAST.withMaxOutageBackoff(Duration.ofMillis(50)))
+        .handler((c, m) -> {
+          failing.countDown();
+          throw new SQLException("terminating connection due to administrator command", "57P01");
+        }).build();
+    String id = UUID.randomUUID().toString();
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    Future<Outcome> result = pool.submit(() -> h.handle(message(id)));
+    assertThat(failing.await(10, TimeUnit.SECONDS)).isTrue();
+    pool.shutdownNow(); // interrupts the waiting thread, as closing a binding does
+    assertThatThrownBy(() -> result.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(io.converge.producer.ConvergeException.class)
+        .hasMessageContaining("waited for an outage to end; it must be redelivered");
+    assertThat(Db.count(ds, "SELECT count(*) FROM converge_dedup WHERE message_id = '" + id + "'")).isZero();
     assertThat(Db.count(ds, "SELECT count(*) FROM converge_consumer_attempt WHERE message_id = '" + id + "'")).isZero();
   }
 
