@@ -5,6 +5,8 @@ import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.internal.DefaultTxnProducer;
 import java.sql.Connection;
+import java.util.IdentityHashMap;
+import java.util.Map;
 import javax.sql.DataSource;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.support.TransactionSynchronization;
@@ -24,7 +26,11 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * }
  * }</pre>
  *
- * Thread-safe; one instance per producer.
+ * <p>A {@code PROPAGATION_NESTED} transaction that rolls back (its savepoint) discards the messages
+ * published inside it: they are never delivered, while the outer transaction's stay (Spring's
+ * {@code TransactionSynchronization#savepointRollback} callback).
+ *
+ * <p>Thread-safe; one instance per producer.
  */
 public final class TransactionalPublisher {
 
@@ -58,6 +64,22 @@ public final class TransactionalPublisher {
       DefaultTxnProducer.Joined fresh = producer.join(connection);
       TransactionSynchronizationManager.bindResource(this, fresh);
       TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+        // published count when each savepoint (a NESTED transaction) was set; identity: Spring's objects
+        private final Map<Object, Integer> marks = new IdentityHashMap<>();
+
+        @Override
+        public void savepoint(Object savepoint) {
+          marks.put(savepoint, fresh.published());
+        }
+
+        @Override
+        public void savepointRollback(Object savepoint) {
+          // a savepoint set before this synchronization existed precedes the first publish: keep none
+          Integer kept = marks.remove(savepoint);
+          fresh.rollbackToSavepoint(kept == null ? 0 : kept);
+          marks.values().removeIf(count -> count > (kept == null ? 0 : kept));
+        }
+
         @Override
         public void beforeCommit(boolean readOnly) {
           fresh.beforeCommit();
