@@ -38,6 +38,7 @@ public final class TxnLog {
       VALUES (?, ?, ?, 'ROLLED_BACK')
       ON CONFLICT (message_id) DO NOTHING
       """;
+  private static final String LOCK_TIMEOUT = "SET LOCAL lock_timeout = '2s'";
   private static final String OUTCOME = "SELECT outcome FROM converge_txn_log WHERE message_id = ?";
   private static final String PURGE = """
       DELETE FROM converge_txn_log WHERE message_id IN (
@@ -116,29 +117,51 @@ public final class TxnLog {
    */
   public Outcome resolve(String id, String group, String topic, Duration age, Duration timeout) {
     try (Connection c = dataSource.getConnection()) {
-      c.setAutoCommit(true);
-      try (Statement s = c.createStatement()) {
-        // never wait long on a local transaction that holds the id: the broker asks again
-        s.execute("SET lock_timeout = '2s'");
+      boolean autoCommit = c.getAutoCommit();
+      c.setAutoCommit(false);
+      try {
+        Outcome outcome = resolve(c, id, group, topic, age, timeout);
+        c.commit();
+        return outcome;
+      } finally {
+        rollbackQuietly(c); // no-op after the commit; ends a failed transaction
+        c.setAutoCommit(autoCommit);
       }
-      Outcome known = read(c, id);
-      if (known != Outcome.UNKNOWN || age.compareTo(timeout) < 0) {
-        return known;
-      }
-      try (PreparedStatement ps = c.prepareStatement(FENCE)) {
-        ps.setString(1, id);
-        ps.setString(2, group);
-        ps.setString(3, topic);
-        if (ps.executeUpdate() == 1) {
-          LOG.warn("Message {} of group {} had no committed local transaction {} after it was prepared: fenced and rolled back",
-              id, group, age);
-          return Outcome.ROLLED_BACK;
-        }
-      }
-      return read(c, id);
     } catch (SQLException e) {
       LOG.warn("Check-back of message {} could not read the transaction log ({}); answering UNKNOWN", id, e.toString());
       return Outcome.UNKNOWN;
+    }
+  }
+
+  private static Outcome resolve(Connection c, String id, String group, String topic, Duration age, Duration timeout)
+      throws SQLException {
+    try (Statement s = c.createStatement()) {
+      // never wait long on a local transaction that holds the id (the broker asks again); LOCAL: the
+      // setting ends with this transaction and never reaches the application's next use of the connection
+      s.execute(LOCK_TIMEOUT);
+    }
+    Outcome known = read(c, id);
+    if (known != Outcome.UNKNOWN || age.compareTo(timeout) < 0) {
+      return known;
+    }
+    try (PreparedStatement ps = c.prepareStatement(FENCE)) {
+      ps.setString(1, id);
+      ps.setString(2, group);
+      ps.setString(3, topic);
+      if (ps.executeUpdate() == 1) {
+        LOG.warn("Message {} of group {} had no committed local transaction {} after it was prepared: fenced and rolled back",
+            id, group, age);
+        return Outcome.ROLLED_BACK;
+      }
+    }
+    return read(c, id);
+  }
+
+  private static void rollbackQuietly(Connection c) {
+    try {
+      c.rollback();
+    } catch (SQLException e) {
+      LOG.debug("Rollback of a check-back transaction failed: {}", e.toString());
     }
   }
 

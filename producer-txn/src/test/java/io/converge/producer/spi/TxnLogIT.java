@@ -71,6 +71,54 @@ class TxnLogIT {
     }
   }
 
+  /**
+   * Issue 13.12: the check-back's lock timeout is its own transaction's ({@code SET LOCAL}); the pool's
+   * connection goes back to the application with the server default, so a later business transaction
+   * on it can wait for locks as long as it normally would.
+   */
+  @Test
+  void aCheckBackLeavesNoSessionSettingOnThePooledConnection() throws Exception {
+    try (Connection physical = db.getConnection()) {
+      String before = show(physical, "lock_timeout");
+      boolean autoCommit = physical.getAutoCommit();
+      DataSource poolOfOne = onlyConnection(physical);
+      TxnLog oneConnectionLog = new TxnLog(poolOfOne);
+      oneConnectionLog.resolve(MessageIds.shared().next(), "g", "t", Duration.ofSeconds(1), TIMEOUT);
+      oneConnectionLog.resolve(MessageIds.shared().next(), "g", "t", Duration.ofMinutes(5), TIMEOUT); // fences
+      assertThat(show(physical, "lock_timeout")).as("lock_timeout after two check-backs").isEqualTo(before);
+      assertThat(physical.getAutoCommit()).isEqualTo(autoCommit);
+    }
+  }
+
+  private static String show(Connection c, String setting) throws Exception {
+    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SHOW " + setting)) {
+      rs.next();
+      return rs.getString(1);
+    }
+  }
+
+  /** A data source that always hands out {@code c} and never closes it, like a pool of one connection. */
+  private static DataSource onlyConnection(Connection c) {
+    Connection unclosable = (Connection) java.lang.reflect.Proxy.newProxyInstance(TxnLogIT.class.getClassLoader(),
+        new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+          if (method.getName().equals("close")) {
+            return null;
+          }
+          try {
+            return method.invoke(c, args);
+          } catch (java.lang.reflect.InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
+    return (DataSource) java.lang.reflect.Proxy.newProxyInstance(TxnLogIT.class.getClassLoader(),
+        new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+          if (method.getName().equals("getConnection")) {
+            return unclosable;
+          }
+          throw new UnsupportedOperationException(method.getName());
+        });
+  }
+
   @Test
   void purgeRemovesOnlyRowsOlderThanRetentionInBatches() throws Exception {
     DataSource own = ConvergePostgres.shared().newSchema("txnpurge");
