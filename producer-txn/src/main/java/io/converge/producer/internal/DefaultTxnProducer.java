@@ -39,7 +39,7 @@ public final class DefaultTxnProducer implements TxnProducer {
   /** Starts the backend (and the log purge) for {@code settings}. */
   public DefaultTxnProducer(Settings settings) {
     this.settings = settings;
-    this.log = new TxnLog(settings.dataSource());
+    this.log = new TxnLog(settings.dataSource(), settings.logRetention());
     this.backend = settings.backend().create(new BackendContext(settings.group(), settings.dataSource(), log,
         settings.localTransactionTimeout(), settings.topics(), settings.metrics(), settings.clock()));
     if (settings.purgeInterval().isZero()) {
@@ -141,7 +141,7 @@ public final class DefaultTxnProducer implements TxnProducer {
 
   private void purgeQuietly() {
     try {
-      long n = log.purge(settings.logRetention(), PURGE_BATCH);
+      long n = log.purge(settings.group(), PURGE_BATCH);
       if (n > 0) {
         LOG.debug("Purged {} transaction-log rows of group {}", n, settings.group());
       }
@@ -218,9 +218,9 @@ public final class DefaultTxnProducer implements TxnProducer {
     }
   }
 
-  /** Deletes transaction-log rows older than the retention now; returns how many. */
+  /** Deletes this group's transaction-log rows older than the retention now; returns how many. */
   public long purgeLog() {
-    return log.purge(settings.logRetention(), PURGE_BATCH);
+    return log.purge(settings.group(), PURGE_BATCH);
   }
 
   @Override

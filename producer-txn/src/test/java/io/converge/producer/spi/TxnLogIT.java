@@ -119,6 +119,54 @@ class TxnLogIT {
         });
   }
 
+  /** Issue 13.3: a producer group's purge deletes its own rows only. */
+  @Test
+  void purgeDeletesOnlyTheRowsOfItsGroup() throws Exception {
+    DataSource own = ConvergePostgres.shared().newSchema("txnpurgegroup");
+    Migrations.apply(own, "producer");
+    try (Connection c = own.getConnection(); Statement s = c.createStatement()) {
+      s.execute("""
+          INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome, created_at)
+          SELECT grp || '-' || g, grp, 't', 'COMMITTED', now() - interval '8 days'
+          FROM generate_series(1, 30) g, unnest(ARRAY['mine', 'other']) grp
+          """);
+    }
+    assertThat(new TxnLog(own, Duration.ofDays(7)).purge("mine", 1000)).isEqualTo(30);
+    try (Connection c = own.getConnection(); PreparedStatement ps = c.prepareStatement(
+        "SELECT count(*) FROM converge_txn_log WHERE producer_group = 'other'"); ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      assertThat(rs.getInt(1)).as("rows of another group, whose own retention may be longer").isEqualTo(30);
+    }
+  }
+
+  /** Issue 13.3: past the retention a missing row may have been purged: never fence it by guess. */
+  @Test
+  void aCheckBackPastTheRetentionIsNeverAnsweredRollback() throws Exception {
+    String id = MessageIds.shared().next();
+    assertThat(log.resolve(id, "g", "t", Duration.ofDays(8), TIMEOUT)).isEqualTo(TxnLog.Outcome.PAST_RETENTION);
+    assertThat(log.resolve(id, "g", "t", Duration.ofDays(8).plusMinutes(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.PAST_RETENTION);
+    assertThat(log.outcome(id)).as("no fence").isEqualTo(TxnLog.Outcome.UNKNOWN);
+    try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
+        "SELECT producer_group, kind, status, checks FROM converge_txn_ticket WHERE message_id = ?")) {
+      ps.setString(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        assertThat(rs.next()).as("ticket raised").isTrue();
+        assertThat(rs.getString(1)).isEqualTo("g");
+        assertThat(rs.getString(2)).isEqualTo("CHECK_BACK_PAST_RETENTION");
+        assertThat(rs.getString(3)).isEqualTo("OPEN");
+        assertThat(rs.getInt(4)).isEqualTo(2);
+      }
+    }
+    // a committed row past the retention (not purged yet) still answers from the row
+    String committed = MessageIds.shared().next();
+    try (Connection c = db.getConnection()) {
+      c.setAutoCommit(false);
+      log.recordCommitted(c, committed, "g", "t");
+      c.commit();
+    }
+    assertThat(log.resolve(committed, "g", "t", Duration.ofDays(8), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
+  }
+
   @Test
   void purgeRemovesOnlyRowsOlderThanRetentionInBatches() throws Exception {
     DataSource own = ConvergePostgres.shared().newSchema("txnpurge");
@@ -133,7 +181,7 @@ class TxnLogIT {
           SELECT 'new-' || g, 'g', 't', 'COMMITTED', now() - interval '6 days' FROM generate_series(1, 40) g
           """);
     }
-    assertThat(new TxnLog(own).purge(Duration.ofDays(7), 1000)).isEqualTo(2500);
+    assertThat(new TxnLog(own, Duration.ofDays(7)).purge("g", 1000)).isEqualTo(2500);
     try (Connection c = own.getConnection(); PreparedStatement ps = c.prepareStatement(
         "SELECT count(*), count(*) FILTER (WHERE message_id LIKE 'new-%') FROM converge_txn_log");
          ResultSet rs = ps.executeQuery()) {
