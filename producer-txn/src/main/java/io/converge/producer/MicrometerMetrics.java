@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Producer metrics in a Micrometer registry (needs {@code io.micrometer:micrometer-core}), tagged with
- * the producer group: {@code txn.checkbacks} (tag {@code answer}), {@code txn.checkbacks.past-retention}, {@code txn.pending} (messages
+ * the producer group: {@code txn.checkbacks} (tag {@code answer}), {@code txn.checkbacks.past-retention}, {@code txn.ends.dropped}, {@code txn.pending} (messages
  * published whose transaction has not ended) and {@code txn.send.latency}. Thread-safe.
  */
 public final class MicrometerMetrics implements ProducerMetrics {
@@ -18,6 +18,7 @@ public final class MicrometerMetrics implements ProducerMetrics {
   private final Counter rollback;
   private final Counter unknown;
   private final Counter pastRetention;
+  private final Counter endsDropped;
   private final AtomicInteger pending = new AtomicInteger();
   private final Timer send;
 
@@ -28,6 +29,9 @@ public final class MicrometerMetrics implements ProducerMetrics {
     this.unknown = checkbacks(registry, group, "UNKNOWN");
     this.pastRetention = Counter.builder("txn.checkbacks.past-retention")
         .description("check-backs for a message older than the log retention without a row: answered UNKNOWN, ticket raised")
+        .tag("group", group).register(registry);
+    this.endsDropped = Counter.builder("txn.ends.dropped")
+        .description("ENDs dropped because the broker was too slow; the check-back resolves their messages")
         .tag("group", group).register(registry);
     registry.gauge("txn.pending", java.util.List.of(io.micrometer.core.instrument.Tag.of("group", group)), pending);
     this.send = Timer.builder("txn.send.latency").description("time of one send to the broker").tag("group", group).register(registry);
@@ -50,6 +54,11 @@ public final class MicrometerMetrics implements ProducerMetrics {
   @Override
   public void checkBackPastRetention() {
     pastRetention.increment();
+  }
+
+  @Override
+  public void endDropped() {
+    endsDropped.increment();
   }
 
   @Override

@@ -121,11 +121,8 @@ final class HalfMessageTransaction implements BackendTransaction {
   }
 
   private void submit(Prepared p, LocalTransactionState state) {
-    try {
-      lanes.submit(p.result.getMessageQueue().hashCode(), () -> endNow(p, state));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      LOG.warn("Interrupted ending half message {} with {}; the check-back will resolve it", p.id, state);
+    if (!lanes.submit(p.result.getMessageQueue().hashCode(), () -> endNow(p, state))) {
+      LOG.debug("END {} of half message {} dropped (lane full); the check-back will resolve it", state, p.id);
     }
   }
 

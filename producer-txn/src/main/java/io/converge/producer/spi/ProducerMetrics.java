@@ -17,6 +17,12 @@ public interface ProducerMetrics {
    */
   default void checkBackPastRetention() {}
 
+  /**
+   * An END (commit/rollback of a prepared message) was dropped because the broker was too slow to
+   * take it; the check-back resolves the message later: {@code txn.ends.dropped}.
+   */
+  default void endDropped() {}
+
   /** Messages published but not yet committed or rolled back changed by {@code delta}: {@code txn.pending}. */
   default void pending(int delta) {}
 
