@@ -1,10 +1,12 @@
 package io.converge.producer.spring;
 
 import io.converge.producer.ConvergeException;
+import io.converge.producer.DatabaseUnavailableException;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.internal.DefaultTxnProducer;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.IdentityHashMap;
 import java.util.Map;
 import javax.sql.DataSource;
@@ -51,6 +53,8 @@ public final class TransactionalPublisher {
    *
    * @return the message id
    * @throws ConvergeException when no Spring transaction is active (a message must belong to one)
+   * @throws TransactionNotBoundException when the transaction does not own this publisher's
+   *     connection (a transaction manager on another {@code DataSource})
    */
   public String publish(OutgoingMessage message) {
     if (!TransactionSynchronizationManager.isActualTransactionActive()
@@ -61,6 +65,7 @@ public final class TransactionalPublisher {
     DefaultTxnProducer.Joined joined = (DefaultTxnProducer.Joined) TransactionSynchronizationManager.getResource(this);
     if (joined == null) {
       Connection connection = DataSourceUtils.getConnection(dataSource);
+      requireTransactional(connection, message);
       DefaultTxnProducer.Joined fresh = producer.join(connection);
       TransactionSynchronizationManager.bindResource(this, fresh);
       TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
@@ -98,5 +103,23 @@ public final class TransactionalPublisher {
       joined = fresh;
     }
     return joined.publish(message);
+  }
+
+  /** An auto-commit connection is not the transaction's: its log rows would commit on their own. */
+  private void requireTransactional(Connection connection, OutgoingMessage message) {
+    boolean autoCommit;
+    try {
+      autoCommit = connection.getAutoCommit();
+    } catch (SQLException e) {
+      DataSourceUtils.releaseConnection(connection, dataSource);
+      throw new DatabaseUnavailableException("Cannot inspect the connection to publish message " + message.id(), message.id(), e);
+    }
+    if (autoCommit) {
+      DataSourceUtils.releaseConnection(connection, dataSource);
+      throw new TransactionNotBoundException("publish of message " + message.id() + " is in a Spring transaction that does"
+          + " not own the publisher's DataSource (its connection is in auto-commit mode): use a transaction manager on"
+          + " the same DataSource as the TransactionalPublisher (DataSourceTransactionManager or JpaTransactionManager),"
+          + " or @Transactional(transactionManager = ...) naming it", message.id());
+    }
   }
 }
