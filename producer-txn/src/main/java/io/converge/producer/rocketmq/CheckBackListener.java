@@ -41,7 +41,8 @@ final class CheckBackListener implements TransactionListener {
       return LocalTransactionState.UNKNOW;
     }
     Duration age = age(msg);
-    TxnLog.Outcome outcome = context.log().resolve(id, context.group(), msg.getTopic(), age, context.localTransactionTimeout());
+    TxnLog.Outcome outcome = context.log().resolve(id, msg.getUserProperty(HalfMessageTransaction.ATTEMPT), context.group(), msg.getTopic(), age,
+        context.localTransactionTimeout());
     LocalTransactionState answer = switch (outcome) {
       case COMMITTED -> LocalTransactionState.COMMIT_MESSAGE;
       case ROLLED_BACK -> LocalTransactionState.ROLLBACK_MESSAGE;

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.producer.LocalTransactionState;
 import org.apache.rocketmq.client.producer.MessageQueueSelector;
@@ -30,6 +31,12 @@ final class HalfMessageTransaction implements BackendTransaction {
   /** One key, one queue: its messages keep their order. */
   private static final MessageQueueSelector BY_KEY =
       (queues, msg, key) -> queues.get(Math.floorMod(key.hashCode(), queues.size()));
+
+  /**
+   * The user property naming the attempt of a half message: a random token per publish, stored in its
+   * log row, so that a check-back matches the exact attempt (issue 13.10), not only the message id.
+   */
+  static final String ATTEMPT = "converge-attempt";
 
   private final TransactionMQProducer producer;
   private final SyncEndTransaction ender;
@@ -53,6 +60,8 @@ final class HalfMessageTransaction implements BackendTransaction {
     for (Map.Entry<String, String> h : m.envelope(context.group(), context.clock().millis()).entrySet()) {
       msg.putUserProperty(h.getKey(), h.getValue());
     }
+    String attempt = Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE);
+    msg.putUserProperty(ATTEMPT, attempt);
     MessageAccessor.putProperty(msg, MessageConst.PROPERTY_TRANSACTION_PREPARED, "true");
     MessageAccessor.putProperty(msg, MessageConst.PROPERTY_PRODUCER_GROUP, context.group());
     long start = System.nanoTime();
@@ -78,7 +87,7 @@ final class HalfMessageTransaction implements BackendTransaction {
         throw new BrokerUnavailableException("RocketMQ stored half message " + m.id() + " with status " + result.getSendStatus(), m.id(), null);
       }
       CrashPoints.pass(CrashPoints.Point.AFTER_BROKER_PREPARE);
-      context.log().recordCommitted(connection, m.id(), context.group(), m.topic());
+      context.log().recordCommitted(connection, m.id(), attempt, context.group(), m.topic());
     } catch (Exception | Error e) {
       // a publish that failed is not part of the unit, even if the application goes on (savepoint)
       submit(p, LocalTransactionState.ROLLBACK_MESSAGE);

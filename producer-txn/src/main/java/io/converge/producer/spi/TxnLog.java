@@ -34,25 +34,25 @@ public final class TxnLog {
   private static final String UNIQUE_VIOLATION = "23505";
 
   private static final String RECORD = """
-      INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome)
-      VALUES (?, ?, ?, 'COMMITTED')
+      INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome, attempt)
+      VALUES (?, ?, ?, 'COMMITTED', ?)
       """;
   private static final String RECORD_ALL = """
       INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome)
       SELECT id, ?, topic, 'COMMITTED' FROM unnest(?::text[], ?::text[]) AS m(id, topic)
       """;
   private static final String FENCE = """
-      INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome)
-      VALUES (?, ?, ?, 'ROLLED_BACK')
+      INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome, attempt)
+      VALUES (?, ?, ?, 'ROLLED_BACK', ?)
       ON CONFLICT (message_id) DO NOTHING
       """;
-  private static final String LOCK_TIMEOUT = "SET LOCAL lock_timeout = '2s'";
-  private static final String OUTCOME = "SELECT outcome FROM converge_txn_log WHERE message_id = ?";
+  private static final String OUTCOME = "SELECT outcome, attempt FROM converge_txn_log WHERE message_id = ?";
   private static final String TICKET = """
       INSERT INTO converge_txn_ticket (message_id, producer_group, topic, kind, reason)
       VALUES (?, ?, ?, 'CHECK_BACK_PAST_RETENTION', ?)
       ON CONFLICT (message_id) DO UPDATE SET checks = converge_txn_ticket.checks + 1, last_check_at = now()
       """;
+  private static final String LOCK_TIMEOUT = "SET LOCAL lock_timeout = '2s'";
   private static final String PURGE = """
       DELETE FROM converge_txn_log WHERE message_id IN (
         SELECT message_id FROM converge_txn_log
@@ -86,10 +86,19 @@ public final class TxnLog {
    * @throws SQLException on any other database error
    */
   public void recordCommitted(Connection connection, String id, String group, String topic) throws SQLException {
+    recordCommitted(connection, id, null, group, topic);
+  }
+
+  /**
+   * {@link #recordCommitted(Connection, String, String, String)} for attempt {@code attempt} of message
+   * {@code id} (a token the broker message carries too, see {@link #resolve}); null: any attempt.
+   */
+  public void recordCommitted(Connection connection, String id, String attempt, String group, String topic) throws SQLException {
     try (PreparedStatement ps = connection.prepareStatement(RECORD)) {
       ps.setString(1, id);
       ps.setString(2, group);
       ps.setString(3, topic);
+      ps.setString(4, attempt);
       ps.executeUpdate();
     } catch (SQLException e) {
       if (UNIQUE_VIOLATION.equals(e.getSQLState())) {
@@ -135,16 +144,18 @@ public final class TxnLog {
    * than the retention (its row may have been purged: a ticket is raised, nothing is fenced); else a
    * ROLLED_BACK fence is inserted (a concurrent local commit waits for it or it for the commit, and
    * exactly one wins) and the outcome that won is returned. Never throws: a database error answers
-   * UNKNOWN (the broker asks again).
+   * UNKNOWN (the broker asks again). When both the row and the check-back name an attempt and they
+   * differ, the message is a stale attempt of a unit retried with the same id: ROLLED_BACK.
    *
+   * @param attempt the attempt token the checked message carries, or null (matches any row of {@code id})
    * @param age how long ago the message was prepared
    */
-  public Outcome resolve(String id, String group, String topic, Duration age, Duration timeout) {
+  public Outcome resolve(String id, String attempt, String group, String topic, Duration age, Duration timeout) {
     try (Connection c = dataSource.getConnection()) {
       boolean autoCommit = c.getAutoCommit();
       c.setAutoCommit(false);
       try {
-        Outcome outcome = resolve(c, id, group, topic, age, timeout);
+        Outcome outcome = resolve(c, id, attempt, group, topic, age, timeout);
         c.commit();
         return outcome;
       } finally {
@@ -157,14 +168,14 @@ public final class TxnLog {
     }
   }
 
-  private Outcome resolve(Connection c, String id, String group, String topic, Duration age, Duration timeout)
+  private Outcome resolve(Connection c, String id, String attempt, String group, String topic, Duration age, Duration timeout)
       throws SQLException {
     try (Statement s = c.createStatement()) {
       // never wait long on a local transaction that holds the id (the broker asks again); LOCAL: the
       // setting ends with this transaction and never reaches the application's next use of the connection
       s.execute(LOCK_TIMEOUT);
     }
-    Outcome known = read(c, id);
+    Outcome known = read(c, id, attempt);
     if (known != Outcome.UNKNOWN || age.compareTo(timeout) < 0) {
       return known;
     }
@@ -185,13 +196,14 @@ public final class TxnLog {
       ps.setString(1, id);
       ps.setString(2, group);
       ps.setString(3, topic);
+      ps.setString(4, attempt);
       if (ps.executeUpdate() == 1) {
         LOG.warn("Message {} of group {} had no committed local transaction {} after it was prepared: fenced and rolled back",
             id, group, age);
         return Outcome.ROLLED_BACK;
       }
     }
-    return read(c, id);
+    return read(c, id, attempt);
   }
 
   private static void rollbackQuietly(Connection c) {
@@ -210,7 +222,7 @@ public final class TxnLog {
   /** The outcome recorded for {@code id}, or UNKNOWN when there is no row. */
   public Outcome outcome(String id) {
     try (Connection c = dataSource.getConnection()) {
-      return read(c, id);
+      return read(c, id, null);
     } catch (SQLException e) {
       throw new DatabaseUnavailableException("Cannot read the transaction log for message " + id, id, e);
     }
@@ -245,11 +257,22 @@ public final class TxnLog {
     }
   }
 
-  private static Outcome read(Connection c, String id) throws SQLException {
+  /** The outcome of {@code id}; a COMMITTED row of another attempt than {@code attempt} is ROLLED_BACK for it. */
+  private static Outcome read(Connection c, String id, String attempt) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(OUTCOME)) {
       ps.setString(1, id);
       try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? Outcome.valueOf(rs.getString(1)) : Outcome.UNKNOWN;
+        if (!rs.next()) {
+          return Outcome.UNKNOWN;
+        }
+        Outcome outcome = Outcome.valueOf(rs.getString(1));
+        String rowAttempt = rs.getString(2);
+        if (outcome == Outcome.COMMITTED && attempt != null && rowAttempt != null && !attempt.equals(rowAttempt)) {
+          LOG.info("Check-back of message {} attempt {}: the committed row is attempt {}; the stale attempt is rolled back",
+              id, attempt, rowAttempt);
+          return Outcome.ROLLED_BACK;
+        }
+        return outcome;
       }
     }
   }

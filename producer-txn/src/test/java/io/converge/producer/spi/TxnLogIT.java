@@ -40,15 +40,32 @@ class TxnLogIT {
       log.recordCommitted(c, id, "g", "t");
       c.commit();
     }
-    assertThat(log.resolve(id, "g", "t", Duration.ofHours(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
+    assertThat(log.resolve(id, null, "g", "t", Duration.ofHours(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
+  }
+
+  /** Issue 13.10: a check-back matches the attempt when both sides name one; rows without one match by id. */
+  @Test
+  void aCommittedRowOfAnotherAttemptRollsTheStaleAttemptBack() throws Exception {
+    String id = MessageIds.shared().next();
+    String legacy = MessageIds.shared().next();
+    try (Connection c = db.getConnection()) {
+      c.setAutoCommit(false);
+      log.recordCommitted(c, id, "attempt-2", "g", "t");
+      log.recordCommitted(c, legacy, "g", "t");
+      c.commit();
+    }
+    assertThat(log.resolve(id, "attempt-2", "g", "t", Duration.ofMinutes(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
+    assertThat(log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
+    assertThat(log.resolve(id, null, "g", "t", Duration.ofMinutes(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
+    assertThat(log.resolve(legacy, "attempt-1", "g", "t", Duration.ofMinutes(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
   }
 
   @Test
   void missingRowIsUnknownWhileYoungAndFencedWhenOld() throws Exception {
     String id = MessageIds.shared().next();
-    assertThat(log.resolve(id, "g", "t", Duration.ofSeconds(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.UNKNOWN);
+    assertThat(log.resolve(id, null, "g", "t", Duration.ofSeconds(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.UNKNOWN);
     assertThat(log.outcome(id)).as("no fence while young").isEqualTo(TxnLog.Outcome.UNKNOWN);
-    assertThat(log.resolve(id, "g", "t", Duration.ofSeconds(31), TIMEOUT)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
+    assertThat(log.resolve(id, null, "g", "t", Duration.ofSeconds(31), TIMEOUT)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
     try (Connection c = db.getConnection()) {
       c.setAutoCommit(false);
       assertThatThrownBy(() -> log.recordCommitted(c, id, "g", "t")).isInstanceOf(LateCommitFencedException.class);
@@ -63,7 +80,7 @@ class TxnLogIT {
       local.setAutoCommit(false);
       log.recordCommitted(local, id, "g", "t");
       CompletableFuture<TxnLog.Outcome> checkBack =
-          CompletableFuture.supplyAsync(() -> log.resolve(id, "g", "t", Duration.ofMinutes(5), TIMEOUT));
+          CompletableFuture.supplyAsync(() -> log.resolve(id, null, "g", "t", Duration.ofMinutes(5), TIMEOUT));
       Thread.sleep(300);
       assertThat(checkBack).as("the fence waits on the uncommitted row").isNotDone();
       local.commit();
@@ -83,8 +100,8 @@ class TxnLogIT {
       boolean autoCommit = physical.getAutoCommit();
       DataSource poolOfOne = onlyConnection(physical);
       TxnLog oneConnectionLog = new TxnLog(poolOfOne);
-      oneConnectionLog.resolve(MessageIds.shared().next(), "g", "t", Duration.ofSeconds(1), TIMEOUT);
-      oneConnectionLog.resolve(MessageIds.shared().next(), "g", "t", Duration.ofMinutes(5), TIMEOUT); // fences
+      oneConnectionLog.resolve(MessageIds.shared().next(), null, "g", "t", Duration.ofSeconds(1), TIMEOUT);
+      oneConnectionLog.resolve(MessageIds.shared().next(), null, "g", "t", Duration.ofMinutes(5), TIMEOUT); // fences
       assertThat(show(physical, "lock_timeout")).as("lock_timeout after two check-backs").isEqualTo(before);
       assertThat(physical.getAutoCommit()).isEqualTo(autoCommit);
     }
@@ -143,8 +160,8 @@ class TxnLogIT {
   @Test
   void aCheckBackPastTheRetentionIsNeverAnsweredRollback() throws Exception {
     String id = MessageIds.shared().next();
-    assertThat(log.resolve(id, "g", "t", Duration.ofDays(8), TIMEOUT)).isEqualTo(TxnLog.Outcome.PAST_RETENTION);
-    assertThat(log.resolve(id, "g", "t", Duration.ofDays(8).plusMinutes(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.PAST_RETENTION);
+    assertThat(log.resolve(id, null, "g", "t", Duration.ofDays(8), TIMEOUT)).isEqualTo(TxnLog.Outcome.PAST_RETENTION);
+    assertThat(log.resolve(id, null, "g", "t", Duration.ofDays(8).plusMinutes(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.PAST_RETENTION);
     assertThat(log.outcome(id)).as("no fence").isEqualTo(TxnLog.Outcome.UNKNOWN);
     try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
         "SELECT producer_group, kind, status, checks FROM converge_txn_ticket WHERE message_id = ?")) {
@@ -164,7 +181,7 @@ class TxnLogIT {
       log.recordCommitted(c, committed, "g", "t");
       c.commit();
     }
-    assertThat(log.resolve(committed, "g", "t", Duration.ofDays(8), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
+    assertThat(log.resolve(committed, null, "g", "t", Duration.ofDays(8), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
   }
 
   @Test

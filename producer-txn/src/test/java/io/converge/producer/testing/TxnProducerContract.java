@@ -267,6 +267,35 @@ public abstract class TxnProducerContract {
     assertThat(ids(sink)).doesNotContain(id);
   }
 
+  // ---- 4b. a retry with the same message id after a crashed attempt (issue 13.10) ----
+
+  /**
+   * The application supplies its own message id and retries a unit whose first attempt died before
+   * its DB commit (kill -9: that attempt's broker-side state was never ended). The retry commits with
+   * the same id and another payload. Only the retry's message may be delivered: recovery must match
+   * the exact attempt, not the id (on RocketMQ the dead attempt's half message is checked back and
+   * must be rolled back although a committed row of its id exists), and must not refuse the retry
+   * because recovery already discarded the dead attempt.
+   */
+  @Test
+  void aRetryWithTheSameIdAfterACrashedAttemptDeliversOnlyTheRetry(@TempDir Path tmp) throws Exception {
+    String topic = topic("retry");
+    String group = group("g");
+    MessageSink sink = sink(topic);
+    String id = MessageIds.shared().next();
+    TxnProducer heir = producer(group, topic); // started first: the retry follows the crash at once
+    runChildUntilCrash(CrashPoints.Point.BEFORE_DB_COMMIT, group, topic, id, tmp);
+    heir.inTransaction(tx -> {
+      insertOrder(tx.connection(), id, "retry");
+      return tx.publish(message(topic, id, "retry"));
+    });
+    awaitDelivered(sink, Set.of(id), Duration.ofSeconds(60));
+    settle(heir, sink, topic, recoveryWindow().plusSeconds(2));
+    List<String> payloads = sink.received().stream().filter(d -> d.id().equals(id))
+        .map(d -> new String(d.payload(), UTF_8)).distinct().toList();
+    assertThat(payloads).as("payloads delivered for message %s", id).containsExactly("retry");
+  }
+
   // ---- 5. a local commit after recovery discarded the message ----
 
   @Test
