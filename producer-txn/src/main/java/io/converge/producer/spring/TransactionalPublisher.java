@@ -30,7 +30,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  *
  * <p>A {@code PROPAGATION_NESTED} transaction that rolls back (its savepoint) discards the messages
  * published inside it: they are never delivered, while the outer transaction's stay (Spring's
- * {@code TransactionSynchronization#savepointRollback} callback).
+ * {@code TransactionSynchronization#savepointRollback} callback). A {@code PROPAGATION_REQUIRES_NEW}
+ * transaction is a unit of its own: its messages go with its commit, not with the suspended one's.
  *
  * <p>Thread-safe; one instance per producer.
  */
@@ -83,6 +84,17 @@ public final class TransactionalPublisher {
           Integer kept = marks.remove(savepoint);
           fresh.rollbackToSavepoint(kept == null ? 0 : kept);
           marks.values().removeIf(count -> count > (kept == null ? 0 : kept));
+        }
+
+        // REQUIRES_NEW / NOT_SUPPORTED suspend this transaction: its unit must not receive their publishes
+        @Override
+        public void suspend() {
+          TransactionSynchronizationManager.unbindResource(TransactionalPublisher.this);
+        }
+
+        @Override
+        public void resume() {
+          TransactionSynchronizationManager.bindResource(TransactionalPublisher.this, fresh);
         }
 
         @Override

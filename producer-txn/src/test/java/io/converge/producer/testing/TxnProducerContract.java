@@ -461,6 +461,40 @@ public abstract class TxnProducerContract {
     assertThat(orderExists(c)).isTrue();
   }
 
+  /**
+   * A {@code PROPAGATION_REQUIRES_NEW} transaction inside another is a unit of its own: its message is
+   * delivered when it commits although the outer transaction then rolls back, and the outer one's
+   * message is not.
+   */
+  @Test
+  void aSpringRequiresNewTransactionIsItsOwnUnitOfWork() throws Exception {
+    String topic = topic("requiresnew");
+    TxnProducer p = producer(group("g"), topic);
+    MessageSink sink = sink(topic);
+    TransactionalPublisher publisher = new TransactionalPublisher(p, db);
+    DataSourceTransactionManager tm = new DataSourceTransactionManager(db);
+    TransactionTemplate outer = new TransactionTemplate(tm);
+    TransactionTemplate inner = new TransactionTemplate(tm);
+    inner.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+    JdbcTemplate jdbc = new JdbcTemplate(db);
+    String before = MessageIds.shared().next();
+    String own = MessageIds.shared().next();
+    assertThatThrownBy(() -> outer.executeWithoutResult(s -> {
+      jdbc.update(INSERT_ORDER, before, "outer");
+      publisher.publish(message(topic, before, "outer"));
+      inner.executeWithoutResult(n -> {
+        jdbc.update(INSERT_ORDER, own, "inner");
+        publisher.publish(message(topic, own, "inner"));
+      });
+      throw new IllegalStateException("outer business rule violated");
+    })).hasMessage("outer business rule violated");
+    assertThat(orderExists(own)).isTrue();
+    assertThat(orderExists(before)).isFalse();
+    awaitDelivered(sink, Set.of(own), Duration.ofSeconds(60));
+    settle(p, sink, topic, recoveryWindow());
+    assertThat(ids(sink)).doesNotContain(before);
+  }
+
   // ---- 7. broker down, DB down ----
 
   @Test
