@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Producer metrics in a Micrometer registry (needs {@code io.micrometer:micrometer-core}), tagged with
- * the producer group: {@code txn.checkbacks} (tag {@code answer}), {@code txn.pending} (messages
+ * the producer group: {@code txn.checkbacks} (tag {@code answer}), {@code txn.checkbacks.past-retention}, {@code txn.ends.dropped}, {@code txn.pending} (messages
  * published whose transaction has not ended) and {@code txn.send.latency}. Thread-safe.
  */
 public final class MicrometerMetrics implements ProducerMetrics {
@@ -17,6 +17,8 @@ public final class MicrometerMetrics implements ProducerMetrics {
   private final Counter commit;
   private final Counter rollback;
   private final Counter unknown;
+  private final Counter pastRetention;
+  private final Counter endsDropped;
   private final AtomicInteger pending = new AtomicInteger();
   private final Timer send;
 
@@ -25,6 +27,12 @@ public final class MicrometerMetrics implements ProducerMetrics {
     this.commit = checkbacks(registry, group, "COMMIT");
     this.rollback = checkbacks(registry, group, "ROLLBACK");
     this.unknown = checkbacks(registry, group, "UNKNOWN");
+    this.pastRetention = Counter.builder("txn.checkbacks.past-retention")
+        .description("check-backs for a message older than the log retention without a row: answered UNKNOWN, ticket raised")
+        .tag("group", group).register(registry);
+    this.endsDropped = Counter.builder("txn.ends.dropped")
+        .description("ENDs dropped because the broker was too slow; the check-back resolves their messages")
+        .tag("group", group).register(registry);
     registry.gauge("txn.pending", java.util.List.of(io.micrometer.core.instrument.Tag.of("group", group)), pending);
     this.send = Timer.builder("txn.send.latency").description("time of one send to the broker").tag("group", group).register(registry);
   }
@@ -41,6 +49,16 @@ public final class MicrometerMetrics implements ProducerMetrics {
       case "ROLLBACK" -> rollback.increment();
       default -> unknown.increment();
     }
+  }
+
+  @Override
+  public void checkBackPastRetention() {
+    pastRetention.increment();
+  }
+
+  @Override
+  public void endDropped() {
+    endsDropped.increment();
   }
 
   @Override

@@ -8,7 +8,15 @@ import java.sql.Connection;
  */
 public interface TxnContext {
 
-  /** The JDBC connection of the transaction: do the business writes here. Do not commit it. */
+  /**
+   * The JDBC connection of the transaction: do the business writes here. Do not commit it.
+   *
+   * <p>Savepoints work as in JDBC: after {@code rollback(savepoint)} the messages published since
+   * {@code setSavepoint()} are discarded with the rows written since, and are never delivered; the
+   * messages published before it stay part of the transaction. Set savepoints through this
+   * connection (not through an unwrapped one or an SQL {@code SAVEPOINT} statement): a rollback to a
+   * savepoint it did not see fails with a {@link ConvergeException}.
+   */
   Connection connection();
 
   /**

@@ -28,7 +28,9 @@ public final class TxnProducerBuilder {
    * @param topics topics registered at start (so this instance can answer check-backs at once); default none
    * @param maxPayloadBytes largest payload accepted; default 4 MiB
    * @param localTransactionTimeout longest unit of work; default 30 s
-   * @param logRetention how long transaction-log rows are kept; default 7 days
+   * @param logRetention how long transaction-log rows are kept; default 7 days, at least twice
+   *     {@code brokerCheckWindow} and 1 hour
+   * @param brokerCheckWindow how long the broker may ask about one message; default 7.5 min
    * @param purgeInterval how often old rows are purged; default 10 minutes; zero disables
    * @param metrics where to count; default nothing
    * @param clock the time source; default the system UTC clock
@@ -41,6 +43,7 @@ public final class TxnProducerBuilder {
       int maxPayloadBytes,
       Duration localTransactionTimeout,
       Duration logRetention,
+      Duration brokerCheckWindow,
       Duration purgeInterval,
       ProducerMetrics metrics,
       Clock clock) {}
@@ -52,7 +55,11 @@ public final class TxnProducerBuilder {
   private final List<String> topics = new ArrayList<>();
   private int maxPayloadBytes = 4 * 1024 * 1024;
   private Duration localTransactionTimeout = Duration.ofSeconds(30);
+  /** RocketMQ's defaults: transactionCheckMax 15 x transactionCheckInterval 30 s. */
+  public static final Duration DEFAULT_BROKER_CHECK_WINDOW = Duration.ofSeconds(15 * 30);
+
   private Duration logRetention = Duration.ofDays(7);
+  private Duration brokerCheckWindow = DEFAULT_BROKER_CHECK_WINDOW;
   private Duration purgeInterval = Duration.ofMinutes(10);
   private ProducerMetrics metrics = ProducerMetrics.NONE;
   private Clock clock = Clock.systemUTC();
@@ -101,9 +108,24 @@ public final class TxnProducerBuilder {
     return this;
   }
 
-  /** How long transaction-log rows are kept; default 7 days, at least 1 hour. */
+  /**
+   * How long transaction-log rows are kept; default 7 days. It must cover the broker's check window
+   * with a margin: at least twice {@link #brokerCheckWindow} and at least 1 hour. A check-back for a
+   * message older than this that finds no row is answered UNKNOWN and raises a ticket (the row may
+   * have been purged after a commit); it is never guessed ROLLBACK.
+   */
   public TxnProducerBuilder logRetention(Duration retention) {
     this.logRetention = retention;
+    return this;
+  }
+
+  /**
+   * The longest time the broker may ask about one message: for RocketMQ
+   * {@code transactionCheckMax x transactionCheckInterval} of the broker's configuration; default
+   * 15 x 30 s = 7.5 min (RocketMQ's defaults). Only validates {@link #logRetention}.
+   */
+  public TxnProducerBuilder brokerCheckWindow(Duration window) {
+    this.brokerCheckWindow = window;
     return this;
   }
 
@@ -149,14 +171,21 @@ public final class TxnProducerBuilder {
         || localTransactionTimeout.compareTo(Duration.ofMinutes(10)) > 0) {
       throw new IllegalArgumentException("producer.localTransactionTimeout must be between 100 ms and 10 min, but was " + localTransactionTimeout);
     }
-    if (logRetention == null || logRetention.compareTo(Duration.ofHours(1)) < 0) {
-      throw new IllegalArgumentException("producer.logRetention must be at least 1 hour (longer than the broker's check window), but was " + logRetention);
+    if (brokerCheckWindow == null || brokerCheckWindow.compareTo(Duration.ofSeconds(1)) < 0) {
+      throw new IllegalArgumentException("producer.brokerCheckWindow must be at least 1 s, but was " + brokerCheckWindow);
+    }
+    Duration minRetention = brokerCheckWindow.multipliedBy(2).compareTo(Duration.ofHours(1)) > 0
+        ? brokerCheckWindow.multipliedBy(2) : Duration.ofHours(1);
+    if (logRetention == null || logRetention.compareTo(minRetention) < 0) {
+      throw new IllegalArgumentException("producer.logRetention must be at least " + minRetention
+          + " (twice producer.brokerCheckWindow " + brokerCheckWindow + " = transactionCheckMax x transactionCheckInterval,"
+          + " and at least 1 hour), but was " + logRetention);
     }
     if (purgeInterval == null || purgeInterval.isNegative()) {
       throw new IllegalArgumentException("producer.purgeInterval must be zero or positive, but was " + purgeInterval);
     }
     return factory.apply(new Settings(group, dataSource, backend, List.copyOf(topics), maxPayloadBytes,
-        localTransactionTimeout, logRetention, purgeInterval, Objects.requireNonNull(metrics, "metrics"),
+        localTransactionTimeout, logRetention, brokerCheckWindow, purgeInterval, Objects.requireNonNull(metrics, "metrics"),
         Objects.requireNonNull(clock, "clock")));
   }
 }

@@ -39,7 +39,7 @@ public final class DefaultTxnProducer implements TxnProducer {
   /** Starts the backend (and the log purge) for {@code settings}. */
   public DefaultTxnProducer(Settings settings) {
     this.settings = settings;
-    this.log = new TxnLog(settings.dataSource());
+    this.log = new TxnLog(settings.dataSource(), settings.logRetention());
     this.backend = settings.backend().create(new BackendContext(settings.group(), settings.dataSource(), log,
         settings.localTransactionTimeout(), settings.topics(), settings.metrics(), settings.clock()));
     if (settings.purgeInterval().isZero()) {
@@ -141,7 +141,7 @@ public final class DefaultTxnProducer implements TxnProducer {
 
   private void purgeQuietly() {
     try {
-      long n = log.purge(settings.logRetention(), PURGE_BATCH);
+      long n = log.purge(settings.group(), PURGE_BATCH);
       if (n > 0) {
         LOG.debug("Purged {} transaction-log rows of group {}", n, settings.group());
       }
@@ -185,6 +185,22 @@ public final class DefaultTxnProducer implements TxnProducer {
       CrashPoints.pass(CrashPoints.Point.BEFORE_DB_COMMIT);
     }
 
+    /** How many messages were published in the joined transaction so far (a savepoint's mark). */
+    public int published() {
+      return ctx.published;
+    }
+
+    /**
+     * A savepoint of the joined transaction was rolled back: the messages published after the first
+     * {@code kept} are discarded and never delivered.
+     *
+     * @param kept {@link #published()} when the savepoint was set; 0 when it was set before the first publish
+     * @throws ConvergeException when the backend cannot discard them (roll the whole transaction back)
+     */
+    public void rollbackToSavepoint(int kept) {
+      ctx.rollbackTo(kept);
+    }
+
     /** Publishes {@code message} in the joined transaction (see {@link TxnContext#publish}). */
     public String publish(OutgoingMessage message) {
       return ctx.publish(message);
@@ -202,9 +218,9 @@ public final class DefaultTxnProducer implements TxnProducer {
     }
   }
 
-  /** Deletes transaction-log rows older than the retention now; returns how many. */
+  /** Deletes this group's transaction-log rows older than the retention now; returns how many. */
   public long purgeLog() {
-    return log.purge(settings.logRetention(), PURGE_BATCH);
+    return log.purge(settings.group(), PURGE_BATCH);
   }
 
   @Override
@@ -228,8 +244,9 @@ public final class DefaultTxnProducer implements TxnProducer {
   }
 
   /** The context handed to the unit of work. Not thread-safe (one unit, one thread). */
-  private final class Context implements TxnContext {
+  private final class Context implements TxnContext, SavepointConnection.Unit {
     private final Connection connection;
+    private final Connection exposed;
     private final BackendTransaction btx;
     private String lastId;
     private int published;
@@ -237,11 +254,38 @@ public final class DefaultTxnProducer implements TxnProducer {
     Context(Connection connection, BackendTransaction btx) {
       this.connection = connection;
       this.btx = btx;
+      this.exposed = SavepointConnection.wrap(connection, this);
     }
 
     @Override
     public Connection connection() {
-      return connection;
+      return exposed;
+    }
+
+    @Override
+    public int published() {
+      return published;
+    }
+
+    /** A savepoint was rolled back: the messages published after the first {@code kept} go with it. */
+    @Override
+    public void rollbackTo(int kept) {
+      if (kept < 0 || kept > published) {
+        throw new IllegalArgumentException("kept must be between 0 and " + published + ", but was " + kept);
+      }
+      if (kept == published) {
+        return;
+      }
+      try {
+        btx.rollbackToSavepoint(kept);
+      } catch (RuntimeException e) {
+        throw e;
+      } catch (Exception e) {
+        throw new ConvergeException("Cannot discard the messages published after a rolled-back savepoint", lastId, e);
+      }
+      settings.metrics().pending(kept - published);
+      LOG.debug("Savepoint rolled back in group {}: {} of {} messages discarded", settings.group(), published - kept, published);
+      published = kept;
     }
 
     /** Lets the backend finish its messages before the DB commit; a failure rolls the unit back. */

@@ -40,15 +40,33 @@ final class CheckBackListener implements TransactionListener {
       context.metrics().checkBack("UNKNOWN");
       return LocalTransactionState.UNKNOW;
     }
-    Duration age = Duration.ofMillis(Math.max(0, context.clock().millis() - msg.getBornTimestamp()));
-    TxnLog.Outcome outcome = context.log().resolve(id, context.group(), msg.getTopic(), age, context.localTransactionTimeout());
+    Duration age = age(msg);
+    TxnLog.Outcome outcome = context.log().resolve(id, msg.getUserProperty(HalfMessageTransaction.ATTEMPT), context.group(), msg.getTopic(), age,
+        context.localTransactionTimeout());
     LocalTransactionState answer = switch (outcome) {
       case COMMITTED -> LocalTransactionState.COMMIT_MESSAGE;
       case ROLLED_BACK -> LocalTransactionState.ROLLBACK_MESSAGE;
-      case UNKNOWN -> LocalTransactionState.UNKNOW;
+      case UNKNOWN, PAST_RETENTION -> LocalTransactionState.UNKNOW;
     };
+    if (outcome == TxnLog.Outcome.PAST_RETENTION) {
+      context.metrics().checkBackPastRetention();
+    }
     LOG.debug("Check-back of message {} (age {}) in group {}: {}", id, age, context.group(), answer);
     context.metrics().checkBack(outcome == TxnLog.Outcome.COMMITTED ? "COMMIT" : outcome == TxnLog.Outcome.ROLLED_BACK ? "ROLLBACK" : "UNKNOWN");
     return answer;
+  }
+
+  /** Since the message was created: its envelope's creation time, or the half message's born time if older. */
+  private Duration age(MessageExt msg) {
+    long created = msg.getBornTimestamp();
+    String header = msg.getUserProperty(Envelope.CREATED_AT);
+    if (header != null) {
+      try {
+        created = Math.min(created, Long.parseLong(header));
+      } catch (NumberFormatException e) {
+        LOG.debug("Half message {} has a malformed {}: {}", msg.getMsgId(), Envelope.CREATED_AT, header);
+      }
+    }
+    return Duration.ofMillis(Math.max(0, context.clock().millis() - created));
   }
 }

@@ -39,7 +39,7 @@ final class HalfMessageBackend implements TxnBackend {
     producer.setInstanceName(context.group() + "@" + ManagementFactory.getRuntimeMXBean().getPid() + "-" + UUID.randomUUID());
     producer.setSendMsgTimeout((int) sendTimeout.toMillis());
     this.ender = new SyncEndTransaction(producer, sendTimeout);
-    this.lanes = new EndLanes(context.group(), END_LANES, 10_000);
+    this.lanes = new EndLanes(context.group(), END_LANES, 10_000, context.metrics());
     producer.setRetryTimesWhenSendFailed(1);
     this.checkExecutor = new ThreadPoolExecutor(checkThreads, checkThreads, 60, TimeUnit.SECONDS,
         new LinkedBlockingQueue<>(2000), r -> {

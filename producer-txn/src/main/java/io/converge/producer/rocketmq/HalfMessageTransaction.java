@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.producer.LocalTransactionState;
 import org.apache.rocketmq.client.producer.MessageQueueSelector;
@@ -30,6 +31,12 @@ final class HalfMessageTransaction implements BackendTransaction {
   /** One key, one queue: its messages keep their order. */
   private static final MessageQueueSelector BY_KEY =
       (queues, msg, key) -> queues.get(Math.floorMod(key.hashCode(), queues.size()));
+
+  /**
+   * The user property naming the attempt of a half message: a random token per publish, stored in its
+   * log row, so that a check-back matches the exact attempt (issue 13.10), not only the message id.
+   */
+  static final String ATTEMPT = "converge-attempt";
 
   private final TransactionMQProducer producer;
   private final SyncEndTransaction ender;
@@ -53,6 +60,8 @@ final class HalfMessageTransaction implements BackendTransaction {
     for (Map.Entry<String, String> h : m.envelope(context.group(), context.clock().millis()).entrySet()) {
       msg.putUserProperty(h.getKey(), h.getValue());
     }
+    String attempt = Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE);
+    msg.putUserProperty(ATTEMPT, attempt);
     MessageAccessor.putProperty(msg, MessageConst.PROPERTY_TRANSACTION_PREPARED, "true");
     MessageAccessor.putProperty(msg, MessageConst.PROPERTY_PRODUCER_GROUP, context.group());
     long start = System.nanoTime();
@@ -72,18 +81,34 @@ final class HalfMessageTransaction implements BackendTransaction {
       throw new BrokerUnavailableException("RocketMQ is unavailable for half message " + m.id() + " on " + m.topic() + ": " + e, m.id(), e);
     }
     context.metrics().sent(Duration.ofNanos(System.nanoTime() - start));
-    prepared.add(new Prepared(msg, result, m.id()));
-    if (result.getSendStatus() != SendStatus.SEND_OK) {
-      throw new BrokerUnavailableException("RocketMQ stored half message " + m.id() + " with status " + result.getSendStatus(), m.id(), null);
+    Prepared p = new Prepared(msg, result, m.id());
+    try {
+      if (result.getSendStatus() != SendStatus.SEND_OK) {
+        throw new BrokerUnavailableException("RocketMQ stored half message " + m.id() + " with status " + result.getSendStatus(), m.id(), null);
+      }
+      CrashPoints.pass(CrashPoints.Point.AFTER_BROKER_PREPARE);
+      context.log().recordCommitted(connection, m.id(), attempt, context.group(), m.topic());
+    } catch (Exception | Error e) {
+      // a publish that failed is not part of the unit, even if the application goes on (savepoint)
+      submit(p, LocalTransactionState.ROLLBACK_MESSAGE);
+      throw e;
     }
-    CrashPoints.pass(CrashPoints.Point.AFTER_BROKER_PREPARE);
-    context.log().recordCommitted(connection, m.id(), context.group(), m.topic());
+    prepared.add(p);
   }
 
+  /**
+   * Ends the half messages published after the first {@code kept} with ROLLBACK now: their log rows
+   * are gone with the savepoint, so a check-back answers ROLLBACK for them too, and
+   * {@link #afterCommit()} commits only the kept ones.
+   */
   @Override
   public void rollbackToSavepoint(int kept) {
-    // TODO(issue 13.1): implemented on this backend's branch
-    throw new UnsupportedOperationException("savepoint rollback is not implemented yet on RocketMQ");
+    List<Prepared> discarded = prepared.subList(kept, prepared.size());
+    for (Prepared p : discarded) {
+      submit(p, LocalTransactionState.ROLLBACK_MESSAGE);
+    }
+    LOG.debug("Rolled back {} half messages after a savepoint in group {}", discarded.size(), context.group());
+    discarded.clear();
   }
 
   @Override
@@ -100,12 +125,13 @@ final class HalfMessageTransaction implements BackendTransaction {
   // COMMIT, so this keeps a key's messages in commit order without making the caller wait.
   private void end(LocalTransactionState state) {
     for (Prepared p : prepared) {
-      try {
-        lanes.submit(p.result.getMessageQueue().hashCode(), () -> endNow(p, state));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        LOG.warn("Interrupted ending half message {} with {}; the check-back will resolve it", p.id, state);
-      }
+      submit(p, state);
+    }
+  }
+
+  private void submit(Prepared p, LocalTransactionState state) {
+    if (!lanes.submit(p.result.getMessageQueue().hashCode(), () -> endNow(p, state))) {
+      LOG.debug("END {} of half message {} dropped (lane full); the check-back will resolve it", state, p.id);
     }
   }
 

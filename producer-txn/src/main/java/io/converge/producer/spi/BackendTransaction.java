@@ -28,10 +28,16 @@ public interface BackendTransaction {
    * A savepoint of the DB transaction was rolled back: the messages this transaction published after
    * its first {@code kept} belong to the rolled-back work and must never be delivered, whatever the
    * transaction does next; the first {@code kept} stay part of it (delivered iff it commits). Log rows
-   * written on the connection after the savepoint are already gone with it. Called on the unit's
+   * written on the connection after the savepoint go with it: already gone in {@code inTransaction}
+   * (called after the JDBC rollback), about to go in Spring (its {@code savepointRollback} callback
+   * runs just before the JDBC rollback); do not write on the connection here. Called on the unit's
    * thread, before {@link #beforeCommit}; throwing rolls the whole DB transaction back.
    *
-   * @param kept how many of the messages published so far survive (0 to all of them)
+   * <p>Messages are counted by the {@link #publish} calls that returned normally: a publish that threw
+   * is not part of the transaction (an application may catch the exception and go on, e.g. after a
+   * savepoint rollback), so a backend discards at once whatever such a call left on the broker.
+   *
+   * @param kept how many of the messages published so far survive (0 to all of them but the last)
    */
   void rollbackToSavepoint(int kept) throws Exception;
 

@@ -11,6 +11,18 @@ public interface ProducerMetrics {
   /** A check-back was answered ({@code COMMIT}, {@code ROLLBACK} or {@code UNKNOWN}): {@code txn.checkbacks}. */
   default void checkBack(String answer) {}
 
+  /**
+   * A check-back found no row for a message older than the log retention and answered UNKNOWN (a
+   * ticket was raised): {@code txn.checkbacks.past-retention}. Alert on it.
+   */
+  default void checkBackPastRetention() {}
+
+  /**
+   * An END (commit/rollback of a prepared message) was dropped because the broker was too slow to
+   * take it; the check-back resolves the message later: {@code txn.ends.dropped}.
+   */
+  default void endDropped() {}
+
   /** Messages published but not yet committed or rolled back changed by {@code delta}: {@code txn.pending}. */
   default void pending(int delta) {}
 

@@ -15,6 +15,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param maxPayloadBytes largest payload; default 4 MiB
  * @param localTransactionTimeout longest transaction; default 30 s
  * @param logRetention transaction-log retention; default 7 days
+ * @param brokerCheckWindow the broker's longest check window (RocketMQ: transactionCheckMax x
+ *     transactionCheckInterval); default 7.5 min
  * @param migrate whether to apply the producer's migrations at start; default true
  */
 @ConfigurationProperties("converge.producer")
@@ -26,11 +28,12 @@ public record ConvergeProducerProperties(
     Integer maxPayloadBytes,
     Duration localTransactionTimeout,
     Duration logRetention,
+    Duration brokerCheckWindow,
     Boolean migrate) {
 
   /**
    * Sets on {@code b} the group, the data source and the settings given here ({@code topics},
-   * {@code max-payload-bytes}, {@code local-transaction-timeout}, {@code log-retention}), for every
+   * {@code max-payload-bytes}, {@code local-transaction-timeout}, {@code log-retention}, {@code broker-check-window}), for every
    * backend's auto-configuration; unset ones keep the builder's defaults.
    *
    * @throws NullPointerException naming {@code converge.producer.group} when it is not set
@@ -48,6 +51,9 @@ public record ConvergeProducerProperties(
     }
     if (logRetention != null) {
       b.logRetention(logRetention);
+    }
+    if (brokerCheckWindow != null) {
+      b.brokerCheckWindow(brokerCheckWindow);
     }
     return b;
   }

@@ -1,10 +1,14 @@
 package io.converge.producer.spring;
 
 import io.converge.producer.ConvergeException;
+import io.converge.producer.DatabaseUnavailableException;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.internal.DefaultTxnProducer;
 import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.IdentityHashMap;
+import java.util.Map;
 import javax.sql.DataSource;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.support.TransactionSynchronization;
@@ -24,7 +28,12 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * }
  * }</pre>
  *
- * Thread-safe; one instance per producer.
+ * <p>A {@code PROPAGATION_NESTED} transaction that rolls back (its savepoint) discards the messages
+ * published inside it: they are never delivered, while the outer transaction's stay (Spring's
+ * {@code TransactionSynchronization#savepointRollback} callback). A {@code PROPAGATION_REQUIRES_NEW}
+ * transaction is a unit of its own: its messages go with its commit, not with the suspended one's.
+ *
+ * <p>Thread-safe; one instance per producer.
  */
 public final class TransactionalPublisher {
 
@@ -45,6 +54,8 @@ public final class TransactionalPublisher {
    *
    * @return the message id
    * @throws ConvergeException when no Spring transaction is active (a message must belong to one)
+   * @throws TransactionNotBoundException when the transaction does not own this publisher's
+   *     connection (a transaction manager on another {@code DataSource})
    */
   public String publish(OutgoingMessage message) {
     if (!TransactionSynchronizationManager.isActualTransactionActive()
@@ -55,9 +66,37 @@ public final class TransactionalPublisher {
     DefaultTxnProducer.Joined joined = (DefaultTxnProducer.Joined) TransactionSynchronizationManager.getResource(this);
     if (joined == null) {
       Connection connection = DataSourceUtils.getConnection(dataSource);
+      requireTransactional(connection, message);
       DefaultTxnProducer.Joined fresh = producer.join(connection);
       TransactionSynchronizationManager.bindResource(this, fresh);
       TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+        // published count when each savepoint (a NESTED transaction) was set; identity: Spring's objects
+        private final Map<Object, Integer> marks = new IdentityHashMap<>();
+
+        @Override
+        public void savepoint(Object savepoint) {
+          marks.put(savepoint, fresh.published());
+        }
+
+        @Override
+        public void savepointRollback(Object savepoint) {
+          // a savepoint set before this synchronization existed precedes the first publish: keep none
+          Integer kept = marks.remove(savepoint);
+          fresh.rollbackToSavepoint(kept == null ? 0 : kept);
+          marks.values().removeIf(count -> count > (kept == null ? 0 : kept));
+        }
+
+        // REQUIRES_NEW / NOT_SUPPORTED suspend this transaction: its unit must not receive their publishes
+        @Override
+        public void suspend() {
+          TransactionSynchronizationManager.unbindResource(TransactionalPublisher.this);
+        }
+
+        @Override
+        public void resume() {
+          TransactionSynchronizationManager.bindResource(TransactionalPublisher.this, fresh);
+        }
+
         @Override
         public void beforeCommit(boolean readOnly) {
           fresh.beforeCommit();
@@ -76,5 +115,23 @@ public final class TransactionalPublisher {
       joined = fresh;
     }
     return joined.publish(message);
+  }
+
+  /** An auto-commit connection is not the transaction's: its log rows would commit on their own. */
+  private void requireTransactional(Connection connection, OutgoingMessage message) {
+    boolean autoCommit;
+    try {
+      autoCommit = connection.getAutoCommit();
+    } catch (SQLException e) {
+      DataSourceUtils.releaseConnection(connection, dataSource);
+      throw new DatabaseUnavailableException("Cannot inspect the connection to publish message " + message.id(), message.id(), e);
+    }
+    if (autoCommit) {
+      DataSourceUtils.releaseConnection(connection, dataSource);
+      throw new TransactionNotBoundException("publish of message " + message.id() + " is in a Spring transaction that does"
+          + " not own the publisher's DataSource (its connection is in auto-commit mode): use a transaction manager on"
+          + " the same DataSource as the TransactionalPublisher (DataSourceTransactionManager or JpaTransactionManager),"
+          + " or @Transactional(transactionManager = ...) naming it", message.id());
+    }
   }
 }

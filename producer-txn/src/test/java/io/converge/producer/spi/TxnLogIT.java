@@ -40,15 +40,32 @@ class TxnLogIT {
       log.recordCommitted(c, id, "g", "t");
       c.commit();
     }
-    assertThat(log.resolve(id, "g", "t", Duration.ofHours(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
+    assertThat(log.resolve(id, null, "g", "t", Duration.ofHours(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
+  }
+
+  /** Issue 13.10: a check-back matches the attempt when both sides name one; rows without one match by id. */
+  @Test
+  void aCommittedRowOfAnotherAttemptRollsTheStaleAttemptBack() throws Exception {
+    String id = MessageIds.shared().next();
+    String legacy = MessageIds.shared().next();
+    try (Connection c = db.getConnection()) {
+      c.setAutoCommit(false);
+      log.recordCommitted(c, id, "attempt-2", "g", "t");
+      log.recordCommitted(c, legacy, "g", "t");
+      c.commit();
+    }
+    assertThat(log.resolve(id, "attempt-2", "g", "t", Duration.ofMinutes(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
+    assertThat(log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
+    assertThat(log.resolve(id, null, "g", "t", Duration.ofMinutes(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
+    assertThat(log.resolve(legacy, "attempt-1", "g", "t", Duration.ofMinutes(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
   }
 
   @Test
   void missingRowIsUnknownWhileYoungAndFencedWhenOld() throws Exception {
     String id = MessageIds.shared().next();
-    assertThat(log.resolve(id, "g", "t", Duration.ofSeconds(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.UNKNOWN);
+    assertThat(log.resolve(id, null, "g", "t", Duration.ofSeconds(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.UNKNOWN);
     assertThat(log.outcome(id)).as("no fence while young").isEqualTo(TxnLog.Outcome.UNKNOWN);
-    assertThat(log.resolve(id, "g", "t", Duration.ofSeconds(31), TIMEOUT)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
+    assertThat(log.resolve(id, null, "g", "t", Duration.ofSeconds(31), TIMEOUT)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
     try (Connection c = db.getConnection()) {
       c.setAutoCommit(false);
       assertThatThrownBy(() -> log.recordCommitted(c, id, "g", "t")).isInstanceOf(LateCommitFencedException.class);
@@ -63,12 +80,108 @@ class TxnLogIT {
       local.setAutoCommit(false);
       log.recordCommitted(local, id, "g", "t");
       CompletableFuture<TxnLog.Outcome> checkBack =
-          CompletableFuture.supplyAsync(() -> log.resolve(id, "g", "t", Duration.ofMinutes(5), TIMEOUT));
+          CompletableFuture.supplyAsync(() -> log.resolve(id, null, "g", "t", Duration.ofMinutes(5), TIMEOUT));
       Thread.sleep(300);
       assertThat(checkBack).as("the fence waits on the uncommitted row").isNotDone();
       local.commit();
       assertThat(checkBack.get(10, TimeUnit.SECONDS)).isEqualTo(TxnLog.Outcome.COMMITTED);
     }
+  }
+
+  /**
+   * Issue 13.12: the check-back's lock timeout is its own transaction's ({@code SET LOCAL}); the pool's
+   * connection goes back to the application with the server default, so a later business transaction
+   * on it can wait for locks as long as it normally would.
+   */
+  @Test
+  void aCheckBackLeavesNoSessionSettingOnThePooledConnection() throws Exception {
+    try (Connection physical = db.getConnection()) {
+      String before = show(physical, "lock_timeout");
+      boolean autoCommit = physical.getAutoCommit();
+      DataSource poolOfOne = onlyConnection(physical);
+      TxnLog oneConnectionLog = new TxnLog(poolOfOne);
+      oneConnectionLog.resolve(MessageIds.shared().next(), null, "g", "t", Duration.ofSeconds(1), TIMEOUT);
+      oneConnectionLog.resolve(MessageIds.shared().next(), null, "g", "t", Duration.ofMinutes(5), TIMEOUT); // fences
+      assertThat(show(physical, "lock_timeout")).as("lock_timeout after two check-backs").isEqualTo(before);
+      assertThat(physical.getAutoCommit()).isEqualTo(autoCommit);
+    }
+  }
+
+  private static String show(Connection c, String setting) throws Exception {
+    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SHOW " + setting)) {
+      rs.next();
+      return rs.getString(1);
+    }
+  }
+
+  /** A data source that always hands out {@code c} and never closes it, like a pool of one connection. */
+  private static DataSource onlyConnection(Connection c) {
+    Connection unclosable = (Connection) java.lang.reflect.Proxy.newProxyInstance(TxnLogIT.class.getClassLoader(),
+        new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+          if (method.getName().equals("close")) {
+            return null;
+          }
+          try {
+            return method.invoke(c, args);
+          } catch (java.lang.reflect.InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
+    return (DataSource) java.lang.reflect.Proxy.newProxyInstance(TxnLogIT.class.getClassLoader(),
+        new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+          if (method.getName().equals("getConnection")) {
+            return unclosable;
+          }
+          throw new UnsupportedOperationException(method.getName());
+        });
+  }
+
+  /** Issue 13.3: a producer group's purge deletes its own rows only. */
+  @Test
+  void purgeDeletesOnlyTheRowsOfItsGroup() throws Exception {
+    DataSource own = ConvergePostgres.shared().newSchema("txnpurgegroup");
+    Migrations.apply(own, "producer");
+    try (Connection c = own.getConnection(); Statement s = c.createStatement()) {
+      s.execute("""
+          INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome, created_at)
+          SELECT grp || '-' || g, grp, 't', 'COMMITTED', now() - interval '8 days'
+          FROM generate_series(1, 30) g, unnest(ARRAY['mine', 'other']) grp
+          """);
+    }
+    assertThat(new TxnLog(own, Duration.ofDays(7)).purge("mine", 1000)).isEqualTo(30);
+    try (Connection c = own.getConnection(); PreparedStatement ps = c.prepareStatement(
+        "SELECT count(*) FROM converge_txn_log WHERE producer_group = 'other'"); ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      assertThat(rs.getInt(1)).as("rows of another group, whose own retention may be longer").isEqualTo(30);
+    }
+  }
+
+  /** Issue 13.3: past the retention a missing row may have been purged: never fence it by guess. */
+  @Test
+  void aCheckBackPastTheRetentionIsNeverAnsweredRollback() throws Exception {
+    String id = MessageIds.shared().next();
+    assertThat(log.resolve(id, null, "g", "t", Duration.ofDays(8), TIMEOUT)).isEqualTo(TxnLog.Outcome.PAST_RETENTION);
+    assertThat(log.resolve(id, null, "g", "t", Duration.ofDays(8).plusMinutes(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.PAST_RETENTION);
+    assertThat(log.outcome(id)).as("no fence").isEqualTo(TxnLog.Outcome.UNKNOWN);
+    try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
+        "SELECT producer_group, kind, status, checks FROM converge_txn_ticket WHERE message_id = ?")) {
+      ps.setString(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        assertThat(rs.next()).as("ticket raised").isTrue();
+        assertThat(rs.getString(1)).isEqualTo("g");
+        assertThat(rs.getString(2)).isEqualTo("CHECK_BACK_PAST_RETENTION");
+        assertThat(rs.getString(3)).isEqualTo("OPEN");
+        assertThat(rs.getInt(4)).isEqualTo(2);
+      }
+    }
+    // a committed row past the retention (not purged yet) still answers from the row
+    String committed = MessageIds.shared().next();
+    try (Connection c = db.getConnection()) {
+      c.setAutoCommit(false);
+      log.recordCommitted(c, committed, "g", "t");
+      c.commit();
+    }
+    assertThat(log.resolve(committed, null, "g", "t", Duration.ofDays(8), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
   }
 
   @Test
@@ -85,7 +198,7 @@ class TxnLogIT {
           SELECT 'new-' || g, 'g', 't', 'COMMITTED', now() - interval '6 days' FROM generate_series(1, 40) g
           """);
     }
-    assertThat(new TxnLog(own).purge(Duration.ofDays(7), 1000)).isEqualTo(2500);
+    assertThat(new TxnLog(own, Duration.ofDays(7)).purge("g", 1000)).isEqualTo(2500);
     try (Connection c = own.getConnection(); PreparedStatement ps = c.prepareStatement(
         "SELECT count(*), count(*) FILTER (WHERE message_id LIKE 'new-%') FROM converge_txn_log");
          ResultSet rs = ps.executeQuery()) {

@@ -75,6 +75,32 @@ class SpringTransactionalPublisherIT {
         });
   }
 
+  /**
+   * Issue 13.15: a transaction manager on another DataSource than the publisher's gives the publisher
+   * an auto-commit connection, whose log rows would commit whatever the transaction does: the first
+   * publish fails naming the fix, and nothing is logged.
+   */
+  @Test
+  void aTransactionOnAnotherDataSourceIsRefusedAtTheFirstPublish(EmbeddedRocketMQ mq) throws Exception {
+    String topic = RocketMQExtension.uniqueTopic("springother");
+    mq.createTopic(topic);
+    DataSource db = ConvergePostgres.shared().newSchema("springother");
+    io.converge.producer.schema.Migrations.apply(db, "producer");
+    DataSource other = ConvergePostgres.shared().newSchema("springother2");
+    try (TxnProducer producer = new io.converge.producer.rocketmq.RocketMQChildFactory()
+        .create("spring-other", topic, db, java.util.Map.of("nameServer", mq.nameServerAddress()))) {
+      TransactionalPublisher publisher = new TransactionalPublisher(producer, db);
+      TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(other));
+      String id = MessageIds.shared().next();
+      assertThatThrownBy(() -> tx.executeWithoutResult(s ->
+          publisher.publish(OutgoingMessage.builder(topic).id(id).payload("x".getBytes(UTF_8)).build())))
+          .isInstanceOf(ConvergeException.class)
+          .hasMessageContaining(id).hasMessageContaining("auto-commit").hasMessageContaining("DataSource");
+      assertThat(new JdbcTemplate(db).queryForObject("SELECT count(*) FROM converge_txn_log WHERE message_id = ?", Integer.class, id))
+          .as("log rows outside the transaction").isZero();
+    }
+  }
+
   @Test
   void aSpringTransactionPastTheTimeoutRollsBack(EmbeddedRocketMQ mq) {
     String topic = RocketMQExtension.uniqueTopic("springslow");

@@ -18,6 +18,7 @@ import io.converge.producer.TxnProducer;
 import io.converge.producer.UnitOfWorkException;
 import io.converge.producer.schema.Migrations;
 import io.converge.producer.spi.CrashPoints;
+import io.converge.producer.spring.TransactionalPublisher;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -38,6 +39,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.postgresql.ds.PGSimpleDataSource;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * The contract every {@link TxnProducer} backend must pass, against real servers: a message is
@@ -262,6 +267,35 @@ public abstract class TxnProducerContract {
     assertThat(ids(sink)).doesNotContain(id);
   }
 
+  // ---- 4b. a retry with the same message id after a crashed attempt (issue 13.10) ----
+
+  /**
+   * The application supplies its own message id and retries a unit whose first attempt died before
+   * its DB commit (kill -9: that attempt's broker-side state was never ended). The retry commits with
+   * the same id and another payload. Only the retry's message may be delivered: recovery must match
+   * the exact attempt, not the id (on RocketMQ the dead attempt's half message is checked back and
+   * must be rolled back although a committed row of its id exists), and must not refuse the retry
+   * because recovery already discarded the dead attempt.
+   */
+  @Test
+  void aRetryWithTheSameIdAfterACrashedAttemptDeliversOnlyTheRetry(@TempDir Path tmp) throws Exception {
+    String topic = topic("retry");
+    String group = group("g");
+    MessageSink sink = sink(topic);
+    String id = MessageIds.shared().next();
+    TxnProducer heir = producer(group, topic); // started first: the retry follows the crash at once
+    runChildUntilCrash(CrashPoints.Point.BEFORE_DB_COMMIT, group, topic, id, tmp);
+    heir.inTransaction(tx -> {
+      insertOrder(tx.connection(), id, "retry");
+      return tx.publish(message(topic, id, "retry"));
+    });
+    awaitDelivered(sink, Set.of(id), Duration.ofSeconds(60));
+    settle(heir, sink, topic, recoveryWindow().plusSeconds(2));
+    List<String> payloads = sink.received().stream().filter(d -> d.id().equals(id))
+        .map(d -> new String(d.payload(), UTF_8)).distinct().toList();
+    assertThat(payloads).as("payloads delivered for message %s", id).containsExactly("retry");
+  }
+
   // ---- 5. a local commit after recovery discarded the message ----
 
   @Test
@@ -330,6 +364,135 @@ public abstract class TxnProducerContract {
     for (String id : rolledBack) {
       assertThat(orderExists(id)).isFalse();
     }
+  }
+
+  // ---- 6b. savepoints: what a rolled-back savepoint covered is never delivered (issue 13.1) ----
+
+  /**
+   * A JDBC savepoint on the unit's connection: publish A, savepoint, publish B, roll back to the
+   * savepoint, publish C, commit. A and C are delivered, B never: not by the commit, not by recovery
+   * (the test waits past the recovery window, e.g. RocketMQ check-backs of B's half message), and
+   * B's business row is gone with the savepoint. A second savepoint taken before any publish and
+   * rolled back discards everything published after it.
+   */
+  @Test
+  void aRolledBackSavepointDiscardsTheMessagesPublishedAfterIt() throws Exception {
+    String topic = topic("savepoint");
+    TxnProducer p = producer(group("g"), topic);
+    MessageSink sink = sink(topic);
+    String a = MessageIds.shared().next();
+    String b = MessageIds.shared().next();
+    String c = MessageIds.shared().next();
+    p.inTransaction(tx -> {
+      insertOrder(tx.connection(), a, "a");
+      tx.publish(message(topic, a, "a"));
+      java.sql.Savepoint sp = tx.connection().setSavepoint();
+      insertOrder(tx.connection(), b, "b");
+      tx.publish(message(topic, b, "b"));
+      tx.connection().rollback(sp);
+      insertOrder(tx.connection(), c, "c");
+      return tx.publish(message(topic, c, "c"));
+    });
+    String d = MessageIds.shared().next();
+    String e = MessageIds.shared().next();
+    p.inTransaction(tx -> {
+      java.sql.Savepoint sp = tx.connection().setSavepoint(); // before the first publish
+      insertOrder(tx.connection(), d, "d");
+      tx.publish(message(topic, d, "d"));
+      tx.connection().rollback(sp);
+      insertOrder(tx.connection(), e, "e");
+      return tx.publish(message(topic, e, "e"));
+    });
+    awaitDelivered(sink, Set.of(a, c, e), Duration.ofSeconds(60));
+    settle(p, sink, topic, recoveryWindow());
+    assertThat(ids(sink)).as("published after a rolled-back savepoint").doesNotContain(b, d);
+    assertThat(orderExists(b)).isFalse();
+    assertThat(orderExists(d)).isFalse();
+  }
+
+  /**
+   * The same through Spring: {@link TransactionalPublisher} inside a {@code DataSourceTransactionManager}
+   * transaction with a {@code PROPAGATION_NESTED} inner transaction (a savepoint) that fails. The
+   * first outer transaction publishes before the savepoint, the second only inside it.
+   */
+  @Test
+  void aRolledBackSpringNestedTransactionDiscardsItsMessages() throws Exception {
+    String topic = topic("nested");
+    TxnProducer p = producer(group("g"), topic);
+    MessageSink sink = sink(topic);
+    TransactionalPublisher publisher = new TransactionalPublisher(p, db);
+    DataSourceTransactionManager tm = new DataSourceTransactionManager(db);
+    TransactionTemplate outer = new TransactionTemplate(tm);
+    TransactionTemplate nested = new TransactionTemplate(tm);
+    nested.setPropagationBehavior(TransactionDefinition.PROPAGATION_NESTED);
+    JdbcTemplate jdbc = new JdbcTemplate(db);
+    List<String> ids = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      ids.add(MessageIds.shared().next());
+    }
+    String a = ids.get(0), b = ids.get(1), c = ids.get(2), d = ids.get(3), e = ids.get(4);
+    outer.executeWithoutResult(s -> {
+      jdbc.update(INSERT_ORDER, a, "a");
+      publisher.publish(message(topic, a, "a"));
+      assertThatThrownBy(() -> nested.executeWithoutResult(n -> {
+        jdbc.update(INSERT_ORDER, b, "b");
+        publisher.publish(message(topic, b, "b"));
+        throw new IllegalStateException("inner business rule violated");
+      })).hasMessage("inner business rule violated");
+      nested.executeWithoutResult(n -> {
+        jdbc.update(INSERT_ORDER, c, "c");
+        publisher.publish(message(topic, c, "c"));
+      });
+    });
+    outer.executeWithoutResult(s -> {
+      assertThatThrownBy(() -> nested.executeWithoutResult(n -> {
+        jdbc.update(INSERT_ORDER, d, "d");
+        publisher.publish(message(topic, d, "d")); // the first publish of the outer transaction
+        throw new IllegalStateException("inner business rule violated");
+      })).hasMessage("inner business rule violated");
+      jdbc.update(INSERT_ORDER, e, "e");
+      publisher.publish(message(topic, e, "e"));
+    });
+    awaitDelivered(sink, Set.of(a, c, e), Duration.ofSeconds(60));
+    settle(p, sink, topic, recoveryWindow());
+    assertThat(ids(sink)).as("published in a rolled-back nested transaction").doesNotContain(b, d);
+    assertThat(orderExists(b)).isFalse();
+    assertThat(orderExists(d)).isFalse();
+    assertThat(orderExists(c)).isTrue();
+  }
+
+  /**
+   * A {@code PROPAGATION_REQUIRES_NEW} transaction inside another is a unit of its own: its message is
+   * delivered when it commits although the outer transaction then rolls back, and the outer one's
+   * message is not.
+   */
+  @Test
+  void aSpringRequiresNewTransactionIsItsOwnUnitOfWork() throws Exception {
+    String topic = topic("requiresnew");
+    TxnProducer p = producer(group("g"), topic);
+    MessageSink sink = sink(topic);
+    TransactionalPublisher publisher = new TransactionalPublisher(p, db);
+    DataSourceTransactionManager tm = new DataSourceTransactionManager(db);
+    TransactionTemplate outer = new TransactionTemplate(tm);
+    TransactionTemplate inner = new TransactionTemplate(tm);
+    inner.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+    JdbcTemplate jdbc = new JdbcTemplate(db);
+    String before = MessageIds.shared().next();
+    String own = MessageIds.shared().next();
+    assertThatThrownBy(() -> outer.executeWithoutResult(s -> {
+      jdbc.update(INSERT_ORDER, before, "outer");
+      publisher.publish(message(topic, before, "outer"));
+      inner.executeWithoutResult(n -> {
+        jdbc.update(INSERT_ORDER, own, "inner");
+        publisher.publish(message(topic, own, "inner"));
+      });
+      throw new IllegalStateException("outer business rule violated");
+    })).hasMessage("outer business rule violated");
+    assertThat(orderExists(own)).isTrue();
+    assertThat(orderExists(before)).isFalse();
+    awaitDelivered(sink, Set.of(own), Duration.ofSeconds(60));
+    settle(p, sink, topic, recoveryWindow());
+    assertThat(ids(sink)).doesNotContain(before);
   }
 
   // ---- 7. broker down, DB down ----
