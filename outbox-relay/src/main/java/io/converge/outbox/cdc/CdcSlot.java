@@ -27,7 +27,6 @@ final class CdcSlot {
   private static final String LAG = """
       SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint FROM pg_replication_slots WHERE slot_name = ?
       """;
-  private static final String ACTIVE_PID = "SELECT active_pid FROM pg_replication_slots WHERE slot_name = ?";
   /** PostgreSQL's duplicate_object: another relay of this name created the slot at the same time. */
   private static final String DUPLICATE_OBJECT = "42710";
 
@@ -78,16 +77,6 @@ final class CdcSlot {
       ps.setString(1, name);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? Math.max(0, rs.getLong(1)) : -1;
-      }
-    }
-  }
-
-  /** The pid of the walsender reading the slot, or 0 when none does. */
-  int activePid() throws SQLException {
-    try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(ACTIVE_PID)) {
-      ps.setString(1, name);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? rs.getInt(1) : 0;
       }
     }
   }

@@ -51,6 +51,8 @@ final class DebeziumCdcRelay implements CdcRelay, DebeziumEngine.ChangeConsumer<
   private final Backoff retry;
   private final ThreadGroup threads;
   private final Object sending = new Object();
+  /** Guards {@link #engine} against {@link #close} racing a restart: closing is set before it is read. */
+  private final Object engineLock = new Object();
   private final AtomicLong published = new AtomicLong();
   private final AtomicLong parked = new AtomicLong();
   private final AtomicLong restarts = new AtomicLong();
@@ -59,7 +61,7 @@ final class DebeziumCdcRelay implements CdcRelay, DebeziumEngine.ChangeConsumer<
   private volatile boolean running;
   private volatile boolean closing;
   private DebeziumEngine<RecordChangeEvent<SourceRecord>> engine;
-  private Thread engineThread;
+  private volatile Thread engineThread;
   private ScheduledExecutorService supervisor;
 
   DebeziumCdcRelay(CdcRelay.Builder settings) {
@@ -116,7 +118,10 @@ final class DebeziumCdcRelay implements CdcRelay, DebeziumEngine.ChangeConsumer<
           .notifying(this)
           .using((success, message, error) -> stopped(message, error))
           .build();
-      synchronized (this) {
+      synchronized (engineLock) {
+        if (closing) {
+          return;
+        }
         engine = e;
       }
       running = true;
@@ -253,8 +258,15 @@ final class DebeziumCdcRelay implements CdcRelay, DebeziumEngine.ChangeConsumer<
    * threads are left (Debezium's pools are not daemon threads), closes the relay so the JVM can exit.
    */
   private void closeWhenOnlyOursAreLeft() {
+    ThreadGroup root = Thread.currentThread().getThreadGroup();
+    while (root.getParent() != null) {
+      root = root.getParent();
+    }
+    Thread[] all = new Thread[root.activeCount() + 16];
+    int n = root.enumerate(all, true);
     boolean mainReturned = false;
-    for (Thread t : Thread.getAllStackTraces().keySet()) {
+    for (int i = 0; i < n; i++) {
+      Thread t = all[i];
       if ("DestroyJavaVM".equals(t.getName())) {
         mainReturned = true;
       } else if (t.isAlive() && !t.isDaemon() && !inOurGroup(t)) {
@@ -325,7 +337,11 @@ final class DebeziumCdcRelay implements CdcRelay, DebeziumEngine.ChangeConsumer<
     }
     closing = true;
     supervisor.shutdownNow();
-    DebeziumEngine<RecordChangeEvent<SourceRecord>> e = engine;
+    DebeziumEngine<RecordChangeEvent<SourceRecord>> e;
+    synchronized (engineLock) {
+      e = engine;
+      engine = null;
+    }
     if (e != null) {
       try {
         e.close();
@@ -341,7 +357,6 @@ final class DebeziumCdcRelay implements CdcRelay, DebeziumEngine.ChangeConsumer<
         Thread.currentThread().interrupt();
       }
     }
-    engine = null;
     engineThread = null;
     supervisor = null;
     running = false;
