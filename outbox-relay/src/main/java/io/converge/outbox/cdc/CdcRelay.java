@@ -171,8 +171,10 @@ public interface CdcRelay extends AutoCloseable {
     }
 
     /**
-     * Debezium's {@code heartbeat.interval.ms}: how often the slot's position is confirmed when only
-     * other tables change (otherwise the slot holds WAL until the next outbox row); default 10 s.
+     * Debezium's {@code heartbeat.interval.ms}: how often the relay replaces its row in
+     * {@code converge_cdc_heartbeat} (its {@code heartbeat.action.query}; the table is in the relay's
+     * publication) so that its slot confirms a newer position when only other tables change (otherwise
+     * the slot holds WAL until the next outbox row); default 10 s.
      */
     public Builder heartbeatInterval(Duration interval) {
       this.heartbeatInterval = interval;

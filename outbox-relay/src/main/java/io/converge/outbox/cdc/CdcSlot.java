@@ -11,7 +11,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The replication slot and publication of one CDC relay (same name): created before the engine starts,
+ * The replication slot and publication (inserts into {@code converge_outbox} and
+ * {@code converge_cdc_heartbeat}) of one CDC relay (same name): created before the engine starts,
  * so that the stream's start position exists when {@link CdcRelay#start()} returns; dropped when the
  * relay is retired. Stateless apart from its data source; thread-safe.
  */
@@ -50,7 +51,15 @@ final class CdcSlot {
       }
       if (!publication) {
         // inserts only: marking rows published must not come back as events
-        s.execute("CREATE PUBLICATION " + name + " FOR TABLE " + schema + ".converge_outbox WITH (publish = 'insert')");
+        s.execute("CREATE PUBLICATION " + name + " FOR TABLE " + schema + ".converge_outbox, " + schema
+            + ".converge_cdc_heartbeat WITH (publish = 'insert')");
+      } else {
+        try (ResultSet rs = s.executeQuery("SELECT 1 FROM pg_publication_tables WHERE pubname = '" + name
+            + "' AND tablename = 'converge_cdc_heartbeat'")) {
+          if (!rs.next()) { // a publication of an older version: add the heartbeat table
+            s.execute("ALTER PUBLICATION " + name + " ADD TABLE " + schema + ".converge_cdc_heartbeat");
+          }
+        }
       }
       try (PreparedStatement ps = c.prepareStatement(CREATE_SLOT)) {
         ps.setString(1, name);
@@ -96,9 +105,11 @@ final class CdcSlot {
         }
       }
       s.execute("DROP PUBLICATION IF EXISTS " + name);
-      try (PreparedStatement ps = c.prepareStatement("DELETE FROM converge_cdc_offset WHERE relay_name = ?")) {
-        ps.setString(1, relayName);
-        ps.executeUpdate();
+      for (String table : new String[] {"converge_cdc_offset", "converge_cdc_heartbeat"}) {
+        try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + table + " WHERE relay_name = ?")) {
+          ps.setString(1, relayName);
+          ps.executeUpdate();
+        }
       }
     }
   }

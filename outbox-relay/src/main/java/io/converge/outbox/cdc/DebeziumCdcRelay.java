@@ -155,8 +155,9 @@ final class DebeziumCdcRelay implements CdcRelay, DebeziumEngine.ChangeConsumer<
     Set<String> keys = new LinkedHashSet<>();
     for (RecordChangeEvent<SourceRecord> event : records) {
       Object value = event.record().value();
-      // heartbeats (no "op") and other events carry no outbox row
-      if (value instanceof Struct v && v.schema().field("op") != null && "c".equals(v.getString("op"))) {
+      // heartbeats (no "op", or an insert into converge_cdc_heartbeat) carry no outbox row
+      if (value instanceof Struct v && event.record().topic().endsWith(".converge_outbox") && v.schema().field("op") != null
+          && "c".equals(v.getString("op"))) {
         keys.add(v.getStruct("after").getString("order_key"));
       }
     }
