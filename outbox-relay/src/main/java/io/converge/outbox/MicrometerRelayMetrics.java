@@ -10,7 +10,9 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Relay metrics on Micrometer: {@code outbox.lag} (gauge, seconds: age of the oldest unpublished,
  * unparked row), {@code outbox.published} (counter; its rate is published/s), {@code outbox.parked}
- * (gauge: parked rows now) and {@code outbox.parked.total} (counter: keys parked). Needs
+ * (gauge: parked rows now) and {@code outbox.parked.total} (counter: keys parked); for the CDC relay also
+ * {@code cdc.lag} (gauge, bytes: WAL between the server's position and the slot's confirmed position) and
+ * {@code cdc.restarts} (counter: engine failures restarted). Needs
  * {@code io.micrometer:micrometer-core} (an optional dependency). Thread-safe.
  */
 public final class MicrometerRelayMetrics implements RelayMetrics {
@@ -19,6 +21,8 @@ public final class MicrometerRelayMetrics implements RelayMetrics {
   private final Counter parkedTotal;
   private final AtomicLong lagMillis = new AtomicLong();
   private final AtomicLong parkedNow = new AtomicLong();
+  private final AtomicLong cdcLagBytes = new AtomicLong();
+  private final Counter cdcRestarts;
 
   private MicrometerRelayMetrics(MeterRegistry registry) {
     this.published = Counter.builder("outbox.published").description("Outbox rows published").register(registry);
@@ -26,6 +30,9 @@ public final class MicrometerRelayMetrics implements RelayMetrics {
     Gauge.builder("outbox.lag", lagMillis, v -> v.get() / 1000.0).baseUnit("seconds")
         .description("Age of the oldest unpublished outbox row").register(registry);
     Gauge.builder("outbox.parked", parkedNow, AtomicLong::get).description("Parked outbox rows").register(registry);
+    Gauge.builder("cdc.lag", cdcLagBytes, AtomicLong::get).baseUnit("bytes")
+        .description("WAL the CDC relay's slot has not confirmed yet").register(registry);
+    this.cdcRestarts = Counter.builder("cdc.restarts").description("CDC engine failures restarted").register(registry);
   }
 
   /** Metrics registered in {@code registry}. */
@@ -51,5 +58,15 @@ public final class MicrometerRelayMetrics implements RelayMetrics {
   @Override
   public void parkedNow(long count) {
     parkedNow.set(count);
+  }
+
+  @Override
+  public void cdcRestarted() {
+    cdcRestarts.increment();
+  }
+
+  @Override
+  public void cdcLag(long bytes) {
+    cdcLagBytes.set(bytes);
   }
 }

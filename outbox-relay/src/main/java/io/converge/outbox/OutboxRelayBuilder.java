@@ -23,8 +23,8 @@ public final class OutboxRelayBuilder {
    * @param batchSize most rows per claim; default 200
    * @param maxAttempts refusals of one row before its key is parked; default 5
    * @param retryBase first delay before retrying a refused row; default 1 s (doubles per attempt)
-   * @param brokerBackoffBase first delay after the broker was unavailable; default 200 ms
-   * @param brokerBackoffMax longest delay while the broker stays unavailable; default 30 s
+   * @param brokerBackoffBase first delay after the broker or the database was unavailable; default 200 ms
+   * @param brokerBackoffMax longest delay while the broker or the database stays unavailable; default 30 s
    * @param idlePollMin delay after an empty poll that followed work; default 10 ms
    * @param idlePollMax longest delay between polls when idle; default 200 ms
    * @param retention how long published rows are kept; default 1 day
@@ -104,7 +104,10 @@ public final class OutboxRelayBuilder {
     return this;
   }
 
-  /** Backoff while the broker is unavailable: from {@code base}, doubling with jitter, up to {@code max}. */
+  /**
+   * Backoff while the broker or the database is unavailable: from {@code base}, doubling with jitter, up
+   * to {@code max}; defaults 200 ms and 30 s. An outage never counts as an attempt and never parks a key.
+   */
   public OutboxRelayBuilder brokerBackoff(Duration base, Duration max) {
     this.brokerBackoffBase = base;
     this.brokerBackoffMax = max;

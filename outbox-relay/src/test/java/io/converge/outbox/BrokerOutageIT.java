@@ -66,6 +66,7 @@ class BrokerOutageIT {
       assertThat(committedDuringOutage).as("units of work commit while the broker is down").isGreaterThan(100);
       assertThat(failedDuringOutage).as("backoff, not a busy loop").isPositive().isLessThan(60);
       assertThat(Outbox.on(ds).parkedCount()).as("an outage never parks a key").isZero();
+      assertThat(RelayFixture.count(ds, "attempts > 0")).as("an outage counts no attempt").isZero();
     }
   }
 }

@@ -62,6 +62,14 @@ final class RelayFixture {
     }
   }
 
+  /** The first column of the first row of {@code sql}, as a long. */
+  static long scalar(DataSource ds, String sql) throws Exception {
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
   static void execute(DataSource ds, String sql) throws Exception {
     try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
       s.execute(sql);

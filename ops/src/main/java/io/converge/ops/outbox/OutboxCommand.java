@@ -16,9 +16,10 @@ import picocli.CommandLine.Parameters;
 /**
  * {@code converge outbox}: the parked keys of the outbox, visible with their age and reason, and
  * resumable. {@code parked} lists the parked rows, oldest first; {@code resume KEY} puts a parked key
- * back in play for the polling relays (fresh attempt count, from their next poll). A CDC relay resumes
- * with {@code CdcRelay.resume(key)}, since its WAL position has moved past the row. Exit 0 on success,
- * 1 when the database fails, 2 on bad options, 3 when the key has no parked row.
+ * back in play (fresh attempt count) for both relay modes: the polling relays send it from their next
+ * poll, a CDC relay's sweeper once its rows are older than the sweep age (the WAL has moved past them;
+ * {@code CdcRelay.resume(key)} sends them at once). Exit 0 on success, 1 when the database fails, 2 on
+ * bad options, 3 when the key has no parked row.
  */
 @Command(
     name = "outbox",
@@ -55,7 +56,8 @@ public final class OutboxCommand extends CommandGroup {
 
   /** {@code converge outbox resume KEY}. */
   @Command(name = "resume", mixinStandardHelpOptions = true,
-      description = "Resumes a parked key: the polling relays send its rows again, in order, from their next poll.")
+      description = "Resumes a parked key: its rows are sent again, in order, by the polling relays from their next poll"
+          + " or by a CDC relay's sweeper within its sweep age.")
   static final class Resume extends DbCommand {
     @Parameters(index = "0", paramLabel = "KEY", description = "the parked key (the message key, or the message id of a keyless message)")
     String key;
@@ -72,7 +74,7 @@ public final class OutboxCommand extends CommandGroup {
         err.println("outbox resume: key '" + key + "' has no parked row");
         return 3;
       }
-      out.printf("resumed key '%s': %d row(s) back in play for the relays%n", key, rows);
+      out.printf("resumed key '%s': %d row(s) back in play for the relays (polling: next poll; CDC: the sweeper)%n", key, rows);
       return 0;
     }
   }

@@ -1,6 +1,7 @@
 package io.converge.outbox.cdc;
 
 import io.converge.outbox.spi.OutboxSink;
+import io.converge.outbox.spi.RelayMetrics;
 import io.converge.producer.ConvergeException;
 import java.time.Duration;
 import java.util.Objects;
@@ -9,15 +10,28 @@ import java.util.regex.Pattern;
 /**
  * The outbox's second relay mode: reads new {@code converge_outbox} rows from PostgreSQL's WAL with
  * Debezium's embedded engine (pgoutput, no snapshot) and publishes them through the same
- * {@link OutboxSink} SPI as the polling relay, in commit order, then marks them published.
+ * {@link OutboxSink} SPI as the polling relay, per key in seq order (the commit order of a key, see
+ * {@code OutboxBackend}), then marks them published.
  *
- * <p>Lifecycle: {@link #start()} creates the publication (inserts of {@code converge_outbox} only)
- * and, through Debezium, the replication slot if they are missing, and resumes from the offset stored
- * in {@code converge_cdc_offset}; {@link #close()} stops and keeps slot and offsets, so a restart
- * continues where the last flushed offset was (a crash replays at most what arrived since the last
- * flush, {@link Builder#offsetFlushInterval(Duration)}: duplicates, absorbed by consumers by message
- * id); {@link #dropSlot()} removes slot, publication and offsets when this relay is retired, since a
- * slot nobody reads keeps WAL forever.
+ * <p>Two paths publish, both with the polling relay's per-key head-of-line rule and a conditional mark
+ * (a row marked by one path is not sent by the other; only a crash between send and mark sends a row
+ * twice, with the same message id: at-least-once): the <em>stream</em> sends, for the keys of each WAL
+ * batch, every unpublished row of the key whose head is not parked; the <em>sweeper</em> sends, every
+ * {@link Builder#sweep sweep interval}, unpublished rows older than the sweep age that no stream event
+ * brought: rows committed before the slot existed (first start, a switch from polling, a slot dropped
+ * and re-created or lost in a failover), rows resumed with {@code Outbox.resume} / {@code converge
+ * outbox resume}, rows left by an outage.
+ *
+ * <p>Lifecycle: {@link #start()} creates the publication (inserts of {@code converge_outbox} only) and
+ * the replication slot if they are missing, before it returns, then starts the engine, which resumes
+ * from the offset stored in {@code converge_cdc_offset}. An engine that fails (walsender terminated,
+ * database restarted) is restarted with capped exponential backoff and jitter ({@link Builder#outageBackoff});
+ * {@link #health()} and the {@code cdc.restarts} metric show it. {@link #close()} stops and keeps slot
+ * and offsets, so a restart continues where the last flushed offset was (a crash replays at most what
+ * arrived since the last flush, {@link Builder#offsetFlushInterval(Duration)}); {@link #dropSlot()}
+ * removes slot, publication and offsets when this relay is retired, since a slot nobody reads keeps WAL
+ * forever. The relay's threads are daemon threads, and when the application's {@code main} has returned
+ * and only the relay's threads are left, the relay closes itself so the JVM can exit.
  *
  * <p>Run either this relay or polling relays on one outbox, not both. Thread-safe.
  */
@@ -42,20 +56,37 @@ public interface CdcRelay extends AutoCloseable {
   void dropSlot();
 
   /**
-   * Sends the parked rows of {@code key} again, in seq order, with a fresh attempt count, and marks
-   * them published; rows the broker still refuses are parked again. The WAL has moved past them, so
-   * this (not {@code Outbox.resume}, which is for the polling relay) is how a CDC relay resumes a key;
-   * new rows of the key wait while it runs. Blocks until every row is sent or parked again.
+   * Resumes the parked key {@code key} ({@code Outbox.resume}: fresh attempt count) and sends its rows at
+   * once, in seq order, marking them published; a row the broker still refuses {@code maxAttempts} times
+   * is parked again. Works on a stopped relay too (e.g. one built with a sink whose limits were raised).
+   * {@code Outbox.resume(key)} / {@code converge outbox resume KEY} alone works as well: the sweeper sends
+   * the resumed rows once they are older than the sweep age. Blocks until every row is sent or parked
+   * again.
    *
    * @return the number of rows published
+   * @throws io.converge.producer.BrokerUnavailableException when the broker is unavailable; the key stays
+   *     resumed and the sweeper sends it later
    */
   int resume(String key);
 
   /** Rows published since start. */
   long published();
 
-  /** Rows parked since start (refused by the broker {@code maxAttempts} times, or behind such a row of their key). */
+  /** Rows parked since start (refused by the broker {@code maxAttempts} times; the key's later rows wait). */
   long parked();
+
+  /**
+   * The state of the relay.
+   *
+   * @param running the engine is running (started, not failed, not closed)
+   * @param restarts engine failures restarted since start
+   * @param lastFailure the last engine failure, or null
+   * @param lagBytes the slot's lag in bytes of WAL ({@code cdc.lag}), -1 when it could not be read
+   */
+  record Health(boolean running, long restarts, String lastFailure, long lagBytes) {}
+
+  /** Reads the current state (one query for the lag). */
+  Health health();
 
   /** The settings of a {@link CdcRelay}; validated by {@link #build()}. */
   final class Builder {
@@ -72,6 +103,13 @@ public interface CdcRelay extends AutoCloseable {
     Duration retryBase = Duration.ofMillis(200);
     Duration retryMax = Duration.ofSeconds(10);
     Duration offsetFlushInterval = Duration.ofSeconds(1);
+    Duration sweepAge = Duration.ofSeconds(30);
+    Duration sweepInterval = Duration.ofSeconds(5);
+    Duration heartbeatInterval = Duration.ofSeconds(10);
+    Duration outageBase = Duration.ofMillis(200);
+    Duration outageMax = Duration.ofSeconds(30);
+    Duration metricsInterval = Duration.ofSeconds(5);
+    RelayMetrics metrics = RelayMetrics.NONE;
 
     private Builder() {}
 
@@ -121,6 +159,52 @@ public interface CdcRelay extends AutoCloseable {
     }
 
     /**
+     * The sweeper: every {@code interval}, unpublished rows at least {@code age} old (by
+     * {@code created_at}, the start of their transaction) that the stream did not deliver are sent with
+     * the polling relay's claim; defaults 30 s and 5 s. The age keeps the sweeper off rows the stream is
+     * about to deliver.
+     */
+    public Builder sweep(Duration age, Duration interval) {
+      this.sweepAge = age;
+      this.sweepInterval = interval;
+      return this;
+    }
+
+    /**
+     * Debezium's {@code heartbeat.interval.ms}: how often the relay replaces its row in
+     * {@code converge_cdc_heartbeat} (its {@code heartbeat.action.query}; the table is in the relay's
+     * publication) so that its slot confirms a newer position when only other tables change (otherwise
+     * the slot holds WAL until the next outbox row); default 10 s.
+     */
+    public Builder heartbeatInterval(Duration interval) {
+      this.heartbeatInterval = interval;
+      return this;
+    }
+
+    /**
+     * Backoff while the broker or the database is unavailable, and between restarts of a failed engine:
+     * from {@code base}, doubling with jitter, up to {@code max}; defaults 200 ms and 30 s. Outages never
+     * count as attempts.
+     */
+    public Builder outageBackoff(Duration base, Duration max) {
+      this.outageBase = base;
+      this.outageMax = max;
+      return this;
+    }
+
+    /** Where to count ({@code outbox.published}, {@code outbox.parked.total}, {@code cdc.lag}, {@code cdc.restarts}); default nothing. */
+    public Builder metrics(RelayMetrics metrics) {
+      this.metrics = metrics;
+      return this;
+    }
+
+    /** How often {@code cdc.lag} is read; default 5 s. */
+    public Builder metricsInterval(Duration interval) {
+      this.metricsInterval = interval;
+      return this;
+    }
+
+    /**
      * Validates and builds (does not start).
      *
      * @throws IllegalArgumentException naming the setting and its value
@@ -146,6 +230,16 @@ public interface CdcRelay extends AutoCloseable {
       if (offsetFlushInterval == null || offsetFlushInterval.toMillis() < 10) {
         throw new IllegalArgumentException("cdc.offsetFlushInterval must be at least 10ms, but was " + offsetFlushInterval);
       }
+      positive("cdc.sweepAge", sweepAge);
+      positive("cdc.sweepInterval", sweepInterval);
+      positive("cdc.heartbeatInterval", heartbeatInterval);
+      positive("cdc.outageBackoffBase", outageBase);
+      positive("cdc.metricsInterval", metricsInterval);
+      if (outageMax == null || outageMax.compareTo(outageBase) < 0) {
+        throw new IllegalArgumentException("cdc.outageBackoffMax must be at least cdc.outageBackoffBase (" + outageBase
+            + "), but was " + outageMax);
+      }
+      Objects.requireNonNull(metrics, "cdc.metrics must be set");
       try {
         Class.forName("io.debezium.connector.postgresql.PostgresConnector", false, CdcRelay.class.getClassLoader());
         Class.forName("io.debezium.embedded.async.AsyncEmbeddedEngine", false, CdcRelay.class.getClassLoader());
@@ -154,6 +248,12 @@ public interface CdcRelay extends AutoCloseable {
             + " io.debezium:debezium-connector-postgres (3.6.1.Final) on the class path", e);
       }
       return new DebeziumCdcRelay(this);
+    }
+
+    private static void positive(String property, Duration value) {
+      if (value == null || value.isZero() || value.isNegative()) {
+        throw new IllegalArgumentException(property + " must be positive, but was " + value);
+      }
     }
   }
 }

@@ -34,7 +34,8 @@ public final class PollingRelay implements OutboxRelay {
   /** A relay with {@code settings}, not started. */
   public PollingRelay(Settings settings) {
     this.settings = settings;
-    this.cycle = new RelayCycle(settings, new Backoff(settings.retryBase(), Duration.ofMinutes(5), () -> ThreadLocalRandom.current().nextDouble()));
+    this.cycle = new RelayCycle(settings, new Backoff(settings.retryBase(), Duration.ofMinutes(5), () -> ThreadLocalRandom.current().nextDouble()),
+        Duration.ZERO);
     this.outage = new Backoff(settings.brokerBackoffBase(), settings.brokerBackoffMax(), () -> ThreadLocalRandom.current().nextDouble());
     this.outbox = Outbox.on(settings.dataSource());
   }

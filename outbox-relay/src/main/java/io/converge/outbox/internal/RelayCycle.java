@@ -9,7 +9,9 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -23,9 +25,14 @@ import org.slf4j.LoggerFactory;
  * key (its oldest unpublished row) can be claimed, with {@code FOR UPDATE SKIP LOCKED}; the claimer then
  * also sends that key's later rows in the same transaction. Another relay sees the head unpublished
  * until this transaction commits, so it can claim neither the head (locked) nor a later row (not a
- * head). Used by one thread.
+ * head). Rows are marked published with a conditional update, so a row that another path (the CDC
+ * stream or its sweeper) published meanwhile is not sent again by this one.
+ *
+ * <p>Shared by the polling relay ({@link #run}: due heads of any key) and the CDC relay (its sweeper:
+ * {@link #run} with a minimum age; its stream: {@link #runKeys} for the keys of a WAL batch). Used by
+ * one thread at a time.
  */
-final class RelayCycle {
+public final class RelayCycle {
 
   private static final Logger LOG = LoggerFactory.getLogger(RelayCycle.class);
 
@@ -33,11 +40,21 @@ final class RelayCycle {
       SELECT o.seq, o.order_key FROM converge_outbox o
       WHERE o.published_at IS NULL AND o.parked_at IS NULL
         AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= now())
+        AND o.created_at <= now() - make_interval(secs => ?)
         AND NOT EXISTS (SELECT 1 FROM converge_outbox p
                         WHERE p.order_key = o.order_key AND p.seq < o.seq AND p.published_at IS NULL)
       ORDER BY o.seq
       LIMIT ?
       FOR UPDATE OF o SKIP LOCKED
+      """;
+  /** The heads of the given keys, due or not; waits for another path's claim of a head (never skips it). */
+  static final String KEY_HEADS = """
+      SELECT o.seq, o.order_key FROM converge_outbox o
+      WHERE o.order_key = ANY (?) AND o.published_at IS NULL AND o.parked_at IS NULL
+        AND NOT EXISTS (SELECT 1 FROM converge_outbox p
+                        WHERE p.order_key = o.order_key AND p.seq < o.seq AND p.published_at IS NULL)
+      ORDER BY o.seq
+      FOR UPDATE OF o
       """;
   static final String ROWS_OF_KEYS = """
       SELECT seq, message_id, topic, order_key, msg_key, tag, header_names, header_values, payload, attempts
@@ -46,7 +63,8 @@ final class RelayCycle {
       ORDER BY seq
       LIMIT ?
       """;
-  static final String MARK_PUBLISHED = "UPDATE converge_outbox SET published_at = now() WHERE seq = ANY (?)";
+  static final String MARK_PUBLISHED =
+      "UPDATE converge_outbox SET published_at = now() WHERE seq = ANY (?) AND published_at IS NULL";
   static final String REFUSED = """
       UPDATE converge_outbox
       SET attempts = attempts + 1, last_error = ?, next_attempt_at = now() + make_interval(secs => ?),
@@ -57,21 +75,51 @@ final class RelayCycle {
       UPDATE converge_outbox SET last_error = ?, next_attempt_at = now() + make_interval(secs => ?) WHERE seq = ?
       """;
 
-  /** What one cycle did. */
-  record Result(int published, int refused, int parked, boolean brokerUnavailable) {}
+  /**
+   * What one cycle did.
+   *
+   * @param published rows sent and marked published
+   * @param refused rows the broker refused (each counted as an attempt)
+   * @param parked of those, rows parked now (their key waits for a resume)
+   * @param brokerUnavailable the broker was unavailable and nothing was sent
+   * @param postponed rows not sent because the broker was unavailable (no attempt counted)
+   * @param more the claimed keys had more rows than one cycle reads: run again
+   */
+  public record Result(int published, int refused, int parked, boolean brokerUnavailable, int postponed, boolean more) {
+    static final Result NONE = new Result(0, 0, 0, false, 0, false);
+  }
 
   private final Settings settings;
   private final Backoff retry;
+  private final double minAgeSeconds;
 
-  RelayCycle(Settings settings, Backoff retry) {
+  /**
+   * A cycle with {@code settings} (batch size, sink, attempts, metrics); refused rows wait {@code retry};
+   * {@link #run} claims only rows at least {@code minAge} old (zero: every row).
+   */
+  public RelayCycle(Settings settings, Backoff retry, Duration minAge) {
     this.settings = settings;
     this.retry = retry;
+    this.minAgeSeconds = minAge.toMillis() / 1000.0;
   }
 
-  Result run(Connection c) throws SQLException {
+  /** Claims up to batch-size due heads (skipping locked ones), sends their keys' rows, marks them; one transaction. */
+  public Result run(Connection c) throws SQLException {
+    return inTransaction(c, null);
+  }
+
+  /**
+   * Sends the unpublished rows of {@code keys} whose head is not parked, due or not, in seq order, and
+   * marks them; waits for a head another transaction holds. One transaction.
+   */
+  public Result runKeys(Connection c, Collection<String> keys) throws SQLException {
+    return keys.isEmpty() ? Result.NONE : inTransaction(c, keys);
+  }
+
+  private Result inTransaction(Connection c, Collection<String> onlyKeys) throws SQLException {
     c.setAutoCommit(false);
     try {
-      Result r = claimSendMark(c);
+      Result r = claimSendMark(c, onlyKeys);
       c.commit();
       return r;
     } catch (SQLException | RuntimeException e) {
@@ -84,10 +132,15 @@ final class RelayCycle {
     }
   }
 
-  private Result claimSendMark(Connection c) throws SQLException {
+  private Result claimSendMark(Connection c, Collection<String> onlyKeys) throws SQLException {
     Set<String> keys = new HashSet<>();
-    try (PreparedStatement ps = c.prepareStatement(CLAIM_HEADS)) {
-      ps.setInt(1, settings.batchSize());
+    try (PreparedStatement ps = c.prepareStatement(onlyKeys == null ? CLAIM_HEADS : KEY_HEADS)) {
+      if (onlyKeys == null) {
+        ps.setDouble(1, minAgeSeconds);
+        ps.setInt(2, settings.batchSize());
+      } else {
+        ps.setArray(1, c.createArrayOf("text", onlyKeys.toArray()));
+      }
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           keys.add(rs.getString(2));
@@ -95,9 +148,10 @@ final class RelayCycle {
       }
     }
     if (keys.isEmpty()) {
-      return new Result(0, 0, 0, false);
+      return Result.NONE;
     }
-    List<OutboxRecord> rows = rows(c, keys);
+    int limit = Math.max(settings.batchSize(), keys.size()) * 2;
+    List<OutboxRecord> rows = rows(c, keys, limit);
     SendAllResult result = settings.sink().sendAll(rows);
     List<Long> sent = new ArrayList<>(result.sent().size());
     for (OutboxRecord r : result.sent()) {
@@ -105,12 +159,14 @@ final class RelayCycle {
     }
     int refused = 0;
     int parked = 0;
+    int postponed = 0;
     boolean unavailable = false;
     for (SendAllResult.Failure f : result.failed()) {
       OutboxRecord row = f.record();
       Exception e = f.error();
       if (e instanceof BrokerUnavailableException) {
         unavailable = true;
+        postponed++;
         LOG.debug("Broker unavailable for outbox row {}: {}", row, e.toString());
         postpone(c, row, e);
         continue;
@@ -132,14 +188,14 @@ final class RelayCycle {
         ps.executeUpdate();
       }
     }
-    return new Result(sent.size(), refused, parked, unavailable && sent.isEmpty());
+    return new Result(sent.size(), refused, parked, unavailable && sent.isEmpty(), postponed, rows.size() == limit);
   }
 
-  private List<OutboxRecord> rows(Connection c, Set<String> keys) throws SQLException {
+  private List<OutboxRecord> rows(Connection c, Set<String> keys, int limit) throws SQLException {
     List<OutboxRecord> rows = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(ROWS_OF_KEYS)) {
       ps.setArray(1, c.createArrayOf("text", keys.toArray()));
-      ps.setInt(2, Math.max(settings.batchSize(), keys.size()) * 2);
+      ps.setInt(2, limit);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           Map<String, String> headers = new LinkedHashMap<>();

@@ -14,10 +14,12 @@ import java.util.UUID;
  * properties. Thread-safe. A batch ({@link #sendAll}) is pipelined: one chain of asynchronous sends per
  * key, the keys concurrently.
  *
- * <p>A send that cannot reach a broker (timeout, connection refused, no route while the broker is
- * restarting) is reported as {@link io.converge.producer.BrokerUnavailableException} and never parks
- * a message; a message the client or broker refuses as illegal (e.g. too large) is reported as
- * {@link io.converge.producer.InvalidMessageException} and counts as an attempt.
+ * <p>A send that cannot reach a broker (timeout, connection refused, no route while no broker is
+ * registered, e.g. restarting) is reported as {@link io.converge.producer.BrokerUnavailableException}
+ * and never parks a message; a record the client or broker refuses (too large, illegal properties, no
+ * permission, a topic that does not exist: "No route info" while brokers are registered) is reported
+ * as {@link io.converge.producer.InvalidMessageException} and counts as an attempt. A topic that lives
+ * only on brokers that are all down while other brokers are up counts as missing too.
  *
  * <p>Needs {@code org.apache.rocketmq:rocketmq-client} on the classpath (an optional dependency of
  * {@code converge-outbox-relay}).

@@ -22,4 +22,10 @@ public interface RelayMetrics {
 
   /** {@code count} rows are parked now: {@code outbox.parked}. */
   default void parkedNow(long count) {}
+
+  /** The CDC relay's engine failed and is restarted: {@code cdc.restarts}. */
+  default void cdcRestarted() {}
+
+  /** The CDC relay's slot is {@code bytes} of WAL behind the server (-1: no slot): {@code cdc.lag}. */
+  default void cdcLag(long bytes) {}
 }

@@ -91,6 +91,9 @@ class OutboxAutoConfiguration {
     if (p.purgeInterval() != null) {
       b.purgeInterval(p.purgeInterval());
     }
+    if (p.outageBackoffMax() != null) {
+      b.brokerBackoff(java.time.Duration.ofMillis(200), p.outageBackoffMax());
+    }
     RelayMetrics m = metrics.getIfAvailable();
     if (m != null) {
       b.metrics(m);

@@ -17,6 +17,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param maxAttempts refusals before a key is parked
  * @param retention how long published rows are kept
  * @param purgeInterval how often published rows are purged; zero disables
+ * @param outageBackoffMax longest wait between retries while the broker or the database is unavailable
+ *     (capped exponential backoff with jitter from 200 ms; outages never count as attempts); default 30 s
  */
 @ConfigurationProperties("converge.outbox")
 public record OutboxProperties(
@@ -26,4 +28,5 @@ public record OutboxProperties(
     Integer batchSize,
     Integer maxAttempts,
     Duration retention,
-    Duration purgeInterval) {}
+    Duration purgeInterval,
+    Duration outageBackoffMax) {}

@@ -35,6 +35,21 @@ import org.springframework.transaction.support.TransactionTemplate;
 class SpringOutboxIT {
 
   @Test
+  void outageBackoffMaxIsConfigurableAndValidated(EmbeddedRocketMQ mq) {
+    DataSource db = ConvergePostgres.shared().newSchema("springbackoff");
+    ApplicationContextRunner runner = new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(OutboxAutoConfiguration.class))
+        .withBean(DataSource.class, () -> db)
+        .withPropertyValues("converge.producer.mode=outbox", "converge.producer.group=spring-backoff",
+            "converge.outbox.name-server=" + mq.nameServerAddress());
+    runner.withPropertyValues("converge.outbox.outage-backoff-max=5s")
+        .run(context -> assertThat(context).hasNotFailed().hasSingleBean(OutboxRelay.class));
+    runner.withPropertyValues("converge.outbox.outage-backoff-max=100ms")
+        .run(context -> assertThat(context).hasFailed().getFailure().rootCause()
+            .hasMessageContaining("relay.brokerBackoffMax").hasMessageContaining("PT0.1S"));
+  }
+
+  @Test
   void publisherJoinsTheSpringTransactionAndTheRelayDelivers(EmbeddedRocketMQ mq) throws Exception {
     String topic = RocketMQExtension.uniqueTopic("spring-outbox");
     mq.createTopic(topic);
