@@ -90,6 +90,9 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
       Keys.requirePresent(key, settings.keyHeader());
       tenant = Keys.tenant(tenants.resolve(request));
       read = RequestReader.read(request, path, rule.canonicalizer(), settings.maxBodyBytes());
+      // the keeper holds its connection before the first claim exists: a pool exhausted right after the claim
+      // cannot leave the claim's lease without renewals
+      leases.reserve();
       decision = store.claim(new KeyStore.Request(tenant, key, read.fingerprint(), request.getMethod(), path,
           rule.endpoint().expectedDuration()));
     } catch (IdempotencyException e) {

@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Renews the leases of the running handlers of one filter, every third of the lease, all in one
  * {@code UPDATE} with the database's clock ({@code leased_until = now() + lease}). It holds one connection
- * of its own for the filter's life, taken at the first claim: renewals never queue behind the application's
+ * of its own for the filter's life, taken before the first claim: renewals never queue behind the application's
  * requests for a pooled connection, so a saturated pool cannot let a live handler's lease expire (issue
  * 13.8). A broken connection is replaced at the next renewal. Thread-safe.
  */
@@ -67,6 +67,14 @@ final class LeaseKeeper implements AutoCloseable {
       long every = Math.max(100, lease.toMillis() / 3);
       timer.scheduleWithFixedDelay(this::renewAll, every, every, TimeUnit.MILLISECONDS);
     }
+    reserve();
+  }
+
+  /**
+   * Reserves the keeper's connection if it has none yet (called before a claim, so that the claim's renewals do not
+   * depend on the pool having a connection free after it); a failure is logged and retried at the next renewal.
+   */
+  void reserve() {
     if (connection != null) {
       return;
     }
