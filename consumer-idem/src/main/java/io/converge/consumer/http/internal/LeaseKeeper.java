@@ -46,6 +46,7 @@ final class LeaseKeeper implements AutoCloseable {
   private final Map<UUID, Claim> live = new ConcurrentHashMap<>();
   private final ScheduledExecutorService timer;
   private final java.util.concurrent.atomic.AtomicBoolean started = new java.util.concurrent.atomic.AtomicBoolean();
+  private final java.util.concurrent.atomic.AtomicBoolean reserving = new java.util.concurrent.atomic.AtomicBoolean();
   /** Written under {@code this}. */
   private volatile Connection connection;
 
@@ -75,17 +76,24 @@ final class LeaseKeeper implements AutoCloseable {
    * depend on the pool having a connection free after it); a failure is logged and retried at the next renewal.
    */
   void reserve() {
-    if (connection != null) {
+    // one thread reserves, the others go on: with the database down they must not queue for its connect timeout
+    if (connection != null || !reserving.compareAndSet(false, true)) {
       return;
     }
-    synchronized (this) {
-      if (connection == null) {
-        try {
+    try {
+      synchronized (this) {
+        if (connection == null) {
           connection = open();
-        } catch (SQLException e) {
-          log.warn("The lease keeper could not reserve its connection ({}); retrying at the next renewal", e.toString());
         }
       }
+    } catch (SQLException e) {
+      if (live.isEmpty()) { // no lease depends on it yet: the claim that follows reports the outage
+        log.debug("The lease keeper could not reserve its connection ({})", e.toString());
+      } else {
+        log.warn("The lease keeper could not reserve its connection ({}); retrying at the next renewal", e.toString());
+      }
+    } finally {
+      reserving.set(false);
     }
   }
 
