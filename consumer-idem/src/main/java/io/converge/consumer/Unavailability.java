@@ -1,6 +1,7 @@
 package io.converge.consumer;
 
 import io.converge.producer.BrokerUnavailableException;
+import io.converge.producer.CommitOutcomeUnknownException;
 import io.converge.producer.DatabaseUnavailableException;
 import io.converge.producer.LateCommitFencedException;
 import io.converge.producer.TransactionTimedOutException;
@@ -30,10 +31,20 @@ import java.util.Set;
  *       {@code TransactionTimedOutException} (matched by name: Spring is not required).
  * </ul>
  *
- * Anything else (a business refusal, a bug, a failed commit reported by Spring as
- * {@code TransactionSystemException}) is not. One caveat: producer-txn also reports a commit whose outcome
- * is unknown (the connection broke during {@code COMMIT}) as a {@link DatabaseUnavailableException}; a retry
- * of such work relies on the business unique constraints, as every at-least-once path does.
+ * Anything else (a business refusal, a bug) is not.
+ *
+ * <p><b>A commit whose outcome is unknown is never an unavailability</b>, even when it also matches the list above:
+ * the connection broke during {@code COMMIT} (or the transaction manager could not tell), so the work may have
+ * committed, and running it again could do it twice (charge twice). Such a failure is, anywhere in the cause chain
+ * ({@link #isCommitOutcomeUnknown}): Converge's {@link CommitOutcomeUnknownException} (producer-txn's failed commit, a
+ * {@link DatabaseUnavailableException}) and Spring's {@code TransactionSystemException} (a failed commit or
+ * rollback, e.g. {@code DataSourceTransactionManager}'s "JDBC commit failed") and
+ * {@code HeuristicCompletionException} (matched by name, with their subclasses). A failure whose commit failed behind
+ * another exception (Spring Boot's {@code JdbcTransactionManager} translates it into a {@code DataAccessException}, and
+ * a failed rollback after it replaces it) is told by {@link CommitOutcome}, which Converge's Spring integration feeds
+ * from every Spring transaction manager. So only work known to have been rolled back is released; a plain JDBC
+ * {@code Connection.commit()} that fails with SQLState {@code 08} in application code cannot be told from a failed
+ * statement and is the application's to report (throw a {@link CommitOutcomeUnknownException}).
  *
  * <p>Stateless and thread-safe.
  */
@@ -46,10 +57,20 @@ public final class Unavailability {
       "org.springframework.transaction.TransactionTimedOutException",
       "org.springframework.jdbc.CannotGetJdbcConnectionException");
 
+  private static final Set<String> SPRING_OUTCOME_UNKNOWN = Set.of(
+      "org.springframework.transaction.TransactionSystemException",
+      "org.springframework.transaction.HeuristicCompletionException");
+
   private Unavailability() {}
 
-  /** True when {@code failure} (nullable) or one of its causes is an unavailability (see the class comment). */
+  /**
+   * True when {@code failure} (nullable) or one of its causes is an unavailability, and none reports a commit whose
+   * outcome is unknown (see the class comment).
+   */
   public static boolean isUnavailability(Throwable failure) {
+    if (isCommitOutcomeUnknown(failure)) {
+      return false;
+    }
     Map<Throwable, Boolean> seen = new IdentityHashMap<>();
     for (Throwable t = failure; t != null && seen.put(t, Boolean.TRUE) == null; t = t.getCause()) {
       if (t instanceof BrokerUnavailableException || t instanceof DatabaseUnavailableException
@@ -65,9 +86,28 @@ public final class Unavailability {
     return false;
   }
 
+  /**
+   * True when {@code failure} (nullable) or one of its causes reports a commit whose outcome is unknown: Converge's
+   * {@link CommitOutcomeUnknownException}, Spring's {@code TransactionSystemException} or
+   * {@code HeuristicCompletionException} (see the class comment).
+   */
+  public static boolean isCommitOutcomeUnknown(Throwable failure) {
+    Map<Throwable, Boolean> seen = new IdentityHashMap<>();
+    for (Throwable t = failure; t != null && seen.put(t, Boolean.TRUE) == null; t = t.getCause()) {
+      if (t instanceof CommitOutcomeUnknownException || named(t.getClass(), SPRING_OUTCOME_UNKNOWN)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   private static boolean spring(Class<?> type) {
+    return named(type, SPRING);
+  }
+
+  private static boolean named(Class<?> type, Set<String> names) {
     for (Class<?> c = type; c != null && c != Object.class; c = c.getSuperclass()) {
-      if (SPRING.contains(c.getName())) {
+      if (names.contains(c.getName())) {
         return true;
       }
     }

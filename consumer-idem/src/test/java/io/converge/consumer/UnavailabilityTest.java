@@ -3,12 +3,15 @@ package io.converge.consumer;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.converge.producer.BrokerUnavailableException;
+import io.converge.producer.CommitOutcomeUnknownException;
 import io.converge.producer.DatabaseUnavailableException;
 import io.converge.producer.LateCommitFencedException;
 import io.converge.producer.TransactionTimedOutException;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
 import org.junit.jupiter.api.Test;
+import org.springframework.transaction.HeuristicCompletionException;
+import org.springframework.transaction.TransactionSystemException;
 
 class UnavailabilityTest {
 
@@ -36,5 +39,47 @@ class UnavailabilityTest {
     RuntimeException other = new RuntimeException("b", loop);
     loop.initCause(other);
     assertThat(Unavailability.isUnavailability(loop)).isFalse();
+  }
+
+  /** A commit whose outcome is unknown may have committed: never released, even with a connection failure inside. */
+  @Test
+  void aCommitWhoseOutcomeIsUnknownIsNotAnUnavailability() {
+    SQLException broken = new SQLException("An I/O error occurred while sending to the backend.", "08006");
+    Throwable converge = new CommitOutcomeUnknownException("Commit of a unit of work of group g failed", "m1", broken);
+    Throwable jdbcCommit = new TransactionSystemException("JDBC commit failed", broken);
+    Throwable heuristic = new HeuristicCompletionException(HeuristicCompletionException.STATE_MIXED, broken);
+    for (Throwable unknown : new Throwable[] {converge, jdbcCommit, heuristic}) {
+      assertThat(Unavailability.isCommitOutcomeUnknown(unknown)).as(unknown.toString()).isTrue();
+      assertThat(Unavailability.isUnavailability(unknown)).as(unknown.toString()).isFalse();
+      // wrapped (Spring MVC's ServletException), and wrapping an outage elsewhere in the chain
+      Throwable wrapped = new IllegalStateException("Request processing failed", unknown);
+      assertThat(Unavailability.isUnavailability(wrapped)).as("wrapped " + unknown).isFalse();
+      assertThat(Unavailability.isUnavailability(new DatabaseUnavailableException("down", null, unknown)))
+          .as("inside an outage " + unknown).isFalse();
+    }
+    assertThat(Unavailability.isCommitOutcomeUnknown(new DatabaseUnavailableException("down", null, broken))).isFalse();
+    assertThat(Unavailability.isCommitOutcomeUnknown(null)).isFalse();
+  }
+
+  @Test
+  void aWatchSeesTheUnknownCommitsOfItsThreadOnly() throws Exception {
+    CommitOutcome.reportUnknown(); // unwatched: nobody sees it
+    assertThat(CommitOutcome.watched()).isFalse();
+    try (CommitOutcome.Watch outer = CommitOutcome.watch()) {
+      try (CommitOutcome.Watch inner = CommitOutcome.watch()) {
+        Thread other = new Thread(CommitOutcome::reportUnknown);
+        other.start();
+        other.join();
+        assertThat(inner.sawUnknownOutcome()).as("another thread's commit").isFalse();
+        CommitOutcome.reportUnknown();
+        assertThat(inner.sawUnknownOutcome()).isTrue();
+      }
+      assertThat(outer.sawUnknownOutcome()).as("the enclosing watch sees it too").isTrue();
+      assertThat(CommitOutcome.watched()).isTrue();
+    }
+    assertThat(CommitOutcome.watched()).isFalse();
+    try (CommitOutcome.Watch fresh = CommitOutcome.watch()) {
+      assertThat(fresh.sawUnknownOutcome()).isFalse();
+    }
   }
 }

@@ -11,6 +11,7 @@ import jakarta.servlet.Filter;
 import java.util.ArrayList;
 import java.util.List;
 import javax.sql.DataSource;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -21,6 +22,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 /**
  * Spring Boot auto-configuration of the Idempotency-Key filter, on with
@@ -29,7 +31,8 @@ import org.springframework.context.annotation.Bean;
  * and the {@code @Idempotent} handler methods only), a {@link TenantResolver} from
  * {@code converge.idempotency.tenant.*} (default: the authenticated principal; a client-sent header only
  * when configured, with a start-up warning), the purge of expired keys, and Micrometer counters when a
- * {@code MeterRegistry} is present. Every bean backs off when the application defines its own.
+ * {@code MeterRegistry} is present, and a listener on every Spring transaction manager that tells the filter about
+ * failed commits (their outcome is unknown: the key is not released). Every bean backs off when the application defines its own.
  */
 @AutoConfiguration(afterName = {
     "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
@@ -102,6 +105,19 @@ class ConvergeIdempotencyAutoConfiguration {
     registration.setName("convergeIdempotencyFilter");
     registration.setOrder(properties.filterOrder());
     return registration;
+  }
+
+  /**
+   * Every Spring transaction manager reports its failed commits (outcome unknown) to the filter, which then stores
+   * the failure instead of releasing the key.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "org.springframework.transaction.ConfigurableTransactionManager")
+  static class CommitOutcomes {
+    @Bean
+    static BeanPostProcessor convergeCommitOutcomeListenerRegistrar() {
+      return new CommitOutcomeListener.Registrar();
+    }
   }
 
   private static IdempotencyMetrics metrics(ApplicationContext context) {

@@ -33,6 +33,12 @@ class OrdersApp {
     return dataSource;
   }
 
+  /** The application's transaction manager, as Spring Boot's JDBC auto-configuration would declare it. */
+  @Bean
+  org.springframework.transaction.PlatformTransactionManager transactionManager() {
+    return new org.springframework.jdbc.support.JdbcTransactionManager(dataSource);
+  }
+
   @Bean
   MeterRegistry meterRegistry() {
     return new SimpleMeterRegistry();
@@ -109,6 +115,57 @@ class OrdersApp {
       if (runs(tenant, key) == 1) {
         throw new io.converge.producer.DatabaseUnavailableException("the ledger database is down", null, null);
       }
+      return ResponseEntity.status(201).body("{\"run\":" + run + "}");
+    }
+
+    @org.springframework.beans.factory.annotation.Autowired
+    org.springframework.transaction.PlatformTransactionManager transactions;
+
+    /**
+     * Writes a charge in a Spring transaction whose COMMIT fails with an unknown outcome: right before the commit,
+     * another connection terminates the transaction's backend, so COMMIT meets a dead connection (the filter cannot
+     * tell whether the charge was committed).
+     */
+    @PostMapping("/charges/cut-bean")
+    ResponseEntity<String> cutBean(@RequestHeader("X-Tenant-Id") String tenant,
+        @RequestHeader("Idempotency-Key") String key) {
+      // the application's bean, Spring Boot's JdbcTransactionManager: the failed commit surfaces as a
+      // DataAccessException (replaced by the failed rollback's) that looks like an ordinary outage
+      return cut(tenant, key, transactions);
+    }
+
+    /** The same with a DataSourceTransactionManager that is no bean: the failure is a TransactionSystemException. */
+    @PostMapping("/charges/cut-plain")
+    ResponseEntity<String> cutPlain(@RequestHeader("X-Tenant-Id") String tenant,
+        @RequestHeader("Idempotency-Key") String key) {
+      return cut(tenant, key, new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource));
+    }
+
+    private ResponseEntity<String> cut(String tenant, String key, org.springframework.transaction.PlatformTransactionManager tm) {
+      int run = count(tenant, key);
+      new org.springframework.transaction.support.TransactionTemplate(tm).executeWithoutResult(s -> {
+        org.springframework.jdbc.core.JdbcTemplate tx = new org.springframework.jdbc.core.JdbcTemplate(dataSource);
+        tx.update("INSERT INTO cut_charge(idem_key, run) VALUES (?, ?)", key, run);
+        int pid = tx.queryForObject("SELECT pg_backend_pid()", Integer.class);
+        org.springframework.transaction.support.TransactionSynchronizationManager.registerSynchronization(
+            new org.springframework.transaction.support.TransactionSynchronization() {
+              @Override
+              public void beforeCommit(boolean readOnly) {
+                // another connection (not the transaction's), waiting until the backend is gone
+                try (java.sql.Connection other = dataSource.getConnection();
+                    java.sql.PreparedStatement st = other.prepareStatement("SELECT pg_terminate_backend(?, 10000)")) {
+                  st.setInt(1, pid);
+                  try (java.sql.ResultSet rs = st.executeQuery()) {
+                    if (!rs.next() || !rs.getBoolean(1)) {
+                      throw new IllegalStateException("backend " + pid + " was not terminated");
+                    }
+                  }
+                } catch (java.sql.SQLException e) {
+                  throw new IllegalStateException(e);
+                }
+              }
+            });
+      });
       return ResponseEntity.status(201).body("{\"run\":" + run + "}");
     }
 

@@ -1,5 +1,6 @@
 package io.converge.producer.internal;
 
+import io.converge.producer.CommitOutcomeUnknownException;
 import io.converge.producer.ConvergeException;
 import io.converge.producer.DatabaseUnavailableException;
 import io.converge.producer.OutgoingMessage;
@@ -88,7 +89,7 @@ public final class DefaultTxnProducer implements TxnProducer {
         c.commit();
       } catch (SQLException e) {
         // the outcome is unknown: leave the messages open, the backend's recovery reads the log
-        throw new DatabaseUnavailableException("Commit of a unit of work of group " + settings.group()
+        throw new CommitOutcomeUnknownException("Commit of a unit of work of group " + settings.group()
             + " failed; its messages will be resolved from the transaction log", ctx.lastId, e);
       }
       CrashPoints.pass(CrashPoints.Point.AFTER_DB_COMMIT);

@@ -1,5 +1,6 @@
 package io.converge.consumer.http.internal;
 
+import io.converge.consumer.CommitOutcome;
 import io.converge.consumer.Unavailability;
 import io.converge.consumer.http.IdempotencyException;
 import io.converge.consumer.http.IdempotencyFilter;
@@ -89,6 +90,9 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
       Keys.requirePresent(key, settings.keyHeader());
       tenant = Keys.tenant(tenants.resolve(request));
       read = RequestReader.read(request, path, rule.canonicalizer(), settings.maxBodyBytes());
+      // the keeper holds its connection before the first claim exists: a pool exhausted right after the claim
+      // cannot leave the claim's lease without renewals
+      leases.reserve();
       decision = store.claim(new KeyStore.Request(tenant, key, read.fingerprint(), request.getMethod(), path,
           rule.endpoint().expectedDuration()));
     } catch (IdempotencyException e) {
@@ -127,19 +131,28 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
     // while the handler runs its lease is renewed: only a dead process loses its claim, never a slow one
     leases.keep(new LeaseKeeper.Claim(tenant, key, claimed.owner()));
     Throwable failure = null;
-    try {
-      chain.doFilter(request, capture);
-    } catch (IOException | ServletException | RuntimeException e) {
-      failure = e;
+    boolean commitOutcomeUnknown;
+    try (CommitOutcome.Watch commits = CommitOutcome.watch()) {
+      try {
+        chain.doFilter(request, capture);
+      } catch (IOException | ServletException | RuntimeException e) {
+        failure = e;
+      }
+      commitOutcomeUnknown = commits.sawUnknownOutcome();
     } finally {
       leases.stop(claimed.owner());
     }
     // an outage the application rendered itself (Spring MVC keeps the exception in a request attribute)
     Throwable cause = failure != null ? failure : renderedFailure(request, capture);
-    if (cause != null && Unavailability.isUnavailability(cause)) {
+    // a commit whose outcome is unknown may have committed: released, the retry could do the work twice
+    if (cause != null && !commitOutcomeUnknown && Unavailability.isUnavailability(cause)) {
       metrics.rejected(endpoint, IdempotencyProblem.HANDLER_UNAVAILABLE);
       releaseUnavailable(capture, tenant, key, claimed, cause);
       return;
+    }
+    if (cause != null && (commitOutcomeUnknown || Unavailability.isCommitOutcomeUnknown(cause))) {
+      log.warn("The handler of Idempotency-Key '{}' of tenant '{}' failed with a commit whose outcome is unknown (its "
+          + "work may have committed): its answer is stored, the key is not released for a retry", key, tenant);
     }
     if (failure != null) {
       log.error("The handler of Idempotency-Key '{}' of tenant '{}' failed; its 500 answer is stored and replayed",

@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Renews the leases of the running handlers of one filter, every third of the lease, all in one
  * {@code UPDATE} with the database's clock ({@code leased_until = now() + lease}). It holds one connection
- * of its own for the filter's life, taken at the first claim: renewals never queue behind the application's
+ * of its own for the filter's life, taken before the first claim: renewals never queue behind the application's
  * requests for a pooled connection, so a saturated pool cannot let a live handler's lease expire (issue
  * 13.8). A broken connection is replaced at the next renewal. Thread-safe.
  */
@@ -46,6 +46,7 @@ final class LeaseKeeper implements AutoCloseable {
   private final Map<UUID, Claim> live = new ConcurrentHashMap<>();
   private final ScheduledExecutorService timer;
   private final java.util.concurrent.atomic.AtomicBoolean started = new java.util.concurrent.atomic.AtomicBoolean();
+  private final java.util.concurrent.atomic.AtomicBoolean reserving = new java.util.concurrent.atomic.AtomicBoolean();
   /** Written under {@code this}. */
   private volatile Connection connection;
 
@@ -67,17 +68,32 @@ final class LeaseKeeper implements AutoCloseable {
       long every = Math.max(100, lease.toMillis() / 3);
       timer.scheduleWithFixedDelay(this::renewAll, every, every, TimeUnit.MILLISECONDS);
     }
-    if (connection != null) {
+    reserve();
+  }
+
+  /**
+   * Reserves the keeper's connection if it has none yet (called before a claim, so that the claim's renewals do not
+   * depend on the pool having a connection free after it); a failure is logged and retried at the next renewal.
+   */
+  void reserve() {
+    // one thread reserves, the others go on: with the database down they must not queue for its connect timeout
+    if (connection != null || !reserving.compareAndSet(false, true)) {
       return;
     }
-    synchronized (this) {
-      if (connection == null) {
-        try {
+    try {
+      synchronized (this) {
+        if (connection == null) {
           connection = open();
-        } catch (SQLException e) {
-          log.warn("The lease keeper could not reserve its connection ({}); retrying at the next renewal", e.toString());
         }
       }
+    } catch (SQLException e) {
+      if (live.isEmpty()) { // no lease depends on it yet: the claim that follows reports the outage
+        log.debug("The lease keeper could not reserve its connection ({})", e.toString());
+      } else {
+        log.warn("The lease keeper could not reserve its connection ({}); retrying at the next renewal", e.toString());
+      }
+    } finally {
+      reserving.set(false);
     }
   }
 

@@ -1,0 +1,65 @@
+package io.converge.consumer;
+
+/**
+ * Commits whose outcome is unknown, seen on the current thread while a {@link Watch} is open. A commit that fails
+ * (the connection broke during {@code COMMIT}, the transaction manager's commit threw) may have committed: the work
+ * must not be released for a blind re-run, whatever exception the application finally propagates or renders (a
+ * transaction manager's rollback-after-commit failure, for one, replaces the commit's exception with a connection
+ * error that looks like an ordinary outage).
+ *
+ * <p>Transaction managers report such commits with {@link #reportUnknown()}: Converge's Spring integration does it for
+ * every Spring transaction manager bean (a {@code TransactionExecutionListener}). The Idempotency-Key filter watches
+ * its handler's thread and never releases a key after an unknown commit (see {@link Unavailability}).
+ *
+ * <p>Thread-confined: a watch sees the commits of the thread that opened it, and is closed by that thread.
+ */
+public final class CommitOutcome {
+
+  private static final ThreadLocal<Watch> CURRENT = new ThreadLocal<>();
+
+  private CommitOutcome() {}
+
+  /** Starts watching the current thread's commits until the returned watch is closed (watches nest). */
+  public static Watch watch() {
+    Watch watch = new Watch(CURRENT.get());
+    CURRENT.set(watch);
+    return watch;
+  }
+
+  /** True when the current thread has an open watch. */
+  public static boolean watched() {
+    return CURRENT.get() != null;
+  }
+
+  /** Reports a commit on the current thread whose outcome is unknown; every open watch of the thread sees it. */
+  public static void reportUnknown() {
+    for (Watch w = CURRENT.get(); w != null; w = w.outer) {
+      w.unknown = true;
+    }
+  }
+
+  /** The commits of one thread between {@link #watch()} and {@link #close()}; not thread-safe (thread-confined). */
+  public static final class Watch implements AutoCloseable {
+    private final Watch outer;
+    private boolean unknown;
+
+    private Watch(Watch outer) {
+      this.outer = outer;
+    }
+
+    /** True when a commit whose outcome is unknown was reported while this watch was open. */
+    public boolean sawUnknownOutcome() {
+      return unknown;
+    }
+
+    /** Stops watching (the enclosing watch, if any, becomes current again). */
+    @Override
+    public void close() {
+      if (outer == null) {
+        CURRENT.remove();
+      } else {
+        CURRENT.set(outer);
+      }
+    }
+  }
+}
