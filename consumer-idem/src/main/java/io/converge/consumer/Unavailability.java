@@ -6,6 +6,8 @@ import io.converge.producer.DatabaseUnavailableException;
 import io.converge.producer.LateCommitFencedException;
 import io.converge.producer.TransactionTimedOutException;
 import java.sql.SQLException;
+import java.sql.SQLNonTransientConnectionException;
+import java.sql.SQLRecoverableException;
 import java.sql.SQLTransientException;
 import java.util.IdentityHashMap;
 import java.util.Map;
@@ -22,13 +24,16 @@ import java.util.Set;
  *   <li>Converge's {@link BrokerUnavailableException}, {@link DatabaseUnavailableException},
  *       {@link LateCommitFencedException}, {@link TransactionTimedOutException};
  *   <li>a {@link SQLTransientException} (a connection-pool timeout such as HikariCP's
- *       {@code SQLTransientConnectionException}, a statement timeout, a transaction rollback);
- *   <li>an {@link SQLException} whose SQLState is a connection failure (class {@code 08}), too many
- *       connections ({@code 53300}), a server shutting down or starting ({@code 57P01}-{@code 57P03}), a
+ *       {@code SQLTransientConnectionException}, a statement timeout, a transaction rollback), an
+ *       {@link SQLRecoverableException} or an {@link SQLNonTransientConnectionException};
+ *   <li>an {@link SQLException} whose SQLState is a connection failure (class {@code 08}), insufficient
+ *       resources (class {@code 53}), a server shutting down or starting (class {@code 57P}), a
  *       cancelled statement ({@code 57014}), a lock timeout ({@code 55P03}), a serialization failure
  *       ({@code 40001}) or a deadlock ({@code 40P01});
- *   <li>Spring's {@code CannotCreateTransactionException}, {@code CannotGetJdbcConnectionException} and
- *       {@code TransactionTimedOutException} (matched by name: Spring is not required).
+ *   <li>Spring's {@code CannotCreateTransactionException}, {@code TransactionTimedOutException},
+ *       {@code DataAccessResourceFailureException} (e.g. {@code CannotGetJdbcConnectionException}) and
+ *       {@code TransientDataAccessException} but not its {@code OptimisticLockingFailureException} (a lost race
+ *       of the handler's own logic), matched by name with their subclasses: Spring is not required.
  * </ul>
  *
  * Anything else (a business refusal, a bug) is not.
@@ -50,12 +55,26 @@ import java.util.Set;
  */
 public final class Unavailability {
 
-  private static final Set<String> SQL_STATES = Set.of("53300", "57P01", "57P02", "57P03", "57014", "55P03", "40001",
-      "40P01");
+  /**
+   * SQLState prefixes of an unavailable server or of a transaction the server rolled back and that is safe to run
+   * again: 08 connection exception, 57P operator intervention (shutdown, cannot connect now), 53 insufficient
+   * resources (too many connections, out of memory or disk), 40001 serialization failure, 40P01 deadlock detected.
+   */
+  private static final String[] SQL_STATES = {"08", "57P", "53", "40001", "40P01"};
+  /**
+   * A cancelled statement (57014, e.g. a statement timeout) or a lock timeout (55P03) rolled the work back, so a
+   * request may run again ({@link #isUnavailability}); for a consumer it may be the handler's own slow query, which
+   * counts as an attempt ({@link #isUnavailable} is false).
+   */
+  private static final Set<String> ROLLED_BACK_SQL_STATES = Set.of("57014", "55P03");
+  /** Spring's exceptions for the same conditions (subclasses count), by name: Spring is optional. */
   private static final Set<String> SPRING = Set.of(
       "org.springframework.transaction.CannotCreateTransactionException",
       "org.springframework.transaction.TransactionTimedOutException",
-      "org.springframework.jdbc.CannotGetJdbcConnectionException");
+      "org.springframework.dao.DataAccessResourceFailureException",
+      "org.springframework.dao.TransientDataAccessException");
+  /** A lost race of the handler's own logic (a subclass of a transient exception above): never an outage. */
+  private static final String OPTIMISTIC_LOCKING = "org.springframework.dao.OptimisticLockingFailureException";
 
   private static final Set<String> SPRING_OUTCOME_UNKNOWN = Set.of(
       "org.springframework.transaction.TransactionSystemException",
@@ -73,13 +92,8 @@ public final class Unavailability {
     }
     Map<Throwable, Boolean> seen = new IdentityHashMap<>();
     for (Throwable t = failure; t != null && seen.put(t, Boolean.TRUE) == null; t = t.getCause()) {
-      if (t instanceof BrokerUnavailableException || t instanceof DatabaseUnavailableException
-          || t instanceof LateCommitFencedException || t instanceof TransactionTimedOutException
-          || t instanceof SQLTransientException || spring(t.getClass())) {
-        return true;
-      }
-      if (t instanceof SQLException sql && sql.getSQLState() != null
-          && (sql.getSQLState().startsWith("08") || SQL_STATES.contains(sql.getSQLState()))) {
+      if (isUnavailable(t)
+          || t instanceof SQLException sql && ROLLED_BACK_SQL_STATES.contains(String.valueOf(sql.getSQLState()))) {
         return true;
       }
     }
@@ -101,8 +115,28 @@ public final class Unavailability {
     return false;
   }
 
-  private static boolean spring(Class<?> type) {
-    return named(type, SPRING);
+  /**
+   * Whether {@code t} itself (not its causes) says that the database or a broker is unavailable, or that the server
+   * rolled the transaction back for a reason a later run does not meet (the list of the class comment). The consumer's
+   * default failure classifier asks this of each element of a cause chain; {@link #isUnavailability} also applies the
+   * commit-outcome rule, which only the Idempotency-Key filter needs (a redelivered message meets its own claim), and
+   * counts a cancelled statement and a lock timeout (see {@code ROLLED_BACK_SQL_STATES}).
+   */
+  public static boolean isUnavailable(Throwable t) {
+    if (t instanceof BrokerUnavailableException || t instanceof DatabaseUnavailableException
+        || t instanceof LateCommitFencedException || t instanceof TransactionTimedOutException
+        || t instanceof SQLTransientException || t instanceof SQLRecoverableException
+        || t instanceof SQLNonTransientConnectionException) {
+      return true;
+    }
+    if (t instanceof SQLException sql && sql.getSQLState() != null) {
+      for (String prefix : SQL_STATES) {
+        if (sql.getSQLState().startsWith(prefix)) {
+          return true;
+        }
+      }
+    }
+    return !named(t.getClass(), Set.of(OPTIMISTIC_LOCKING)) && named(t.getClass(), SPRING);
   }
 
   private static boolean named(Class<?> type, Set<String> names) {
