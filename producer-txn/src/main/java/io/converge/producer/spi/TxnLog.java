@@ -32,10 +32,17 @@ public final class TxnLog {
 
   private static final Logger LOG = LoggerFactory.getLogger(TxnLog.class);
   private static final String UNIQUE_VIOLATION = "23505";
+  /** Rounds of read-then-write in one check-back; a row changes at most twice. */
+  private static final int MAX_ROUNDS = 4;
 
+  // a fence of another attempt of the id (a dead attempt of a unit retried with the same id) gives way
+  // to this attempt's commit; a fence of this attempt, of every attempt (null) or a committed row does not
   private static final String RECORD = """
       INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome, attempt)
       VALUES (?, ?, ?, 'COMMITTED', ?)
+      ON CONFLICT (message_id) DO UPDATE
+        SET outcome = 'COMMITTED', attempt = EXCLUDED.attempt, topic = EXCLUDED.topic, created_at = now()
+        WHERE converge_txn_log.outcome = 'ROLLED_BACK' AND converge_txn_log.attempt <> EXCLUDED.attempt
       """;
   private static final String RECORD_ALL = """
       INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome)
@@ -47,6 +54,11 @@ public final class TxnLog {
       ON CONFLICT (message_id) DO NOTHING
       """;
   private static final String OUTCOME = "SELECT outcome, attempt FROM converge_txn_log WHERE message_id = ?";
+  // a second attempt of the id is fenced: the fence widens to every attempt, so the first stays fenced too
+  private static final String WIDEN_FENCE = """
+      UPDATE converge_txn_log SET attempt = NULL
+      WHERE message_id = ? AND outcome = 'ROLLED_BACK' AND attempt = ?
+      """;
   private static final String TICKET = """
       INSERT INTO converge_txn_ticket (message_id, producer_group, topic, kind, reason)
       VALUES (?, ?, ?, 'CHECK_BACK_PAST_RETENTION', ?)
@@ -91,7 +103,14 @@ public final class TxnLog {
 
   /**
    * {@link #recordCommitted(Connection, String, String, String)} for attempt {@code attempt} of message
-   * {@code id} (a token the broker message carries too, see {@link #resolve}); null: any attempt.
+   * {@code id} (a token the broker message carries too, see {@link #resolve}); null: any attempt. A
+   * fence that a check-back left for another attempt of the same id (a unit retried with the same id
+   * after its first attempt died) is replaced by this attempt's row; that check-back has answered
+   * ROLLBACK for its own attempt, and later check-backs of it still do (the row is of another attempt).
+   * A fence of this attempt or of every attempt (null: rows from before attempts, or two fenced attempts)
+   * refuses the commit.
+   *
+   * @throws LateCommitFencedException when a check-back already fenced this attempt, or the id is committed
    */
   public void recordCommitted(Connection connection, String id, String attempt, String group, String topic) throws SQLException {
     try (PreparedStatement ps = connection.prepareStatement(RECORD)) {
@@ -99,14 +118,11 @@ public final class TxnLog {
       ps.setString(2, group);
       ps.setString(3, topic);
       ps.setString(4, attempt);
-      ps.executeUpdate();
-    } catch (SQLException e) {
-      if (UNIQUE_VIOLATION.equals(e.getSQLState())) {
-        throw new LateCommitFencedException("Message " + id + " of group " + group
-            + " was already resolved by a check-back (its local transaction took longer than the timeout);"
-            + " the unit of work is rolled back", id, e);
+      if (ps.executeUpdate() == 0) {
+        throw new LateCommitFencedException("Message " + id + (attempt != null ? " attempt " + attempt : "") + " of group " + group
+            + " was already resolved by a check-back (its local transaction took longer than the timeout) or committed;"
+            + " the unit of work is rolled back", id, null);
       }
-      throw e;
     }
   }
 
@@ -145,7 +161,11 @@ public final class TxnLog {
    * ROLLED_BACK fence is inserted (a concurrent local commit waits for it or it for the commit, and
    * exactly one wins) and the outcome that won is returned. Never throws: a database error answers
    * UNKNOWN (the broker asks again). When both the row and the check-back name an attempt and they
-   * differ, the message is a stale attempt of a unit retried with the same id: ROLLED_BACK.
+   * differ, the message is a stale attempt of a unit retried with the same id: ROLLED_BACK. A fence
+   * records the attempt it fenced: a commit of another attempt of the id replaces it (see
+   * {@link #recordCommitted(Connection, String, String, String, String)}); a fence of another attempt
+   * counts as no row for this one (UNKNOWN while young, else the fence is widened to every attempt of
+   * the id, so both stay fenced).
    *
    * @param attempt the attempt token the checked message carries, or null (matches any row of {@code id})
    * @param age how long ago the message was prepared
@@ -175,10 +195,31 @@ public final class TxnLog {
       // setting ends with this transaction and never reaches the application's next use of the connection
       s.execute(LOCK_TIMEOUT);
     }
-    Outcome known = read(c, id, attempt);
-    if (known != Outcome.UNKNOWN || age.compareTo(timeout) < 0) {
-      return known;
+    // a row only moves forward (none -> fence -> committed / fence of every attempt): a write that lost
+    // a race reads the row again and decides on what won
+    for (int round = 0; round < MAX_ROUNDS; round++) {
+      Row row = read(c, id);
+      if (row != null && !row.fencesAnotherAttemptThan(attempt)) {
+        return outcomeFor(row, id, attempt);
+      }
+      // no row, or a fence of another attempt, which says nothing about this one
+      if (age.compareTo(timeout) < 0) {
+        return Outcome.UNKNOWN;
+      }
+      Outcome won = row == null ? fence(c, id, attempt, group, topic, age) : widenFence(c, id, attempt, row.attempt(), group, age);
+      if (won != null) {
+        return won;
+      }
     }
+    LOG.warn("Check-back of message {} attempt {}: its log row kept changing; answering UNKNOWN", id, attempt);
+    return Outcome.UNKNOWN;
+  }
+
+  /**
+   * Inserts the fence of {@code attempt} unless a row exists (null: lost to another row); past the
+   * retention raises a ticket instead (PAST_RETENTION).
+   */
+  private Outcome fence(Connection c, String id, String attempt, String group, String topic, Duration age) throws SQLException {
     if (age.compareTo(retention) >= 0) {
       try (PreparedStatement ps = c.prepareStatement(TICKET)) {
         ps.setString(1, id);
@@ -202,8 +243,26 @@ public final class TxnLog {
             id, group, age);
         return Outcome.ROLLED_BACK;
       }
+      return null;
     }
-    return read(c, id, attempt);
+  }
+
+  /**
+   * Widens the fence of attempt {@code fenced} to every attempt of the id, so {@code attempt} is fenced
+   * too and the first stays fenced (null: the row changed meanwhile).
+   */
+  private static Outcome widenFence(Connection c, String id, String attempt, String fenced, String group, Duration age)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(WIDEN_FENCE)) {
+      ps.setString(1, id);
+      ps.setString(2, fenced);
+      if (ps.executeUpdate() == 1) {
+        LOG.warn("Message {} attempt {} of group {} had no committed local transaction {} after it was prepared; attempt {}"
+            + " of the id was fenced before: every attempt of the id is fenced and rolled back", id, attempt, group, age, fenced);
+        return Outcome.ROLLED_BACK;
+      }
+      return null;
+    }
   }
 
   private static void rollbackQuietly(Connection c) {
@@ -222,7 +281,7 @@ public final class TxnLog {
   /** The outcome recorded for {@code id}, or UNKNOWN when there is no row. */
   public Outcome outcome(String id) {
     try (Connection c = dataSource.getConnection()) {
-      return read(c, id, null);
+      return outcomeFor(read(c, id), id, null);
     } catch (SQLException e) {
       throw new DatabaseUnavailableException("Cannot read the transaction log for message " + id, id, e);
     }
@@ -257,23 +316,41 @@ public final class TxnLog {
     }
   }
 
-  /** The outcome of {@code id}; a COMMITTED row of another attempt than {@code attempt} is ROLLED_BACK for it. */
-  private static Outcome read(Connection c, String id, String attempt) throws SQLException {
+  /** The row of {@code id}, or null. */
+  private static Row read(Connection c, String id) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(OUTCOME)) {
       ps.setString(1, id);
       try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          return Outcome.UNKNOWN;
-        }
-        Outcome outcome = Outcome.valueOf(rs.getString(1));
-        String rowAttempt = rs.getString(2);
-        if (outcome == Outcome.COMMITTED && attempt != null && rowAttempt != null && !attempt.equals(rowAttempt)) {
-          LOG.info("Check-back of message {} attempt {}: the committed row is attempt {}; the stale attempt is rolled back",
-              id, attempt, rowAttempt);
-          return Outcome.ROLLED_BACK;
-        }
-        return outcome;
+        return rs.next() ? new Row(Outcome.valueOf(rs.getString(1)), rs.getString(2)) : null;
       }
+    }
+  }
+
+  /**
+   * What {@code row} answers for attempt {@code attempt}: UNKNOWN without a row; a COMMITTED row of
+   * another attempt is ROLLED_BACK for it. A fence of another attempt is handled by the caller.
+   */
+  private static Outcome outcomeFor(Row row, String id, String attempt) {
+    if (row == null) {
+      return Outcome.UNKNOWN;
+    }
+    if (row.outcome() == Outcome.COMMITTED && row.ofAnotherAttemptThan(attempt)) {
+      LOG.info("Check-back of message {} attempt {}: the committed row is attempt {}; the stale attempt is rolled back",
+          id, attempt, row.attempt());
+      return Outcome.ROLLED_BACK;
+    }
+    return row.outcome();
+  }
+
+  /** A log row: its outcome and attempt (null: every attempt of the id). */
+  private record Row(Outcome outcome, String attempt) {
+
+    boolean ofAnotherAttemptThan(String other) {
+      return attempt != null && other != null && !attempt.equals(other);
+    }
+
+    boolean fencesAnotherAttemptThan(String other) {
+      return outcome == Outcome.ROLLED_BACK && ofAnotherAttemptThan(other);
     }
   }
 }

@@ -60,6 +60,105 @@ class TxnLogIT {
     assertThat(log.resolve(legacy, "attempt-1", "g", "t", Duration.ofMinutes(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
   }
 
+  /**
+   * A fence names the attempt it rolled back: a retry of the same id (another attempt) commits over it;
+   * the fenced attempt stays rolled back; a fence without attempt (old rows) fences every attempt.
+   */
+  @Test
+  void aFenceOfOneAttemptLetsAnotherAttemptOfTheSameIdCommit() throws Exception {
+    String id = MessageIds.shared().next();
+    assertThat(log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
+    assertThat(log.resolve(id, "attempt-2", "g", "t", Duration.ofSeconds(1), TIMEOUT))
+        .as("a young attempt is not answered by another attempt's fence").isEqualTo(TxnLog.Outcome.UNKNOWN);
+    try (Connection c = db.getConnection()) {
+      c.setAutoCommit(false);
+      assertThatThrownBy(() -> log.recordCommitted(c, id, "attempt-1", "g", "t")).as("the fenced attempt")
+          .isInstanceOf(LateCommitFencedException.class);
+      c.rollback();
+      log.recordCommitted(c, id, "attempt-2", "g", "t");
+      c.commit();
+    }
+    assertThat(log.resolve(id, "attempt-2", "g", "t", Duration.ofMinutes(5), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
+    assertThat(log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
+    try (Connection c = db.getConnection()) {
+      c.setAutoCommit(false);
+      assertThatThrownBy(() -> log.recordCommitted(c, id, "attempt-3", "g", "t")).as("a committed id")
+          .isInstanceOf(LateCommitFencedException.class);
+      c.rollback();
+    }
+    String legacy = MessageIds.shared().next();
+    assertThat(log.resolve(legacy, null, "g", "t", Duration.ofMinutes(5), TIMEOUT)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
+    try (Connection c = db.getConnection()) {
+      c.setAutoCommit(false);
+      assertThatThrownBy(() -> log.recordCommitted(c, legacy, "attempt-2", "g", "t")).as("a fence without attempt")
+          .isInstanceOf(LateCommitFencedException.class);
+      c.rollback();
+    }
+  }
+
+  /**
+   * Two dead attempts of one id: the second check-back widens the fence to the whole id, so that
+   * neither attempt can commit late (the first one's fence is not lost by fencing the second).
+   */
+  @Test
+  void aSecondFencedAttemptKeepsTheFirstOneFenced() throws Exception {
+    String id = MessageIds.shared().next();
+    assertThat(log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
+    assertThat(log.resolve(id, "attempt-2", "g", "t", Duration.ofMinutes(5), TIMEOUT)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
+    assertThat(log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
+    for (String attempt : new String[] {"attempt-1", "attempt-2"}) {
+      try (Connection c = db.getConnection()) {
+        c.setAutoCommit(false);
+        assertThatThrownBy(() -> log.recordCommitted(c, id, attempt, "g", "t")).as(attempt)
+            .isInstanceOf(LateCommitFencedException.class);
+        c.rollback();
+      }
+    }
+  }
+
+  /**
+   * The race of the issue: the check-back of dead attempt 1 and the commit of retry 2 on the same id,
+   * in both orders. Attempt 1 is always rolled back, attempt 2 always commits.
+   */
+  @Test
+  void aCheckBackOfTheDeadAttemptRacingTheRetrysCommit() throws Exception {
+    // the retry's row first (open), the check-back waits for it
+    String id = MessageIds.shared().next();
+    try (Connection retry = db.getConnection()) {
+      retry.setAutoCommit(false);
+      log.recordCommitted(retry, id, "attempt-2", "g", "t");
+      CompletableFuture<TxnLog.Outcome> checkBack =
+          CompletableFuture.supplyAsync(() -> log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT));
+      Thread.sleep(300);
+      assertThat(checkBack).as("the fence waits on the retry's uncommitted row").isNotDone();
+      retry.commit();
+      assertThat(checkBack.get(10, TimeUnit.SECONDS)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
+    }
+    assertThat(log.resolve(id, "attempt-2", "g", "t", Duration.ofMinutes(5), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
+    // the fence first (open), the retry's commit waits for it and then replaces it
+    String id2 = MessageIds.shared().next();
+    try (Connection fence = db.getConnection(); Statement s = fence.createStatement()) {
+      fence.setAutoCommit(false);
+      s.execute("INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome, attempt)"
+          + " VALUES ('" + id2 + "', 'g', 't', 'ROLLED_BACK', 'attempt-1')"); // what resolve() writes
+      CompletableFuture<Void> retry = CompletableFuture.runAsync(() -> {
+        try (Connection c = db.getConnection()) {
+          c.setAutoCommit(false);
+          log.recordCommitted(c, id2, "attempt-2", "g", "t");
+          c.commit();
+        } catch (Exception e) {
+          throw new java.util.concurrent.CompletionException(e);
+        }
+      });
+      Thread.sleep(300);
+      assertThat(retry).as("the retry's row waits on the uncommitted fence").isNotDone();
+      fence.commit();
+      retry.get(10, TimeUnit.SECONDS);
+    }
+    assertThat(log.resolve(id2, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
+    assertThat(log.resolve(id2, "attempt-2", "g", "t", Duration.ofMinutes(5), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
+  }
+
   @Test
   void missingRowIsUnknownWhileYoungAndFencedWhenOld() throws Exception {
     String id = MessageIds.shared().next();

@@ -296,6 +296,36 @@ public abstract class TxnProducerContract {
     assertThat(payloads).as("payloads delivered for message %s", id).containsExactly("retry");
   }
 
+  /**
+   * As above, but the retry comes after recovery already discarded the dead attempt: on RocketMQ the
+   * check-back fenced its id (ROLLED_BACK row of that attempt), on Pulsar the broker aborted its
+   * transaction at the timeout; the outbox has nothing on the broker to discard (the dead attempt's row
+   * died with its transaction). The retry with the same id must commit (not be refused as a late
+   * commit of the fenced attempt for the whole log retention) and only its payload may be delivered.
+   */
+  @Test
+  void aRetryWithTheSameIdAfterRecoveryDiscardedTheCrashedAttemptCommits(@TempDir Path tmp) throws Exception {
+    String topic = topic("refenced");
+    String group = group("g");
+    MessageSink sink = sink(topic);
+    String id = MessageIds.shared().next();
+    TxnProducer heir = producer(group, topic);
+    runChildUntilCrash(CrashPoints.Point.BEFORE_DB_COMMIT, group, topic, id, tmp);
+    if (reachesBrokerInUnitOfWork()) {
+      awaitDiscarded(id);
+    }
+    heir.inTransaction(tx -> {
+      insertOrder(tx.connection(), id, "retry");
+      return tx.publish(message(topic, id, "retry"));
+    });
+    assertThat(orderExists(id)).as("the retry committed").isTrue();
+    awaitDelivered(sink, Set.of(id), Duration.ofSeconds(60));
+    settle(heir, sink, topic, recoveryWindow().plusSeconds(2));
+    List<String> payloads = sink.received().stream().filter(d -> d.id().equals(id))
+        .map(d -> new String(d.payload(), UTF_8)).distinct().toList();
+    assertThat(payloads).as("payloads delivered for message %s", id).containsExactly("retry");
+  }
+
   // ---- 5. a local commit after recovery discarded the message ----
 
   @Test
