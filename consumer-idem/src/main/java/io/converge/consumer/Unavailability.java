@@ -8,6 +8,7 @@ import io.converge.producer.TransactionTimedOutException;
 import java.sql.SQLException;
 import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLRecoverableException;
+import java.sql.SQLTransientConnectionException;
 import java.sql.SQLTransientException;
 import java.util.IdentityHashMap;
 import java.util.Map;
@@ -18,23 +19,21 @@ import java.util.Set;
  * retrying the same work later is safe and may succeed. The Idempotency-Key filter releases a key on
  * such a failure (503, the retry runs the handler) instead of storing the failure as the answer.
  *
- * <p>An unavailability is, anywhere in the cause chain:
+ * <p>An outage ({@link #isUnavailable}, asked of one throwable) is: Converge's {@link BrokerUnavailableException} and
+ * {@link DatabaseUnavailableException}; JDBC's {@link SQLTransientConnectionException} (a connection-pool timeout such
+ * as HikariCP's), {@link SQLRecoverableException}, {@link SQLNonTransientConnectionException}; an {@link SQLException}
+ * whose SQLState is a connection failure (class {@code 08}), insufficient resources (class {@code 53}), a server
+ * shutting down or starting (class {@code 57P}), a serialization failure ({@code 40001}) or a deadlock
+ * ({@code 40P01}); Spring's {@code CannotCreateTransactionException} and {@code DataAccessResourceFailureException}
+ * (e.g. {@code CannotGetJdbcConnectionException}), matched by name with their subclasses: Spring is not required. A
+ * consumer waits an outage out without counting an attempt.
  *
- * <ul>
- *   <li>Converge's {@link BrokerUnavailableException}, {@link DatabaseUnavailableException},
- *       {@link LateCommitFencedException}, {@link TransactionTimedOutException};
- *   <li>a {@link SQLTransientException} (a connection-pool timeout such as HikariCP's
- *       {@code SQLTransientConnectionException}, a statement timeout, a transaction rollback), an
- *       {@link SQLRecoverableException} or an {@link SQLNonTransientConnectionException};
- *   <li>an {@link SQLException} whose SQLState is a connection failure (class {@code 08}), insufficient
- *       resources (class {@code 53}), a server shutting down or starting (class {@code 57P}), a
- *       cancelled statement ({@code 57014}), a lock timeout ({@code 55P03}), a serialization failure
- *       ({@code 40001}) or a deadlock ({@code 40P01});
- *   <li>Spring's {@code CannotCreateTransactionException}, {@code TransactionTimedOutException},
- *       {@code DataAccessResourceFailureException} (e.g. {@code CannotGetJdbcConnectionException}) and
- *       {@code TransientDataAccessException} but not its {@code OptimisticLockingFailureException} (a lost race
- *       of the handler's own logic), matched by name with their subclasses: Spring is not required.
- * </ul>
+ * <p>An unavailability ({@link #isUnavailability}, anywhere in the cause chain, for the Idempotency-Key filter) is an
+ * outage, or work that was rolled back and may simply run again: Converge's {@link LateCommitFencedException} and
+ * {@link TransactionTimedOutException}, any {@link SQLTransientException} (e.g. a statement timeout), SQLState
+ * {@code 57014} (cancelled statement) and {@code 55P03} (lock timeout), Spring's {@code TransactionTimedOutException}
+ * and {@code TransientDataAccessException} except {@code OptimisticLockingFailureException} (a lost race of the
+ * handler's own logic). A consumer counts these as attempts: they repeat for ever when the handler itself is too slow.
  *
  * Anything else (a business refusal, a bug) is not.
  *
@@ -64,16 +63,22 @@ public final class Unavailability {
   /**
    * A cancelled statement (57014, e.g. a statement timeout) or a lock timeout (55P03) rolled the work back, so a
    * request may run again ({@link #isUnavailability}); for a consumer it may be the handler's own slow query, which
-   * counts as an attempt ({@link #isUnavailable} is false).
+   * counts as an attempt ({@link #isUnavailable} is false): so do the other "rolled back" failures.
    */
   private static final Set<String> ROLLED_BACK_SQL_STATES = Set.of("57014", "55P03");
-  /** Spring's exceptions for the same conditions (subclasses count), by name: Spring is optional. */
+  /** Spring's exceptions for an unreachable database (subclasses count), by name: Spring is optional. */
   private static final Set<String> SPRING = Set.of(
       "org.springframework.transaction.CannotCreateTransactionException",
+      "org.springframework.dao.DataAccessResourceFailureException");
+  /**
+   * Spring's exceptions for work the server or the transaction manager rolled back and that may run again (a timeout,
+   * a lock not acquired), by name: a request may be released, a consumer counts them as attempts (they can repeat
+   * for ever when the work itself is too slow).
+   */
+  private static final Set<String> SPRING_ROLLED_BACK = Set.of(
       "org.springframework.transaction.TransactionTimedOutException",
-      "org.springframework.dao.DataAccessResourceFailureException",
       "org.springframework.dao.TransientDataAccessException");
-  /** A lost race of the handler's own logic (a subclass of a transient exception above): never an outage. */
+  /** A lost race of the handler's own logic (a subclass of a transient exception above): never released. */
   private static final String OPTIMISTIC_LOCKING = "org.springframework.dao.OptimisticLockingFailureException";
 
   private static final Set<String> SPRING_OUTCOME_UNKNOWN = Set.of(
@@ -92,8 +97,7 @@ public final class Unavailability {
     }
     Map<Throwable, Boolean> seen = new IdentityHashMap<>();
     for (Throwable t = failure; t != null && seen.put(t, Boolean.TRUE) == null; t = t.getCause()) {
-      if (isUnavailable(t)
-          || t instanceof SQLException sql && ROLLED_BACK_SQL_STATES.contains(String.valueOf(sql.getSQLState()))) {
+      if (isUnavailable(t) || isRolledBack(t)) {
         return true;
       }
     }
@@ -116,16 +120,17 @@ public final class Unavailability {
   }
 
   /**
-   * Whether {@code t} itself (not its causes) says that the database or a broker is unavailable, or that the server
-   * rolled the transaction back for a reason a later run does not meet (the list of the class comment). The consumer's
-   * default failure classifier asks this of each element of a cause chain; {@link #isUnavailability} also applies the
-   * commit-outcome rule, which only the Idempotency-Key filter needs (a redelivered message meets its own claim), and
-   * counts a cancelled statement and a lock timeout (see {@code ROLLED_BACK_SQL_STATES}).
+   * Whether {@code t} itself (not its causes) says that the database or a broker cannot be reached (or the server
+   * rolled the transaction back on a serialization failure or deadlock, which a later run does not meet): a wait, not a
+   * verdict on the work. The consumer's default failure classifier asks this of each element of a cause chain and waits
+   * the outage out without counting an attempt, for as long as it lasts. Failures that can repeat for ever when the work
+   * itself is at fault (a local-transaction timeout, a fenced late commit, a statement or lock timeout) are not in this
+   * list: they count as attempts. {@link #isUnavailability} (the Idempotency-Key filter) also releases those, since the
+   * work was rolled back, and applies the commit-outcome rule (a redelivered message meets its own claim instead).
    */
   public static boolean isUnavailable(Throwable t) {
     if (t instanceof BrokerUnavailableException || t instanceof DatabaseUnavailableException
-        || t instanceof LateCommitFencedException || t instanceof TransactionTimedOutException
-        || t instanceof SQLTransientException || t instanceof SQLRecoverableException
+        || t instanceof SQLTransientConnectionException || t instanceof SQLRecoverableException
         || t instanceof SQLNonTransientConnectionException) {
       return true;
     }
@@ -136,7 +141,17 @@ public final class Unavailability {
         }
       }
     }
-    return !named(t.getClass(), Set.of(OPTIMISTIC_LOCKING)) && named(t.getClass(), SPRING);
+    return named(t.getClass(), SPRING);
+  }
+
+  /** Work rolled back by a timeout, a fence or a lock: safe to run again, but not an outage (see the class comment). */
+  private static boolean isRolledBack(Throwable t) {
+    if (t instanceof LateCommitFencedException || t instanceof TransactionTimedOutException
+        || t instanceof SQLTransientException
+        || t instanceof SQLException sql && ROLLED_BACK_SQL_STATES.contains(String.valueOf(sql.getSQLState()))) {
+      return true;
+    }
+    return !named(t.getClass(), Set.of(OPTIMISTIC_LOCKING)) && named(t.getClass(), SPRING_ROLLED_BACK);
   }
 
   private static boolean named(Class<?> type, Set<String> names) {

@@ -6,10 +6,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.converge.producer.BrokerUnavailableException;
 import io.converge.producer.ConvergeException;
 import io.converge.producer.DatabaseUnavailableException;
+import io.converge.producer.LateCommitFencedException;
 import io.converge.producer.TransactionTimedOutException;
 import java.io.IOException;
 import java.sql.SQLException;
 import java.sql.SQLRecoverableException;
+import java.sql.SQLTimeoutException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -43,12 +45,15 @@ class FailurePolicyTest {
     assertThat(classifier.classify(new ConvergeException("publish failed", null,
         new BrokerUnavailableException("RocketMQ refused", "m1", null)))).isEqualTo(FailureKind.UNAVAILABLE);
     assertThat(classifier.classify(new DatabaseUnavailableException("db", null, null))).isEqualTo(FailureKind.UNAVAILABLE);
-    assertThat(classifier.classify(new TransactionTimedOutException("slow", "m1", null))).isEqualTo(FailureKind.UNAVAILABLE);
     assertThat(classifier.classify(new CannotCreateTransactionException("no connection"))).isEqualTo(FailureKind.UNAVAILABLE);
-    assertThat(classifier.classify(new QueryTimeoutException("slow"))).isEqualTo(FailureKind.UNAVAILABLE);
     assertThat(classifier.classify(new DataAccessResourceFailureException("down"))).isEqualTo(FailureKind.UNAVAILABLE);
     // a lost optimistic race is the handler's own logic
     assertThat(classifier.classify(new OptimisticLockingFailureException("stale"))).isEqualTo(FailureKind.TECHNICAL);
+    // failures that repeat for ever when the handler itself is too slow or its id is fenced count as attempts
+    assertThat(classifier.classify(new TransactionTimedOutException("slow", "m1", null))).isEqualTo(FailureKind.TECHNICAL);
+    assertThat(classifier.classify(new LateCommitFencedException("fenced", "m1", null))).isEqualTo(FailureKind.TECHNICAL);
+    assertThat(classifier.classify(new QueryTimeoutException("slow"))).isEqualTo(FailureKind.TECHNICAL);
+    assertThat(classifier.classify(new SQLTimeoutException("statement timeout"))).isEqualTo(FailureKind.TECHNICAL);
     // a refusal wins over an outage found deeper in the chain
     assertThat(classifier.classify(new BusinessException("RISK", "no", new SQLTransientConnectionException("x"))))
         .isEqualTo(FailureKind.BUSINESS);
