@@ -82,6 +82,7 @@ final class OutageRun implements AutoCloseable {
         }
       }
       if (!outages.stopBroker().isZero()) {
+        log("taking the broker away");
         String what = servers.brokerDown();
         log(what + " for " + outages.stopBroker().toSeconds() + " s");
         try {

@@ -16,14 +16,15 @@ import java.util.regex.Pattern;
  */
 public record Outages(Duration freezeDb, Duration stopBroker) {
 
+  private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m)?");
+  private static final Duration MAX = Duration.ofMinutes(30);
+
   /** No outage: the demo as it always ran. */
   public static final Outages NONE = new Outages(Duration.ZERO, Duration.ZERO);
 
   /** How long after the traffic starts the first outage begins. */
   static final Duration DELAY = Duration.ofSeconds(3);
 
-  private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m)?");
-  private static final Duration MAX = Duration.ofMinutes(30);
 
   /** @throws IllegalArgumentException quoting a negative or over-30-minute value */
   public Outages {

@@ -123,9 +123,15 @@ final class SagaRun {
     return sent;
   }
 
-  /** Waits until no order is open, no stock is held and every paid order was notified. */
+  /**
+   * Waits until no order is open, no stock is held and every paid order was notified; gives up early
+   * when a message is parked (dead letter or ticket) and nothing has moved for 20 s, since a parked
+   * message waits for a person.
+   */
   private boolean awaitSettled(SagaServices s) throws Exception {
     long deadline = System.nanoTime() + settleTimeout.toNanos();
+    List<Long> last = List.of();
+    long lastChange = System.nanoTime();
     while (System.nanoTime() < deadline) {
       long open = count(s.db("order"), "SELECT count(*) FROM orders WHERE state = 'CREATED'");
       long held = count(s.db("inventory"), "SELECT count(*) FROM reservation WHERE state = 'RESERVED'");
@@ -135,9 +141,28 @@ final class SagaRun {
         Thread.sleep(1000); // late duplicates still in flight must change nothing: give them a moment
         return true;
       }
+      List<Long> now = List.of(open, held, paid, notified);
+      if (!now.equals(last)) {
+        last = now;
+        lastChange = System.nanoTime();
+      } else if (System.nanoTime() - lastChange > STUCK.toNanos() && parked(s) > 0) {
+        return false;
+      }
       Thread.sleep(200);
     }
     return false;
+  }
+
+  private static final Duration STUCK = Duration.ofSeconds(20);
+
+  /** Dead letters and tickets of the consuming services. */
+  private static long parked(SagaServices s) throws SQLException {
+    long n = 0;
+    for (String service : List.of("order", "inventory", "account", "notification")) {
+      n += countIfTable(s.db(service), "converge_dlq", "SELECT count(*) FROM converge_dlq");
+      n += countIfTable(s.db(service), "converge_ticket", "SELECT count(*) FROM converge_ticket");
+    }
+    return n;
   }
 
   private Report reconcile(SagaServices s, OrderTraffic.Result traffic, PaymentTraffic.Result payments, Http.Counts client,
