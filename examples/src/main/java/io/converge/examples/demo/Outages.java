@@ -39,7 +39,7 @@ public record Outages(Duration freezeDb, Duration stopBroker) {
 
   /** How long the order traffic is spread, so that it runs through the outages and a little after. */
   Duration trafficSpread() {
-    return any() ? DELAY.plus(freezeDb).plus(stopBroker).plusSeconds(10) : Duration.ZERO;
+    return any() ? DELAY.plus(freezeDb).plus(stopBroker).plusSeconds(5) : Duration.ZERO;
   }
 
   /** The settle timeout after the traffic: {@code base}, plus three times the outages (consumers back off). */

@@ -6,7 +6,10 @@ import java.sql.SQLException;
 import java.sql.SQLTimeoutException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.Map;
 import java.util.Objects;
+import java.util.WeakHashMap;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,6 +35,8 @@ public final class DatabaseWait {
   private static final long MAX_BACKOFF_MS = 5_000;
   private static final Logger LOG = LoggerFactory.getLogger(DatabaseWait.class);
 
+  private static final Map<DataSource, DatabaseWait> ASSIGNED = Collections.synchronizedMap(new WeakHashMap<>());
+
   private final Duration limit;
   private final String setting;
 
@@ -53,6 +58,21 @@ public final class DatabaseWait {
       throw new IllegalArgumentException(setting + " must be between 0 and 1h, but was " + limit);
     }
     return new DatabaseWait(limit, setting);
+  }
+
+  /**
+   * Makes this the wait of {@link Migrations#apply(DataSource, String)} on {@code dataSource} (by
+   * identity, held weakly), so that a module's migrations honour the application's setting; the
+   * Spring auto-configuration does it for every {@code DataSource} bean.
+   */
+  public void assignTo(DataSource dataSource) {
+    ASSIGNED.put(Objects.requireNonNull(dataSource, "dataSource"), this);
+  }
+
+  /** The wait assigned to {@code dataSource}, else {@link #DEFAULT_LIMIT}. */
+  static DatabaseWait of(DataSource dataSource) {
+    DatabaseWait w = ASSIGNED.get(dataSource);
+    return w != null ? w : upTo(DEFAULT_LIMIT, "converge.startup.database-wait");
   }
 
   /** The limit. */

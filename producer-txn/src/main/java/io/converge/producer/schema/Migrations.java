@@ -28,14 +28,16 @@ public final class Migrations {
 
   /**
    * Applies the pending migrations of {@code module} (e.g. {@code "producer"}) to {@code dataSource}
-   * in its current schema, waiting up to {@link DatabaseWait#DEFAULT_LIMIT} for the database.
+   * in its current schema, waiting for the database as long as the {@link DatabaseWait} assigned to
+   * {@code dataSource} says ({@code converge.startup.database-wait} in Spring), else up to
+   * {@link DatabaseWait#DEFAULT_LIMIT}.
    *
    * @return the number of migrations applied now (0 when the schema was up to date)
    * @throws ConvergeException naming the module when a migration fails or the database stays
    *     unreachable (then a {@link io.converge.producer.DatabaseUnavailableException} naming the limit)
    */
   public static int apply(DataSource dataSource, String module) {
-    return apply(dataSource, module, DatabaseWait.upTo(DatabaseWait.DEFAULT_LIMIT, "converge.startup.database-wait"));
+    return apply(dataSource, module, DatabaseWait.of(dataSource));
   }
 
   /**

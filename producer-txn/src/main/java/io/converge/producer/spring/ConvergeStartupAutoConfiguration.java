@@ -14,7 +14,8 @@ import org.springframework.core.env.Environment;
  * Start-up against a database that is not there yet: every {@code DataSource} bean is waited for
  * ({@link DatabaseWait}, backoff, each wait logged) as soon as it is created, before Flyway,
  * {@code spring.sql.init}, JPA or Converge's migrations use it, up to
- * {@code converge.startup.database-wait} (default 60 s; 0 turns the wait off; at most 1 h).
+ * {@code converge.startup.database-wait} (default 60 s; 0 turns the wait off; at most 1 h). Converge's
+ * migrations on that bean wait as long (see {@link DatabaseWait#assignTo}).
  */
 @AutoConfiguration
 @ConditionalOnClass(name = "javax.sql.DataSource")
@@ -29,8 +30,11 @@ class ConvergeStartupAutoConfiguration {
     return new BeanPostProcessor() {
       @Override
       public Object postProcessAfterInitialization(Object bean, String name) {
-        if (bean instanceof DataSource ds && !wait.limit().isZero()) {
-          wait.await(ds, "DataSource bean '" + name + "'");
+        if (bean instanceof DataSource ds) {
+          wait.assignTo(ds); // Converge's migrations on this DataSource wait as long
+          if (!wait.limit().isZero()) {
+            wait.await(ds, "DataSource bean '" + name + "'");
+          }
         }
         return bean;
       }
