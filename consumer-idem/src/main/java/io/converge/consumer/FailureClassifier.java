@@ -13,10 +13,19 @@ public interface FailureClassifier {
   FailureKind classify(Throwable failure);
 
   /**
-   * The default: {@link MoneyAnomalyException} (anywhere in the cause chain) → money anomaly;
-   * {@link BusinessException} or {@link IllegalTransitionException} → business; everything else,
-   * including SQL errors, I/O errors, timeouts and {@link StaleStateException} → technical (retried,
-   * then dead-lettered: an unknown error is never silently treated as final).
+   * The default, walking the cause chain: {@link MoneyAnomalyException} anywhere → money anomaly;
+   * else {@link BusinessException} or {@link IllegalTransitionException} → business; else an outage
+   * → {@link FailureKind#UNAVAILABLE}: Converge's {@code BrokerUnavailableException},
+   * {@code DatabaseUnavailableException}, {@code LateCommitFencedException},
+   * {@code TransactionTimedOutException}; JDBC's {@code SQLTransientConnectionException} (e.g. a
+   * connection-pool timeout), {@code SQLRecoverableException}, {@code SQLNonTransientConnectionException};
+   * any {@code SQLException} whose SQLState is of class 08 (connection), 57P (server shutting down),
+   * 53 (insufficient resources), or is 40001 / 40P01 (serialization failure, deadlock: rolled back by
+   * the server, safe to run again); Spring's {@code CannotCreateTransactionException},
+   * {@code DataAccessResourceFailureException} and {@code TransientDataAccessException} (but not
+   * optimistic-locking failures). Everything else, including other SQL errors, I/O errors and
+   * {@link StaleStateException}, → technical (retried, then dead-lettered: an unknown error is never
+   * silently treated as final).
    */
   static FailureClassifier defaults() {
     return DefaultFailureClassifier.INSTANCE;

@@ -23,11 +23,15 @@ public interface IdempotentHandler {
 
   /**
    * Handles one delivery to an outcome. Every returned outcome means "ack": the message is either
-   * done, recorded as refused, or parked in {@code converge_dlq}. Technical failures are retried
-   * in this call (with backoff) up to the policy's attempts.
+   * done, recorded as refused, or parked in {@code converge_dlq}. Any failure rolls the handler's whole
+   * transaction back, with every message it published; a business refusal or a money anomaly is then
+   * recorded in a transaction of its own. Technical failures are retried in this call (with backoff) up
+   * to the policy's attempts. An outage of the database or of a broker ({@link FailureKind#UNAVAILABLE})
+   * counts no attempt: this call waits (the policy's outage backoff) and runs the message again until the
+   * outage ends, blocking the calling thread meanwhile.
    *
-   * @throws io.converge.producer.ConvergeException when even the failure could not be recorded (the
-   *     database is unreachable): do not ack, let the broker redeliver
+   * @throws io.converge.producer.ConvergeException when the failure could not be recorded and it is no
+   *     outage, or when the calling thread is interrupted while it waits: do not ack, let the broker redeliver
    */
   Outcome handle(IncomingMessage message);
 

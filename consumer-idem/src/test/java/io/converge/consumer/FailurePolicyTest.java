@@ -3,10 +3,20 @@ package io.converge.consumer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.converge.producer.BrokerUnavailableException;
+import io.converge.producer.ConvergeException;
+import io.converge.producer.DatabaseUnavailableException;
+import io.converge.producer.TransactionTimedOutException;
 import java.io.IOException;
+import java.sql.SQLException;
+import java.sql.SQLRecoverableException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
+import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.dao.OptimisticLockingFailureException;
+import org.springframework.dao.QueryTimeoutException;
+import org.springframework.transaction.CannotCreateTransactionException;
 
 class FailurePolicyTest {
 
@@ -14,12 +24,46 @@ class FailurePolicyTest {
 
   @Test
   void classifiesTheArticlesThreeKinds() {
-    assertThat(classifier.classify(new SQLTransientConnectionException("connection refused"))).isEqualTo(FailureKind.TECHNICAL);
+    assertThat(classifier.classify(new SQLException("duplicate key", "23505"))).isEqualTo(FailureKind.TECHNICAL);
+    assertThat(classifier.classify(new SQLException("statement timeout", "57014"))).isEqualTo(FailureKind.TECHNICAL);
     assertThat(classifier.classify(new IOException("timeout"))).isEqualTo(FailureKind.TECHNICAL);
     assertThat(classifier.classify(new IllegalStateException("unknown"))).isEqualTo(FailureKind.TECHNICAL);
     assertThat(classifier.classify(new BusinessException("ACCOUNT_NOT_FOUND", "no account 7"))).isEqualTo(FailureKind.BUSINESS);
     assertThat(classifier.classify(new MoneyAnomalyException("amount mismatch", "100.00 EUR", "10.00 EUR")))
         .isEqualTo(FailureKind.MONEY_ANOMALY);
+  }
+
+  @Test
+  void outagesOfTheDatabaseOrABrokerAreUnavailabilityNotAttempts() {
+    assertThat(classifier.classify(new SQLTransientConnectionException("pool timeout after 2000ms"))).isEqualTo(FailureKind.UNAVAILABLE);
+    assertThat(classifier.classify(new SQLRecoverableException("socket closed"))).isEqualTo(FailureKind.UNAVAILABLE);
+    for (String state : new String[] {"08001", "08006", "57P01", "57P03", "53300", "40001", "40P01"}) {
+      assertThat(classifier.classify(new RuntimeException(new SQLException("x", state)))).as(state).isEqualTo(FailureKind.UNAVAILABLE);
+    }
+    assertThat(classifier.classify(new ConvergeException("publish failed", null,
+        new BrokerUnavailableException("RocketMQ refused", "m1", null)))).isEqualTo(FailureKind.UNAVAILABLE);
+    assertThat(classifier.classify(new DatabaseUnavailableException("db", null, null))).isEqualTo(FailureKind.UNAVAILABLE);
+    assertThat(classifier.classify(new TransactionTimedOutException("slow", "m1", null))).isEqualTo(FailureKind.UNAVAILABLE);
+    assertThat(classifier.classify(new CannotCreateTransactionException("no connection"))).isEqualTo(FailureKind.UNAVAILABLE);
+    assertThat(classifier.classify(new QueryTimeoutException("slow"))).isEqualTo(FailureKind.UNAVAILABLE);
+    assertThat(classifier.classify(new DataAccessResourceFailureException("down"))).isEqualTo(FailureKind.UNAVAILABLE);
+    // a lost optimistic race is the handler's own logic
+    assertThat(classifier.classify(new OptimisticLockingFailureException("stale"))).isEqualTo(FailureKind.TECHNICAL);
+    // a refusal wins over an outage found deeper in the chain
+    assertThat(classifier.classify(new BusinessException("RISK", "no", new SQLTransientConnectionException("x"))))
+        .isEqualTo(FailureKind.BUSINESS);
+  }
+
+  @Test
+  void outageBackoffUsesTheSameCurveCappedSeparately() {
+    FailurePolicy p = new FailurePolicy(3, Duration.ofMillis(100), Duration.ofMillis(400), 2.0, 0.0, Duration.ofSeconds(2));
+    assertThat(p.delay(10, 0.5)).isEqualTo(Duration.ofMillis(400));
+    assertThat(p.outageDelay(1, 0.5)).isEqualTo(Duration.ofMillis(100));
+    assertThat(p.outageDelay(4, 0.5)).isEqualTo(Duration.ofMillis(800));
+    assertThat(p.outageDelay(60, 0.5)).isEqualTo(Duration.ofSeconds(2));
+    assertThat(FailurePolicy.defaults().maxOutageBackoff()).isEqualTo(Duration.ofSeconds(30));
+    assertThatThrownBy(() -> FailurePolicy.defaults().withMaxOutageBackoff(Duration.ofMillis(10)))
+        .hasMessage("policy.maxOutageBackoff must be between initialBackoff (PT0.2S) and 1h, but was PT0.01S");
   }
 
   @Test

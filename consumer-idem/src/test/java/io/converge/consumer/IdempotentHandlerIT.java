@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.converge.broker.postgres.PostgresExtension;
 import io.converge.producer.Envelope;
 import io.converge.producer.schema.Migrations;
+import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Clock;
 import java.time.Duration;
@@ -127,8 +128,12 @@ class IdempotentHandlerIT {
         .isEqualTo("BUSINESS_FAILURE ACCOUNT_NOT_FOUND: no account 7");
   }
 
+  /**
+   * The handler's whole transaction rolls back on a business failure (issue 13.1), so a copy waiting on
+   * the claim may take it and run the handler too; the outcome is still recorded once, the effect is none.
+   */
   @Test
-  void concurrentCopiesOfABusinessFailureDoNotRerunTheHandler() throws Exception {
+  void concurrentCopiesOfABusinessFailureRecordItOnce() throws Exception {
     String id = UUID.randomUUID().toString();
     AtomicInteger runs = new AtomicInteger();
     IdempotentHandler h = handler("biz-conc", (c, m) -> {
@@ -153,8 +158,9 @@ class IdempotentHandlerIT {
     }
     pool.shutdown();
     assertThat(outcomes).containsOnly(Map.entry(Outcome.BUSINESS_FAILURE, 1), Map.entry(Outcome.DUPLICATE, 9));
-    assertThat(runs).hasValue(1);
+    assertThat(runs.get()).isBetween(1, 10);
     assertThat(effects(id)).isZero();
+    assertThat(Db.count(ds, "SELECT count(*) FROM converge_dedup WHERE message_id = '" + id + "'")).isEqualTo(1);
   }
 
   @Test
@@ -163,13 +169,51 @@ class IdempotentHandlerIT {
     IdempotentHandler h = handler("tech", (c, m) -> {
       Db.insertLedger(c, m);
       if (runs.incrementAndGet() < 3) {
-        throw new SQLTransientConnectionException("connection reset");
+        throw new SQLException("check constraint violated", "23514");
       }
     }).build();
     String id = UUID.randomUUID().toString();
     assertThat(h.handle(message(id))).isEqualTo(Outcome.PROCESSED);
     assertThat(runs).hasValue(3);
     assertThat(effects(id)).isEqualTo(1);
+    assertThat(Db.count(ds, "SELECT count(*) FROM converge_consumer_attempt WHERE message_id = '" + id + "'")).isZero();
+  }
+
+  @Test
+  void anOutageIsWaitedOutWithoutCountingAttempts() {
+    AtomicInteger runs = new AtomicInteger();
+    IdempotentHandler h = IdempotentHandler.builder().group("outage").dataSource(ds)
+        .policy(FAST.withMaxAttempts(1).withMaxOutageBackoff(Duration.ofMillis(50)))
+        .handler((c, m) -> {
+          Db.insertLedger(c, m);
+          if (runs.incrementAndGet() <= 5) {
+            throw new SQLTransientConnectionException("HikariPool-1 - Connection is not available, request timed out");
+          }
+        }).build();
+    String id = UUID.randomUUID().toString();
+    assertThat(h.handle(message(id))).isEqualTo(Outcome.PROCESSED);
+    assertThat(runs).hasValue(6); // maxAttempts 1 would have parked it after the first run
+    assertThat(effects(id)).isEqualTo(1);
+    assertThat(Db.count(ds, "SELECT count(*) FROM converge_dlq WHERE message_id = '" + id + "'")).isZero();
+  }
+
+  @Test
+  void anInterruptEndsAnOutageWaitWithNothingRecorded() throws Exception {
+    CountDownLatch failing = new CountDownLatch(1);
+    IdempotentHandler h = IdempotentHandler.builder().group("outage-stop").dataSource(ds)
+        .policy(FAST.withMaxOutageBackoff(Duration.ofMillis(50)))
+        .handler((c, m) -> {
+          failing.countDown();
+          throw new SQLException("terminating connection due to administrator command", "57P01");
+        }).build();
+    String id = UUID.randomUUID().toString();
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    Future<Outcome> result = pool.submit(() -> h.handle(message(id)));
+    assertThat(failing.await(10, TimeUnit.SECONDS)).isTrue();
+    pool.shutdownNow(); // interrupts the waiting thread, as closing a binding does
+    assertThatThrownBy(() -> result.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(io.converge.producer.ConvergeException.class)
+        .hasMessageContaining("waited for an outage to end; it must be redelivered");
+    assertThat(Db.count(ds, "SELECT count(*) FROM converge_dedup WHERE message_id = '" + id + "'")).isZero();
     assertThat(Db.count(ds, "SELECT count(*) FROM converge_consumer_attempt WHERE message_id = '" + id + "'")).isZero();
   }
 

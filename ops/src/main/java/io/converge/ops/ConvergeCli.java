@@ -3,6 +3,7 @@ package io.converge.ops;
 import io.converge.ops.bench.BenchCommand;
 import io.converge.ops.dlq.DlqCommand;
 import io.converge.ops.outbox.OutboxCommand;
+import io.converge.ops.pulsar.PulsarCommand;
 import io.converge.ops.purge.PurgeCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -13,7 +14,7 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     version = "converge 0.1.0",
     description = "Operate Converge: the dev platform, benchmarks, outbox purge, parked outbox keys, dead letters and tickets.",
-    subcommands = {BenchCommand.class, DevCommand.class, PurgeCommand.class, OutboxCommand.class, DlqCommand.class,
+    subcommands = {BenchCommand.class, DevCommand.class, PurgeCommand.class, OutboxCommand.class, DlqCommand.class, PulsarCommand.class,
         CommandLine.HelpCommand.class})
 public final class ConvergeCli {
 

@@ -32,13 +32,13 @@ public final class PulsarBackend implements BackendFactory {
   /**
    * The backend on the Pulsar cluster of {@code serviceUrl} ({@code pulsar://host:port}), with a
    * transaction timeout of the producer's local-transaction timeout plus the commit margin (35 s with
-   * the defaults), a commit margin of 5 s, a send timeout of 3 s and a recovery scan
-   * every 5 s.
+   * the defaults), a commit margin of 5 s, a send timeout of 3 s, a recovery scan every 5 s and 10
+   * recovery attempts before a refused transaction is parked.
    */
   public static PulsarBackend serviceUrl(String serviceUrl) {
     PulsarSettings.checkServiceUrl("pulsar.serviceUrl", serviceUrl);
     return new PulsarBackend(new PulsarSettings(serviceUrl, null, Duration.ofSeconds(5),
-        Duration.ofSeconds(3), Duration.ofSeconds(5), null));
+        Duration.ofSeconds(3), Duration.ofSeconds(5), null, 10));
   }
 
   /**
@@ -74,9 +74,23 @@ public final class PulsarBackend implements BackendFactory {
   }
 
   /**
+   * How many times recovery tries to re-publish a timed-out transaction that Pulsar refuses (topic
+   * terminated or not allowed, message too large, not authorized) before it parks it with the reason
+   * (see {@link PulsarTxns}); between attempts it waits the recovery interval, doubled per attempt, at
+   * most 5 min. An outage (no answer, timeout) is retried the same way but never parks. Default 10,
+   * between 1 and 1000.
+   */
+  public PulsarBackend recoveryMaxAttempts(int attempts) {
+    if (attempts < 1 || attempts > 1000) {
+      throw new IllegalArgumentException("pulsar.recoveryMaxAttempts must be between 1 and 1000, but was " + attempts);
+    }
+    return new PulsarBackend(settings.withRecoveryMaxAttempts(attempts));
+  }
+
+  /**
    * Registers, per producer group, the gauges {@code txn.pulsar.open} (logged Pulsar transactions whose
    * commit is not confirmed yet) and {@code txn.pulsar.oldest.age} (seconds since the oldest was
-   * logged), refreshed by each recovery scan. Default: none. Needs {@code io.micrometer:micrometer-core}.
+   * logged) and {@code txn.pulsar.parked} (transactions recovery parked), refreshed by each recovery scan. Default: none. Needs {@code io.micrometer:micrometer-core}.
    */
   public PulsarBackend meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
     Objects.requireNonNull(registry, "pulsar.meterRegistry");
@@ -103,7 +117,20 @@ public final class PulsarBackend implements BackendFactory {
       throw new ConvergeException("The Pulsar backend needs org.apache.pulsar:pulsar-client on the classpath"
           + " (add it as a dependency, version 4.2.4)", e);
     }
+    checkMarginCoversSend();
     return new PulsarTxnBackend(context, settings.withTransactionTimeout(transactionTimeoutFor(context.localTransactionTimeout())));
+  }
+
+  /**
+   * The Pulsar commit is sent after the DB commit and may take the send timeout: a margin shorter than
+   * that lets it arrive after the broker aborted the transaction on its deadline, and recovery would
+   * then take the "not found" of an aborted transaction for a committed one.
+   */
+  void checkMarginCoversSend() {
+    if (settings.commitMargin().compareTo(settings.sendTimeout()) < 0) {
+      throw new IllegalArgumentException("pulsar.commitMargin must be at least pulsar.sendTimeout (" + settings.sendTimeout()
+          + "), but was " + settings.commitMargin());
+    }
   }
 
   /** The Pulsar transaction timeout for a producer whose local-transaction timeout is {@code local}. */

@@ -4,6 +4,7 @@ import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.Outcome;
 import io.converge.consumer.spi.ConsumerBinding;
+import io.converge.consumer.spi.InFlightHandlers;
 import io.converge.producer.ConvergeException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,8 +28,12 @@ import org.slf4j.LoggerFactory;
  * returned an outcome, which it records in the same transaction as the handler's writes (processed,
  * duplicate, business failure) or parks ({@code converge_dlq}, after the failure policy's attempts);
  * when the handler cannot even record an outcome (database down) the message is negatively
- * acknowledged and Pulsar redelivers it after {@link Builder#redeliveryDelay(Duration)}. Duplicates,
- * from Pulsar or from a producer, are absorbed by the handler's dedup. Thread-safe.
+ * acknowledged and Pulsar redelivers it after {@link Builder#redeliveryDelay(Duration)}. While the
+ * database or a broker the handler publishes to is unavailable, the handler waits on the consumer's
+ * listener thread and runs the same message again when the outage ends (no attempt counted): that
+ * consumer takes no new message meanwhile. No ack timeout is set, so Pulsar does not redeliver a
+ * message while it waits; {@link #close()} interrupts the wait and the message is redelivered.
+ * Duplicates, from Pulsar or from a producer, are absorbed by the handler's dedup. Thread-safe.
  */
 public final class PulsarIdempotentConsumer implements AutoCloseable {
 
@@ -38,13 +43,15 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
   private final boolean ownsClient;
   private final List<Consumer<byte[]>> consumers;
   private final String subscription;
+  private final InFlightHandlers inFlight;
 
   private PulsarIdempotentConsumer(PulsarClient client, boolean ownsClient, List<Consumer<byte[]>> consumers,
-                                   String subscription) {
+                                   String subscription, InFlightHandlers inFlight) {
     this.client = client;
     this.ownsClient = ownsClient;
     this.consumers = consumers;
     this.subscription = subscription;
+    this.inFlight = inFlight;
   }
 
   /** A builder; {@code topic} and {@code handler} and one of {@code serviceUrl}/{@code client} are required. */
@@ -66,9 +73,13 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
     return subscription;
   }
 
-  /** Closes the consumers (and the client when this consumer created it). Idempotent. */
+  /**
+   * Interrupts handlers waiting out an outage (their messages are not acked and are redelivered), then
+   * closes the consumers (and the client when this consumer created it). Idempotent.
+   */
   @Override
   public void close() {
+    inFlight.close();
     for (Consumer<byte[]> c : consumers) {
       try {
         c.close();
@@ -89,9 +100,11 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
   private static final class Listener implements MessageListener<byte[]> {
     private static final long serialVersionUID = 1L;
     private final transient IdempotentHandler handler;
+    private final transient InFlightHandlers inFlight;
 
-    Listener(IdempotentHandler handler) {
+    Listener(IdempotentHandler handler, InFlightHandlers inFlight) {
       this.handler = handler;
+      this.inFlight = inFlight;
     }
 
     @Override
@@ -106,7 +119,7 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
           .build();
       Outcome outcome;
       try {
-        outcome = handler.handle(message);
+        outcome = inFlight.handle(handler, message);
       } catch (RuntimeException e) {
         // nothing recorded (the database refused even the failure): Pulsar must keep the message
         log.warn("Pulsar message {} on {} of subscription {} not acked, it will be redelivered: {}", m.getMessageId(),
@@ -225,6 +238,7 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
       boolean owns = client == null;
       PulsarClient c = client;
       List<Consumer<byte[]>> started = new ArrayList<>();
+      InFlightHandlers inFlight = new InFlightHandlers();
       try {
         if (owns) {
           c = PulsarClient.builder().serviceUrl(serviceUrl).listenerThreads(consumers).build();
@@ -237,15 +251,15 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
               .subscriptionInitialPosition(initialPosition)
               .negativeAckRedeliveryDelay(redeliveryDelay.toMillis(), TimeUnit.MILLISECONDS)
               .receiverQueueSize(receiverQueueSize)
-              .messageListener(new Listener(handler))
+              .messageListener(new Listener(handler, inFlight))
               .subscribe());
         }
       } catch (PulsarClientException e) {
-        new PulsarIdempotentConsumer(c, owns && c != null, started, sub).close();
+        new PulsarIdempotentConsumer(c, owns && c != null, started, sub, inFlight).close();
         throw new ConvergeException("Cannot subscribe " + sub + " to Pulsar topic " + topic + ": " + e.getMessage(), e);
       }
       log.debug("Pulsar consumer {} started on {} ({} consumers)", sub, topic, consumers);
-      return new PulsarIdempotentConsumer(c, owns, started, sub);
+      return new PulsarIdempotentConsumer(c, owns, started, sub, inFlight);
     }
   }
 }

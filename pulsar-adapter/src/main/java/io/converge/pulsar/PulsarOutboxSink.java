@@ -5,6 +5,7 @@ import io.converge.outbox.spi.OutboxSink;
 import io.converge.producer.BrokerUnavailableException;
 import io.converge.producer.ConvergeException;
 import io.converge.producer.InvalidMessageException;
+import io.converge.pulsar.internal.PulsarErrors;
 import io.converge.pulsar.internal.PulsarSettings;
 import java.time.Duration;
 import java.util.Map;
@@ -26,9 +27,11 @@ import org.slf4j.LoggerFactory;
  * envelope travels as message properties ({@code converge-message-id}, {@code converge-tenant}, ...),
  * exactly as the Pulsar {@code TxnProducer} backend and the RocketMQ sink send it. Thread-safe.
  *
- * <p>A send that cannot reach a broker (timeout, connection refused, topic being moved) is reported as
- * {@link BrokerUnavailableException} and never parks a message; a message Pulsar refuses as illegal (too
- * large, not allowed on the topic) is reported as {@link InvalidMessageException} and counts as an attempt.
+ * <p>A send that cannot reach a broker (timeout, connection refused, lookup, backlog quota, topic being
+ * moved) is reported as {@link BrokerUnavailableException} and never parks a message; a message Pulsar
+ * refuses for itself or its topic (too large, topic does not exist and may not be created, terminated, not
+ * allowed, not authorized, incompatible schema) is reported as {@link InvalidMessageException} and counts
+ * as an attempt, so the relay parks its key after its maximum attempts instead of retrying it forever.
  *
  * <p>Needs {@code org.apache.pulsar:pulsar-client} and {@code io.converge:converge-outbox-relay} (an
  * optional dependency of {@code converge-pulsar-adapter}).
@@ -62,20 +65,15 @@ public final class PulsarOutboxSink implements OutboxSink {
     String key = r.key() != null ? r.key() : r.messageId();
     try {
       producer(r).newMessage().key(key).properties(r.headers()).value(r.payload()).send();
-    } catch (PulsarClientException.InvalidMessageException | PulsarClientException.NotAllowedException
-             | PulsarClientException.InvalidTopicNameException e) {
-      throw new InvalidMessageException("Pulsar refused message " + r.messageId() + " on " + r.topic() + ": " + e.getMessage(),
-          r.messageId(), e);
     } catch (PulsarClientException e) {
       if (Thread.currentThread().isInterrupted()) {
         throw new InterruptedException("interrupted sending message " + r.messageId());
       }
-      throw new BrokerUnavailableException("Pulsar is unavailable for message " + r.messageId() + " on " + r.topic() + ": " + e,
-          r.messageId(), e);
+      throw PulsarErrors.classify(e, r.messageId(), r.topic());
     }
   }
 
-  /** The producer of the record's topic, created once; a topic that cannot be opened is "broker unavailable". */
+  /** The producer of the record's topic, created once; why it cannot be opened is classified as a send failure. */
   private Producer<byte[]> producer(OutboxRecord r) throws PulsarClientException {
     Producer<byte[]> p = producers.get(r.topic());
     if (p != null) {

@@ -39,6 +39,18 @@ class PulsarBackendTest {
   }
 
   @Test
+  void aCommitMarginShorterThanTheSendTimeoutIsRefused() {
+    BackendContext context = new BackendContext("g", null, new TxnLog(null), Duration.ofSeconds(10), List.of(),
+        ProducerMetrics.NONE, Clock.systemUTC());
+    // the Pulsar commit may take the send timeout: with less margin it can land after the broker's abort
+    assertThatThrownBy(() -> PulsarBackend.serviceUrl("pulsar://127.0.0.1:1").commitMargin(Duration.ofSeconds(2)).create(context))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("pulsar.commitMargin must be at least pulsar.sendTimeout (PT3S), but was PT2S");
+    assertThatThrownBy(() -> PulsarBackend.serviceUrl("pulsar://127.0.0.1:1").recoveryMaxAttempts(0))
+        .hasMessage("pulsar.recoveryMaxAttempts must be between 1 and 1000, but was 0");
+  }
+
+  @Test
   void defaultTransactionTimeoutIsTheLocalTimeoutPlusTheMargin() {
     // with TxnProducer's default local-transaction timeout (30 s) the defaults work together
     assertThat(PulsarBackend.serviceUrl("pulsar://127.0.0.1:1").transactionTimeoutFor(Duration.ofSeconds(30)))

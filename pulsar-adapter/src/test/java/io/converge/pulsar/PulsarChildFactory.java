@@ -14,6 +14,8 @@ public final class PulsarChildFactory implements ChildProducerFactory {
   static final Duration LOCAL_TX_TIMEOUT = Duration.ofSeconds(2);
   static final Duration TXN_TIMEOUT = Duration.ofSeconds(6);
   static final Duration COMMIT_MARGIN = Duration.ofSeconds(2);
+  /** At most the commit margin (checked when the backend starts). */
+  static final Duration SEND_TIMEOUT = Duration.ofSeconds(2);
 
   @Override
   public TxnProducer create(String group, String topic, DataSource db, Map<String, String> env) {
@@ -29,6 +31,7 @@ public final class PulsarChildFactory implements ChildProducerFactory {
         .backend(PulsarBackend.serviceUrl(env.get("serviceUrl"))
             .transactionTimeout(TXN_TIMEOUT)
             .commitMargin(COMMIT_MARGIN)
+            .sendTimeout(SEND_TIMEOUT)
             .recoveryInterval(Duration.ofMillis(500)))
         .topics(topic)
         .localTransactionTimeout(LOCAL_TX_TIMEOUT)

@@ -180,6 +180,32 @@ class PulsarOutboxSinkIT {
   }
 
   @Test
+  void aRecordForATopicThatRefusesEveryWriteIsParkedAndAnotherKeyFlows() throws Exception {
+    String dead = topic("relay-terminated");
+    String live = topic("relay-live");
+    // a terminated topic refuses every producer for good (TopicTerminatedException): the stand-in for a deleted
+    // topic that may not be re-created (Converge's topic names cannot name a namespace without auto-creation)
+    terminate(dead);
+    DataSource ds = newOutbox();
+    try (Received received = new Received(live);
+         TxnProducer p = producer(ds);
+         OutboxRelay relay = OutboxRelay.builder().dataSource(ds).sink(sink()).maxAttempts(3)
+             .retryBase(Duration.ofMillis(50)).brokerBackoff(Duration.ofMillis(100), Duration.ofSeconds(1)).build()) {
+      String refused = publish(p, dead, "dead-key", 1);
+      String flows = publish(p, live, "live-key", 1);
+      relay.start();
+      received.awaitIds(1);
+      await().atMost(Duration.ofSeconds(30)).until(() -> Outbox.on(ds).parkedCount() >= 1);
+      assertThat(Outbox.on(ds).parked(10)).first().satisfies(parked -> {
+        assertThat(parked.messageId()).isEqualTo(refused);
+        assertThat(parked.reason()).contains("Pulsar refused message " + refused).contains("TopicTerminated");
+      });
+      assertThat(received.messages).singleElement()
+          .satisfies(m -> assertThat(m.getProperty(Envelope.MESSAGE_ID)).isEqualTo(flows));
+    }
+  }
+
+  @Test
   void badSettingsAreNamed() {
     assertThatThrownBy(() -> PulsarOutboxSink.serviceUrl("localhost:6650"))
         .hasMessage("pulsar.serviceUrl must be pulsar://host:port[,host:port...], but was localhost:6650");
@@ -232,6 +258,18 @@ class PulsarOutboxSinkIT {
         .header("Content-Type", "application/json").PUT(HttpRequest.BodyPublishers.ofString(Integer.toString(n))).build(),
         HttpResponse.BodyHandlers.ofString());
     assertThat(r.statusCode()).as("create %s: %s", topic, r.body()).isBetween(200, 299);
+  }
+
+  /** Creates {@code topic} and terminates it through the broker's admin REST API: it refuses every producer. */
+  private static void terminate(String topic) throws Exception {
+    HttpClient http = HttpClient.newHttpClient();
+    String base = pulsar.httpUrl() + "/admin/v2/persistent/public/default/" + topic;
+    HttpResponse<String> created = http.send(HttpRequest.newBuilder(URI.create(base)).PUT(HttpRequest.BodyPublishers.noBody())
+        .build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(created.statusCode()).as("create %s: %s", topic, created.body()).isBetween(200, 299);
+    HttpResponse<String> terminated = http.send(HttpRequest.newBuilder(URI.create(base + "/terminate"))
+        .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(terminated.statusCode()).as("terminate %s: %s", topic, terminated.body()).isBetween(200, 299);
   }
 
   /** Every message of a topic, in the order one exclusive subscription from the earliest receives them. */

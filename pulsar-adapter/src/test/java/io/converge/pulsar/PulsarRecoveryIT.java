@@ -47,7 +47,7 @@ class PulsarRecoveryIT {
   private TxnProducer producer(String group, String topic, EmbeddedPulsar pulsar, SimpleMeterRegistry registry) {
     return TxnProducer.builder().group(group).dataSource(db)
         .backend(PulsarBackend.serviceUrl(pulsar.serviceUrl()).transactionTimeout(PulsarChildFactory.TXN_TIMEOUT)
-            .commitMargin(PulsarChildFactory.COMMIT_MARGIN).recoveryInterval(Duration.ofMillis(300)).meterRegistry(registry))
+            .commitMargin(PulsarChildFactory.COMMIT_MARGIN).sendTimeout(PulsarChildFactory.SEND_TIMEOUT).recoveryInterval(Duration.ofMillis(300)).meterRegistry(registry))
         .topics(topic).localTransactionTimeout(PulsarChildFactory.LOCAL_TX_TIMEOUT).build();
   }
 

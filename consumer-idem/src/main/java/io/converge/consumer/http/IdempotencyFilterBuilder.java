@@ -12,6 +12,7 @@ import javax.sql.DataSource;
 public final class IdempotencyFilterBuilder {
 
   private DataSource dataSource;
+  private DataSource leaseDataSource;
   private TenantResolver tenantResolver;
   private Supplier<? extends Collection<IdempotentEndpoint>> endpoints;
   private List<IdempotentEndpoint> knownEndpoints = List.of();
@@ -24,6 +25,17 @@ public final class IdempotencyFilterBuilder {
   /** The database holding {@code converge_idempotency_key} (see {@code Migrations.apply(ds, "idempotency")}). Required. */
   public IdempotencyFilterBuilder dataSource(DataSource dataSource) {
     this.dataSource = dataSource;
+    return this;
+  }
+
+  /**
+   * Where the lease keeper takes the one connection it holds for the filter's life to renew the leases
+   * of running handlers, so that renewals never wait for a connection behind the application's requests.
+   * Default: {@link #dataSource} (one of its pool's connections is then reserved while the filter lives);
+   * a small separate data source of the same database keeps the application's pool whole.
+   */
+  public IdempotencyFilterBuilder leaseDataSource(DataSource leaseDataSource) {
+    this.leaseDataSource = leaseDataSource;
     return this;
   }
 
@@ -63,7 +75,14 @@ public final class IdempotencyFilterBuilder {
     return this;
   }
 
-  /** The clock of claims, leases and expiry; default UTC system clock. Instances sharing a table need synchronised clocks. */
+  /**
+   * Ignored: since issue 13.8 claims, leases and expiry are timed with the database's clock ({@code now()}),
+   * one clock for every instance, so an instance whose clock is off neither takes over a live lease nor
+   * keeps a dead one.
+   *
+   * @deprecated the database's clock decides; this setting has no effect
+   */
+  @Deprecated
   public IdempotencyFilterBuilder clock(Clock clock) {
     this.clock = clock;
     return this;
@@ -83,6 +102,7 @@ public final class IdempotencyFilterBuilder {
     Objects.requireNonNull(metrics, "metrics");
     Objects.requireNonNull(clock, "clock");
     knownEndpoints.forEach(settings::validate);
-    return new DefaultIdempotencyFilter(dataSource, tenantResolver, endpoints, settings, metrics, clock);
+    return new DefaultIdempotencyFilter(dataSource, leaseDataSource == null ? dataSource : leaseDataSource,
+        tenantResolver, endpoints, settings, metrics);
   }
 }

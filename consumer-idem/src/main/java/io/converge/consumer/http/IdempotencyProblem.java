@@ -23,6 +23,12 @@ public enum IdempotencyProblem {
   IN_PROGRESS(409, "in-progress", "A request with this Idempotency-Key is still being processed"),
   /** The handler threw instead of answering; this answer is stored and replayed like any other. */
   HANDLER_FAILED(500, "handler-failed", "The request failed on the server"),
+  /**
+   * The handler failed because something it needed was unavailable (see
+   * {@link io.converge.consumer.Unavailability}): its work was rolled back, the key was released, and a
+   * retry with the same key runs the handler. Never stored.
+   */
+  HANDLER_UNAVAILABLE(503, "handler-unavailable", "A service the request needs is unavailable; nothing was done"),
   /** The key store (the database) could not be reached; nothing was claimed, retrying is safe. */
   STORE_UNAVAILABLE(503, "store-unavailable", "The idempotency key store is unavailable");
 

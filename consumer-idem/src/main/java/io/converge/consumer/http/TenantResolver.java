@@ -15,7 +15,11 @@ public interface TenantResolver {
   /** The tenant of {@code request}, or null. */
   String resolve(HttpServletRequest request);
 
-  /** The value of header {@code name} (e.g. {@code X-Tenant-Id}). Trust it only behind a gateway that sets it. */
+  /**
+   * The value of header {@code name} (e.g. {@code X-Tenant-Id}). The client sends it: use it only behind a
+   * trusted gateway that sets (overwrites) it, or one client can claim another's tenant and read its
+   * cached responses.
+   */
   static TenantResolver header(String name) {
     if (name == null || name.isBlank()) {
       throw new IllegalArgumentException("tenant header name must not be blank, but was '" + name + "'");
@@ -28,6 +32,19 @@ public interface TenantResolver {
     return request -> {
       Principal p = request.getUserPrincipal();
       return p == null ? null : p.getName();
+    };
+  }
+
+  /**
+   * The name of the authenticated principal, or {@code anonymousTenant} for a request without one: the
+   * Spring default ({@code converge.idempotency.tenant.source=principal}, anonymous tenant {@code default}).
+   * A service without authentication is then one tenant, whose clients are told apart by their keys only.
+   */
+  static TenantResolver principalOr(String anonymousTenant) {
+    Objects.requireNonNull(anonymousTenant, "anonymousTenant");
+    return request -> {
+      Principal p = request.getUserPrincipal();
+      return p == null ? anonymousTenant : p.getName();
     };
   }
 

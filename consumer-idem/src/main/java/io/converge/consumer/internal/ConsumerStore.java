@@ -21,10 +21,9 @@ final class ConsumerStore {
       """;
 
   /**
-   * The hot path in one round trip: the claim, the removal of attempt rows earlier failures left
-   * (only when the claim succeeded; a later technical failure rolls the removal back with the claim)
-   * and the savepoint that keeps the claim when the handler fails for good. PostgreSQL runs the two
-   * statements of this string in one network exchange.
+   * The hot path in one round trip: the claim and the removal of attempt rows earlier failures left
+   * (only when the claim succeeded; any failure of the handler rolls the removal back with the claim,
+   * and the failure's outcome is recorded in a transaction of its own).
    */
   private static final String CLAIM_FOR_HANDLER = """
       WITH claimed AS (
@@ -35,12 +34,8 @@ final class ConsumerStore {
       cleared AS (
         DELETE FROM converge_consumer_attempt
          WHERE tenant = ? AND consumer_group = ? AND message_id = ? AND EXISTS (SELECT 1 FROM claimed))
-      SELECT count(*) FROM claimed;
-      SAVEPOINT %s
-      """.formatted(ConsumerStore.HANDLER_SAVEPOINT);
-
-  /** The savepoint {@link #claimForHandler} sets after a successful claim. */
-  static final String HANDLER_SAVEPOINT = "converge_before_handler";
+      SELECT count(*) FROM claimed
+      """;
 
   private static final String SET_OUTCOME = """
       UPDATE converge_dedup SET outcome = ?, detail = ? WHERE tenant = ? AND consumer_group = ? AND message_id = ?
@@ -107,9 +102,8 @@ final class ConsumerStore {
   }
 
   /**
-   * Claims the id for a first run of the handler, clears earlier attempt rows and sets the savepoint
-   * {@link #HANDLER_SAVEPOINT}, in one round trip. True when this transaction now owns the id; false for
-   * a duplicate (the savepoint is set either way and is harmless).
+   * Claims the id for a first run of the handler and clears earlier attempt rows, in one round trip.
+   * True when this transaction now owns the id; false for a duplicate.
    */
   static boolean claimForHandler(Connection c, String tenant, String group, String messageId, String topic, Instant now)
       throws SQLException {
@@ -122,23 +116,10 @@ final class ConsumerStore {
       ps.setString(6, tenant);
       ps.setString(7, group);
       ps.setString(8, messageId);
-      if (!ps.execute()) {
-        throw new SQLException("The claim returned no result set");
-      }
-      boolean claimed;
-      try (ResultSet rs = ps.getResultSet()) {
+      try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        claimed = rs.getInt(1) == 1;
+        return rs.getInt(1) == 1;
       }
-      ps.getMoreResults(); // the SAVEPOINT's (empty) result
-      return claimed;
-    }
-  }
-
-  /** Rolls back to {@link #HANDLER_SAVEPOINT}: undoes the handler's writes, keeps the claim. */
-  static void rollbackToHandlerSavepoint(Connection c) throws SQLException {
-    try (Statement s = c.createStatement()) {
-      s.execute("ROLLBACK TO SAVEPOINT " + HANDLER_SAVEPOINT);
     }
   }
 

@@ -69,45 +69,55 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
       return deadLetterWithoutId(message, e);
     }
     String tenant = message.tenant();
+    int outageWaits = 0;
     while (true) {
       Outcome outcome;
+      FailureKind kind;
+      Exception failure;
       try {
         outcome = tx.inTransaction(c -> {
-          // The savepoint keeps the claim when the handler fails for good (business, money): a concurrent
-          // copy waiting on the claim then sees the recorded outcome instead of running the handler again.
           if (!ConsumerStore.claimForHandler(c, tenant, group, id, message.topic(), clock.instant())) {
             return Outcome.DUPLICATE;
           }
-          try {
-            handler.handle(c, message);
-          } catch (Exception e) {
-            FailureKind kind = classifier.classify(e);
-            if (kind == FailureKind.TECHNICAL) {
-              throw e; // the whole transaction rolls back and releases the claim for the retry
-            }
-            try {
-              ConsumerStore.rollbackToHandlerSavepoint(c);
-            } catch (SQLException rollbackFailure) {
-              e.addSuppressed(rollbackFailure);
-              throw e; // recorded below in a transaction of its own
-            }
-            metrics.failure(group, message.topic(), kind);
-            return kind == FailureKind.BUSINESS ? markBusinessFailure(c, message, tenant, id, e)
-                : markParked(c, message, tenant, id, "TICKETED", "MONEY_ANOMALY", e, 0);
-          }
+          handler.handle(c, message);
           return Outcome.PROCESSED;
         });
+        kind = null;
+        failure = null;
       } catch (Exception e) {
-        FailureKind kind = classifier.classify(e);
+        // Whatever the kind, the handler's whole transaction has rolled back: its writes, its claim and the
+        // messages it published (a savepoint would keep published messages alive). The outcome of a failure
+        // for good is recorded in a transaction of its own; a concurrent copy that was waiting on the claim
+        // may meanwhile take it and run the handler itself, and whichever records first wins.
+        failure = e;
+        kind = classifier.classify(e);
         metrics.failure(group, message.topic(), kind);
-        outcome = switch (kind) {
-          case BUSINESS -> recordBusinessFailure(message, tenant, id, e);
-          case MONEY_ANOMALY -> park(message, tenant, id, "TICKETED", "MONEY_ANOMALY", e, 0);
-          case TECHNICAL -> afterTechnicalFailure(message, tenant, id, e);
-        };
-        if (outcome == null) {
-          continue; // retry after backoff
+        try {
+          outcome = switch (kind) {
+            case BUSINESS -> recordBusinessFailure(message, tenant, id, e);
+            case MONEY_ANOMALY -> park(message, tenant, id, "TICKETED", "MONEY_ANOMALY", e, 0);
+            case TECHNICAL -> afterTechnicalFailure(message, tenant, id, e);
+            case UNAVAILABLE -> null;
+          };
+        } catch (OutcomeNotRecordedException notRecorded) {
+          if (classifier.classify(notRecorded) != FailureKind.UNAVAILABLE) {
+            throw notRecorded;
+          }
+          kind = FailureKind.UNAVAILABLE; // the database went away after the handler failed
+          failure = notRecorded;
+          outcome = null;
         }
+      }
+      if (kind == FailureKind.UNAVAILABLE) {
+        awaitRecovery(message, id, failure, ++outageWaits);
+        continue;
+      }
+      if (outcome == null) {
+        continue; // a technical failure: retry after its backoff
+      }
+      if (outageWaits > 0) {
+        log.info("Message {} of group {} ran after waiting out an outage ({} runs refused): {}", id, group, outageWaits,
+            outcome);
       }
       if (outcome == Outcome.DUPLICATE) {
         log.debug("Duplicate message {} of group {} on {}: acked without running the handler", id, group, message.topic());
@@ -116,6 +126,34 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
       }
       metrics.outcome(group, message.topic(), outcome);
       return outcome;
+    }
+  }
+
+  /**
+   * The database or a broker is unavailable: nothing is recorded (recording needs the database too) and
+   * no attempt is counted; the same message runs again after the policy's outage backoff. The calling
+   * thread, the binding's consumer thread, is blocked meanwhile, which pauses the binding's intake.
+   * An interrupt (the binding closing) ends the wait: the message is not acked and is redelivered.
+   */
+  private void awaitRecovery(IncomingMessage message, String id, Exception failure, int waits) {
+    Duration delay = policy.outageDelay(waits, ThreadLocalRandom.current().nextDouble());
+    if (waits == 1) {
+      log.warn("Message {} of group {} on {} waits for the database or broker to recover (no attempt counted), "
+          + "running it again in {}: {}", id, group, message.topic(), delay, failure.toString());
+    } else {
+      log.debug("Message {} of group {}: still unavailable after {} runs, next in {}: {}", id, group, waits, delay,
+          failure.toString());
+    }
+    if (Thread.currentThread().isInterrupted()) {
+      throw new OutcomeNotRecordedException("Stopped while message " + id + " of group " + group
+          + " waited for an outage to end; it must be redelivered", id, failure);
+    }
+    try {
+      Thread.sleep(delay.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new OutcomeNotRecordedException("Stopped while message " + id + " of group " + group
+          + " waited for an outage to end; it must be redelivered", id, failure);
     }
   }
 
@@ -209,7 +247,8 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
       Thread.sleep(delay.toMillis());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new ConvergeException("Interrupted while backing off message " + id + " of group " + group, id, failure);
+      throw new OutcomeNotRecordedException("Interrupted while backing off message " + id + " of group " + group
+          + "; it must be redelivered", id, failure);
     }
     return null;
   }
@@ -247,8 +286,17 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
     try {
       return step.run();
     } catch (Exception e) {
-      throw new ConvergeException("Could not record the outcome of message " + (id != null ? id : message)
+      throw new OutcomeNotRecordedException("Could not record the outcome of message " + (id != null ? id : message)
           + " of group " + group + "; it must be redelivered", id, e);
+    }
+  }
+
+  /** Nothing was recorded for the message: the binding must not ack it. */
+  private static final class OutcomeNotRecordedException extends ConvergeException {
+    private static final long serialVersionUID = 1L;
+
+    OutcomeNotRecordedException(String message, String messageId, Throwable cause) {
+      super(message, messageId, cause);
     }
   }
 

@@ -3,6 +3,7 @@ package io.converge.consumer.rocketmq;
 import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.Outcome;
+import io.converge.consumer.spi.InFlightHandlers;
 import io.converge.producer.ConvergeException;
 import java.util.List;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
@@ -23,6 +24,7 @@ final class PushConsumer implements MessageListenerConcurrently {
   private final DefaultMQPushConsumer consumer;
   private final IdempotentHandler handler;
   private final int redeliveryDelayLevel;
+  private final InFlightHandlers inFlight = new InFlightHandlers();
 
   private PushConsumer(DefaultMQPushConsumer consumer, IdempotentHandler handler, int redeliveryDelayLevel) {
     this.consumer = consumer;
@@ -31,7 +33,7 @@ final class PushConsumer implements MessageListenerConcurrently {
   }
 
   static PushConsumer start(String nameServer, String topic, String tags, String group, IdempotentHandler handler,
-      int threads, int redeliveryDelayLevel, String instanceName) {
+      int threads, int redeliveryDelayLevel, String instanceName, java.time.Duration consumeTimeout) {
     DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
     consumer.setNamesrvAddr(nameServer);
     consumer.setInstanceName(instanceName);
@@ -39,6 +41,9 @@ final class PushConsumer implements MessageListenerConcurrently {
     consumer.setConsumeThreadMin(threads);
     consumer.setConsumeThreadMax(threads);
     consumer.setConsumeMessageBatchMaxSize(1);
+    // A handler waits out a database or broker outage on its consumer thread; RocketMQ sends a message
+    // that is consumed for longer than this back to the broker (a second copy), so it is set long.
+    consumer.setConsumeTimeout(consumeTimeout.toMinutes());
     PushConsumer push = new PushConsumer(consumer, handler, redeliveryDelayLevel);
     try {
       consumer.subscribe(topic, tags);
@@ -57,7 +62,9 @@ final class PushConsumer implements MessageListenerConcurrently {
     return consumer.getConsumerGroup();
   }
 
+  /** Interrupts handlers that wait out an outage (their messages are redelivered), then stops the client. */
   void shutdown() {
+    inFlight.close();
     consumer.shutdown();
   }
 
@@ -73,7 +80,7 @@ final class PushConsumer implements MessageListenerConcurrently {
           .deliveryCount(m.getReconsumeTimes() + 1)
           .build();
       try {
-        Outcome outcome = handler.handle(message);
+        Outcome outcome = inFlight.handle(handler, message);
         log.debug("RocketMQ message {} of group {}: {}, acking", m.getMsgId(), group(), outcome);
       } catch (RuntimeException e) {
         // Not recorded anywhere yet (the database refused even the failure): the broker must keep it.

@@ -2,19 +2,26 @@ package io.converge.consumer.rocketmq;
 
 import io.converge.consumer.IdempotentHandler;
 import io.converge.producer.ConvergeException;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.UUID;
 
 /**
  * Binds an {@link IdempotentHandler} to a RocketMQ push consumer (clustering mode). Each message is
  * handed to the handler; when it returns an outcome the message is acked, when it throws (the
- * database could not even record the failure) the broker redelivers it later. Needs
+ * database could not even record the failure) the broker redelivers it later. While the database or a
+ * broker the handler publishes to is unavailable, the handler waits on its consumer thread and runs the
+ * same message again when the outage ends (no attempt counted), so the consumer's threads block and it
+ * takes no new messages meanwhile. Needs
  * {@code org.apache.rocketmq:rocketmq-client} on the class path.
  *
  * <p>A group with no committed offset starts from the first offset of each queue, so nothing
  * published before the first start is skipped. Thread-safe; {@link #close()} is idempotent.
  */
 public final class RocketMQIdempotentConsumer implements AutoCloseable {
+
+  /** The default {@link Builder#consumeTimeout}. */
+  public static final Duration DEFAULT_CONSUME_TIMEOUT = Duration.ofHours(24);
 
   private final PushConsumer consumer;
 
@@ -27,7 +34,10 @@ public final class RocketMQIdempotentConsumer implements AutoCloseable {
     return new Builder();
   }
 
-  /** Stops consuming; in-flight messages finish first. */
+  /**
+   * Stops consuming. A handler that is waiting out a database or broker outage is interrupted: its
+   * message is not acked and is redelivered. Other in-flight messages finish.
+   */
   @Override
   public void close() {
     consumer.shutdown();
@@ -48,6 +58,7 @@ public final class RocketMQIdempotentConsumer implements AutoCloseable {
     private int consumeThreads = 4;
     private int redeliveryDelayLevel = 0;
     private String instanceName;
+    private Duration consumeTimeout = DEFAULT_CONSUME_TIMEOUT;
 
     private Builder() {}
 
@@ -96,6 +107,18 @@ public final class RocketMQIdempotentConsumer implements AutoCloseable {
       return this;
     }
 
+    /**
+     * How long one message may be in the handler before RocketMQ sends it back to the broker for a later
+     * redelivery (RocketMQ's {@code consumeTimeout}), 1 min..7 d; default 24 h (RocketMQ's own default is
+     * 15 min). A handler waits out a database or broker outage on its consumer thread, without limit: an
+     * outage longer than this setting makes RocketMQ deliver a second copy of each waiting message (the
+     * dedup absorbs it, but the order of those messages is lost).
+     */
+    public Builder consumeTimeout(Duration timeout) {
+      this.consumeTimeout = timeout;
+      return this;
+    }
+
     /** The client instance name; default a random one (so that several consumers can share a JVM). */
     public Builder instanceName(String name) {
       this.instanceName = name;
@@ -122,6 +145,10 @@ public final class RocketMQIdempotentConsumer implements AutoCloseable {
       if (redeliveryDelayLevel < 0 || redeliveryDelayLevel > 18) {
         throw new IllegalArgumentException("rocketmq.redeliveryDelayLevel must be between 0 and 18, but was " + redeliveryDelayLevel);
       }
+      if (consumeTimeout == null || consumeTimeout.compareTo(Duration.ofMinutes(1)) < 0
+          || consumeTimeout.compareTo(Duration.ofDays(7)) > 0) {
+        throw new IllegalArgumentException("rocketmq.consumeTimeout must be between 1 min and 7 d, but was " + consumeTimeout);
+      }
       try {
         Class.forName("org.apache.rocketmq.client.consumer.DefaultMQPushConsumer", false,
             RocketMQIdempotentConsumer.class.getClassLoader());
@@ -131,7 +158,7 @@ public final class RocketMQIdempotentConsumer implements AutoCloseable {
       String g = group != null ? group : handler.group();
       String instance = instanceName != null ? instanceName : "converge-" + UUID.randomUUID();
       return new RocketMQIdempotentConsumer(PushConsumer.start(nameServer, topic, tags, g, Objects.requireNonNull(handler),
-          consumeThreads, redeliveryDelayLevel, instance));
+          consumeThreads, redeliveryDelayLevel, instance, consumeTimeout));
     }
 
     private static void require(String name, String value) {

@@ -28,8 +28,11 @@ public record ConsumerProperties(
    *
    * @param nameServer name server list; required when a consumer is declared
    * @param consumeThreads threads per consumer; default 4
+   * @param consumeTimeout how long a message may be in the handler (e.g. waiting out a database or broker
+   *     outage) before RocketMQ redelivers a second copy; 1m..7d, default 24h
    */
-  public record Rocketmq(String nameServer, @DefaultValue("4") int consumeThreads) {}
+  public record Rocketmq(String nameServer, @DefaultValue("4") int consumeThreads,
+      @DefaultValue("24h") Duration consumeTimeout) {}
 
   /**
    * {@code converge.consumer.policies.<name>.*}; defaults are {@link FailurePolicy#defaults()}'s.
@@ -39,13 +42,16 @@ public record ConsumerProperties(
    * @param maxBackoff default 10s
    * @param multiplier default 2.0
    * @param jitter default 0.2
+   * @param maxOutageBackoff the cap of the backoff while the database or a broker is unavailable (no
+   *     attempt is counted then); default 30s
    */
   public record Policy(@DefaultValue("3") int maxAttempts, @DefaultValue("200ms") Duration initialBackoff,
-      @DefaultValue("10s") Duration maxBackoff, @DefaultValue("2.0") double multiplier, @DefaultValue("0.2") double jitter) {
+      @DefaultValue("10s") Duration maxBackoff, @DefaultValue("2.0") double multiplier, @DefaultValue("0.2") double jitter,
+      @DefaultValue("30s") Duration maxOutageBackoff) {
 
     FailurePolicy toFailurePolicy(String name) {
       try {
-        return new FailurePolicy(maxAttempts, initialBackoff, maxBackoff, multiplier, jitter);
+        return new FailurePolicy(maxAttempts, initialBackoff, maxBackoff, multiplier, jitter, maxOutageBackoff);
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException("converge.consumer.policies." + name + ": " + e.getMessage(), e);
       }

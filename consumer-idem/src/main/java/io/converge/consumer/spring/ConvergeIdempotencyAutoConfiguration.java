@@ -8,7 +8,6 @@ import io.converge.consumer.http.IdempotentEndpoint;
 import io.converge.consumer.http.TenantResolver;
 import io.converge.producer.schema.Migrations;
 import jakarta.servlet.Filter;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import javax.sql.DataSource;
@@ -28,7 +27,8 @@ import org.springframework.context.annotation.Bean;
  * {@code converge.idempotency.enabled=true} in a servlet web application with a {@link DataSource}:
  * the table's migration, the filter (registered for every request; it acts on the configured endpoints
  * and the {@code @Idempotent} handler methods only), a {@link TenantResolver} from
- * {@code converge.idempotency.tenant.*}, the purge of expired keys, and Micrometer counters when a
+ * {@code converge.idempotency.tenant.*} (default: the authenticated principal; a client-sent header only
+ * when configured, with a start-up warning), the purge of expired keys, and Micrometer counters when a
  * {@code MeterRegistry} is present. Every bean backs off when the application defines its own.
  */
 @AutoConfiguration(afterName = {
@@ -42,10 +42,18 @@ import org.springframework.context.annotation.Bean;
 @EnableConfigurationProperties(IdempotencyProperties.class)
 class ConvergeIdempotencyAutoConfiguration {
 
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(ConvergeIdempotencyAutoConfiguration.class);
+
   @Bean
   @ConditionalOnMissingBean
   TenantResolver convergeTenantResolver(IdempotencyProperties properties) {
-    return properties.tenant().resolver();
+    TenantResolver resolver = properties.tenant().resolver();
+    if ("header".equals(properties.tenant().source())) {
+      log.warn("converge.idempotency.tenant.source=header: the Idempotency-Key tenant is the client-sent header {}; "
+          + "it must be set by a trusted gateway that overwrites it, or a client can claim another tenant's keys and "
+          + "read its cached responses", properties.tenant().header());
+    }
+    return resolver;
   }
 
   @Bean
@@ -54,7 +62,7 @@ class ConvergeIdempotencyAutoConfiguration {
     if (properties.migrate()) {
       Migrations.apply(dataSource, "idempotency");
     }
-    return new IdempotencyKeyPurger(dataSource, properties.purgeBatchSize(), Clock.systemUTC());
+    return new IdempotencyKeyPurger(dataSource, properties.purgeBatchSize());
   }
 
   @Bean
@@ -63,7 +71,7 @@ class ConvergeIdempotencyAutoConfiguration {
         "converge.idempotency.purge-interval");
   }
 
-  @Bean
+  @Bean(destroyMethod = "destroy") // also when no container destroys it; destroy() is idempotent
   @ConditionalOnMissingBean
   IdempotencyFilter convergeIdempotencyFilter(ApplicationContext context, DataSource dataSource,
       IdempotencyProperties properties, TenantResolver tenants, IdempotencyKeyPurger migrated) {

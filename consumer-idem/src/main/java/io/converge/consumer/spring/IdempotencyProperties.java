@@ -63,17 +63,20 @@ public record IdempotencyProperties(
   /**
    * {@code converge.idempotency.tenant.*}.
    *
-   * @param source {@code header} (default), {@code principal} or {@code fixed}
+   * @param source {@code principal} (default: the authenticated user's name, {@code fixed} for a request
+   *     without one), {@code header} (the client-sent {@code header}: only behind a trusted gateway that sets
+   *     it; warned about at start-up) or {@code fixed}
    * @param header the header of {@code source=header}; default {@code X-Tenant-Id}
-   * @param fixed the tenant of {@code source=fixed}; default {@code default}
+   * @param fixed the tenant of {@code source=fixed}, and of anonymous requests under {@code source=principal};
+   *     default {@code default}
    */
-  public record Tenant(@DefaultValue("header") String source, @DefaultValue("X-Tenant-Id") String header,
+  public record Tenant(@DefaultValue("principal") String source, @DefaultValue("X-Tenant-Id") String header,
       @DefaultValue("default") String fixed) {
 
     TenantResolver resolver() {
       return switch (source) {
         case "header" -> TenantResolver.header(header);
-        case "principal" -> TenantResolver.principal();
+        case "principal" -> TenantResolver.principalOr(fixed);
         case "fixed" -> TenantResolver.fixed(fixed);
         default -> throw new IllegalArgumentException(
             "converge.idempotency.tenant.source must be header, principal or fixed, but was '" + source + "'");

@@ -110,7 +110,8 @@ final class IdempotentConsumerRegistrar implements SmartLifecycle {
           + topic + " (or define a ConsumerBinding bean), but was " + nameServer);
     }
     RocketMQIdempotentConsumer consumer = RocketMQIdempotentConsumer.builder().nameServer(nameServer).topic(topic)
-        .handler(handler).consumeThreads(properties.rocketmq().consumeThreads()).start();
+        .handler(handler).consumeThreads(properties.rocketmq().consumeThreads())
+        .consumeTimeout(properties.rocketmq().consumeTimeout()).start();
     return consumer::close;
   }
 

@@ -43,14 +43,23 @@ class IdempotencyFilterIT {
   private static String base;
   private static final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
+  private static com.zaxxer.hikari.HikariDataSource tinyPool;
+
   @BeforeAll
-  static void start(DataSource ds) {
+  static void start(DataSource ds) throws Exception {
     OrdersApp.dataSource = ds;
+    com.zaxxer.hikari.HikariConfig tiny = new com.zaxxer.hikari.HikariConfig();
+    tiny.setDataSource(ds);
+    tiny.setMaximumPoolSize(1);
+    tiny.setConnectionTimeout(250);
+    tinyPool = new com.zaxxer.hikari.HikariDataSource(tiny);
+    OrdersApp.tinyPool = tinyPool;
     app = new SpringApplicationBuilder(OrdersApp.class).properties(
         "server.port=0",
         "spring.main.banner-mode=off",
         "converge.consumer.enabled=false",
         "converge.idempotency.enabled=true",
+        "converge.idempotency.tenant.source=header",
         "converge.idempotency.ignored-fields=client_ip,meta.sent_at",
         "converge.idempotency.max-body-size=64KB",
         "converge.idempotency.lease=30s",
@@ -69,6 +78,9 @@ class IdempotencyFilterIT {
   static void stop() {
     if (app != null) {
       app.close();
+    }
+    if (tinyPool != null) {
+      tinyPool.close();
     }
   }
 
@@ -97,6 +109,24 @@ class IdempotencyFilterIT {
       request.writeBytes(("\r\n\r\n" + json).getBytes(StandardCharsets.ISO_8859_1));
       socket.getOutputStream().write(request.toByteArray());
       return new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+    }
+  }
+
+  /** A response read off a raw socket. */
+  record Raw(int status, String head, String body) {}
+
+  /** A request with its path sent exactly as written (clients normalise dot segments and refuse some escapes). */
+  private static Raw raw(String path, String tenant, String key, String json) throws Exception {
+    URI uri = URI.create(base);
+    try (Socket socket = new Socket(uri.getHost(), uri.getPort())) {
+      socket.setSoTimeout(20_000);
+      String request = "POST " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+          + "Content-Type: application/json\r\nX-Tenant-Id: " + tenant + "\r\nContent-Length: " + json.length() + "\r\n"
+          + (key == null ? "" : "Idempotency-Key: " + key + "\r\n") + "\r\n" + json;
+      socket.getOutputStream().write(request.getBytes(StandardCharsets.ISO_8859_1));
+      String all = new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+      int end = all.indexOf("\r\n\r\n");
+      return new Raw(Integer.parseInt(all.substring(9, 12)), all.substring(0, end), all.substring(end + 4));
     }
   }
 
@@ -299,7 +329,7 @@ class IdempotencyFilterIT {
             leased_until, expected_ms, claimed_at, expires_at)
         SELECT 'purge', 'k' || i, repeat('0', 64), 'POST', '/orders', 'COMPLETED', gen_random_uuid(), now(), 1,
                now() - interval '2 days', now() - interval '1 day' FROM generate_series(1, 25) i""");
-    IdempotencyKeyPurger small = new IdempotencyKeyPurger(ds, 10, java.time.Clock.systemUTC());
+    IdempotencyKeyPurger small = new IdempotencyKeyPurger(ds, 10);
     assertThat(small.purgeExpired(2)).isEqualTo(20); // two batches of 10, then it stops
     assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_idempotency_key WHERE tenant = 'purge'", Long.class))
         .isEqualTo(5);
@@ -374,6 +404,49 @@ class IdempotencyFilterIT {
     assertThat(orders.runs("t1", boom)).isEqualTo(1);
   }
 
+  /**
+   * Issue 19.2: a handler whose work was rolled back because something was unavailable (here a real Hikari
+   * pool timeout under a Spring transaction) gets its key released and a 503, and the retry runs it.
+   */
+  @Test
+  void anOutageInTheHandlerReleasesTheKeyAndTheRetryRuns() throws Exception {
+    String key = key();
+    HttpResponse<String> down;
+    try (java.sql.Connection hog = tinyPool.getConnection()) {
+      down = post("/charges/pooled", "t1", key, "{}");
+    }
+    assertProblem(down, 503, "handler-unavailable");
+    assertThat(down.headers().firstValue("Retry-After")).hasValue("1");
+    assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_idempotency_key WHERE tenant = 't1' AND idem_key = ?",
+        Long.class, key)).as("the key was released").isZero();
+    HttpResponse<String> retry = post("/charges/pooled", "t1", key, "{}");
+    assertThat(retry.statusCode()).as(retry.body()).isEqualTo(201);
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+    HttpResponse<String> replay = post("/charges/pooled", "t1", key, "{}");
+    assertThat(replay.body()).isEqualTo(retry.body());
+    assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(orders.runs("t1", key)).as("the failed run and the retry").isEqualTo(2);
+
+    // the same when the application renders the outage itself (an @ExceptionHandler's 500)
+    String rendered = key();
+    HttpResponse<String> first = post("/charges/rendered", "t1", rendered, "{}");
+    assertProblem(first, 503, "handler-unavailable");
+    HttpResponse<String> again = post("/charges/rendered", "t1", rendered, "{}");
+    assertThat(again.statusCode()).isEqualTo(201);
+    assertThat(post("/charges/rendered", "t1", rendered, "{}").body()).isEqualTo(again.body());
+    assertThat(orders.runs("t1", rendered)).isEqualTo(2);
+
+    // a 500 the application answers on purpose is its answer: stored and replayed
+    String refused = key();
+    HttpResponse<String> no = post("/charges/refused", "t1", refused, "{}");
+    HttpResponse<String> noAgain = post("/charges/refused", "t1", refused, "{}");
+    assertThat(no.statusCode()).isEqualTo(500);
+    assertThat(noAgain.statusCode()).isEqualTo(500);
+    assertThat(noAgain.body()).isEqualTo(no.body()).contains("acquirer said no");
+    assertThat(noAgain.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(orders.runs("t1", refused)).isEqualTo(1);
+  }
+
   @Test
   void anAsynchronousHandlerFailsAtOnceInsteadOfStoringAWrongAnswer() throws Exception {
     String key = key();
@@ -383,6 +456,52 @@ class IdempotencyFilterIT {
     assertThat(retry.body()).isEqualTo(first.body());
     assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
     assertThat(orders.runs("t1", key)).as("the Callable never ran").isZero();
+  }
+
+  /**
+   * Issue 13.7: the filter matched the raw request URI, so {@code POST /orders;a=1} ran without a key and
+   * twice with one. Every spelling that Tomcat or Spring MVC routes to a protected handler is protected:
+   * path parameters, percent-encoded characters, dot segments, double and trailing slashes.
+   */
+  @Test
+  void everySpellingOfAProtectedPathIsProtected() throws Exception {
+    List<String> variants = List.of("/orders;a=1", "/orders;", "/ord%65rs", "//orders", "/x/../orders",
+        "/./orders", "/%2e/orders", "/orders/", "/annotated/9;a=1", "/annotated;v=1/9", "/annot%61ted/9",
+        "/annotated//9", "//annotated/9", "/annotated/x/../9", "/annotated/./9", "/annotated/%2e/9", "/annotated/..",
+        "/annotated/%2e%2e", "/annotated/%2E%2E;x", "/annotated/%0A", "/annotated/9/");
+    for (String v : variants) {
+      Raw none = raw(v, "tv", null, "{}");
+      assertThat(none.status()).as("%s without a key: %s", v, none.body()).isEqualTo(400);
+      assertThat(none.body()).as(v).contains("urn:converge:idempotency:key-missing");
+      assertThat(orders.runs("tv", null)).as("%s ran without a key", v).isZero();
+      String key = key();
+      Raw first = raw(v, "tv", key, "{}");
+      Raw second = raw(v, "tv", key, "{}");
+      assertThat(second.body()).as("%s replayed", v).isEqualTo(first.body());
+      assertThat(second.head()).as(v).contains("Idempotent-Replayed: true");
+      assertThat(orders.runs("tv", key)).as("%s with one key twice", v).isLessThanOrEqualTo(1);
+    }
+    // the routed handler ran for these spellings, and only once
+    for (String v : List.of("/orders;a=1", "/ord%65rs", "/annotated/9;a=1", "/annot%61ted/9", "/annotated/..")) {
+      String key = key();
+      assertThat(raw(v, "tv", key, "{}").status()).as(v).isBetween(200, 201);
+      raw(v, "tv", key, "{}");
+      assertThat(orders.runs("tv", key)).as(v).isEqualTo(1);
+    }
+    // a spelling and the canonical path are one request: the fingerprint uses the routed path
+    String key = key();
+    Raw canonical = raw("/annotated/9", "tv", key, "{}");
+    for (String v : List.of("/annotated/9;a=1", "/annot%61ted/9", "//annotated/9", "/annotated/x/../9")) {
+      Raw again = raw(v, "tv", key, "{}");
+      assertThat(again.head()).as(v).contains("Idempotent-Replayed: true");
+      assertThat(again.body()).as(v).isEqualTo(canonical.body());
+    }
+    assertThat(orders.runs("tv", key)).isEqualTo(1);
+    // an encoded slash is refused by Tomcat before any filter or handler; another case is another path (404)
+    assertThat(raw("/orders%2Fx", "tv", null, "{}").status()).isEqualTo(400);
+    assertThat(raw("/ORDERS", "tv", null, "{}").status()).isEqualTo(404);
+    assertThat(raw("/orders%3Bx", "tv", null, "{}").status()).as("an encoded ';' is part of the name").isEqualTo(404);
+    assertThat(orders.runs("tv", null)).isZero();
   }
 
   @Test

@@ -57,6 +57,15 @@ class IdempotencyFilterServletIT {
         case "/declined" -> resp.sendError(402, "card declined");
         case "/redirect" -> resp.sendRedirect("/shop/pay/" + run);
         case "/form" -> resp.getWriter().write("amount=" + req.getParameter("amount") + " run=" + run);
+        case "/slower" -> {
+          try {
+            Thread.sleep(6000);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          resp.setStatus(201);
+          resp.getWriter().write("slower run=" + run);
+        }
         case "/slow" -> {
           try {
             Thread.sleep(3500); // more than three 1 s leases
@@ -71,10 +80,28 @@ class IdempotencyFilterServletIT {
     }
   }
 
+  private static DataSource db;
+  /** The pool of the "busy" instance: two connections, a 250 ms wait for one. */
+  private static com.zaxxer.hikari.HikariDataSource busyPool;
+
+  private static IdempotencySettings shortLease() {
+    return new IdempotencySettings(IdempotencySettings.DEFAULT_TTL, Duration.ofSeconds(1),
+        IdempotencySettings.DEFAULT_KEY_HEADER, IdempotencySettings.DEFAULT_REPLAYED_HEADERS, List.of(),
+        IdempotencySettings.DEFAULT_MAX_BODY_BYTES);
+  }
+
   @BeforeAll
+  @SuppressWarnings("deprecation") // clock(): the skewed instances show that it no longer decides anything
   static void start(DataSource ds) throws Exception {
+    db = ds;
     Migrations.apply(ds, "idempotency");
     List<IdempotentEndpoint> all = List.of(IdempotentEndpoint.of("POST", "/**"));
+    com.zaxxer.hikari.HikariConfig pool = new com.zaxxer.hikari.HikariConfig();
+    pool.setDataSource(ds);
+    pool.setMaximumPoolSize(2);
+    pool.setConnectionTimeout(250);
+    busyPool = new com.zaxxer.hikari.HikariDataSource(pool);
+    List<IdempotentEndpoint> quick = List.of(IdempotentEndpoint.of("POST", "/**").withExpectedDuration(Duration.ofMillis(500)));
     tomcat = new BareTomcat()
         .mount("/shop", IdempotencyFilter.builder().dataSource(ds).tenantResolver(TenantResolver.fixed("shop"))
             .endpoints(all).build(), new Shop())
@@ -86,6 +113,14 @@ class IdempotencyFilterServletIT {
                 IdempotencySettings.DEFAULT_MAX_BODY_BYTES))
             .endpoints(List.of(IdempotentEndpoint.of("POST", "/**").withExpectedDuration(Duration.ofMillis(500))))
             .build(), new Shop())
+        .mount("/busy", IdempotencyFilter.builder().dataSource(busyPool).tenantResolver(TenantResolver.fixed("shop"))
+            .settings(shortLease()).endpoints(quick).build(), new Shop())
+        .mount("/ahead", IdempotencyFilter.builder().dataSource(ds).tenantResolver(TenantResolver.fixed("shop"))
+            .clock(java.time.Clock.offset(java.time.Clock.systemUTC(), Duration.ofMinutes(10))).endpoints(all).build(),
+            new Shop())
+        .mount("/behind", IdempotencyFilter.builder().dataSource(ds).tenantResolver(TenantResolver.fixed("shop"))
+            .clock(java.time.Clock.offset(java.time.Clock.systemUTC(), Duration.ofMinutes(-10))).endpoints(all).build(),
+            new Shop())
         .start();
     base = tomcat.base();
   }
@@ -108,6 +143,9 @@ class IdempotencyFilterServletIT {
   static void stop() throws LifecycleException {
     if (tomcat != null) {
       tomcat.close();
+    }
+    if (busyPool != null) {
+      busyPool.close();
     }
   }
 
@@ -149,6 +187,104 @@ class IdempotencyFilterServletIT {
     assertThat(replay.body()).isEqualTo("slow run=1");
     assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
     assertThat(runsOf(key)).as("the handler ran once").isEqualTo(1);
+  }
+
+  private static java.util.concurrent.CompletableFuture<HttpResponse<String>> postAsync(String path, String key) {
+    return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+      try {
+        return post(path, key, "application/json", "{}");
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+  }
+
+  private static boolean claimed(String key) throws java.sql.SQLException {
+    try (java.sql.Connection c = db.getConnection();
+        java.sql.PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM converge_idempotency_key WHERE idem_key = ?")) {
+      ps.setString(1, key);
+      try (java.sql.ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1) == 1;
+      }
+    }
+  }
+
+  private static void sql(String sql, Object... args) throws java.sql.SQLException {
+    try (java.sql.Connection c = db.getConnection(); java.sql.PreparedStatement ps = c.prepareStatement(sql)) {
+      for (int i = 0; i < args.length; i++) {
+        ps.setObject(i + 1, args[i]);
+      }
+      ps.execute();
+    }
+  }
+
+  /**
+   * Issue 13.8: renewals took their connection from the application's pool; with the pool exhausted they
+   * waited and failed, the lease ran out, and a retry on another instance ran the handler a second time.
+   */
+  @Test
+  void anExhaustedPoolDoesNotStarveTheLeaseOfARunningHandler() throws Exception {
+    String key = UUID.randomUUID().toString();
+    java.util.concurrent.CompletableFuture<HttpResponse<String>> first = postAsync("/busy/slower", key);
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> claimed(key));
+    List<java.sql.Connection> load = new java.util.ArrayList<>();
+    try {
+      // the application's own load takes every connection its pool will give
+      while (true) {
+        try {
+          load.add(busyPool.getConnection());
+        } catch (java.sql.SQLException exhausted) {
+          break;
+        }
+      }
+      assertThat(busyPool.getHikariPoolMXBean().getIdleConnections()).isZero();
+      Thread.sleep(2500); // not a synchronisation: the time in which 1 s leases lapse unless renewed
+      // the client's retry reaches a healthy instance while the first handler still runs (6 s)
+      HttpResponse<String> retry = post("/shop/slower", key, "application/json", "{}");
+      assertThat(retry.statusCode()).as("retry while the first runs: %s", retry.body()).isEqualTo(409);
+    } finally {
+      for (java.sql.Connection c : load) {
+        c.close();
+      }
+    }
+    HttpResponse<String> done = first.get(30, java.util.concurrent.TimeUnit.SECONDS);
+    assertThat(done.statusCode()).isEqualTo(201);
+    assertThat(post("/shop/slower", key, "application/json", "{}").body()).isEqualTo(done.body());
+    assertThat(runsOf(key)).as("the handler ran once").isEqualTo(1);
+  }
+
+  /** Issue 13.8: leases and expiry were timed with each instance's clock; the database's clock decides now. */
+  @Test
+  void anInstanceWhoseClockIsOffNeitherTakesOverALiveLeaseNorKeepsADeadOne() throws Exception {
+    // a live handler (1 s lease, renewed) and an instance 10 minutes ahead
+    String live = UUID.randomUUID().toString();
+    java.util.concurrent.CompletableFuture<HttpResponse<String>> first = postAsync("/short/slower", live);
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> claimed(live));
+    HttpResponse<String> ahead = post("/ahead/slower", live, "application/json", "{}");
+    assertThat(ahead.statusCode()).as("a retry on the instance ahead: %s", ahead.body()).isEqualTo(409);
+    HttpResponse<String> done = first.get(30, java.util.concurrent.TimeUnit.SECONDS);
+    assertThat(done.statusCode()).isEqualTo(201);
+    // a key 5 minutes before its expiry is replayed by the instance ahead, not run again
+    sql("UPDATE converge_idempotency_key SET expires_at = now() + interval '5 minutes' WHERE idem_key = ?", live);
+    HttpResponse<String> replay = post("/ahead/slower", live, "application/json", "{}");
+    assertThat(replay.body()).isEqualTo(done.body());
+    assertThat(runsOf(live)).isEqualTo(1);
+
+    // a claim whose process died 2 minutes ago (lease over 90 s ago by the database's clock), and an
+    // instance 10 minutes behind: it takes the claim over
+    String probe = UUID.randomUUID().toString();
+    post("/shop/pay", probe, "application/json", "{}");
+    String dead = UUID.randomUUID().toString();
+    sql("""
+        INSERT INTO converge_idempotency_key (tenant, idem_key, fingerprint, method, path, status, lease_owner,
+            leased_until, expected_ms, claimed_at, expires_at)
+        SELECT tenant, ?, fingerprint, method, path, 'PROCESSING', gen_random_uuid(), now() - interval '90 seconds',
+               2000, now() - interval '2 minutes', now() + interval '1 day'
+          FROM converge_idempotency_key WHERE idem_key = ?""", dead, probe);
+    HttpResponse<String> behind = post("/behind/pay", dead, "application/json", "{}");
+    assertThat(behind.statusCode()).as("a retry on the instance behind: %s", behind.body()).isEqualTo(201);
+    assertThat(runsOf(dead)).isEqualTo(1);
   }
 
   @Test

@@ -25,6 +25,8 @@ class OrdersApp {
 
   /** The data source the app uses: set by the test before the app starts. */
   static volatile DataSource dataSource;
+  /** A pool of one connection the test exhausts, so that a handler's transaction times out waiting for it. */
+  static volatile DataSource tinyPool;
 
   @Bean
   DataSource dataSource() {
@@ -88,6 +90,37 @@ class OrdersApp {
     java.util.concurrent.Callable<String> async(@RequestHeader("X-Tenant-Id") String tenant,
         @RequestHeader("Idempotency-Key") String key) {
       return () -> "run " + count(tenant, key);
+    }
+
+    /** Runs a Spring transaction on {@link #tinyPool}: when the pool is exhausted it fails with Hikari's timeout. */
+    @PostMapping("/charges/pooled")
+    ResponseEntity<String> pooled(@RequestHeader("X-Tenant-Id") String tenant, @RequestHeader("Idempotency-Key") String key) {
+      int run = count(tenant, key);
+      Integer one = new org.springframework.transaction.support.TransactionTemplate(
+          new org.springframework.jdbc.support.JdbcTransactionManager(tinyPool))
+          .execute(s -> new org.springframework.jdbc.core.JdbcTemplate(tinyPool).queryForObject("SELECT 1", Integer.class));
+      return ResponseEntity.status(201).body("{\"run\":" + run + ",\"one\":" + one + "}");
+    }
+
+    /** Fails with an outage on its first run, which {@link #databaseDown} renders as a 500 of the application's. */
+    @PostMapping("/charges/rendered")
+    ResponseEntity<String> rendered(@RequestHeader("X-Tenant-Id") String tenant, @RequestHeader("Idempotency-Key") String key) {
+      int run = count(tenant, key);
+      if (runs(tenant, key) == 1) {
+        throw new io.converge.producer.DatabaseUnavailableException("the ledger database is down", null, null);
+      }
+      return ResponseEntity.status(201).body("{\"run\":" + run + "}");
+    }
+
+    /** A 500 the application answers on purpose: stored and replayed. */
+    @PostMapping("/charges/refused")
+    ResponseEntity<String> refused(@RequestHeader("X-Tenant-Id") String tenant, @RequestHeader("Idempotency-Key") String key) {
+      return ResponseEntity.status(500).body("{\"run\":" + count(tenant, key) + ",\"error\":\"acquirer said no\"}");
+    }
+
+    @org.springframework.web.bind.annotation.ExceptionHandler(io.converge.producer.DatabaseUnavailableException.class)
+    ResponseEntity<String> databaseDown(io.converge.producer.DatabaseUnavailableException e) {
+      return ResponseEntity.status(500).body("{\"error\":\"database down\"}");
     }
 
     @Idempotent

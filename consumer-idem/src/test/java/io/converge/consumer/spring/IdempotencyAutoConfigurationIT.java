@@ -15,7 +15,7 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /** What {@code converge.idempotency.*} turns on, and how bad values fail the start-up. */
-@ExtendWith(PostgresExtension.class)
+@ExtendWith({PostgresExtension.class, org.springframework.boot.test.system.OutputCaptureExtension.class})
 class IdempotencyAutoConfigurationIT {
 
   private WebApplicationContextRunner runner(DataSource ds) {
@@ -42,6 +42,36 @@ class IdempotencyAutoConfigurationIT {
           assertThat(new JdbcTemplate(ds).queryForObject(
               "SELECT count(*) FROM converge_idempotency_key", Long.class)).isZero();
         });
+  }
+
+  /** A request with this principal (null: anonymous) and this X-Tenant-Id header (nullable). */
+  private static jakarta.servlet.http.HttpServletRequest request(String principal, String tenantHeader) {
+    return (jakarta.servlet.http.HttpServletRequest) java.lang.reflect.Proxy.newProxyInstance(
+        IdempotencyAutoConfigurationIT.class.getClassLoader(), new Class<?>[] {jakarta.servlet.http.HttpServletRequest.class},
+        (proxy, method, args) -> switch (method.getName()) {
+          case "getUserPrincipal" -> principal == null ? null : (java.security.Principal) () -> principal;
+          case "getHeader" -> "X-Tenant-Id".equalsIgnoreCase((String) args[0]) ? tenantHeader : null;
+          default -> null;
+        });
+  }
+
+  /** Issue 13.16: the default tenant was the client-sent X-Tenant-Id header. */
+  @Test
+  void theDefaultTenantIsThePrincipalAndNeverAClientHeader(DataSource ds) {
+    runner(ds).withPropertyValues("converge.idempotency.enabled=true").run(context -> {
+      TenantResolver tenants = context.getBean(TenantResolver.class);
+      assertThat(tenants.resolve(request("alice", "bob"))).isEqualTo("alice");
+      assertThat(tenants.resolve(request(null, "bob"))).as("anonymous: the one default tenant").isEqualTo("default");
+    });
+  }
+
+  @Test
+  void aHeaderTenantIsAnExplicitSettingWarnedAboutAtStartUp(DataSource ds,
+      org.springframework.boot.test.system.CapturedOutput output) {
+    runner(ds).withPropertyValues("converge.idempotency.enabled=true", "converge.idempotency.tenant.source=header")
+        .run(context -> assertThat(context.getBean(TenantResolver.class).resolve(request("alice", "bob"))).isEqualTo("bob"));
+    assertThat(output).contains("converge.idempotency.tenant.source=header")
+        .contains("must be set by a trusted gateway");
   }
 
   @Test

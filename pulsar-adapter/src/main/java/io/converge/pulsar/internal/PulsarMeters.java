@@ -16,5 +16,8 @@ final class PulsarMeters {
     Gauge.builder("txn.pulsar.oldest.age", recovery, PulsarRecovery::oldestAgeSeconds)
         .description("Seconds since the oldest unconfirmed Pulsar transaction was logged")
         .baseUnit("seconds").tag("group", group).register(r);
+    Gauge.builder("txn.pulsar.parked", recovery, PulsarRecovery::parked)
+        .description("Pulsar transactions recovery parked: Pulsar refused their re-publish the maximum attempts")
+        .tag("group", group).register(r);
   }
 }

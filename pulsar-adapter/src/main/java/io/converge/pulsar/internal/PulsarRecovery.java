@@ -1,6 +1,9 @@
 package io.converge.pulsar.internal;
 
+import io.converge.producer.ConvergeException;
 import io.converge.producer.spi.BackendContext;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -15,13 +18,22 @@ import org.slf4j.LoggerFactory;
  * Resolves the logged Pulsar transactions of a group that no instance confirmed (its DB transaction
  * committed, then the instance died or its commit failed): commit by id while open; not found well
  * before its deadline means it was committed; otherwise the broker may have aborted it on timeout,
- * and its messages are re-published (same ids) in a new transaction. Runs on one thread.
+ * and its messages are re-published (same ids) in a new transaction.
+ *
+ * <p>Each transaction is claimed ({@code FOR UPDATE SKIP LOCKED}) and resolved in a DB transaction of
+ * its own, so two instances never re-publish the same one. A failed attempt makes it due again after
+ * an exponential backoff (the recovery interval, doubled per attempt, at most 5 min) and never stops the
+ * scan; a transaction Pulsar refuses ({@link PulsarErrors#isRefusal}) is parked with its reason once it
+ * has failed the maximum attempts, an outage never parks. Runs on one thread.
  */
 final class PulsarRecovery {
 
   private static final Logger LOG = LoggerFactory.getLogger(PulsarRecovery.class);
   /** Leaves the owner time to commit and confirm its own transaction. */
   private static final Duration GRACE = Duration.ofSeconds(1);
+  private static final Duration MAX_BACKOFF = Duration.ofMinutes(5);
+  /** Transactions resolved per scan at most: the rest wait for the next one. */
+  private static final int PER_SCAN = 100;
 
   private final BackendContext context;
   private final PulsarSettings settings;
@@ -30,6 +42,7 @@ final class PulsarRecovery {
   private final PulsarTxnBackend backend;
   private final AtomicLong open = new AtomicLong();
   private final AtomicLong oldestMillis = new AtomicLong();
+  private final AtomicLong parked = new AtomicLong();
 
   PulsarRecovery(BackendContext context, PulsarSettings settings, PulsarTxnStore store, TxnCoordinator coordinator,
       PulsarTxnBackend backend) {
@@ -40,7 +53,7 @@ final class PulsarRecovery {
     this.backend = backend;
   }
 
-  /** Logged, unconfirmed transactions of the group at the last scan. */
+  /** Logged, unconfirmed, unparked transactions of the group at the last scan. */
   long open() {
     return open.get();
   }
@@ -50,56 +63,125 @@ final class PulsarRecovery {
     return oldestMillis.get() / 1000.0;
   }
 
+  /** Parked transactions of the group at the last scan. */
+  long parked() {
+    return parked.get();
+  }
+
   void scan() {
     try {
+      for (int i = 0; i < PER_SCAN && resolveNext(); i++) {
+        // one claimed transaction per DB transaction
+      }
       double[] stats = store.stats(context.group());
       open.set((long) stats[0]);
       oldestMillis.set((long) (stats[1] * 1000));
-      for (PulsarTxnStore.OpenTxn t : store.open(context.group(), GRACE)) {
-        resolve(t);
-      }
+      parked.set((long) stats[2]);
     } catch (Exception e) {
       LOG.warn("Pulsar recovery scan of group {} failed ({}); next scan in {}", context.group(), e.toString(),
           settings.recoveryInterval());
     }
   }
 
-  private void resolve(PulsarTxnStore.OpenTxn t) throws Exception {
-    Instant now = context.clock().instant();
-    TxnCoordinator.Answer answer = coordinator.commit(t.most(), t.least());
-    String id = "(" + t.most() + "," + t.least() + ")";
-    switch (answer) {
-      case COMMITTED -> {
-        LOG.warn("Pulsar transaction {} of group {} was left open after its DB commit: committed by recovery", id, context.group());
-        store.confirm(t.most(), t.least());
-      }
-      case NOT_FOUND -> {
-        if (now.isBefore(t.deadline().minus(settings.commitMargin()))) {
-          store.confirm(t.most(), t.least()); // only a timeout aborts after the DB commit: this one was committed
-        } else {
-          republish(t, id);
+  /** Claims the next due transaction and resolves it; false when none is due. */
+  private boolean resolveNext() throws SQLException {
+    try (Connection c = store.begin()) {
+      try {
+        PulsarTxnStore.OpenTxn t = PulsarTxnStore.claim(c, context.group(), GRACE);
+        if (t == null) {
+          c.commit();
+          return false;
         }
+        resolve(c, t);
+        c.commit();
+        return true;
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
       }
-      case NO_ANSWER -> LOG.debug("Pulsar transaction {} of group {}: no answer from the coordinator; retried", id, context.group());
     }
   }
 
-  private void republish(PulsarTxnStore.OpenTxn t, String id) throws Exception {
-    List<PulsarTxnStore.Logged> messages = store.messages(t.most(), t.least());
+  private void resolve(Connection c, PulsarTxnStore.OpenTxn t) throws SQLException {
+    Instant now = context.clock().instant();
+    String id = "(" + t.most() + "," + t.least() + ")";
+    switch (coordinator.commit(t.most(), t.least())) {
+      case COMMITTED -> {
+        LOG.warn("Pulsar transaction {} of group {} was left open after its DB commit: committed by recovery", id, context.group());
+        PulsarTxnStore.confirm(c, t.most(), t.least());
+      }
+      case NOT_FOUND -> {
+        if (now.isBefore(t.deadline().minus(settings.commitMargin()))) {
+          PulsarTxnStore.confirm(c, t.most(), t.least()); // only a timeout aborts after the DB commit: this one was committed
+        } else {
+          int sent;
+          try {
+            sent = republish(c, t);
+          } catch (Exception e) {
+            failed(c, t, id, e);
+            return;
+          }
+          PulsarTxnStore.confirm(c, t.most(), t.least());
+          LOG.warn("Pulsar transaction {} of group {} was unresolved at its deadline: its {} messages were re-published",
+              id, context.group(), sent);
+        }
+      }
+      case NO_ANSWER -> failed(c, t, id, new IllegalStateException("no answer from the Pulsar transaction coordinator"));
+    }
+  }
+
+  /** Sends the logged messages again in a new Pulsar transaction and commits it; returns how many. */
+  private int republish(Connection c, PulsarTxnStore.OpenTxn t) throws Exception {
+    List<PulsarTxnStore.Logged> messages = PulsarTxnStore.messages(c, t.most(), t.least());
     long timeout = settings.sendTimeout().toMillis();
     Transaction txn = backend.client().newTransaction()
         .withTransactionTimeout(settings.transactionTimeout().toMillis(), TimeUnit.MILLISECONDS)
         .build().get(timeout, TimeUnit.MILLISECONDS);
-    for (PulsarTxnStore.Logged m : messages) {
-      TypedMessageBuilder<byte[]> b = backend.producer(m.topic()).newMessage(txn).properties(m.properties()).value(m.payload());
-      if (m.key() != null) {
-        b.key(m.key());
+    try {
+      for (PulsarTxnStore.Logged m : messages) {
+        try {
+          TypedMessageBuilder<byte[]> b = backend.producer(m.topic()).newMessage(txn).properties(m.properties())
+              .value(m.payload());
+          if (m.key() != null) {
+            b.key(m.key());
+          }
+          b.sendAsync().get(timeout, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+          throw e;
+        } catch (Exception e) {
+          throw PulsarErrors.classify(e, m.id(), m.topic());
+        }
       }
-      b.sendAsync().get(timeout, TimeUnit.MILLISECONDS);
+      txn.commit().get(timeout, TimeUnit.MILLISECONDS);
+    } catch (Exception e) {
+      txn.abort(); // not awaited: a broker that does not answer aborts it on its timeout
+      throw e;
     }
-    txn.commit().get(timeout, TimeUnit.MILLISECONDS);
-    store.confirm(t.most(), t.least());
-    LOG.warn("Pulsar transaction {} of group {} was unresolved at its deadline: its {} messages were re-published",
-        id, context.group(), messages.size());
+    return messages.size();
+  }
+
+  /** Counts a failed attempt: parks a refused transaction at the maximum, else makes it due after the backoff. */
+  private void failed(Connection c, PulsarTxnStore.OpenTxn t, String id, Exception e) throws SQLException {
+    if (e instanceof InterruptedException) {
+      Thread.currentThread().interrupt();
+    }
+    int attempts = t.attempts() + 1;
+    String reason = e instanceof ConvergeException ? e.getMessage() : e.toString();
+    if (PulsarErrors.isRefusal(e) && attempts >= settings.recoveryMaxAttempts()) {
+      PulsarTxnStore.park(c, t, attempts, reason);
+      LOG.error("Pulsar transaction {} of group {} parked after {} attempts, its messages undelivered: {}", id,
+          context.group(), attempts, reason);
+      return;
+    }
+    Duration delay = backoff(attempts);
+    PulsarTxnStore.retryLater(c, t, attempts, delay, reason);
+    LOG.warn("Recovery of Pulsar transaction {} of group {} failed (attempt {}): {}; retried in {}", id, context.group(),
+        attempts, reason, delay);
+  }
+
+  private Duration backoff(int attempts) {
+    Duration cap = MAX_BACKOFF.compareTo(settings.recoveryInterval()) > 0 ? MAX_BACKOFF : settings.recoveryInterval();
+    Duration d = settings.recoveryInterval().multipliedBy(1L << Math.min(attempts - 1, 20));
+    return d.compareTo(cap) > 0 ? cap : d;
   }
 }

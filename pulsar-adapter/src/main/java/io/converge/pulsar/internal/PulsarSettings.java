@@ -7,9 +7,10 @@ import java.time.Duration;
  *
  * (transactionTimeout is null until the backend is created: then the local-transaction timeout plus the margin)
  * @param meterRegistry a Micrometer {@code MeterRegistry}, or null (typed Object: Micrometer is optional)
+ * @param recoveryMaxAttempts recovery attempts after which a transaction Pulsar refuses is parked
  */
 public record PulsarSettings(String serviceUrl, Duration transactionTimeout, Duration commitMargin,
-    Duration sendTimeout, Duration recoveryInterval, Object meterRegistry) {
+    Duration sendTimeout, Duration recoveryInterval, Object meterRegistry, int recoveryMaxAttempts) {
 
   /** Returns {@code url} if it is a Pulsar service URL, else fails naming {@code name} and the value. */
   public static String checkServiceUrl(String name, String url) {
@@ -20,22 +21,26 @@ public record PulsarSettings(String serviceUrl, Duration transactionTimeout, Dur
   }
 
   public PulsarSettings withTransactionTimeout(Duration d) {
-    return new PulsarSettings(serviceUrl, d, commitMargin, sendTimeout, recoveryInterval, meterRegistry);
+    return new PulsarSettings(serviceUrl, d, commitMargin, sendTimeout, recoveryInterval, meterRegistry, recoveryMaxAttempts);
   }
 
   public PulsarSettings withCommitMargin(Duration d) {
-    return new PulsarSettings(serviceUrl, transactionTimeout, d, sendTimeout, recoveryInterval, meterRegistry);
+    return new PulsarSettings(serviceUrl, transactionTimeout, d, sendTimeout, recoveryInterval, meterRegistry, recoveryMaxAttempts);
   }
 
   public PulsarSettings withSendTimeout(Duration d) {
-    return new PulsarSettings(serviceUrl, transactionTimeout, commitMargin, d, recoveryInterval, meterRegistry);
+    return new PulsarSettings(serviceUrl, transactionTimeout, commitMargin, d, recoveryInterval, meterRegistry, recoveryMaxAttempts);
   }
 
   public PulsarSettings withMeterRegistry(Object registry) {
-    return new PulsarSettings(serviceUrl, transactionTimeout, commitMargin, sendTimeout, recoveryInterval, registry);
+    return new PulsarSettings(serviceUrl, transactionTimeout, commitMargin, sendTimeout, recoveryInterval, registry, recoveryMaxAttempts);
+  }
+
+  public PulsarSettings withRecoveryMaxAttempts(int n) {
+    return new PulsarSettings(serviceUrl, transactionTimeout, commitMargin, sendTimeout, recoveryInterval, meterRegistry, n);
   }
 
   public PulsarSettings withRecoveryInterval(Duration d) {
-    return new PulsarSettings(serviceUrl, transactionTimeout, commitMargin, sendTimeout, d, meterRegistry);
+    return new PulsarSettings(serviceUrl, transactionTimeout, commitMargin, sendTimeout, d, meterRegistry, recoveryMaxAttempts);
   }
 }

@@ -28,10 +28,24 @@ final class PulsarTxnStore {
   private static final String DELETE_TXNS = """
       DELETE FROM converge_pulsar_txn
       WHERE (txn_most, txn_least) IN (SELECT * FROM unnest(?::bigint[], ?::bigint[]))""";
-  private static final String OPEN = """
-      SELECT txn_most, txn_least, deadline FROM converge_pulsar_txn
-      WHERE producer_group = ? AND created_at < now() - make_interval(secs => ?)
-      ORDER BY created_at LIMIT 100
+  /**
+   * Claims the oldest transaction of a group that is due: the row stays locked until the claiming
+   * connection commits, so another instance's scan skips it instead of re-publishing it too.
+   */
+  private static final String CLAIM = """
+      SELECT txn_most, txn_least, deadline, attempts FROM converge_pulsar_txn
+      WHERE producer_group = ? AND parked_at IS NULL AND created_at < now() - make_interval(secs => ?)
+        AND (next_attempt_at IS NULL OR next_attempt_at <= now())
+      ORDER BY created_at LIMIT 1
+      FOR UPDATE SKIP LOCKED
+      """;
+  private static final String RETRY_LATER = """
+      UPDATE converge_pulsar_txn SET attempts = ?, next_attempt_at = now() + make_interval(secs => ?), reason = ?
+      WHERE txn_most = ? AND txn_least = ?
+      """;
+  private static final String PARK = """
+      UPDATE converge_pulsar_txn SET attempts = ?, parked_at = now(), reason = ?
+      WHERE txn_most = ? AND txn_least = ?
       """;
   private static final String MESSAGES = """
       SELECT message_id, topic, msg_key, properties, payload FROM converge_pulsar_txn_message
@@ -39,12 +53,14 @@ final class PulsarTxnStore {
       """;
 
   private static final String STATS = """
-      SELECT count(*), COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)
+      SELECT count(*) FILTER (WHERE parked_at IS NULL),
+             COALESCE(EXTRACT(EPOCH FROM now() - min(created_at) FILTER (WHERE parked_at IS NULL)), 0),
+             count(*) FILTER (WHERE parked_at IS NOT NULL)
       FROM converge_pulsar_txn WHERE producer_group = ?
       """;
 
-  /** A logged transaction not yet confirmed. */
-  record OpenTxn(long most, long least, Instant deadline) {}
+  /** A logged transaction not yet confirmed, and how many recovery attempts failed so far. */
+  record OpenTxn(long most, long least, Instant deadline, int attempts) {}
 
   /** A logged message. */
   record Logged(String id, String topic, String key, Map<String, String> properties, byte[] payload) {}
@@ -92,13 +108,24 @@ final class PulsarTxnStore {
     }
   }
 
-  /** Deletes the row of a confirmed transaction (its messages cascade). */
-  void confirm(long most, long least) throws SQLException {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(DELETE_TXN)) {
-      c.setAutoCommit(true);
+  /** Deletes the row of a confirmed transaction (its messages cascade) on {@code c}. */
+  static void confirm(Connection c, long most, long least) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(DELETE_TXN)) {
       ps.setLong(1, most);
       ps.setLong(2, least);
       ps.executeUpdate();
+    }
+  }
+
+  /** A connection in a transaction of its own, for a claim and what follows it. */
+  Connection begin() throws SQLException {
+    Connection c = dataSource.getConnection();
+    try {
+      c.setAutoCommit(false);
+      return c;
+    } catch (SQLException e) {
+      c.close();
+      throw e;
     }
   }
 
@@ -112,35 +139,59 @@ final class PulsarTxnStore {
     }
   }
 
-  /** The transactions of {@code group} logged more than {@code grace} ago and not confirmed, oldest first. */
-  List<OpenTxn> open(String group, Duration grace) throws SQLException {
-    List<OpenTxn> out = new ArrayList<>();
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(OPEN)) {
+  /**
+   * Claims, on {@code c} (in a transaction), the oldest unparked transaction of {@code group} logged
+   * more than {@code grace} ago whose next attempt is due, skipping those another instance holds; null
+   * when there is none.
+   */
+  static OpenTxn claim(Connection c, String group, Duration grace) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(CLAIM)) {
       ps.setString(1, group);
       ps.setDouble(2, grace.toMillis() / 1000.0);
       try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          out.add(new OpenTxn(rs.getLong(1), rs.getLong(2), rs.getTimestamp(3).toInstant()));
-        }
+        return rs.next() ? new OpenTxn(rs.getLong(1), rs.getLong(2), rs.getTimestamp(3).toInstant(), rs.getInt(4)) : null;
       }
     }
-    return out;
   }
 
-  /** {count of unconfirmed transactions of {@code group}, age in seconds of the oldest}. */
+  /** Records a failed attempt: the transaction is due again after {@code delay}. */
+  static void retryLater(Connection c, OpenTxn t, int attempts, Duration delay, String reason) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(RETRY_LATER)) {
+      ps.setInt(1, attempts);
+      ps.setDouble(2, delay.toMillis() / 1000.0);
+      ps.setString(3, reason);
+      ps.setLong(4, t.most());
+      ps.setLong(5, t.least());
+      ps.executeUpdate();
+    }
+  }
+
+  /** Parks the transaction: recovery leaves it (and its messages) until an operator resumes it. */
+  static void park(Connection c, OpenTxn t, int attempts, String reason) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(PARK)) {
+      ps.setInt(1, attempts);
+      ps.setString(2, reason);
+      ps.setLong(3, t.most());
+      ps.setLong(4, t.least());
+      ps.executeUpdate();
+    }
+  }
+
+  /** {unparked unconfirmed transactions of {@code group}, age in seconds of the oldest of them, parked ones}. */
   double[] stats(String group) throws SQLException {
     try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(STATS)) {
       ps.setString(1, group);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        return new double[] {rs.getLong(1), rs.getDouble(2)};
+        return new double[] {rs.getLong(1), rs.getDouble(2), rs.getLong(3)};
       }
     }
   }
 
-  List<Logged> messages(long most, long least) throws SQLException {
+  /** The logged messages of transaction {@code (most, least)}, read on {@code c}. */
+  static List<Logged> messages(Connection c, long most, long least) throws SQLException {
     List<Logged> out = new ArrayList<>();
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(MESSAGES)) {
+    try (PreparedStatement ps = c.prepareStatement(MESSAGES)) {
       ps.setLong(1, most);
       ps.setLong(2, least);
       try (ResultSet rs = ps.executeQuery()) {

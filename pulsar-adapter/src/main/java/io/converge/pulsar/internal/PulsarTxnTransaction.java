@@ -48,8 +48,11 @@ final class PulsarTxnTransaction implements BackendTransaction {
    * pipelined, and {@link #beforeCommit} awaits their acknowledgements and logs them in one batch.
    */
   @Override
-  public void publish(OutgoingMessage m, Connection connection) throws Exception {
-    Map<String, String> props = m.envelope(context.group(), context.clock().millis());
+  public void publish(OutgoingMessage m, Connection connection) {
+    send(m, m.envelope(context.group(), context.clock().millis()));
+  }
+
+  private void send(OutgoingMessage m, Map<String, String> props) {
     long start = System.nanoTime();
     try {
       if (txn == null) {
@@ -68,7 +71,7 @@ final class PulsarTxnTransaction implements BackendTransaction {
       Thread.currentThread().interrupt();
       throw new BrokerUnavailableException("Interrupted while sending message " + m.id() + " to Pulsar", m.id(), e);
     } catch (Exception e) {
-      throw new BrokerUnavailableException("Pulsar is unavailable for message " + m.id() + " on " + m.topic() + ": " + e, m.id(), e);
+      throw PulsarErrors.classify(e, m.id(), m.topic());
     }
   }
 
@@ -87,8 +90,7 @@ final class PulsarTxnTransaction implements BackendTransaction {
         throw new BrokerUnavailableException("Interrupted while sending message " + p.message().id() + " to Pulsar",
             p.message().id(), e);
       } catch (Exception e) {
-        throw new BrokerUnavailableException("Pulsar is unavailable for message " + p.message().id() + " on "
-            + p.message().topic() + ": " + e, p.message().id(), e);
+        throw PulsarErrors.classify(e, p.message().id(), p.message().topic());
       }
       context.metrics().sent(Duration.ofNanos(System.nanoTime() - p.startNanos()));
     }
@@ -114,10 +116,42 @@ final class PulsarTxnTransaction implements BackendTransaction {
     }
   }
 
+  /**
+   * A Pulsar transaction cannot take a send back: the current one is aborted (the messages published
+   * after the savepoint go with it, and never reach a consumer), and the first {@code kept} are sent
+   * again, in order and with the same properties (message id, created-at), in a new transaction whose
+   * deadline replaces the old one. The aborted transaction was never logged, so recovery cannot commit it.
+   */
   @Override
   public void rollbackToSavepoint(int kept) {
-    // TODO(issue 13.1): implemented on this backend's branch
-    throw new UnsupportedOperationException("savepoint rollback is not implemented yet on Pulsar");
+    if (kept < 0 || kept > pending.size()) {
+      throw new IllegalArgumentException("kept must be between 0 and " + pending.size() + ", but was " + kept);
+    }
+    if (kept == pending.size()) {
+      return; // nothing was published after the savepoint
+    }
+    List<Pending> survivors = new ArrayList<>(pending.subList(0, kept));
+    Transaction aborted = txn;
+    String rolledBack = pending.get(kept).message().id();
+    pending.clear();
+    txn = null;
+    deadline = null;
+    try {
+      aborted.abort().get(settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new BrokerUnavailableException("Interrupted while aborting Pulsar transaction " + aborted.getTxnID()
+          + " for a savepoint rollback", rolledBack, e);
+    } catch (Exception e) {
+      // never committed and never logged: the broker aborts it on its timeout
+      LOG.debug("Abort of Pulsar transaction {} after a savepoint rollback failed ({}); it times out on the broker",
+          aborted.getTxnID(), e.toString());
+    }
+    for (Pending p : survivors) {
+      send(p.message(), p.properties());
+    }
+    LOG.debug("Savepoint rollback of group {}: Pulsar transaction {} aborted, {} message(s) re-sent in {}", context.group(),
+        aborted.getTxnID(), kept, txn == null ? "none" : txn.getTxnID());
   }
 
   @Override

@@ -64,6 +64,9 @@ class PulsarAutoConfiguration {
     if (pulsar.recoveryInterval() != null) {
       backend = backend.recoveryInterval(pulsar.recoveryInterval());
     }
+    if (pulsar.recoveryMaxAttempts() != null) {
+      backend = backend.recoveryMaxAttempts(pulsar.recoveryMaxAttempts());
+    }
     TxnProducerBuilder b = p.applyTo(TxnProducer.builder(), dataSource);
     if (ClassUtils.isPresent(METER_REGISTRY, PulsarAutoConfiguration.class.getClassLoader())) {
       backend = Meters.apply(beans, backend, b, group);

@@ -13,6 +13,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param commitMargin time left before the deadline under which a unit is refused; default 5 s
  * @param sendTimeout longest open, send or commit; default 3 s
  * @param recoveryInterval time between recovery scans; default 5 s
+ * @param recoveryMaxAttempts recovery attempts before a transaction Pulsar refuses is parked, 1-1000; default 10
  * @param consumer the consumer binding
  */
 @ConfigurationProperties("converge.pulsar")
@@ -22,6 +23,7 @@ public record PulsarProperties(
     Duration commitMargin,
     Duration sendTimeout,
     Duration recoveryInterval,
+    Integer recoveryMaxAttempts,
     Consumer consumer) {
 
   /**

@@ -1,5 +1,6 @@
 package io.converge.consumer.http.internal;
 
+import io.converge.consumer.Unavailability;
 import io.converge.consumer.http.IdempotencyException;
 import io.converge.consumer.http.IdempotencyFilter;
 import io.converge.consumer.http.IdempotencyMetrics;
@@ -14,13 +15,8 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.time.Clock;
 import java.util.Collection;
 import java.util.List;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -30,6 +26,9 @@ import org.slf4j.LoggerFactory;
 public final class DefaultIdempotencyFilter implements IdempotencyFilter {
 
   private static final Logger log = LoggerFactory.getLogger(DefaultIdempotencyFilter.class);
+  /** Where Spring MVC and the servlet error mechanism keep an exception that was rendered as a response. */
+  private static final List<String> RENDERED_EXCEPTION_ATTRIBUTES =
+      List.of("org.springframework.web.servlet.DispatcherServlet.EXCEPTION", "jakarta.servlet.error.exception");
   /** The header that marks a replayed response. */
   public static final String REPLAYED_HEADER = "Idempotent-Replayed";
 
@@ -38,23 +37,29 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
   private final IdempotencySettings settings;
   private final IdempotencyMetrics metrics;
   private final KeyStore store;
-  /** Renews the leases of running handlers; one daemon thread for every filter of the JVM. */
-  private static final ScheduledExecutorService LEASE_KEEPER = Executors.newSingleThreadScheduledExecutor(r -> {
-    Thread t = new Thread(r, "converge-idempotency-lease");
-    t.setDaemon(true);
-    return t;
-  });
+  /** Renews the leases of running handlers on a connection of its own. */
+  private final LeaseKeeper leases;
   private volatile List<Rule> rules;
 
-  /** Built by {@code IdempotencyFilter.builder()}; arguments are validated there. */
-  public DefaultIdempotencyFilter(DataSource dataSource, TenantResolver tenants,
+  /**
+   * Built by {@code IdempotencyFilter.builder()}; arguments are validated there. {@code leaseDataSource}
+   * gives the lease keeper its one connection, held for the filter's life.
+   */
+  public DefaultIdempotencyFilter(DataSource dataSource, DataSource leaseDataSource, TenantResolver tenants,
       Supplier<? extends Collection<IdempotentEndpoint>> endpoints, IdempotencySettings settings,
-      IdempotencyMetrics metrics, Clock clock) {
+      IdempotencyMetrics metrics) {
     this.tenants = tenants;
     this.endpointSource = endpoints;
     this.settings = settings;
     this.metrics = metrics;
-    this.store = new KeyStore(dataSource, clock, settings.ttl(), settings.lease());
+    this.store = new KeyStore(dataSource, settings.ttl(), settings.lease());
+    this.leases = new LeaseKeeper(leaseDataSource, settings.lease());
+  }
+
+  /** Stops the lease renewals and gives their connection back. */
+  @Override
+  public void destroy() {
+    leases.close();
   }
 
   @Override
@@ -63,8 +68,9 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
       chain.doFilter(req, res);
       return;
     }
-    String path = request.getRequestURI().substring(request.getContextPath().length());
-    Rule rule = match(request.getMethod(), path);
+    // every spelling the container or Spring MVC routes to a protected endpoint is protected (issue 13.7)
+    String path = RequestPaths.routed(request);
+    Rule rule = match(request.getMethod(), path, RequestPaths.segments(request));
     if (rule == null) {
       chain.doFilter(req, res);
       return;
@@ -111,25 +117,34 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
         log.warn("Idempotency-Key '{}' of tenant '{}' taken over after its lease expired: its first request never "
             + "completed", key, tenant);
       }
-      run(read.request(), response, chain, tenant, key, claimed);
+      run(read.request(), response, chain, endpoint, tenant, key, claimed);
     }
   }
 
-  private void run(HttpServletRequest request, HttpServletResponse response, FilterChain chain, String tenant, String key,
-      KeyStore.Claimed claimed) throws IOException {
+  private void run(HttpServletRequest request, HttpServletResponse response, FilterChain chain, String endpoint,
+      String tenant, String key, KeyStore.Claimed claimed) throws IOException {
     CapturingResponse capture = new CapturingResponse(response);
     // while the handler runs its lease is renewed: only a dead process loses its claim, never a slow one
-    long every = Math.max(100, settings.lease().toMillis() / 3);
-    ScheduledFuture<?> heartbeat = LEASE_KEEPER.scheduleWithFixedDelay(() -> renew(tenant, key, claimed.owner()),
-        every, every, TimeUnit.MILLISECONDS);
+    leases.keep(new LeaseKeeper.Claim(tenant, key, claimed.owner()));
+    Throwable failure = null;
     try {
       chain.doFilter(request, capture);
     } catch (IOException | ServletException | RuntimeException e) {
-      log.error("The handler of Idempotency-Key '{}' of tenant '{}' failed; its 500 answer is stored and replayed",
-          key, tenant, e);
-      capture.replaceWith(500, Problems.body(IdempotencyProblem.HANDLER_FAILED, null));
+      failure = e;
     } finally {
-      heartbeat.cancel(false);
+      leases.stop(claimed.owner());
+    }
+    // an outage the application rendered itself (Spring MVC keeps the exception in a request attribute)
+    Throwable cause = failure != null ? failure : renderedFailure(request, capture);
+    if (cause != null && Unavailability.isUnavailability(cause)) {
+      metrics.rejected(endpoint, IdempotencyProblem.HANDLER_UNAVAILABLE);
+      releaseUnavailable(capture, tenant, key, claimed, cause);
+      return;
+    }
+    if (failure != null) {
+      log.error("The handler of Idempotency-Key '{}' of tenant '{}' failed; its 500 answer is stored and replayed",
+          key, tenant, failure);
+      capture.replaceWith(500, Problems.body(IdempotencyProblem.HANDLER_FAILED, null));
     }
     StoredResponse stored = capture.toStored(settings.replayedHeaders());
     try {
@@ -144,15 +159,43 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
     capture.release(stored.body());
   }
 
-  private void renew(String tenant, String key, java.util.UUID owner) {
+  /** Spring MVC's record of an exception an exception handler turned into a 5xx response; null when none. */
+  private static Throwable renderedFailure(HttpServletRequest request, CapturingResponse capture) {
+    if (capture.getStatus() < 500) {
+      return null;
+    }
+    for (String attribute : RENDERED_EXCEPTION_ATTRIBUTES) {
+      if (request.getAttribute(attribute) instanceof Throwable t) {
+        return t;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * The handler's work was rolled back because something was unavailable: the key is given back and the
+   * client told to retry (503), instead of storing an outage as the request's answer for the TTL.
+   */
+  private void releaseUnavailable(CapturingResponse capture, String tenant, String key, KeyStore.Claimed claimed,
+      Throwable cause) throws IOException {
+    long retryAfter = 1;
     try {
-      if (!store.renew(tenant, key, owner)) {
-        log.warn("Idempotency-Key '{}' of tenant '{}': the claim of its running handler was taken over", key, tenant);
+      if (!store.release(tenant, key, claimed.owner())) {
+        log.warn("Idempotency-Key '{}' of tenant '{}' was taken over while its handler ran; nothing to release", key,
+            tenant);
       }
     } catch (java.sql.SQLException | RuntimeException e) {
-      log.warn("Idempotency-Key '{}' of tenant '{}': its lease could not be renewed ({}); retrying", key, tenant,
-          e.toString());
+      // the claim stays until its lease is over; then a retry takes it over
+      retryAfter = Math.max(1, settings.lease().toSeconds());
+      log.error("Idempotency-Key '{}' of tenant '{}' could not be released; a retry runs after its lease ({})", key,
+          tenant, settings.lease(), e);
     }
+    log.warn("The handler of Idempotency-Key '{}' of tenant '{}' failed on an unavailability; key released, 503 "
+        + "answered, not stored: {}", key, tenant, cause.toString());
+    byte[] body = Problems.body(IdempotencyProblem.HANDLER_UNAVAILABLE, null);
+    capture.replaceWith(IdempotencyProblem.HANDLER_UNAVAILABLE.status(), body);
+    capture.setHeader("Retry-After", Long.toString(retryAfter));
+    capture.release(body);
   }
 
   private void replay(HttpServletResponse response, StoredResponse stored) throws IOException {
@@ -185,13 +228,13 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
     response.getOutputStream().write(body);
   }
 
-  private Rule match(String method, String path) {
+  private Rule match(String method, String path, List<String> segments) {
     List<Rule> r = rules;
     if (r == null) {
       r = resolveRules();
     }
     for (Rule rule : r) {
-      if (rule.matches(method, path)) {
+      if (rule.matches(method, path, segments)) {
         return rule;
       }
     }

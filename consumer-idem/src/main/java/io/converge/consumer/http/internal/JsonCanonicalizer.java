@@ -9,7 +9,9 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -21,11 +23,19 @@ import java.util.TreeMap;
  * {@code items}. Duplicate member names are refused: the same document would mean different things to
  * different parsers.
  *
+ * <p>Bounded like Jackson's defaults (Jackson 3.1.4 of Spring Boot 4.0.7, {@code StreamReadConstraints}):
+ * a number longer than {@value #MAX_NUMBER_LENGTH} characters is refused before it is parsed (an unbounded
+ * one cost seconds of CPU in {@code BigDecimal}), and nesting deeper than {@value #MAX_DEPTH} (Jackson: 500)
+ * is refused. Exponents cost nothing: numbers are never expanded to their plain form.
+ *
  * <p>Immutable and thread-safe.
  */
 public final class JsonCanonicalizer {
 
-  private static final int MAX_DEPTH = 64;
+  /** Nesting limit (stricter than Jackson's 500: every level copies its members once). */
+  static final int MAX_DEPTH = 64;
+  /** Jackson's {@code StreamReadConstraints.DEFAULT_MAX_NUM_LEN}. */
+  static final int MAX_NUMBER_LENGTH = 1000;
 
   /** A node of the ignored-paths tree: a leaf removes the field, an inner node descends. */
   private static final class Ignore {
@@ -124,6 +134,8 @@ public final class JsonCanonicalizer {
     void object(StringBuilder out, Ignore ignore, int depth) {
       expect('{');
       TreeMap<String, String> members = new TreeMap<>();
+      // a removed member still occupies its name, so that its duplicate is refused too
+      Set<String> removed = new HashSet<>();
       ws();
       if (peek() != '}') {
         while (true) {
@@ -136,12 +148,15 @@ public final class JsonCanonicalizer {
           Ignore child = ignore == null ? null : ignore.children.get(name);
           StringBuilder member = new StringBuilder();
           value(member, child, depth + 1);
-          if (members.containsKey(name) || (child != null && child.leaf && members.containsKey("\0" + name))) {
+          if (members.containsKey(name) || removed.contains(name)) {
             pos = at;
             throw error("duplicate member name \"" + name + "\"");
           }
-          // a removed member still occupies its name, so that its duplicate is refused too
-          members.put(child != null && child.leaf ? "\0" + name : name, member.toString());
+          if (child != null && child.leaf) {
+            removed.add(name);
+          } else {
+            members.put(name, member.toString());
+          }
           ws();
           if (peek() == ',') {
             pos++;
@@ -154,9 +169,6 @@ public final class JsonCanonicalizer {
       out.append('{');
       boolean first = true;
       for (Map.Entry<String, String> m : members.entrySet()) {
-        if (m.getKey().startsWith("\0")) {
-          continue;
-        }
         if (!first) {
           out.append(',');
         }
@@ -271,6 +283,11 @@ public final class JsonCanonicalizer {
           throw error("digits expected in the exponent");
         }
       }
+      if (pos - start > MAX_NUMBER_LENGTH) {
+        int length = pos - start;
+        pos = start;
+        throw error("number longer than " + MAX_NUMBER_LENGTH + " characters (" + length + ")");
+      }
       BigDecimal value;
       try {
         value = new BigDecimal(s.substring(start, pos));
@@ -304,12 +321,21 @@ public final class JsonCanonicalizer {
       char ch = text.charAt(i);
       if (ch == '"' || ch == '\\') {
         out.append('\\').append(ch);
-      } else if (ch < 0x20) {
+      } else if (ch < 0x20 || loneSurrogate(text, i)) {
+        // a lone surrogate has no UTF-8 form (it would become '?'): escaped, it stays itself
         out.append(String.format("\\u%04x", (int) ch));
       } else {
         out.append(ch);
       }
     }
     out.append('"');
+  }
+
+  private static boolean loneSurrogate(String text, int i) {
+    char ch = text.charAt(i);
+    if (Character.isHighSurrogate(ch)) {
+      return i + 1 >= text.length() || !Character.isLowSurrogate(text.charAt(i + 1));
+    }
+    return Character.isLowSurrogate(ch) && (i == 0 || !Character.isHighSurrogate(text.charAt(i - 1)));
   }
 }

@@ -7,10 +7,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Timestamp;
-import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.UUID;
 import javax.sql.DataSource;
 
@@ -39,52 +36,54 @@ final class KeyStore {
   /** A request being claimed. */
   record Request(String tenant, String key, String fingerprint, String method, String path, Duration expected) {}
 
+  // every time is the database's (now(): one clock for every instance, whatever their own clocks say)
   private static final String CLAIM = """
       INSERT INTO converge_idempotency_key (fingerprint, method, path, lease_owner, leased_until, expected_ms,
           claimed_at, expires_at, tenant, idem_key, status)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PROCESSING')
+      VALUES (?, ?, ?, ?, now() + ? * interval '1 millisecond', ?, now(), now() + ? * interval '1 millisecond', ?, ?,
+          'PROCESSING')
       ON CONFLICT DO NOTHING
       """;
   private static final String READ = """
-      SELECT fingerprint, status, lease_owner, leased_until, expected_ms, claimed_at, expires_at,
-             response_status, response_headers, response_body
+      SELECT fingerprint, status, lease_owner, expected_ms, response_status, response_headers, response_body,
+             expires_at <= now() AS expired, leased_until <= now() AS lease_over,
+             (extract(epoch FROM now() - claimed_at) * 1000)::bigint AS elapsed_ms
         FROM converge_idempotency_key WHERE tenant = ? AND idem_key = ?
       """;
   // a compare-and-swap on the previous owner, re-checking in SQL that the row is still takeable
   private static final String TAKE_OVER = """
       UPDATE converge_idempotency_key
-         SET fingerprint = ?, method = ?, path = ?, status = 'PROCESSING', lease_owner = ?, leased_until = ?,
-             expected_ms = ?, claimed_at = ?, expires_at = ?, completed_at = NULL, response_status = NULL,
+         SET fingerprint = ?, method = ?, path = ?, status = 'PROCESSING', lease_owner = ?,
+             leased_until = now() + ? * interval '1 millisecond', expected_ms = ?, claimed_at = now(),
+             expires_at = now() + ? * interval '1 millisecond', completed_at = NULL, response_status = NULL,
              response_headers = NULL, response_body = NULL
        WHERE tenant = ? AND idem_key = ? AND lease_owner = ?
-         AND (expires_at <= ? OR (status = 'PROCESSING' AND leased_until <= ?))
+         AND (expires_at <= now() OR (status = 'PROCESSING' AND leased_until <= now()))
       """;
   private static final String COMPLETE = """
       UPDATE converge_idempotency_key
-         SET status = 'COMPLETED', completed_at = ?, response_status = ?, response_headers = ?, response_body = ?
+         SET status = 'COMPLETED', completed_at = now(), response_status = ?, response_headers = ?, response_body = ?
        WHERE tenant = ? AND idem_key = ? AND lease_owner = ? AND status = 'PROCESSING'
       """;
-  // the heartbeat of a live handler: only its own, still processing claim
-  private static final String RENEW = """
-      UPDATE converge_idempotency_key SET leased_until = ?
+  // a claim given back: its handler's work was rolled back, so the key is free again
+  private static final String RELEASE = """
+      DELETE FROM converge_idempotency_key
        WHERE tenant = ? AND idem_key = ? AND lease_owner = ? AND status = 'PROCESSING'
       """;
   private static final int MAX_ROUNDS = 5;
 
   private final DataSource dataSource;
-  private final Clock clock;
   private final Duration ttl;
   private final Duration lease;
 
-  KeyStore(DataSource dataSource, Clock clock, Duration ttl, Duration lease) {
+  KeyStore(DataSource dataSource, Duration ttl, Duration lease) {
     this.dataSource = dataSource;
-    this.clock = clock;
     this.ttl = ttl;
     this.lease = lease;
   }
 
   /**
-   * Claims {@code r}'s key or reports who holds it.
+   * Claims {@code r}'s key or reports who holds it. Expiry and leases are read with the database's clock.
    *
    * @throws IdempotencyException {@link IdempotencyProblem#STORE_UNAVAILABLE} when the database fails
    */
@@ -93,8 +92,7 @@ final class KeyStore {
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(true);
       for (int round = 0; round < MAX_ROUNDS; round++) {
-        Instant now = clock.instant();
-        if (insert(c, r, owner, now)) {
+        if (insert(c, r, owner)) {
           return new Claimed(owner, false);
         }
         try (PreparedStatement ps = c.prepareStatement(READ)) {
@@ -104,9 +102,9 @@ final class KeyStore {
             if (!rs.next()) {
               continue; // purged between the insert and the read: claim again
             }
-            boolean expired = !rs.getTimestamp("expires_at").toInstant().isAfter(now);
+            boolean expired = rs.getBoolean("expired");
             boolean processing = "PROCESSING".equals(rs.getString("status"));
-            boolean leaseOver = !rs.getTimestamp("leased_until").toInstant().isAfter(now);
+            boolean leaseOver = rs.getBoolean("lease_over");
             UUID previous = (UUID) rs.getObject("lease_owner");
             if (!expired && !rs.getString("fingerprint").equals(r.fingerprint())) {
               return new Mismatch();
@@ -116,10 +114,9 @@ final class KeyStore {
                   HeaderCodec.decode(rs.getString("response_headers")), rs.getBytes("response_body")));
             }
             if (!expired && !leaseOver) {
-              Duration elapsed = Duration.between(rs.getTimestamp("claimed_at").toInstant(), now);
-              return new Busy(Duration.ofMillis(rs.getLong("expected_ms")).minus(elapsed));
+              return new Busy(Duration.ofMillis(rs.getLong("expected_ms") - rs.getLong("elapsed_ms")));
             }
-            if (takeOver(c, r, owner, previous, now)) {
+            if (takeOver(c, r, owner, previous)) {
               return new Claimed(owner, processing && !expired);
             }
           }
@@ -132,57 +129,37 @@ final class KeyStore {
     }
   }
 
-  private boolean insert(Connection c, Request r, UUID owner, Instant now) throws SQLException {
+  private boolean insert(Connection c, Request r, UUID owner) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(CLAIM)) {
-      bindClaim(ps, r, owner, now);
+      bindClaim(ps, r, owner);
       return ps.executeUpdate() == 1;
     }
   }
 
-  private boolean takeOver(Connection c, Request r, UUID owner, UUID previous, Instant now) throws SQLException {
+  private boolean takeOver(Connection c, Request r, UUID owner, UUID previous) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(TAKE_OVER)) {
-      bindClaim(ps, r, owner, now);
-      ps.setObject(11, previous);
-      ps.setTimestamp(12, Timestamp.from(now));
-      ps.setTimestamp(13, Timestamp.from(now));
+      bindClaim(ps, r, owner);
+      ps.setObject(10, previous);
       return ps.executeUpdate() == 1;
     }
   }
 
-  /** Parameters 1-10, in the same order in {@link #CLAIM} and {@link #TAKE_OVER}. */
-  private void bindClaim(PreparedStatement ps, Request r, UUID owner, Instant now) throws SQLException {
+  /** Parameters 1-9, in the same order in {@link #CLAIM} and {@link #TAKE_OVER}. */
+  private void bindClaim(PreparedStatement ps, Request r, UUID owner) throws SQLException {
     ps.setString(1, r.fingerprint());
     // method and path are for people reading the table (the fingerprint covers them in full): cut to the columns
     ps.setString(2, cut(r.method(), 16));
     ps.setString(3, cut(r.path(), 2048));
     ps.setObject(4, owner);
-    ps.setTimestamp(5, Timestamp.from(now.plus(lease)));
+    ps.setLong(5, lease.toMillis());
     ps.setLong(6, r.expected().toMillis());
-    ps.setTimestamp(7, Timestamp.from(now));
-    ps.setTimestamp(8, Timestamp.from(now.plus(ttl)));
-    ps.setString(9, r.tenant());
-    ps.setString(10, r.key());
+    ps.setLong(7, ttl.toMillis());
+    ps.setString(8, r.tenant());
+    ps.setString(9, r.key());
   }
 
   private static String cut(String s, int max) {
     return s.length() <= max ? s : s.substring(0, max);
-  }
-
-  /**
-   * Extends the lease of {@code owner}'s claim to now + lease, while its handler runs.
-   *
-   * @return false when the claim is no longer {@code owner}'s
-   * @throws SQLException when the database fails (the next heartbeat tries again)
-   */
-  boolean renew(String tenant, String key, UUID owner) throws SQLException {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(RENEW)) {
-      c.setAutoCommit(true);
-      ps.setTimestamp(1, Timestamp.from(clock.instant().plus(lease)));
-      ps.setString(2, tenant);
-      ps.setString(3, key);
-      ps.setObject(4, owner);
-      return ps.executeUpdate() == 1;
-    }
   }
 
   /**
@@ -194,17 +171,32 @@ final class KeyStore {
   boolean complete(String tenant, String key, UUID owner, StoredResponse response) {
     try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(COMPLETE)) {
       c.setAutoCommit(true);
-      ps.setTimestamp(1, Timestamp.from(clock.instant()));
-      ps.setInt(2, response.status());
-      ps.setString(3, HeaderCodec.encode(response.headers()));
-      ps.setBytes(4, response.body());
-      ps.setString(5, tenant);
-      ps.setString(6, key);
-      ps.setObject(7, owner);
+      ps.setInt(1, response.status());
+      ps.setString(2, HeaderCodec.encode(response.headers()));
+      ps.setBytes(3, response.body());
+      ps.setString(4, tenant);
+      ps.setString(5, key);
+      ps.setObject(6, owner);
       return ps.executeUpdate() == 1;
     } catch (SQLException e) {
       throw new IdempotencyException(IdempotencyProblem.STORE_UNAVAILABLE, "Could not store the response of Idempotency-Key '"
           + key + "' of tenant '" + tenant + "': " + e.getMessage(), tenant, key, e);
+    }
+  }
+
+  /**
+   * Deletes {@code owner}'s claim, so that a retry with the key runs the handler.
+   *
+   * @return false when the claim is no longer {@code owner}'s
+   * @throws SQLException when the database fails (the claim then waits for its lease to end)
+   */
+  boolean release(String tenant, String key, UUID owner) throws SQLException {
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(RELEASE)) {
+      c.setAutoCommit(true);
+      ps.setString(1, tenant);
+      ps.setString(2, key);
+      ps.setObject(3, owner);
+      return ps.executeUpdate() == 1;
     }
   }
 }

@@ -10,7 +10,8 @@ import java.util.regex.Pattern;
  */
 final class PathPattern {
 
-  private static final Pattern ANY_SEGMENT = Pattern.compile("[^/]+");
+  // a segment is already split off: whatever it holds (a decoded %2F or %0A too) is one segment
+  private static final Pattern ANY_SEGMENT = Pattern.compile(".+", Pattern.DOTALL);
   /** The marker of {@code **}. */
   private static final Pattern ANY_SEGMENTS = Pattern.compile("**", Pattern.LITERAL);
 
@@ -23,7 +24,7 @@ final class PathPattern {
 
   static PathPattern compile(String pattern) {
     List<Pattern> segments = new ArrayList<>();
-    for (String s : split(pattern)) {
+    for (String s : RequestPaths.split(pattern)) {
       if (s.equals("**")) {
         segments.add(ANY_SEGMENTS);
       } else if (s.equals("*") || (s.startsWith("{") && s.endsWith("}"))) {
@@ -32,18 +33,23 @@ final class PathPattern {
         StringBuilder regex = new StringBuilder();
         for (String part : s.split("\\*", -1)) {
           if (!regex.isEmpty()) {
-            regex.append("[^/]*");
+            regex.append(".*");
           }
           regex.append(Pattern.quote(part));
         }
-        segments.add(Pattern.compile(regex.toString()));
+        segments.add(Pattern.compile(regex.toString(), Pattern.DOTALL));
       }
     }
     return new PathPattern(List.copyOf(segments));
   }
 
   boolean matches(String path) {
-    return matches(0, split(path), 0);
+    return matches(0, RequestPaths.split(path), 0);
+  }
+
+  /** Matches a path already split into segments (none empty). */
+  boolean matches(List<String> segments) {
+    return matches(0, segments, 0);
   }
 
   private boolean matches(int i, List<String> path, int j) {
@@ -60,15 +66,5 @@ final class PathPattern {
       return false;
     }
     return j < path.size() && p.matcher(path.get(j)).matches() && matches(i + 1, path, j + 1);
-  }
-
-  private static List<String> split(String path) {
-    List<String> out = new ArrayList<>();
-    for (String s : path.split("/")) {
-      if (!s.isEmpty()) {
-        out.add(s);
-      }
-    }
-    return out;
   }
 }

@@ -14,8 +14,8 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Reads a request's body once and fingerprints it: SHA-256 over the method, the path, the query
- * string (parameters sorted) and the canonical body. JSON bodies ({@code application/json}, {@code application/*+json}) are
+ * Reads a request's body once and fingerprints it: SHA-256 over the method, the canonical path, the
+ * query string (parameters sorted) and the canonical body, each field length-prefixed. JSON bodies ({@code application/json}, {@code application/*+json}) are
  * canonicalised; form bodies are their parameters sorted by name; anything else is hashed as sent.
  */
 final class RequestReader {
@@ -31,27 +31,27 @@ final class RequestReader {
       // the container parses the form from the stream: read it through the parameters, leave the stream alone
       StringBuilder form = new StringBuilder();
       for (Map.Entry<String, String[]> p : new TreeMap<>(request.getParameterMap()).entrySet()) {
-        form.append(p.getKey());
         for (String v : p.getValue()) {
-          form.append('\0').append(v);
+          field(form, p.getKey());
+          field(form, v);
         }
-        form.append('\n');
       }
-      return new Read(new BufferedRequest(request, null), fingerprint(request.getMethod(), path, "form", form.toString().getBytes(StandardCharsets.UTF_8)));
+      // a form's parameters include the query's
+      return new Read(new BufferedRequest(request, null), fingerprint(request.getMethod(), path, "", "form",
+          form.toString().getBytes(StandardCharsets.UTF_8)));
     }
-    // the query string is part of the request (a form's parameters above already include it)
-    path = path + canonicalQuery(request.getQueryString());
     byte[] body = body(request, maxBodyBytes);
     String media = contentType.split(";", 2)[0].trim();
     boolean isJson = media.equals("application/json") || (media.startsWith("application/") && media.endsWith("+json"));
     byte[] canonical = isJson && body.length > 0 ? json.canonicalize(body) : body;
-    return new Read(new BufferedRequest(request, body), fingerprint(request.getMethod(), path, isJson ? "json" : "raw", canonical));
+    return new Read(new BufferedRequest(request, body), fingerprint(request.getMethod(), path,
+        canonicalQuery(request.getQueryString()), isJson ? "json" : "raw", canonical));
   }
 
   /**
-   * {@code ?} and the query's parameters decoded and sorted by name (values of one name in their order),
-   * so {@code ?b=2&a=1} and {@code ?a=1&b=%32} are one request; empty when there is no query, which keeps
-   * the fingerprints of query-less requests as they were.
+   * The query's parameters decoded and sorted by name (values of one name in their order), each name and
+   * value length-prefixed, so {@code ?b=2&a=1} and {@code ?a=1&b=%32} are one request and no decoded
+   * {@code %00} or {@code %0A} can pass for a separator; empty when there is no query.
    */
   static String canonicalQuery(String query) {
     if (query == null || query.isEmpty()) {
@@ -67,15 +67,18 @@ final class RequestReader {
       String value = eq < 0 ? "" : part.substring(eq + 1);
       params.add(new String[] {decode(name), decode(value)});
     }
-    if (params.isEmpty()) {
-      return "";
-    }
     params.sort(java.util.Comparator.comparing(p -> p[0])); // stable: a name's values keep their order
-    StringBuilder out = new StringBuilder("?");
+    StringBuilder out = new StringBuilder();
     for (String[] p : params) {
-      out.append(p[0]).append('\0').append(p[1]).append('\n');
+      field(out, p[0]);
+      field(out, p[1]);
     }
     return out.toString();
+  }
+
+  /** {@code <length>:<text>}: a netstring, which no content can forge. */
+  private static void field(StringBuilder out, String text) {
+    out.append(text.length()).append(':').append(text);
   }
 
   private static String decode(String s) {
@@ -105,14 +108,26 @@ final class RequestReader {
         "The request body is larger than " + max + " bytes, the most an Idempotency-Key endpoint accepts");
   }
 
-  static String fingerprint(String method, String path, String kind, byte[] canonical) {
+  /**
+   * SHA-256 over the method, the canonical path, the canonical query, the body's kind and the canonical
+   * body, each preceded by its length: two different requests never hash the same input, whatever bytes
+   * their decoded paths, parameters or bodies hold.
+   */
+  static String fingerprint(String method, String path, String query, String kind, byte[] canonical) {
     try {
       MessageDigest sha = MessageDigest.getInstance("SHA-256");
-      sha.update((method + '\n' + path + '\n' + kind + '\n').getBytes(StandardCharsets.UTF_8));
-      sha.update(canonical);
+      for (String field : new String[] {method, path, query, kind}) {
+        update(sha, field.getBytes(StandardCharsets.UTF_8));
+      }
+      update(sha, canonical);
       return HexFormat.of().formatHex(sha.digest());
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("every Java platform has SHA-256", e);
     }
+  }
+
+  private static void update(MessageDigest sha, byte[] field) {
+    sha.update(java.nio.ByteBuffer.allocate(Integer.BYTES).putInt(field.length).array());
+    sha.update(field);
   }
 }

@@ -9,8 +9,10 @@ import java.util.List;
 /** An endpoint compiled: its path pattern and its fingerprint's canonicaliser. Immutable. */
 record Rule(IdempotentEndpoint endpoint, PathPattern pattern, JsonCanonicalizer canonicalizer) {
 
-  boolean matches(String method, String path) {
-    return (endpoint.method().equals("*") || endpoint.method().equals(method)) && pattern.matches(path);
+  /** Whether {@code method} and either the container's {@code path} or Spring MVC's {@code segments} (nullable) match. */
+  boolean matches(String method, String path, List<String> segments) {
+    return (endpoint.method().equals("*") || endpoint.method().equals(method))
+        && (pattern.matches(path) || (segments != null && pattern.matches(segments)));
   }
 
   /**

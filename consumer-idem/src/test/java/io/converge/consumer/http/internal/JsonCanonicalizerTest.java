@@ -88,6 +88,51 @@ class JsonCanonicalizerTest {
         .hasMessageContaining("nested deeper than 64");
   }
 
+  /** Issue 13.11: a 300,000-digit number cost 35 s of CPU in BigDecimal before its 400. */
+  @Test
+  void aNumberLongerThanJacksonsLimitIsRefusedBeforeItIsParsed() {
+    String bomb = "{\"amount\":" + "9".repeat(300_000) + "}";
+    assertThatThrownBy(() -> plain.canonicalize(bomb.getBytes(StandardCharsets.UTF_8)))
+        .isInstanceOfSatisfying(IdempotencyException.class,
+            e -> assertThat(e.problem()).isEqualTo(IdempotencyProblem.BODY_INVALID))
+        .hasMessageContaining("offset 10: number longer than 1000 characters (300000)");
+    String fraction = "[0." + "1".repeat(200_000) + "e5]";
+    assertThatThrownBy(() -> plain.canonicalize(fraction.getBytes(StandardCharsets.UTF_8)))
+        .isInstanceOf(IdempotencyException.class).hasMessageContaining("number longer than 1000 characters");
+    // the longest accepted number still means its value
+    String longest = "1" + "0".repeat(999);
+    assertThat(canon(plain, "[" + longest + "]")).isEqualTo("[1e999]");
+    // huge exponents cost nothing (no plain expansion) and a value out of BigDecimal's range is refused
+    assertThat(canon(plain, "[1e1000000000]")).isEqualTo("[1e1000000000]");
+    assertThatThrownBy(() -> plain.canonicalize("[1e-2147483649]".getBytes(StandardCharsets.UTF_8)))
+        .isInstanceOf(IdempotencyException.class).hasMessageContaining("number out of range");
+  }
+
+  /** Issue 13.11: a member named NUL + "x" was taken for a removed member and dropped from the fingerprint. */
+  @Test
+  void memberNamesWithNulAreKeptAndDistinct() {
+    assertThat(canon(plain, "{\"\\u0000amount\":5}")).isNotEqualTo(canon(plain, "{\"\\u0000amount\":6}"))
+        .isEqualTo("{\"\\u0000amount\":5e0}");
+    JsonCanonicalizer ts = new JsonCanonicalizer(List.of("ts"));
+    // a real member named NUL + "ts" next to the ignored "ts": neither a duplicate nor dropped
+    assertThat(canon(ts, "{\"\\u0000ts\":1,\"ts\":2}")).isEqualTo("{\"\\u0000ts\":1e0}");
+    assertThat(canon(ts, "{\"ts\":2,\"\\u0000ts\":1}")).isEqualTo("{\"\\u0000ts\":1e0}");
+  }
+
+  /** Issue 13.11: lone surrogates all became ? in UTF-8, so U+D800, U+DBFF and ? fingerprinted alike. */
+  @Test
+  void loneSurrogatesStayDistinct() {
+    String a = canon(plain, "{\"\\ud800\":1}");
+    String b = canon(plain, "{\"\\udbff\":1}");
+    String q = canon(plain, "{\"?\":1}");
+    assertThat(a).isNotEqualTo(b).isNotEqualTo(q).isEqualTo("{\"\\ud800\":1e0}");
+    assertThat(canon(plain, "[\"\\udc00x\"]")).isNotEqualTo(canon(plain, "[\"\\udc01x\"]"));
+    // a valid pair is one character, however it is written
+    assertThat(canon(plain, "[\"\\ud83d\\ude00\"]")).isEqualTo(canon(plain, "[\"\uD83D\uDE00\"]"));
+    // and a literal backslash-u text is not an escape
+    assertThat(canon(plain, "[\"\\\\ud800\"]")).isNotEqualTo(canon(plain, "[\"\\ud800\"]"));
+  }
+
   @Test
   void badIgnoredFieldPathIsRefusedQuotingIt() {
     assertThatThrownBy(() -> new JsonCanonicalizer(List.of("a..b")))

@@ -34,4 +34,14 @@ class PathPatternTest {
     assertThat(PathPattern.compile("/files/*.json").matches("/files/ajson")).isFalse();
     assertThat(PathPattern.compile("/v1.0/pay").matches("/v1x0/pay")).isFalse();
   }
+
+  @Test
+  void aDecodedSegmentIsOneSegmentWhateverItHolds() {
+    PathPattern p = PathPattern.compile("/orders/{id}/refunds");
+    assertThat(p.matches(java.util.List.of("orders", "a/b", "refunds"))).isTrue();
+    assertThat(p.matches(java.util.List.of("orders", "\n", "refunds"))).isTrue();
+    assertThat(p.matches(java.util.List.of("orders", "..", "refunds"))).isTrue();
+    assertThat(PathPattern.compile("/ord*").matches(java.util.List.of("ord\ners"))).isTrue();
+    assertThat(p.matches(java.util.List.of("orders", "refunds"))).isFalse();
+  }
 }

@@ -1,0 +1,157 @@
+package io.converge.consumer.http.internal;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Renews the leases of the running handlers of one filter, every third of the lease, all in one
+ * {@code UPDATE} with the database's clock ({@code leased_until = now() + lease}). It holds one connection
+ * of its own for the filter's life, taken at the first claim: renewals never queue behind the application's
+ * requests for a pooled connection, so a saturated pool cannot let a live handler's lease expire (issue
+ * 13.8). A broken connection is replaced at the next renewal. Thread-safe.
+ */
+final class LeaseKeeper implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(LeaseKeeper.class);
+
+  private static final String RENEW = """
+      UPDATE converge_idempotency_key k SET leased_until = now() + ? * interval '1 millisecond'
+        FROM unnest(?::varchar[], ?::varchar[], ?::uuid[]) AS l(tenant, idem_key, lease_owner)
+       WHERE k.tenant = l.tenant AND k.idem_key = l.idem_key AND k.lease_owner = l.lease_owner
+         AND k.status = 'PROCESSING'
+      RETURNING k.lease_owner
+      """;
+
+  /** A running handler's claim. */
+  record Claim(String tenant, String key, UUID owner) {}
+
+  private final DataSource dataSource;
+  private final Duration lease;
+  private final Map<UUID, Claim> live = new ConcurrentHashMap<>();
+  private final ScheduledExecutorService timer;
+  private final java.util.concurrent.atomic.AtomicBoolean started = new java.util.concurrent.atomic.AtomicBoolean();
+  /** Written under {@code this}. */
+  private volatile Connection connection;
+
+  LeaseKeeper(DataSource dataSource, Duration lease) {
+    this.dataSource = dataSource;
+    this.lease = lease;
+    this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "converge-idempotency-lease");
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  /** Keeps {@code claim}'s lease until {@link #stop}; reserves the keeper's connection if it has none yet. */
+  void keep(Claim claim) {
+    live.put(claim.owner(), claim);
+    if (started.compareAndSet(false, true)) {
+      // the thread starts with the first claim: a filter that never claims holds neither thread nor connection
+      long every = Math.max(100, lease.toMillis() / 3);
+      timer.scheduleWithFixedDelay(this::renewAll, every, every, TimeUnit.MILLISECONDS);
+    }
+    if (connection != null) {
+      return;
+    }
+    synchronized (this) {
+      if (connection == null) {
+        try {
+          connection = open();
+        } catch (SQLException e) {
+          log.warn("The lease keeper could not reserve its connection ({}); retrying at the next renewal", e.toString());
+        }
+      }
+    }
+  }
+
+  /** Stops renewing {@code owner}'s lease. */
+  void stop(UUID owner) {
+    live.remove(owner);
+  }
+
+  private Connection open() throws SQLException {
+    Connection c = dataSource.getConnection();
+    c.setAutoCommit(true);
+    return c;
+  }
+
+  synchronized void renewAll() {
+    List<Claim> claims = new ArrayList<>(live.values());
+    if (claims.isEmpty()) {
+      return;
+    }
+    for (int attempt = 0; attempt < 2; attempt++) {
+      try {
+        if (connection == null) {
+          connection = open();
+        }
+        Set<UUID> renewed = renew(connection, claims);
+        for (Claim c : claims) {
+          if (!renewed.contains(c.owner()) && live.remove(c.owner()) != null) {
+            log.warn("Idempotency-Key '{}' of tenant '{}': the claim of its running handler was taken over", c.key(),
+                c.tenant());
+          }
+        }
+        return;
+      } catch (SQLException | RuntimeException e) {
+        closeConnection();
+        if (attempt == 1) {
+          log.warn("{} Idempotency-Key leases could not be renewed ({}); retrying", claims.size(), e.toString());
+        }
+      }
+    }
+  }
+
+  private Set<UUID> renew(Connection c, List<Claim> claims) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(RENEW)) {
+      ps.setLong(1, lease.toMillis());
+      ps.setArray(2, c.createArrayOf("varchar", claims.stream().map(Claim::tenant).toArray()));
+      ps.setArray(3, c.createArrayOf("varchar", claims.stream().map(Claim::key).toArray()));
+      ps.setArray(4, c.createArrayOf("uuid", claims.stream().map(Claim::owner).toArray()));
+      Set<UUID> renewed = new HashSet<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          renewed.add((UUID) rs.getObject(1));
+        }
+      }
+      return renewed;
+    }
+  }
+
+  private void closeConnection() {
+    if (connection != null) {
+      try {
+        connection.close();
+      } catch (SQLException e) {
+        log.debug("Closing the lease keeper's connection failed: {}", e.toString());
+      }
+      connection = null;
+    }
+  }
+
+  /** Stops the renewals and gives the connection back. */
+  @Override
+  public void close() {
+    timer.shutdownNow();
+    synchronized (this) {
+      closeConnection();
+    }
+  }
+}

@@ -1,0 +1,125 @@
+package io.converge.consumer.spring;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.converge.broker.postgres.PostgresExtension;
+import io.converge.broker.rocketmq.EmbeddedRocketMQ;
+import io.converge.broker.rocketmq.RecordingConsumer;
+import io.converge.broker.rocketmq.RocketMQExtension;
+import io.converge.consumer.FailureKind;
+import io.converge.consumer.FailurePolicy;
+import io.converge.consumer.IdempotentHandler;
+import io.converge.consumer.outage.CountingMetrics;
+import io.converge.consumer.rocketmq.RocketMQIdempotentConsumer;
+import io.converge.producer.Envelope;
+import io.converge.producer.MessageIds;
+import io.converge.producer.OutgoingMessage;
+import io.converge.producer.TxnProducer;
+import io.converge.producer.rocketmq.RocketMQBackend;
+import io.converge.producer.schema.Migrations;
+import io.converge.producer.spring.TransactionalPublisher;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.common.message.Message;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+
+/**
+ * Issue 19.1 (b): the broker a handler publishes to (a RocketMQ of the test's own) is stopped for as
+ * long as the failure policy's three attempts would take, then started again on the same store. The
+ * handler's messages, arriving on the shared broker meanwhile, are each processed once after the outage
+ * and their own messages delivered; nothing is parked or ticketed.
+ */
+@ExtendWith({RocketMQExtension.class, PostgresExtension.class})
+class BrokerOutageConsumerIT {
+
+  private static final Duration MAX_OUTAGE = Duration.ofSeconds(20);
+
+  @Test
+  void aHandlerWhosePublishMeetsAStoppedBrokerWaitsAndRunsOnceAfterIt(EmbeddedRocketMQ input, DataSource ds) throws Exception {
+    Migrations.apply(ds, "consumer");
+    Migrations.apply(ds, "producer");
+    JdbcTemplate jdbc = new JdbcTemplate(ds);
+    jdbc.execute("CREATE TABLE IF NOT EXISTS outage_ledger (message_id text NOT NULL)");
+    String inTopic = RocketMQExtension.uniqueTopic("brout-in");
+    String outTopic = RocketMQExtension.uniqueTopic("brout-out");
+    String group = RocketMQExtension.uniqueTopic("brout-group");
+    input.createTopic(inTopic);
+    CountingMetrics metrics = new CountingMetrics();
+    try (EmbeddedRocketMQ output = EmbeddedRocketMQ.builder().brokerName("outage-out").build().start()) {
+      output.createTopic(outTopic);
+      try (TxnProducer txn = TxnProducer.builder().group(RocketMQExtension.uniqueTopic("brout-txn")).dataSource(ds)
+              .backend(RocketMQBackend.nameServer(output.nameServerAddress()).sendTimeout(Duration.ofSeconds(2)))
+              .topics(outTopic).build();
+          RecordingConsumer published = RecordingConsumer.start(output, outTopic)) {
+        TransactionalPublisher publisher = new TransactionalPublisher(txn, ds);
+        IdempotentHandler handler = IdempotentHandler.builder().group(group).metrics(metrics)
+            .transactions(new SpringTransactionRunner(new DataSourceTransactionManager(ds), ds))
+            .policy(FailurePolicy.defaults().withMaxAttempts(3).withBackoff(Duration.ofMillis(100), Duration.ofMillis(200))
+                .withMaxOutageBackoff(Duration.ofSeconds(1)))
+            .handler((c, m) -> {
+              jdbc.update("INSERT INTO outage_ledger VALUES (?)", m.envelopeMessageId());
+              publisher.publish(OutgoingMessage.builder(outTopic).id(MessageIds.shared().next())
+                  .header("cause", m.envelopeMessageId()).payload("done".getBytes(UTF_8)).build());
+            }).build();
+        DefaultMQProducer producer = new DefaultMQProducer(RocketMQExtension.uniqueTopic("brout-producer"));
+        producer.setNamesrvAddr(input.nameServerAddress());
+        producer.setInstanceName(UUID.randomUUID().toString());
+        producer.start();
+        List<String> ids = new ArrayList<>();
+        try (RocketMQIdempotentConsumer consumer = RocketMQIdempotentConsumer.builder()
+            .nameServer(input.nameServerAddress()).topic(inTopic).handler(handler).consumeThreads(2).start()) {
+          ids.add(send(producer, inTopic));
+          published.await(m -> ids.get(0).equals(m.getUserProperty("cause")), 1, Duration.ofSeconds(60));
+
+          output.stopBroker();
+          long stoppedAt = System.nanoTime();
+          try {
+            for (int i = 0; i < 5; i++) {
+              ids.add(send(producer, inTopic));
+            }
+            // with main's behaviour both consumer threads would have used up their 3 attempts by now
+            await().atMost(MAX_OUTAGE).until(() -> metrics.failures() >= 6);
+          } finally {
+            output.startBroker();
+          }
+          assertThat(Duration.ofNanos(System.nanoTime() - stoppedAt)).isLessThanOrEqualTo(MAX_OUTAGE.plusSeconds(10));
+
+          await().atMost(Duration.ofSeconds(90)).until(() -> jdbc.queryForObject(
+              "SELECT count(*) FROM converge_dedup WHERE consumer_group = ?", Long.class, group) == ids.size());
+          assertThat(jdbc.queryForList("SELECT DISTINCT outcome FROM converge_dedup WHERE consumer_group = ?",
+              String.class, group)).containsExactly("PROCESSED");
+          assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_dlq WHERE consumer_group = ?", Long.class, group))
+              .as("parked messages").isZero();
+          assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_ticket WHERE consumer_group = ?", Long.class, group))
+              .as("tickets").isZero();
+          for (String id : ids) {
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM outage_ledger WHERE message_id = ?", Long.class, id))
+                .as("effects of " + id).isEqualTo(1);
+            published.await(m -> id.equals(m.getUserProperty("cause")), 1, Duration.ofSeconds(60));
+          }
+          assertThat(metrics.failures(FailureKind.UNAVAILABLE)).isGreaterThanOrEqualTo(6);
+          assertThat(metrics.failures(FailureKind.TECHNICAL)).isZero();
+        } finally {
+          producer.shutdown();
+        }
+      }
+    }
+  }
+
+  private static String send(DefaultMQProducer producer, String topic) throws Exception {
+    String id = UUID.randomUUID().toString();
+    Message m = new Message(topic, ("{\"id\":\"" + id + "\"}").getBytes(UTF_8));
+    m.putUserProperty(Envelope.MESSAGE_ID, id);
+    producer.send(m);
+    return id;
+  }
+}

@@ -1,0 +1,37 @@
+package io.converge.consumer.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
+
+/** The outage settings of {@code converge.consumer.*}: defaults, binding, validation naming the property. */
+class ConsumerPropertiesTest {
+
+  private static ConsumerProperties bind(Map<String, String> values) {
+    return new Binder(new MapConfigurationPropertySource(values)).bindOrCreate("converge.consumer", ConsumerProperties.class);
+  }
+
+  @Test
+  void outageSettingsDefaultToThirtySecondsAndADay() {
+    ConsumerProperties p = bind(Map.of("converge.consumer.policies.payments.max-attempts", "5"));
+    assertThat(p.policy("payments").maxOutageBackoff()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(p.policy("unknown").maxOutageBackoff()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(p.rocketmq().consumeTimeout()).isEqualTo(Duration.ofHours(24));
+  }
+
+  @Test
+  void outageSettingsBindAndAreValidated() {
+    ConsumerProperties p = bind(Map.of("converge.consumer.policies.payments.max-outage-backoff", "5s",
+        "converge.consumer.rocketmq.consume-timeout", "2h", "converge.consumer.policies.bad.max-outage-backoff", "1ms"));
+    assertThat(p.policy("payments").maxOutageBackoff()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(p.rocketmq().consumeTimeout()).isEqualTo(Duration.ofHours(2));
+    assertThatThrownBy(() -> p.policy("bad")).isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("converge.consumer.policies.bad: policy.maxOutageBackoff must be between initialBackoff (PT0.2S) and 1h,"
+            + " but was PT0.001S");
+  }
+}

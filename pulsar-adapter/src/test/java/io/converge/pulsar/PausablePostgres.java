@@ -1,0 +1,89 @@
+package io.converge.pulsar;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.converge.broker.postgres.ConvergePostgres;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * A second embedded PostgreSQL of the test's own, which the test freezes (SIGSTOP of the postmaster and
+ * its backends: connections hang, new ones time out) and thaws again: a database outage without
+ * losing the server's state. (A copy of consumer-idem's test helper of the same name.)
+ */
+final class PausablePostgres implements AutoCloseable {
+
+
+  private final Path dataDir;
+  private final ConvergePostgres server;
+  private final List<Long> frozen = new ArrayList<>();
+
+  private PausablePostgres(Path dataDir, ConvergePostgres server) {
+    this.dataDir = dataDir;
+    this.server = server;
+  }
+
+  /** Starts a new server on a free port with a data directory of its own. */
+  public static PausablePostgres start() throws IOException {
+    Path dir = Files.createTempDirectory("converge-pg-outage-");
+    return new PausablePostgres(dir, ConvergePostgres.embedded(ConvergePostgres.Durability.FAST, 0, dir));
+  }
+
+  /** A pool whose {@code getConnection} gives up after {@code connectionTimeoutMillis}. */
+  public HikariDataSource pool(long connectionTimeoutMillis) {
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(server.jdbcUrl());
+    config.setUsername(server.user());
+    config.setPassword(server.password());
+    config.setMaximumPoolSize(4);
+    config.setConnectionTimeout(connectionTimeoutMillis);
+    config.setValidationTimeout(Math.max(250, connectionTimeoutMillis / 2));
+    config.setPoolName("outage-" + server.jdbcUrl().hashCode());
+    return new HikariDataSource(config);
+  }
+
+  /** Stops (SIGSTOP) the postmaster and all its backends. */
+  public synchronized void freeze() throws IOException, InterruptedException {
+    long postmaster = Long.parseLong(Files.readAllLines(dataDir.resolve("postmaster.pid")).get(0).trim());
+    ProcessHandle pm = ProcessHandle.of(postmaster).orElseThrow(() -> new IllegalStateException("no postmaster " + postmaster));
+    frozen.clear();
+    frozen.add(pm.pid());
+    pm.descendants().forEach(p -> frozen.add(p.pid()));
+    signal("-STOP", frozen);
+  }
+
+  /** Continues (SIGCONT) what {@link #freeze()} stopped. Idempotent. */
+  public synchronized void thaw() throws IOException, InterruptedException {
+    if (!frozen.isEmpty()) {
+      signal("-CONT", frozen);
+      frozen.clear();
+    }
+  }
+
+  private static void signal(String signal, List<Long> pids) throws IOException, InterruptedException {
+    List<String> command = new ArrayList<>(List.of("kill", signal));
+    pids.forEach(p -> command.add(Long.toString(p)));
+    Process kill = new ProcessBuilder(command).inheritIO().start();
+    if (kill.waitFor() != 0) {
+      throw new IllegalStateException(command + " failed with exit code " + kill.exitValue());
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    try {
+      thaw();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    server.close();
+    try (Stream<Path> files = Files.walk(dataDir)) {
+      files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    }
+  }
+}

@@ -1,0 +1,319 @@
+package io.converge.pulsar.internal;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.broker.pulsar.EmbeddedPulsar;
+import io.converge.broker.pulsar.PulsarExtension;
+import io.converge.producer.Envelope;
+import io.converge.producer.InvalidMessageException;
+import io.converge.producer.MessageIds;
+import io.converge.producer.OutgoingMessage;
+import io.converge.producer.schema.Migrations;
+import io.converge.producer.spi.BackendContext;
+import io.converge.producer.spi.BackendTransaction;
+import io.converge.producer.spi.ProducerMetrics;
+import io.converge.producer.spi.TxnLog;
+import io.converge.pulsar.PulsarTxns;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.concurrent.TimeUnit;
+import org.apache.pulsar.client.api.transaction.Transaction;
+import org.apache.pulsar.client.api.transaction.TxnID;
+import java.sql.Savepoint;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import javax.sql.DataSource;
+import org.apache.pulsar.client.api.Consumer;
+import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.SubscriptionInitialPosition;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The Pulsar backend driven through its SPI, as {@code DefaultTxnProducer} drives it, against the embedded
+ * Pulsar and PostgreSQL: savepoint rollback (issue 13.1); recovery that parks what Pulsar refuses without
+ * blocking the rest, and claims each transaction for one instance (issue 13.6).
+ */
+@ExtendWith(PulsarExtension.class)
+class PulsarTxnBackendIT {
+
+  private DataSource db;
+
+  @BeforeEach
+  void schema() {
+    db = ConvergePostgres.shared().newSchema("pulsarbk");
+    Migrations.apply(db, "producer");
+    Migrations.apply(db, "pulsar");
+  }
+
+  private BackendContext context(String group) {
+    return new BackendContext(group, db, new TxnLog(db), Duration.ofSeconds(10), List.of(), ProducerMetrics.NONE,
+        Clock.systemUTC());
+  }
+
+  private static PulsarSettings settings(EmbeddedPulsar pulsar) {
+    return new PulsarSettings(pulsar.serviceUrl(), Duration.ofSeconds(15), Duration.ofSeconds(5), Duration.ofSeconds(3),
+        Duration.ofMillis(300), null, 3);
+  }
+
+  /** A fresh short topic name (Converge's topic names have no scheme; Pulsar reads them as public/default). */
+  private static String topic(String prefix) {
+    String full = PulsarExtension.uniqueTopic(prefix);
+    return full.substring(full.lastIndexOf('/') + 1);
+  }
+
+  private static OutgoingMessage message(String topic, String id) {
+    return OutgoingMessage.builder(topic).id(id).key("k").header("h", id).payload(id.getBytes(UTF_8)).build();
+  }
+
+  @Test
+  void messagesPublishedAfterARolledBackSavepointAreNeverDelivered(EmbeddedPulsar pulsar) throws Exception {
+    String topic = topic("savepoint");
+    String a = MessageIds.shared().next();
+    String b = MessageIds.shared().next();
+    String c = MessageIds.shared().next();
+    String d = MessageIds.shared().next();
+    String e = MessageIds.shared().next();
+    String marker = MessageIds.shared().next();
+    try (Received received = new Received(pulsar, topic);
+        PulsarTxnBackend backend = new PulsarTxnBackend(context("g-" + UUID.randomUUID()), settings(pulsar))) {
+      // A, savepoint, B, rollback to the savepoint, C, commit: A and C, never B
+      unit(backend, tx -> {
+        tx.publish(message(topic, a));
+        tx.savepoint();
+        tx.publish(message(topic, b));
+        tx.rollbackToSavepoint(1);
+        tx.publish(message(topic, c));
+      });
+      // everything published so far rolled back: D never, E alone
+      unit(backend, tx -> {
+        tx.savepoint();
+        tx.publish(message(topic, d));
+        tx.rollbackToSavepoint(0);
+        tx.publish(message(topic, e));
+      });
+      unit(backend, tx -> tx.publish(message(topic, marker)));
+      received.await(marker);
+      // the marker was committed last: anything of the first two units would have come before it; wait a little more
+      Thread.sleep(2000);
+      assertThat(received.ids()).as("B and D were rolled back with their savepoints").containsExactly(a, c, e, marker);
+      assertThat(received.headers.get(1)).as("C's properties").isEqualTo(c);
+    }
+  }
+
+  @Test
+  void aSendPulsarRefusesIsAnInvalidMessageNotAnOutage(EmbeddedPulsar pulsar) throws Exception {
+    String dead = topic("send-terminated");
+    terminate(pulsar, dead);
+    String id = MessageIds.shared().next();
+    try (PulsarTxnBackend backend = new PulsarTxnBackend(context("g-" + UUID.randomUUID()), settings(pulsar));
+        Connection c = db.getConnection()) {
+      c.setAutoCommit(false);
+      BackendTransaction btx = backend.begin();
+      assertThatThrownBy(() -> btx.publish(message(dead, id), c))
+          .isExactlyInstanceOf(InvalidMessageException.class)
+          .hasMessageStartingWith("Pulsar refused message " + id + " on " + dead)
+          .hasMessageContaining("TopicTerminated")
+          .satisfies(e -> assertThat(((InvalidMessageException) e).messageId()).isEqualTo(id));
+      c.rollback();
+      btx.afterRollback();
+    }
+  }
+
+  @Test
+  void aTransactionPulsarRefusesIsParkedAfterItsAttemptsAndDoesNotBlockALaterOne(EmbeddedPulsar pulsar) throws Exception {
+    String dead = topic("rec-terminated");
+    String live = topic("rec-live");
+    terminate(pulsar, dead);
+    String group = "g-" + UUID.randomUUID();
+    String refused = MessageIds.shared().next();
+    String later = MessageIds.shared().next();
+    try (PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).enableTransaction(true).build();
+        Received received = new Received(pulsar, live)) {
+      // the older transaction's topic refuses every write; the later one's is fine
+      long[] first = loggedTimedOut(client, group, 20, message(dead, refused));
+      loggedTimedOut(client, group, 10, message(live, later));
+      SimpleMeterRegistry registry = new SimpleMeterRegistry();
+      try (PulsarTxnBackend backend = new PulsarTxnBackend(context(group), settings(pulsar).withMeterRegistry(registry))) {
+        received.await(later);
+        await().atMost(Duration.ofSeconds(30)).until(() -> PulsarTxns.on(db).parkedCount() == 1);
+        assertThat(PulsarTxns.on(db).parked(10)).singleElement().satisfies(p -> {
+          assertThat(p.id()).isEqualTo("(" + first[0] + "," + first[1] + ")");
+          assertThat(p.group()).isEqualTo(group);
+          assertThat(p.attempts()).isEqualTo(3);
+          assertThat(p.messages()).isEqualTo(1);
+          assertThat(p.reason()).startsWith("Pulsar refused message " + refused + " on " + dead).contains("TopicTerminated");
+        });
+        await().atMost(Duration.ofSeconds(10)).until(() -> registry.get("txn.pulsar.parked").gauge().value() == 1.0);
+        assertThat(registry.get("txn.pulsar.open").gauge().value()).as("the later one was confirmed").isZero();
+        assertThat(received.ids()).containsExactly(later);
+        assertThat(PulsarTxns.on(db).resume(first[0], first[1])).isTrue();
+        assertThat(PulsarTxns.on(db).resume(first[0], first[1])).as("resumed already").isFalse();
+      }
+    }
+  }
+
+  @Test
+  void twoInstancesRecoveringTheSameTimedOutTransactionsRepublishEachOnce(EmbeddedPulsar pulsar) throws Exception {
+    String topic = topic("rec-race");
+    String group = "g-" + UUID.randomUUID();
+    List<String> ids = new java.util.ArrayList<>();
+    try (PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).enableTransaction(true).build();
+        Received received = new Received(pulsar, topic)) {
+      for (int i = 0; i < 20; i++) {
+        String x = MessageIds.shared().next();
+        String y = MessageIds.shared().next();
+        loggedTimedOut(client, group, 30 - i, message(topic, x), message(topic, y));
+        ids.add(x);
+        ids.add(y);
+      }
+      PulsarSettings fast = settings(pulsar).withRecoveryInterval(Duration.ofMillis(100));
+      try (PulsarTxnBackend one = new PulsarTxnBackend(context(group), fast);
+          PulsarTxnBackend two = new PulsarTxnBackend(context(group), fast)) {
+        await().atMost(Duration.ofSeconds(60)).until(() -> received.ids().containsAll(ids));
+        await().atMost(Duration.ofSeconds(10)).until(() -> openRows() == 0);
+        Thread.sleep(2000);
+      }
+      assertThat(received.ids()).as("each timed-out transaction re-published by one instance").hasSize(ids.size())
+          .containsExactlyInAnyOrderElementsOf(ids);
+    }
+  }
+
+  /**
+   * Logs a unit of work that committed in the database {@code agoSeconds} ago and whose Pulsar transaction
+   * the broker aborted (its deadline passed): what recovery finds after the owner died before its commit.
+   */
+  private long[] loggedTimedOut(PulsarClient client, String group, int agoSeconds, OutgoingMessage... messages)
+      throws Exception {
+    Transaction txn = client.newTransaction().withTransactionTimeout(30, TimeUnit.SECONDS).build().get();
+    txn.abort().get();
+    TxnID id = txn.getTxnID();
+    List<PulsarTxnStore.Logged> logged = new java.util.ArrayList<>();
+    for (OutgoingMessage m : messages) {
+      logged.add(new PulsarTxnStore.Logged(m.id(), m.topic(), m.key(), m.envelope(group, System.currentTimeMillis()),
+          m.payload()));
+    }
+    try (Connection c = db.getConnection()) {
+      PulsarTxnStore.insertTxn(c, id.getMostSigBits(), id.getLeastSigBits(), group, Instant.now().minusSeconds(agoSeconds));
+      PulsarTxnStore.insertMessages(c, id.getMostSigBits(), id.getLeastSigBits(), logged);
+      try (PreparedStatement ps = c.prepareStatement(
+          "UPDATE converge_pulsar_txn SET created_at = now() - make_interval(secs => ?) WHERE txn_most = ? AND txn_least = ?")) {
+        ps.setInt(1, agoSeconds + 20);
+        ps.setLong(2, id.getMostSigBits());
+        ps.setLong(3, id.getLeastSigBits());
+        ps.executeUpdate();
+      }
+    }
+    return new long[] {id.getMostSigBits(), id.getLeastSigBits()};
+  }
+
+  private long openRows() throws Exception {
+    try (Connection c = db.getConnection(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT count(*) FROM converge_pulsar_txn")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  /** Creates {@code topic} and terminates it through the admin REST API: it refuses every producer for good. */
+  static void terminate(EmbeddedPulsar pulsar, String topic) throws Exception {
+    HttpClient http = HttpClient.newHttpClient();
+    String base = pulsar.httpUrl() + "/admin/v2/persistent/public/default/" + topic;
+    HttpResponse<String> created = http.send(HttpRequest.newBuilder(URI.create(base)).PUT(HttpRequest.BodyPublishers.noBody())
+        .build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(created.statusCode()).as("create %s: %s", topic, created.body()).isBetween(200, 299);
+    HttpResponse<String> terminated = http.send(HttpRequest.newBuilder(URI.create(base + "/terminate"))
+        .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(terminated.statusCode()).as("terminate %s: %s", topic, terminated.body()).isBetween(200, 299);
+  }
+
+  /** One unit of work on a fresh connection: the body, then the backend's commit sequence. */
+  private void unit(PulsarTxnBackend backend, Body body) throws Exception {
+    try (Connection c = db.getConnection()) {
+      c.setAutoCommit(false);
+      BackendTransaction btx = backend.begin();
+      body.run(new Unit(c, btx));
+      btx.beforeCommit(c);
+      c.commit();
+      btx.afterCommit();
+    }
+  }
+
+  private interface Body {
+    void run(Unit unit) throws Exception;
+  }
+
+  /** What {@code DefaultTxnProducer}'s context does: publish on the connection, savepoints on the connection. */
+  private static final class Unit {
+    private final Connection connection;
+    private final BackendTransaction btx;
+    private Savepoint savepoint;
+
+    Unit(Connection connection, BackendTransaction btx) {
+      this.connection = connection;
+      this.btx = btx;
+    }
+
+    void publish(OutgoingMessage m) throws Exception {
+      btx.publish(m, connection);
+    }
+
+    void savepoint() throws Exception {
+      savepoint = connection.setSavepoint();
+    }
+
+    void rollbackToSavepoint(int kept) throws Exception {
+      connection.rollback(savepoint);
+      btx.rollbackToSavepoint(kept);
+    }
+  }
+
+  /** Every message of a topic from the earliest, with its converge message id. */
+  private static final class Received implements AutoCloseable {
+    private final PulsarClient client;
+    private final Consumer<byte[]> consumer;
+    private final List<String> ids = new CopyOnWriteArrayList<>();
+    final List<String> headers = new CopyOnWriteArrayList<>();
+
+    Received(EmbeddedPulsar pulsar, String topic) throws Exception {
+      client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
+      consumer = client.newConsumer().topic(topic).subscriptionName("check-" + UUID.randomUUID())
+          .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
+          .messageListener((cons, m) -> {
+            ids.add(m.getProperty(Envelope.MESSAGE_ID));
+            headers.add(m.getProperty("h"));
+            cons.acknowledgeAsync(m);
+          }).subscribe();
+    }
+
+    List<String> ids() {
+      return List.copyOf(ids);
+    }
+
+    void await(String id) {
+      org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> ids.contains(id));
+    }
+
+    @Override
+    public void close() throws Exception {
+      consumer.close();
+      client.close();
+    }
+  }
+}
