@@ -95,13 +95,20 @@ class ServiceStartupIT {
 
   private static final java.time.Duration FROZEN_AFTER_CONNECT = java.time.Duration.ofSeconds(10);
 
-  /** Established TCP connections of this machine to 127.0.0.1:{@code port}, from /proc/net/tcp. */
+  /**
+   * Established TCP connections of this machine to {@code port}, from /proc/net/tcp and tcp6 (a Java
+   * socket to an IPv4 address is usually a dual-stack IPv6 one).
+   */
   private static long connectionsTo(int port) throws java.io.IOException {
     String remote = String.format(":%04X ", port);
-    return java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/net/tcp")).stream().skip(1)
-        .map(String::trim).map(l -> l.split("\\s+"))
-        .filter(f -> f.length > 3 && (f[2] + " ").endsWith(remote) && f[3].equals("01"))
-        .count();
+    long n = 0;
+    for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+      n += java.nio.file.Files.readAllLines(java.nio.file.Path.of(table)).stream().skip(1)
+          .map(String::trim).map(l -> l.split("\\s+"))
+          .filter(f -> f.length > 3 && (f[2] + " ").endsWith(remote) && f[3].equals("01"))
+          .count();
+    }
+    return n;
   }
 
   private static List<String> orderServiceArgs(EmbeddedRocketMQ mq, ConvergePostgres pg) {
@@ -114,6 +121,8 @@ class ServiceStartupIT {
     p.put("spring.datasource.password", pg.password());
     p.put("spring.datasource.hikari.connection-timeout", "3000");
     p.put("spring.datasource.hikari.validation-timeout", "1000");
+    // pgjdbc's own default login timeout is none: a login to a frozen server would hang until it thaws
+    p.put("spring.datasource.hikari.data-source-properties.loginTimeout", "3");
     p.put("server.port", "0");
     p.put("examples.topic-suffix", "-" + run);
     p.put("converge.producer.mode", "outbox");
