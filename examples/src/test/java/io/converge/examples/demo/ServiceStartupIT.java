@@ -37,13 +37,15 @@ class ServiceStartupIT {
     List<String> args = orderServiceArgs(mq, pg);
     // the waits are logged (Spring Boot resets logback at start, so they are seen in the output, and
     // asserted in ConvergeStartupAutoConfigurationIT); the next test shows that without them the start fails
+    CompletableFuture<ConfigurableApplicationContext> started = null;
     try {
-      CompletableFuture<ConfigurableApplicationContext> started = startWhileFrozen(pg, args);
+      started = startWhileFrozen(pg, args);
       try (ConfigurableApplicationContext ctx = started.get(3, TimeUnit.MINUTES)) {
         assertThat(ctx.isActive()).isTrue();
       }
     } finally {
       pg.thaw();
+      closeWhenStarted(started);
     }
   }
 
@@ -52,11 +54,14 @@ class ServiceStartupIT {
   void withoutTheWaitTheStartFails(EmbeddedRocketMQ mq, ConvergePostgres pg) throws Exception {
     List<String> args = new ArrayList<>(orderServiceArgs(mq, pg));
     args.add("--converge.startup.database-wait=0");
+    CompletableFuture<ConfigurableApplicationContext> started = null;
     try {
-      CompletableFuture<ConfigurableApplicationContext> started = startWhileFrozen(pg, args);
-      assertThatThrownBy(() -> started.get(3, TimeUnit.MINUTES).close()).hasStackTraceContaining("Connection");
+      started = startWhileFrozen(pg, args);
+      CompletableFuture<ConfigurableApplicationContext> start = started;
+      assertThatThrownBy(() -> start.get(3, TimeUnit.MINUTES)).hasStackTraceContaining("Connection");
     } finally {
       pg.thaw();
+      closeWhenStarted(started);
     }
   }
 
@@ -80,6 +85,20 @@ class ServiceStartupIT {
     Thread.sleep(FROZEN_AFTER_CONNECT.toMillis()); // the outage itself, not a synchronisation
     pg.thaw();
     return started;
+  }
+
+  /**
+   * A service left running would share the consumer groups of the demo's later runs in this JVM (their
+   * names carry no run suffix) and take their messages: close it, whenever it starts.
+   */
+  private static void closeWhenStarted(CompletableFuture<ConfigurableApplicationContext> started) {
+    if (started != null) {
+      started.whenComplete((ctx, e) -> {
+        if (ctx != null) {
+          ctx.close();
+        }
+      });
+    }
   }
 
   private static final java.time.Duration FROZEN_AFTER_CONNECT = java.time.Duration.ofSeconds(10);
