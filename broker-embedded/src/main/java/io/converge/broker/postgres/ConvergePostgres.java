@@ -2,6 +2,7 @@ package io.converge.broker.postgres;
 
 import io.converge.broker.Dirs;
 import io.converge.broker.EmbeddedServerException;
+import io.converge.broker.Freezer;
 import io.converge.broker.Ports;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
@@ -50,14 +51,18 @@ public final class ConvergePostgres implements AutoCloseable {
   private final String password;
   private final EmbeddedPostgres embedded;
   private final Path dataDir;
+  private final Path serverDir;
+  private final Freezer freezer = new Freezer("Embedded PostgreSQL");
   private boolean closed;
 
-  private ConvergePostgres(String jdbcUrl, String user, String password, EmbeddedPostgres embedded, Path dataDir) {
+  private ConvergePostgres(String jdbcUrl, String user, String password, EmbeddedPostgres embedded, Path dataDir,
+                           Path serverDir) {
     this.jdbcUrl = jdbcUrl;
     this.user = user;
     this.password = password;
     this.embedded = embedded;
     this.dataDir = dataDir;
+    this.serverDir = serverDir;
   }
 
   /**
@@ -111,7 +116,7 @@ public final class ConvergePostgres implements AutoCloseable {
       EmbeddedPostgres pg = builder.start();
       LOG.info("Embedded PostgreSQL started in {} ms on port {} ({})",
           (System.nanoTime() - t0) / 1_000_000, pg.getPort(), durability);
-      return new ConvergePostgres(pg.getJdbcUrl("postgres", "postgres"), "postgres", "", pg, temporary ? dir : null);
+      return new ConvergePostgres(pg.getJdbcUrl("postgres", "postgres"), "postgres", "", pg, temporary ? dir : null, dir);
     } catch (IOException | RuntimeException e) {
       if (temporary) {
         Dirs.deleteQuietly(dir);
@@ -130,7 +135,7 @@ public final class ConvergePostgres implements AutoCloseable {
     if (jdbcUrl == null || !jdbcUrl.startsWith("jdbc:postgresql:")) {
       throw new IllegalArgumentException("converge.jdbc.url must start with jdbc:postgresql:, but was " + jdbcUrl);
     }
-    ConvergePostgres pg = new ConvergePostgres(jdbcUrl, user, password, null, null);
+    ConvergePostgres pg = new ConvergePostgres(jdbcUrl, user, password, null, null, null);
     try (Connection c = pg.dataSource().getConnection()) {
       LOG.info("Using external PostgreSQL {} ({})", jdbcUrl, c.getMetaData().getDatabaseProductVersion());
     } catch (SQLException e) {
@@ -193,13 +198,48 @@ public final class ConvergePostgres implements AutoCloseable {
     return ds;
   }
 
-  /** Stops the embedded server (an external one is left alone). Idempotent. */
+  /**
+   * Freezes the embedded server: {@code SIGSTOP} of its postmaster (pid from {@code postmaster.pid})
+   * and of every backend and auxiliary process it has. Its port still accepts TCP connections (the
+   * kernel queues them) but nothing answers: queries and logins hang until {@link #thaw()}, as with a
+   * stalled database host. For outage tests; idempotent while frozen.
+   *
+   * @throws EmbeddedServerException when the server is external or its pid cannot be read or signalled
+   */
+  public synchronized void freeze() {
+    if (embedded == null) {
+      throw new EmbeddedServerException("Cannot freeze the external PostgreSQL " + jdbcUrl + ": only the embedded one");
+    }
+    freezer.freeze(postmasterPid());
+  }
+
+  /** Continues the processes {@link #freeze()} stopped. Idempotent. */
+  public void thaw() {
+    freezer.thaw();
+  }
+
+  /** Whether the embedded server is frozen now. */
+  public boolean isFrozen() {
+    return freezer.isFrozen();
+  }
+
+  private long postmasterPid() {
+    Path pidFile = serverDir.resolve("postmaster.pid");
+    try {
+      return Long.parseLong(java.nio.file.Files.readAllLines(pidFile).get(0).trim());
+    } catch (IOException | RuntimeException e) {
+      throw new EmbeddedServerException("Cannot read the postmaster's pid from " + pidFile + ": " + rootMessage(e), e);
+    }
+  }
+
+  /** Stops the embedded server (an external one is left alone; a frozen one is thawed first). Idempotent. */
   @Override
   public synchronized void close() {
     if (closed) {
       return;
     }
     closed = true;
+    freezer.thaw();
     if (embedded != null) {
       try {
         embedded.close();

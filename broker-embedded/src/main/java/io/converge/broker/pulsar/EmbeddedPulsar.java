@@ -2,6 +2,7 @@ package io.converge.broker.pulsar;
 
 import io.converge.broker.Dirs;
 import io.converge.broker.EmbeddedServerException;
+import io.converge.broker.Freezer;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -53,6 +54,7 @@ public final class EmbeddedPulsar implements AutoCloseable {
   private final Duration startTimeout;
   private final List<String> jvmOptions;
   private final Map<String, String> brokerSettings;
+  private final Freezer freezer = new Freezer("Embedded Pulsar");
   private Process process;
   private String serviceUrl;
   private String httpUrl;
@@ -192,6 +194,28 @@ public final class EmbeddedPulsar implements AutoCloseable {
     return java.util.Optional.ofNullable(process).map(Process::toHandle);
   }
 
+  /**
+   * Freezes the Pulsar child JVM ({@code SIGSTOP}): its broker, bookie and coordinator stop answering
+   * while their sockets stay open, as in a long GC pause or a stalled host, until {@link #thaw()}. For
+   * outage tests; idempotent while frozen.
+   *
+   * @throws EmbeddedServerException when Pulsar is not started or the signal cannot be sent
+   */
+  public synchronized void freeze() {
+    requireStarted();
+    freezer.freeze(process.pid());
+  }
+
+  /** Continues the child JVM after {@link #freeze()}. Idempotent. */
+  public void thaw() {
+    freezer.thaw();
+  }
+
+  /** Whether the child JVM is frozen now. */
+  public boolean isFrozen() {
+    return freezer.isFrozen();
+  }
+
   /** The directory of the child's data and log. */
   public Path dataDir() {
     return dataDir;
@@ -241,6 +265,7 @@ public final class EmbeddedPulsar implements AutoCloseable {
   }
 
   private void destroy() {
+    freezer.thaw(); // a stopped JVM reads no stdin and handles no SIGTERM
     Process p = process;
     if (p == null || !p.isAlive()) {
       return;

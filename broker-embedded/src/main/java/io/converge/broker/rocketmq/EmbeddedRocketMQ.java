@@ -4,6 +4,7 @@ import io.converge.broker.Dirs;
 import io.converge.broker.EmbeddedServerException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.locks.ReentrantLock;
 import org.apache.rocketmq.broker.BrokerController;
@@ -88,13 +89,20 @@ public final class EmbeddedRocketMQ implements AutoCloseable {
     }
   }
 
-  /** Starts the broker again on the same store and port after {@link #stopBroker()}. */
+  /**
+   * Starts the broker again on the same store and port after {@link #stopBroker()}, and waits (up to
+   * 30 s per topic) until the name server routes every topic of its store again, so that a client
+   * started now can send at once.
+   */
   public void startBroker() {
     lock.lock();
     try {
       requireStarted();
       if (broker == null) {
         broker = launcher.startBroker();
+        for (String topic : List.copyOf(broker.getTopicConfigManager().getTopicConfigTable().keySet())) {
+          awaitRoute(topic);
+        }
       }
     } finally {
       lock.unlock();

@@ -11,7 +11,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.postgresql.ds.PGSimpleDataSource;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -38,6 +45,42 @@ class ConvergePostgresIT {
       rs.next();
       assertThat(rs.getInt(1)).as("a table of another schema is not visible").isZero();
     }
+  }
+
+  @Test
+  void frozenServerAnswersNothingUntilThawed(ConvergePostgres pg) throws Exception {
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try (Connection open = pg.dataSource().getConnection()) {
+      pg.freeze();
+      try {
+        assertThat(pg.isFrozen()).isTrue();
+        Future<Integer> query = pool.submit(() -> {
+          try (Statement s = open.createStatement(); ResultSet rs = s.executeQuery("SELECT 42")) {
+            rs.next();
+            return rs.getInt(1);
+          }
+        });
+        assertThatThrownBy(() -> query.get(2, TimeUnit.SECONDS)).as("a query on an open connection hangs")
+            .isInstanceOf(TimeoutException.class);
+        PGSimpleDataSource impatient = (PGSimpleDataSource) pg.dataSource();
+        impatient.setLoginTimeout(2);
+        assertThatThrownBy(impatient::getConnection).as("a new connection cannot log in").isInstanceOf(SQLException.class);
+        pg.thaw();
+        assertThat(pg.isFrozen()).isFalse();
+        assertThat(query.get(30, TimeUnit.SECONDS)).as("the pending query is answered once thawed").isEqualTo(42);
+        assertThat(setting(pg.dataSource(), "wal_level")).isEqualTo("logical");
+      } finally {
+        pg.thaw();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void externalServerCannotBeFrozen(ConvergePostgres shared) {
+    ConvergePostgres external = ConvergePostgres.external(shared.jdbcUrl(), shared.user(), shared.password());
+    assertThatThrownBy(external::freeze).isInstanceOf(EmbeddedServerException.class).hasMessageContaining(shared.jdbcUrl());
   }
 
   @Test

@@ -8,7 +8,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.Producer;
@@ -47,6 +50,29 @@ class EmbeddedPulsarIT {
       Message<String> m = consumer.receive(20, TimeUnit.SECONDS);
       assertThat(m).isNotNull();
       assertThat(m.getValue()).isEqualTo("hello");
+    }
+  }
+
+  @Test
+  void frozenBrokerAnswersNothingUntilThawed(EmbeddedPulsar pulsar) throws Exception {
+    String topic = PulsarExtension.uniqueTopic("frozen");
+    try (Consumer<String> consumer = subscribe(topic);
+         Producer<String> producer = client.newProducer(Schema.STRING).topic(topic).sendTimeout(0, TimeUnit.SECONDS).create()) {
+      pulsar.freeze();
+      CompletableFuture<MessageId> sent;
+      try {
+        assertThat(pulsar.isFrozen()).isTrue();
+        sent = producer.sendAsync("while frozen");
+        assertThatThrownBy(() -> sent.get(3, TimeUnit.SECONDS)).as("a frozen broker acknowledges nothing")
+            .isInstanceOf(TimeoutException.class);
+      } finally {
+        pulsar.thaw();
+      }
+      assertThat(pulsar.isFrozen()).isFalse();
+      assertThat(sent.get(60, TimeUnit.SECONDS)).isNotNull();
+      Message<String> m = consumer.receive(60, TimeUnit.SECONDS);
+      assertThat(m).isNotNull();
+      assertThat(m.getValue()).isEqualTo("while frozen");
     }
   }
 

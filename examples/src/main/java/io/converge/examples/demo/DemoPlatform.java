@@ -46,13 +46,60 @@ public final class DemoPlatform implements AutoCloseable {
 
   /** One run of the saga on {@code backend}, with its topics created and its broker properties set. */
   SagaRun saga(Backend backend, String run, Duration settleTimeout) {
+    return saga(backend, run, settleTimeout, Map.of(), Outages.NONE, System.out);
+  }
+
+  /**
+   * As {@link #saga(Backend, String, Duration)}, with {@code properties} added to every service's
+   * configuration and {@code outages} played during the traffic (their log lines on {@code out}).
+   */
+  SagaRun saga(Backend backend, String run, Duration settleTimeout, Map<String, String> properties, Outages outages,
+               PrintStream out) {
     Map<String, String> transport = transport(backend, run);
+    transport.putAll(properties);
+    OutageRun outage = new OutageRun(outages, servers(backend), out);
     if (backend.onPulsar()) {
       String url = pulsar().serviceUrl();
-      return new SagaRun(backend, pg, transport, () -> PulsarInjector.open(url), settleTimeout);
+      return new SagaRun(backend, pg, transport, () -> PulsarInjector.open(url), outages.settleTimeout(settleTimeout),
+          outage, outages.trafficSpread());
     }
     String ns = mq.nameServerAddress();
-    return new SagaRun(backend, pg, transport, () -> RocketMQInjector.open(ns), settleTimeout);
+    return new SagaRun(backend, pg, transport, () -> RocketMQInjector.open(ns), outages.settleTimeout(settleTimeout), outage,
+        outages.trafficSpread());
+  }
+
+  /** What the outages of a {@code backend} phase act on: PostgreSQL, and the phase's broker. */
+  private OutageRun.Servers servers(Backend backend) {
+    return new OutageRun.Servers() {
+      @Override
+      public void freezeDb() {
+        pg.freeze();
+      }
+
+      @Override
+      public void thawDb() {
+        pg.thaw();
+      }
+
+      @Override
+      public String brokerDown() {
+        if (backend.onPulsar()) {
+          pulsar().freeze();
+          return "Pulsar frozen (SIGSTOP of its JVM)";
+        }
+        mq.stopBroker();
+        return "RocketMQ broker stopped";
+      }
+
+      @Override
+      public void brokerUp() {
+        if (backend.onPulsar()) {
+          pulsar().thaw();
+        } else if (!mq.isBrokerRunning()) {
+          mq.startBroker();
+        }
+      }
+    };
   }
 
   /** The {@code converge.*} broker properties of {@code backend}; creates run {@code run}'s RocketMQ topics. */

@@ -4,6 +4,7 @@ import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 /** Runs the saga on each named backend in turn and prints their reports. */
@@ -11,11 +12,24 @@ public final class DemoRunner {
 
   private final DemoPlatform platform;
   private final PrintStream out;
+  private final Outages outages;
+  private final Map<String, String> properties;
   private final List<Report> reports = new ArrayList<>();
 
+  /** A runner without outages. */
   public DemoRunner(DemoPlatform platform, PrintStream out) {
+    this(platform, out, Outages.NONE, Map.of());
+  }
+
+  /**
+   * A runner that plays {@code outages} in each phase and adds {@code properties} to every service's
+   * configuration (e.g. a shorter {@code spring.datasource.hikari.connection-timeout}).
+   */
+  public DemoRunner(DemoPlatform platform, PrintStream out, Outages outages, Map<String, String> properties) {
     this.platform = platform;
     this.out = out;
+    this.outages = outages;
+    this.properties = Map.copyOf(properties);
   }
 
   /**
@@ -28,8 +42,9 @@ public final class DemoRunner {
     for (String name : backends.split(",")) {
       Backend backend = Backend.parse(name);
       String run = backend.mode() + "-" + UUID.randomUUID().toString().substring(0, 6);
-      out.println("Running " + orders + " orders on backend " + backend.mode() + " ...");
-      Report report = platform.saga(backend, run, Duration.ofSeconds(120)).run(run, orders);
+      out.println("Running " + orders + " orders on backend " + backend.mode() + (outages.any() ? ", outages: " + outages : "")
+          + " ...");
+      Report report = platform.saga(backend, run, Duration.ofSeconds(120), properties, outages, out).run(run, orders);
       platform.describe(out);
       report.print(out);
       reports.add(report);

@@ -1,5 +1,6 @@
 package io.converge.examples.demo;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -42,14 +43,30 @@ final class OrderTraffic {
     this.run = run;
   }
 
-  /** Places {@code orders} orders from 8 client threads. */
+  /** Places {@code orders} orders from 8 client threads, as fast as they are answered. */
   Result run(int orders) throws Exception {
+    return run(orders, Duration.ZERO);
+  }
+
+  /**
+   * Places {@code orders} orders from 8 client threads, order {@code i} not before {@code i / orders}
+   * of {@code spread} has passed (so that the traffic lasts through an outage).
+   */
+  Result run(int orders, Duration spread) throws Exception {
     ExecutorService clients = Executors.newFixedThreadPool(8);
     List<Future<String>> placed = new ArrayList<>();
+    long start = System.nanoTime();
     try {
       for (int i = 0; i < orders; i++) {
         int n = i;
-        placed.add(clients.submit(() -> place(n)));
+        long notBefore = start + spread.toNanos() * i / orders;
+        placed.add(clients.submit(() -> {
+          long wait = notBefore - System.nanoTime();
+          if (wait > 0) {
+            Thread.sleep(wait / 1_000_000);
+          }
+          return place(n);
+        }));
       }
       Set<String> ids = new HashSet<>();
       for (Future<String> f : placed) {
@@ -114,8 +131,8 @@ final class OrderTraffic {
     bursts.incrementAndGet();
     ExecutorService three = Executors.newFixedThreadPool(3);
     try {
-      List<Callable<Http.Reply>> calls = List.of(() -> http.post("/orders", body, key), () -> http.post("/orders", body, key),
-          () -> http.post("/orders", body, key));
+      List<Callable<Http.Reply>> calls = List.of(() -> http.postNo409Retry("/orders", body, key),
+          () -> http.postNo409Retry("/orders", body, key), () -> http.postNo409Retry("/orders", body, key));
       Set<String> ids = new HashSet<>();
       for (Future<Http.Reply> f : three.invokeAll(calls)) {
         Http.Reply r = f.get();

@@ -7,8 +7,8 @@ import java.util.List;
 /** The reconciliation of one run; {@link #consistent()} is false when any invariant failed. */
 record Report(Backend backend, OrderTraffic.Result traffic, PaymentTraffic.Result payments, long orders, long paid,
               long canceledForStock, long canceledForPayment, long open, long paidCents, long debitedCents,
-              long compensations, long notifications, int duplicatesInjected, long duplicatesAbsorbed, Duration took,
-              List<String> violations) {
+              long compensations, long notifications, int duplicatesInjected, long duplicatesAbsorbed, Http.Counts client,
+              long parkedOrTickets, long stored5xx, Duration took, List<String> violations) {
 
   boolean consistent() {
     return violations.isEmpty();
@@ -31,6 +31,9 @@ record Report(Backend backend, OrderTraffic.Result traffic, PaymentTraffic.Resul
     out.printf("  HTTP bursts of 3, same key            %7d   409 in progress: %d%n", traffic.concurrentBursts(),
         traffic.inProgress409());
     out.printf("  same key, other body -> 422           %7d%n", traffic.mismatch422());
+    out.printf("  client retries (timeout/409/503/conn) %7d   gave up: %d%n", client.retries(), client.gaveUp());
+    out.printf("  dead letters + tickets                %7d%n", parkedOrTickets);
+    out.printf("  stored 5xx Idempotency-Key answers    %7d%n", stored5xx);
     out.printf("  duplicate deliveries injected         %7d%n", duplicatesInjected);
     out.printf("  duplicates absorbed by consumers      %7d   (injected + the brokers' own)%n", duplicatesAbsorbed);
     out.printf("  charges / retried, same answer        %7d / %d%n", payments.charges(), payments.retriesSame());

@@ -35,30 +35,43 @@ final class SagaRun {
   private final Map<String, String> transport;
   private final Supplier<DuplicateInjector> injector;
   private final Duration settleTimeout;
+  private final OutageRun outage;
+  private final Duration trafficSpread;
 
   /**
-   * @param transport the {@code converge.*} broker properties of {@code backend}
+   * @param transport the properties of every service: {@code backend}'s broker ({@code converge.*}) and any other
    * @param injector opens a raw client of the backend's broker
+   * @param outage the outages to play while the order traffic runs
+   * @param trafficSpread how long the order traffic is spread over (zero: as fast as answered)
    */
   SagaRun(Backend backend, ConvergePostgres pg, Map<String, String> transport, Supplier<DuplicateInjector> injector,
-          Duration settleTimeout) {
+          Duration settleTimeout, OutageRun outage, Duration trafficSpread) {
     this.backend = backend;
     this.pg = pg;
     this.transport = transport;
     this.injector = injector;
     this.settleTimeout = settleTimeout;
+    this.outage = outage;
+    this.trafficSpread = trafficSpread;
   }
 
-  /** Runs {@code orders} orders (and a tenth as many charges) through the services. */
+  /**
+   * Runs {@code orders} orders (and a tenth as many charges) through the services; the outages, if
+   * any, during the order traffic; the duplicates, payments and reconciliation once they are over.
+   */
   Report run(String run, int orders) throws Exception {
     long started = System.nanoTime();
-    try (SagaServices services = SagaServices.start(backend, pg, run, transport)) {
+    try (SagaServices services = SagaServices.start(backend, pg, run, transport); OutageRun outages = outage) {
       seed(services);
-      OrderTraffic.Result traffic = new OrderTraffic(new Http(services.port("order")), run).run(orders);
+      Http http = new Http(services.port("order"));
+      outages.begin();
+      OrderTraffic.Result traffic = new OrderTraffic(http, run).run(orders, trafficSpread);
+      outages.awaitEnd(Duration.ofMinutes(1));
       int injected = injectDuplicates(services);
-      PaymentTraffic.Result payments = new PaymentTraffic(new Http(services.port("payment")), run).run(Math.max(10, orders / 10));
+      PaymentTraffic.Result payments = new PaymentTraffic(http.port(services.port("payment")), run).run(Math.max(10, orders / 10));
       boolean settled = awaitSettled(services);
-      return reconcile(services, traffic, payments, injected, settled, Duration.ofNanos(System.nanoTime() - started));
+      return reconcile(services, traffic, payments, http.counts(), injected, settled,
+          Duration.ofNanos(System.nanoTime() - started));
     }
   }
 
@@ -110,9 +123,15 @@ final class SagaRun {
     return sent;
   }
 
-  /** Waits until no order is open, no stock is held and every paid order was notified. */
+  /**
+   * Waits until no order is open, no stock is held and every paid order was notified; gives up early
+   * when a message is parked (dead letter or ticket) and nothing has moved for 20 s, since a parked
+   * message waits for a person.
+   */
   private boolean awaitSettled(SagaServices s) throws Exception {
     long deadline = System.nanoTime() + settleTimeout.toNanos();
+    List<Long> last = List.of();
+    long lastChange = System.nanoTime();
     while (System.nanoTime() < deadline) {
       long open = count(s.db("order"), "SELECT count(*) FROM orders WHERE state = 'CREATED'");
       long held = count(s.db("inventory"), "SELECT count(*) FROM reservation WHERE state = 'RESERVED'");
@@ -122,13 +141,32 @@ final class SagaRun {
         Thread.sleep(1000); // late duplicates still in flight must change nothing: give them a moment
         return true;
       }
+      List<Long> now = List.of(open, held, paid, notified);
+      if (!now.equals(last)) {
+        last = now;
+        lastChange = System.nanoTime();
+      } else if (System.nanoTime() - lastChange > STUCK.toNanos() && parked(s) > 0) {
+        return false;
+      }
       Thread.sleep(200);
     }
     return false;
   }
 
-  private Report reconcile(SagaServices s, OrderTraffic.Result traffic, PaymentTraffic.Result payments, int injected,
-                           boolean settled, Duration took) throws SQLException {
+  private static final Duration STUCK = Duration.ofSeconds(20);
+
+  /** Dead letters and tickets of the consuming services. */
+  private static long parked(SagaServices s) throws SQLException {
+    long n = 0;
+    for (String service : List.of("order", "inventory", "account", "notification")) {
+      n += countIfTable(s.db(service), "converge_dlq", "SELECT count(*) FROM converge_dlq");
+      n += countIfTable(s.db(service), "converge_ticket", "SELECT count(*) FROM converge_ticket");
+    }
+    return n;
+  }
+
+  private Report reconcile(SagaServices s, OrderTraffic.Result traffic, PaymentTraffic.Result payments, Http.Counts client,
+                           int injected, boolean settled, Duration took) throws SQLException {
     DataSource orders = s.db("order");
     DataSource inventory = s.db("inventory");
     DataSource account = s.db("account");
@@ -180,8 +218,21 @@ final class SagaRun {
     check(violations, absorbed >= injected, "every injected duplicate absorbed (" + absorbed + " of " + injected + ")");
     check(violations, canceledPayment > 0 && canceledStock > 0 && paid > 0,
         "the run exercised payment, stock refusal and compensation");
+    long parked = 0;
+    long tickets = 0;
+    for (String service : List.of("order", "inventory", "account", "notification")) {
+      parked += countIfTable(s.db(service), "converge_dlq", "SELECT count(*) FROM converge_dlq");
+      tickets += countIfTable(s.db(service), "converge_ticket", "SELECT count(*) FROM converge_ticket");
+    }
+    long stored5xx = countIfTable(orders, "converge_idempotency_key",
+        "SELECT count(*) FROM converge_idempotency_key WHERE response_status >= 500");
+    check(violations, parked == 0 && tickets == 0, "no dead letter and no ticket (" + parked + " in converge_dlq, " + tickets
+        + " in converge_ticket)");
+    check(violations, stored5xx == 0, "no 5xx stored as an Idempotency-Key's answer (" + stored5xx + ")");
+    check(violations, client.gaveUp() == 0, "every HTTP request answered within " + Http.DEADLINE.toMinutes()
+        + " min of retries (" + client.gaveUp() + " gave up)");
     return new Report(backend, traffic, payments, created, paid, canceledStock, canceledPayment, open, paidCents, debited,
-        released, notified, injected, absorbed, took, violations);
+        released, notified, injected, absorbed, client, parked + tickets, stored5xx, took, violations);
   }
 
   private static void check(List<String> violations, boolean holds, String invariant) {
@@ -195,6 +246,21 @@ final class SagaRun {
       rs.next();
       return rs.getLong(1);
     }
+  }
+
+  /** {@code sql}'s count, or 0 when {@code table} does not exist in the data source's schema. */
+  private static long countIfTable(DataSource db, String table, String sql) throws SQLException {
+    try (Connection c = db.getConnection();
+         PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+      ps.setString(1, table);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        if (!rs.getBoolean(1)) {
+          return 0;
+        }
+      }
+    }
+    return count(db, sql);
   }
 
   private static Map<String, Long> perSku(DataSource db, String sql) throws SQLException {

@@ -13,6 +13,10 @@ import org.flywaydb.core.api.output.MigrateResult;
  * {@code converge_schema_history_<module>}, so modules are versioned independently and a user adds
  * only the tables of the modules they use.
  *
+ * <p>A database that cannot be reached yet (refused, frozen, starting, a pool timing out) is waited
+ * for with backoff, each wait logged, up to {@link DatabaseWait#DEFAULT_LIMIT} (or the limit given):
+ * a service started while its database restarts starts when it is back.
+ *
  * <p>Thread-safe; migrating twice is a no-op; concurrent migrations of one schema are serialised by
  * Flyway's lock on the history table.
  */
@@ -24,16 +28,33 @@ public final class Migrations {
 
   /**
    * Applies the pending migrations of {@code module} (e.g. {@code "producer"}) to {@code dataSource}
-   * in its current schema.
+   * in its current schema, waiting for the database as long as the {@link DatabaseWait} assigned to
+   * {@code dataSource} says ({@code converge.startup.database-wait} in Spring), else up to
+   * {@link DatabaseWait#DEFAULT_LIMIT}.
    *
    * @return the number of migrations applied now (0 when the schema was up to date)
-   * @throws ConvergeException naming the module when a migration fails or the database is unreachable
+   * @throws ConvergeException naming the module when a migration fails or the database stays
+   *     unreachable (then a {@link io.converge.producer.DatabaseUnavailableException} naming the limit)
    */
   public static int apply(DataSource dataSource, String module) {
+    return apply(dataSource, module, DatabaseWait.of(dataSource));
+  }
+
+  /**
+   * As {@link #apply(DataSource, String)}, waiting for the database as {@code wait} says.
+   *
+   * @param wait how long to wait for an unreachable database ({@code DatabaseWait.upTo(Duration.ZERO, ..)}: not at all)
+   */
+  public static int apply(DataSource dataSource, String module, DatabaseWait wait) {
     if (module == null || !MODULE.matcher(module).matches()) {
       throw new IllegalArgumentException(
           "module must match " + MODULE.pattern() + ", but was " + module);
     }
+    java.util.Objects.requireNonNull(wait, "wait");
+    return wait.run("the migrations of Converge module '" + module + "'", () -> migrate(dataSource, module));
+  }
+
+  private static int migrate(DataSource dataSource, String module) {
     try {
       MigrateResult result =
           Flyway.configure(Migrations.class.getClassLoader())

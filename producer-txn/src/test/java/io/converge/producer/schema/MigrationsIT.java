@@ -5,13 +5,21 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.converge.broker.Ports;
 import io.converge.broker.postgres.ConvergePostgres;
-import io.converge.producer.ConvergeException;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import io.converge.producer.DatabaseUnavailableException;
 import java.sql.Connection;
+import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.postgresql.ds.PGSimpleDataSource;
+import org.slf4j.LoggerFactory;
 
 /** Versioned migrations of one module, on the embedded PostgreSQL and on an external one. */
 class MigrationsIT {
@@ -38,12 +46,68 @@ class MigrationsIT {
   }
 
   @Test
-  void unreachableDatabaseIsATypedErrorNamingTheModule() {
+  void unreachableDatabaseIsATypedErrorNamingTheModuleAndTheWait() {
     PGSimpleDataSource nowhere = new PGSimpleDataSource();
     nowhere.setUrl("jdbc:postgresql://127.0.0.1:" + Ports.free() + "/postgres?connectTimeout=2");
-    assertThatThrownBy(() -> Migrations.apply(nowhere, "schematest"))
-        .isInstanceOf(ConvergeException.class)
-        .hasMessageContaining("'schematest'");
+    assertThatThrownBy(() -> Migrations.apply(nowhere, "schematest", DatabaseWait.upTo(Duration.ofSeconds(2), "test.wait")))
+        .isInstanceOf(DatabaseUnavailableException.class)
+        .hasMessageContaining("'schematest'")
+        .hasMessageContaining("test.wait=2s");
+  }
+
+  @Test
+  void waitsForAFrozenDatabaseAndLogsEachWait() throws Exception {
+    ConvergePostgres pg = ConvergePostgres.shared();
+    PGSimpleDataSource db = (PGSimpleDataSource) pg.newSchema("frozen");
+    db.setLoginTimeout(2); // shorter than the freeze, as a pool's timeout is shorter than an outage
+    ListAppender<ILoggingEvent> log = capture();
+    ScheduledExecutorService thawer = Executors.newSingleThreadScheduledExecutor();
+    pg.freeze();
+    try {
+      thawer.schedule(pg::thaw, 8, TimeUnit.SECONDS);
+      assertThat(Migrations.apply(db, "schematest")).isEqualTo(2);
+    } finally {
+      pg.thaw();
+      thawer.shutdownNow();
+      release(log);
+    }
+    assertThat(log.list).map(ILoggingEvent::getFormattedMessage)
+        .anySatisfy(m -> assertThat(m).contains("waiting for the database", "'schematest'", "(attempt 1, next in"));
+  }
+
+  @Test
+  void aDatabaseFrozenBeyondTheLimitFailsNamingTheLimit() throws Exception {
+    ConvergePostgres pg = ConvergePostgres.shared();
+    PGSimpleDataSource db = (PGSimpleDataSource) pg.newSchema("frozenlong");
+    db.setLoginTimeout(1);
+    pg.freeze();
+    try {
+      assertThatThrownBy(() -> Migrations.apply(db, "schematest", DatabaseWait.upTo(Duration.ofSeconds(3),
+          "converge.startup.database-wait")))
+          .isInstanceOf(DatabaseUnavailableException.class)
+          .hasMessageContaining("converge.startup.database-wait=3s")
+          .hasMessageContaining("'schematest'");
+    } finally {
+      pg.thaw();
+    }
+  }
+
+  @Test
+  void aBadLimitIsRefusedWithItsValue() {
+    assertThatThrownBy(() -> DatabaseWait.upTo(Duration.ofSeconds(-1), "converge.startup.database-wait"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("converge.startup.database-wait must be between 0 and 1h, but was PT-1S");
+  }
+
+  static ListAppender<ILoggingEvent> capture() {
+    ListAppender<ILoggingEvent> appender = new ListAppender<>();
+    appender.start();
+    ((Logger) LoggerFactory.getLogger(DatabaseWait.class)).addAppender(appender);
+    return appender;
+  }
+
+  static void release(ListAppender<ILoggingEvent> appender) {
+    ((Logger) LoggerFactory.getLogger(DatabaseWait.class)).detachAppender(appender);
   }
 
   @Test

@@ -1,0 +1,83 @@
+package io.converge.examples.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.broker.postgres.PostgresExtension;
+import io.converge.broker.pulsar.EmbeddedPulsar;
+import io.converge.broker.pulsar.PulsarExtension;
+import io.converge.broker.rocketmq.EmbeddedRocketMQ;
+import io.converge.broker.rocketmq.RocketMQExtension;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The demo under outages (issue 19): in each backend's phase, while its order traffic runs, PostgreSQL
+ * is frozen (SIGSTOP of the postmaster and its backends) for 15 s, three times the services' pool
+ * timeout (shortened to 5 s here so that the test stays short), then the phase's broker is out for
+ * 15 s (RocketMQ's broker stopped and started on its store; Pulsar's JVM frozen). 60 orders per
+ * backend, as in {@code DemoIT}: fewer do not reach the compensations. Afterwards nothing
+ * may be parked or ticketed, no 5xx stored as an Idempotency-Key's answer, every request answered
+ * after the clients' retries, and every invariant of the reconciliation must hold.
+ */
+@ExtendWith({RocketMQExtension.class, PostgresExtension.class, PulsarExtension.class})
+class DemoOutageIT {
+
+  static final Outages OUTAGES = new Outages(Duration.ofSeconds(15), Duration.ofSeconds(15));
+  static final Map<String, String> SHORT_POOL_TIMEOUT = Map.of(
+      "spring.datasource.hikari.connection-timeout", "5000",
+      "spring.datasource.hikari.validation-timeout", "2000");
+
+  @Test
+  void everyBackendReconcilesAfterDatabaseAndBrokerOutages(EmbeddedRocketMQ mq, ConvergePostgres pg, EmbeddedPulsar pulsar)
+      throws Exception {
+    ByteArrayOutputStream text = new ByteArrayOutputStream();
+    PrintStream out = new PrintStream(text, true, StandardCharsets.UTF_8);
+    DemoRunner runner = new DemoRunner(DemoPlatform.of(mq, pg, pulsar), new Tee(out), OUTAGES, SHORT_POOL_TIMEOUT);
+    boolean ok;
+    try {
+      ok = runner.run(60, "rocketmq,outbox,pulsar");
+    } finally {
+      assertThat(pg.isFrozen()).as("the database is thawed after the run").isFalse();
+      assertThat(pulsar.isFrozen()).as("Pulsar is thawed after the run").isFalse();
+      assertThat(mq.isBrokerRunning()).as("the RocketMQ broker is up after the run").isTrue();
+    }
+    String printed = text.toString(StandardCharsets.UTF_8);
+    assertThat(printed).contains("PostgreSQL frozen", "RocketMQ broker stopped", "Pulsar frozen");
+    assertThat(runner.reports()).hasSize(3).allSatisfy(r -> {
+      assertThat(r.parkedOrTickets()).as("dead letters and tickets, backend " + r.backend() + "\n" + printed).isZero();
+      assertThat(r.stored5xx()).as("stored 5xx answers, backend " + r.backend() + "\n" + printed).isZero();
+      assertThat(r.client().gaveUp()).as("requests without an answer, backend " + r.backend() + "\n" + printed).isZero();
+      assertThat(r.violations()).as(printed).isEmpty();
+      assertThat(r.paid()).isPositive();
+      assertThat(r.debitedCents()).isEqualTo(r.paidCents());
+    });
+    assertThat(runner.reports()).as("the clients felt the outages: they retried").anySatisfy(r ->
+        assertThat(r.client().retries()).isPositive());
+    assertThat(ok).as(printed).isTrue();
+  }
+
+  /** Prints to the test's log too, so that a long run shows its progress. */
+  private static final class Tee extends PrintStream {
+    Tee(PrintStream copy) {
+      super(new java.io.OutputStream() {
+        @Override
+        public void write(int b) {
+          copy.write(b);
+          System.out.write(b);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+          copy.write(b, off, len);
+          System.out.write(b, off, len);
+        }
+      }, true, StandardCharsets.UTF_8);
+    }
+  }
+}
