@@ -6,9 +6,7 @@ import io.converge.broker.postgres.ConvergePostgres;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.List;
 import java.util.stream.Stream;
 
 /**
@@ -21,7 +19,6 @@ public final class PausablePostgres implements AutoCloseable {
 
   private final Path dataDir;
   private final ConvergePostgres server;
-  private final List<Long> frozen = new ArrayList<>();
 
   private PausablePostgres(Path dataDir, ConvergePostgres server) {
     this.dataDir = dataDir;
@@ -47,41 +44,19 @@ public final class PausablePostgres implements AutoCloseable {
     return new HikariDataSource(config);
   }
 
-  /** Stops (SIGSTOP) the postmaster and all its backends. */
-  public synchronized void freeze() throws IOException, InterruptedException {
-    long postmaster = Long.parseLong(Files.readAllLines(dataDir.resolve("postmaster.pid")).get(0).trim());
-    ProcessHandle pm = ProcessHandle.of(postmaster).orElseThrow(() -> new IllegalStateException("no postmaster " + postmaster));
-    frozen.clear();
-    frozen.add(pm.pid());
-    pm.descendants().forEach(p -> frozen.add(p.pid()));
-    signal("-STOP", frozen);
+  /** Stops (SIGSTOP) the postmaster and all its backends ({@link ConvergePostgres#freeze()}). */
+  public void freeze() {
+    server.freeze();
   }
 
   /** Continues (SIGCONT) what {@link #freeze()} stopped. Idempotent. */
-  public synchronized void thaw() throws IOException, InterruptedException {
-    if (!frozen.isEmpty()) {
-      signal("-CONT", frozen);
-      frozen.clear();
-    }
-  }
-
-  private static void signal(String signal, List<Long> pids) throws IOException, InterruptedException {
-    List<String> command = new ArrayList<>(List.of("kill", signal));
-    pids.forEach(p -> command.add(Long.toString(p)));
-    Process kill = new ProcessBuilder(command).inheritIO().start();
-    if (kill.waitFor() != 0) {
-      throw new IllegalStateException(command + " failed with exit code " + kill.exitValue());
-    }
+  public void thaw() {
+    server.thaw();
   }
 
   @Override
   public void close() throws IOException {
-    try {
-      thaw();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    server.close();
+    server.close(); // thaws first
     try (Stream<Path> files = Files.walk(dataDir)) {
       files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
     }
