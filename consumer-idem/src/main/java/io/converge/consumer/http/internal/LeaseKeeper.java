@@ -30,11 +30,14 @@ final class LeaseKeeper implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(LeaseKeeper.class);
 
+  /**
+   * Matches the owner whatever the status: a claim completed while a renewal runs is found (a completed key's lease is
+   * never read), so only a real takeover (another owner) drops a claim.
+   */
   private static final String RENEW = """
       UPDATE converge_idempotency_key k SET leased_until = now() + ? * interval '1 millisecond'
         FROM unnest(?::varchar[], ?::varchar[], ?::uuid[]) AS l(tenant, idem_key, lease_owner)
        WHERE k.tenant = l.tenant AND k.idem_key = l.idem_key AND k.lease_owner = l.lease_owner
-         AND k.status = 'PROCESSING'
       RETURNING k.lease_owner
       """;
 
