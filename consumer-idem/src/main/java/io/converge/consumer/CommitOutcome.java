@@ -1,15 +1,20 @@
 package io.converge.consumer;
 
+import io.converge.producer.spi.Commits;
+
 /**
- * Commits whose outcome is unknown, seen on the current thread while a {@link Watch} is open. A commit that fails
- * (the connection broke during {@code COMMIT}, the transaction manager's commit threw) may have committed: the work
- * must not be released for a blind re-run, whatever exception the application finally propagates or renders (a
- * transaction manager's rollback-after-commit failure, for one, replaces the commit's exception with a connection
- * error that looks like an ordinary outage).
+ * The commits seen on the current thread while a {@link Watch} is open: the successful ones, and those whose outcome
+ * is unknown. Work that committed must never be released for a blind re-run, whatever failure follows it. A commit
+ * that fails (the connection broke during {@code COMMIT}, the transaction manager's commit threw) may have committed,
+ * so its work is not released either, whatever exception the application finally propagates or renders (a transaction
+ * manager's rollback-after-commit failure, for one, replaces the commit's exception with a connection error that
+ * looks like an ordinary outage).
  *
- * <p>Transaction managers report such commits with {@link #reportUnknown()}: Converge's Spring integration does it for
- * every Spring transaction manager bean (a {@code TransactionExecutionListener}). The Idempotency-Key filter watches
- * its handler's thread and never releases a key after an unknown commit (see {@link Unavailability}).
+ * <p>Transaction managers report commits with {@link #reportCommitted()} and {@link #reportUnknown()}: Converge's
+ * Spring integration does it for every Spring transaction manager bean (a {@code TransactionExecutionListener}), and
+ * {@code TxnProducer.inTransaction} reports its commits through {@code io.converge.producer.spi.Commits}. The
+ * Idempotency-Key filter watches its handler's thread and never releases a key after a commit, successful or unknown
+ * (see {@link Unavailability}). Writes in auto-commit mode outside any transaction are not seen.
  *
  * <p>Thread-confined: a watch sees the commits of the thread that opened it, and is closed by that thread.
  */
@@ -21,7 +26,7 @@ public final class CommitOutcome {
 
   /** Starts watching the current thread's commits until the returned watch is closed (watches nest). */
   public static Watch watch() {
-    Watch watch = new Watch(CURRENT.get());
+    Watch watch = new Watch(CURRENT.get(), Commits.observe(CommitOutcome::reportCommitted));
     CURRENT.set(watch);
     return watch;
   }
@@ -29,6 +34,13 @@ public final class CommitOutcome {
   /** True when the current thread has an open watch. */
   public static boolean watched() {
     return CURRENT.get() != null;
+  }
+
+  /** Reports a successful commit on the current thread; every open watch of the thread sees it. */
+  public static void reportCommitted() {
+    for (Watch w = CURRENT.get(); w != null; w = w.outer) {
+      w.committed = true;
+    }
   }
 
   /** Reports a commit on the current thread whose outcome is unknown; every open watch of the thread sees it. */
@@ -41,10 +53,19 @@ public final class CommitOutcome {
   /** The commits of one thread between {@link #watch()} and {@link #close()}; not thread-safe (thread-confined). */
   public static final class Watch implements AutoCloseable {
     private final Watch outer;
+    /** The producer's observer this watch replaced, restored on close. */
+    private final Runnable replacedObserver;
     private boolean unknown;
+    private boolean committed;
 
-    private Watch(Watch outer) {
+    private Watch(Watch outer, Runnable replacedObserver) {
       this.outer = outer;
+      this.replacedObserver = replacedObserver;
+    }
+
+    /** True when a commit succeeded while this watch was open. */
+    public boolean sawCommit() {
+      return committed;
     }
 
     /** True when a commit whose outcome is unknown was reported while this watch was open. */
@@ -55,6 +76,7 @@ public final class CommitOutcome {
     /** Stops watching (the enclosing watch, if any, becomes current again). */
     @Override
     public void close() {
+      Commits.observe(replacedObserver);
       if (outer == null) {
         CURRENT.remove();
       } else {

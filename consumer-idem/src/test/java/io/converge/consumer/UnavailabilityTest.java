@@ -82,4 +82,21 @@ class UnavailabilityTest {
       assertThat(fresh.sawUnknownOutcome()).isFalse();
     }
   }
+
+  @Test
+  void aWatchSeesTheTxnProducersCommitsOfItsThreadUntilItIsClosed() throws Exception {
+    try (CommitOutcome.Watch outer = CommitOutcome.watch()) {
+      try (CommitOutcome.Watch inner = CommitOutcome.watch()) {
+        Thread other = new Thread(io.converge.producer.spi.Commits::committed);
+        other.start();
+        other.join();
+        assertThat(inner.sawCommit()).as("another thread's commit").isFalse();
+        io.converge.producer.spi.Commits.committed(); // what DefaultTxnProducer calls after its COMMIT
+        assertThat(inner.sawCommit()).isTrue();
+        assertThat(inner.sawUnknownOutcome()).isFalse();
+      }
+      assertThat(outer.sawCommit()).as("the enclosing watch sees it too").isTrue();
+    }
+    assertThat(io.converge.producer.spi.Commits.observe(null)).as("closing the watch removed its observer").isNull();
+  }
 }

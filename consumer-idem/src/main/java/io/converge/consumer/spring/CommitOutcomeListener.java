@@ -10,7 +10,8 @@ import org.springframework.transaction.TransactionExecution;
 import org.springframework.transaction.TransactionExecutionListener;
 
 /**
- * Reports to {@link CommitOutcome} every Spring commit that failed: its outcome is unknown. Spring tells a failed
+ * Reports to {@link CommitOutcome} every Spring commit of a watched thread: a successful one, and one that failed
+ * (its outcome is unknown). Spring tells a failed
  * commit by {@code afterCommit} with a failure (a {@code TransactionException}) or, when the transaction manager
  * translated the failure (Spring Boot's {@code JdbcTransactionManager}: a {@code DataAccessException}), by
  * {@code afterRollback} after {@code beforeCommit}. Only commits on a watched thread are tracked.
@@ -33,8 +34,12 @@ final class CommitOutcomeListener implements TransactionExecutionListener {
 
   @Override
   public void afterCommit(TransactionExecution transaction, Throwable commitFailure) {
-    if (committed(transaction) && commitFailure != null) {
-      CommitOutcome.reportUnknown();
+    if (committed(transaction)) {
+      if (commitFailure == null) {
+        CommitOutcome.reportCommitted();
+      } else {
+        CommitOutcome.reportUnknown();
+      }
     }
   }
 

@@ -449,6 +449,27 @@ class IdempotencyFilterIT {
   }
 
   /**
+   * A handler that committed work (a Spring transaction) and then failed on an outage (a real pool timeout) must not
+   * get its key released: the retry would charge twice. Its failure is stored (500 handler-failed) and replayed.
+   */
+  @Test
+  void anOutageAfterACommitIsStoredNotReleased() throws Exception {
+    String key = key();
+    HttpResponse<String> first;
+    try (java.sql.Connection hog = tinyPool.getConnection()) {
+      first = post("/charges/charged-then-down", "t1", key, "{}");
+    }
+    assertProblem(first, 500, "handler-failed");
+    HttpResponse<String> retry = post("/charges/charged-then-down", "t1", key, "{}");
+    assertThat(retry.statusCode()).as(retry.body()).isEqualTo(500);
+    assertThat(retry.body()).isEqualTo(first.body());
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(orders.runs("t1", key)).as("the handler ran once").isEqualTo(1);
+    assertThat(jdbc.queryForObject("SELECT count(*) FROM cut_charge WHERE idem_key = ?", Long.class, key))
+        .as("charged once").isEqualTo(1);
+  }
+
+  /**
    * A commit whose outcome is unknown (the connection broke during COMMIT) may have committed the business writes:
    * releasing the key would let the retry charge twice. The failure is stored as the answer (500 handler-failed,
    * as Stripe does), never released as a 503. Here the charge was in fact rolled back, but the filter cannot know.

@@ -57,27 +57,51 @@ class IdempotencyFilterServletIT {
         case "/declined" -> resp.sendError(402, "card declined");
         case "/redirect" -> resp.sendRedirect("/shop/pay/" + run);
         case "/form" -> resp.getWriter().write("amount=" + req.getParameter("amount") + " run=" + run);
-        case "/slower" -> {
-          try {
-            Thread.sleep(6000);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
+        case "/slower", "/slow" -> {
+          awaitGate(req.getHeader("Idempotency-Key")); // runs until the test lets it finish
           resp.setStatus(201);
-          resp.getWriter().write("slower run=" + run);
-        }
-        case "/slow" -> {
-          try {
-            Thread.sleep(3500); // more than three 1 s leases
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-          resp.setStatus(201);
-          resp.getWriter().write("slow run=" + run);
+          resp.getWriter().write(req.getPathInfo().substring(1) + " run=" + run);
         }
         default -> resp.sendError(404);
       }
     }
+  }
+
+  /** Gates of the slow handlers, per key: a handler runs until the test opens its gate (60 s at most). */
+  private static final Map<String, java.util.concurrent.CountDownLatch> gates = new ConcurrentHashMap<>();
+
+  private static java.util.concurrent.CountDownLatch gate(String key) {
+    return gates.computeIfAbsent(String.valueOf(key), k -> new java.util.concurrent.CountDownLatch(1));
+  }
+
+  private static void awaitGate(String key) {
+    try {
+      gate(key).await(60, java.util.concurrent.TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** The lease of the short-lease instances: long enough that a stalled (loaded) machine does not lose a renewal. */
+  private static final Duration LEASE = Duration.ofSeconds(5);
+
+  /**
+   * Waits (by the database's clock) until {@code key}'s claim is older than {@code leases} leases plus a second: a
+   * claim that was not renewed would have lapsed by then.
+   */
+  private static void awaitLeasesPast(String key, double leases) {
+    long ms = (long) (LEASE.toMillis() * leases) + 1000;
+    org.awaitility.Awaitility.await().atMost(Duration.ofMillis(ms + 20_000)).pollInterval(Duration.ofMillis(200))
+        .until(() -> {
+          try (java.sql.Connection c = db.getConnection(); java.sql.PreparedStatement ps = c.prepareStatement(
+              "SELECT now() > claimed_at + ? * interval '1 millisecond' FROM converge_idempotency_key WHERE idem_key = ?")) {
+            ps.setLong(1, ms);
+            ps.setString(2, key);
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+              return rs.next() && rs.getBoolean(1);
+            }
+          }
+        });
   }
 
   private static DataSource db;
@@ -85,7 +109,7 @@ class IdempotencyFilterServletIT {
   private static com.zaxxer.hikari.HikariDataSource busyPool;
 
   private static IdempotencySettings shortLease() {
-    return new IdempotencySettings(IdempotencySettings.DEFAULT_TTL, Duration.ofSeconds(1),
+    return new IdempotencySettings(IdempotencySettings.DEFAULT_TTL, LEASE,
         IdempotencySettings.DEFAULT_KEY_HEADER, IdempotencySettings.DEFAULT_REPLAYED_HEADERS, List.of(),
         IdempotencySettings.DEFAULT_MAX_BODY_BYTES);
   }
@@ -108,9 +132,7 @@ class IdempotencyFilterServletIT {
         .mount("/down", IdempotencyFilter.builder().dataSource(refusing()).tenantResolver(TenantResolver.fixed("shop"))
             .endpoints(all).build(), new Shop())
         .mount("/short", IdempotencyFilter.builder().dataSource(ds).tenantResolver(TenantResolver.fixed("shop"))
-            .settings(new IdempotencySettings(IdempotencySettings.DEFAULT_TTL, Duration.ofSeconds(1),
-                IdempotencySettings.DEFAULT_KEY_HEADER, IdempotencySettings.DEFAULT_REPLAYED_HEADERS, List.of(),
-                IdempotencySettings.DEFAULT_MAX_BODY_BYTES))
+            .settings(shortLease())
             .endpoints(List.of(IdempotentEndpoint.of("POST", "/**").withExpectedDuration(Duration.ofMillis(500))))
             .build(), new Shop())
         .mount("/busy", IdempotencyFilter.builder().dataSource(busyPool).tenantResolver(TenantResolver.fixed("shop"))
@@ -173,13 +195,15 @@ class IdempotencyFilterServletIT {
         throw new IllegalStateException(e);
       }
     });
-    // retries at 1.5 s, 2.5 s and 3 s: each past the 1 s lease of the claim, which its heartbeat renews
-    for (long at : new long[] {1500, 1000, 500}) {
-      Thread.sleep(at);
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> claimed(key));
+    // retries past one and past two leases of the claim, which its heartbeat renews
+    for (double leases : new double[] {1, 2}) {
+      awaitLeasesPast(key, leases);
       HttpResponse<String> retry = post("/short/slow", key, "application/json", "{}");
       assertThat(retry.statusCode()).as("a retry while the first runs, body %s", retry.body()).isEqualTo(409);
       assertThat(retry.headers().firstValue("Retry-After")).isPresent();
     }
+    gate(key).countDown();
     HttpResponse<String> done = first.get(30, java.util.concurrent.TimeUnit.SECONDS);
     assertThat(done.statusCode()).isEqualTo(201);
     assertThat(done.body()).isEqualTo("slow run=1");
@@ -227,7 +251,7 @@ class IdempotencyFilterServletIT {
   void anExhaustedPoolDoesNotStarveTheLeaseOfARunningHandler() throws Exception {
     String key = UUID.randomUUID().toString();
     java.util.concurrent.CompletableFuture<HttpResponse<String>> first = postAsync("/busy/slower", key);
-    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> claimed(key));
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> claimed(key));
     List<java.sql.Connection> load = new java.util.ArrayList<>();
     try {
       // the application's own load takes every connection its pool will give
@@ -239,14 +263,15 @@ class IdempotencyFilterServletIT {
         }
       }
       assertThat(busyPool.getHikariPoolMXBean().getIdleConnections()).isZero();
-      Thread.sleep(2500); // not a synchronisation: the time in which 1 s leases lapse unless renewed
-      // the client's retry reaches a healthy instance while the first handler still runs (6 s)
+      awaitLeasesPast(key, 1); // the claim's lease lapses unless the keeper renews it
+      // the client's retry reaches a healthy instance while the first handler still runs
       HttpResponse<String> retry = post("/shop/slower", key, "application/json", "{}");
       assertThat(retry.statusCode()).as("retry while the first runs: %s", retry.body()).isEqualTo(409);
     } finally {
       for (java.sql.Connection c : load) {
         c.close();
       }
+      gate(key).countDown();
     }
     HttpResponse<String> done = first.get(30, java.util.concurrent.TimeUnit.SECONDS);
     assertThat(done.statusCode()).isEqualTo(201);
@@ -257,12 +282,13 @@ class IdempotencyFilterServletIT {
   /** Issue 13.8: leases and expiry were timed with each instance's clock; the database's clock decides now. */
   @Test
   void anInstanceWhoseClockIsOffNeitherTakesOverALiveLeaseNorKeepsADeadOne() throws Exception {
-    // a live handler (1 s lease, renewed) and an instance 10 minutes ahead
+    // a live handler (short lease, renewed) and an instance 10 minutes ahead
     String live = UUID.randomUUID().toString();
     java.util.concurrent.CompletableFuture<HttpResponse<String>> first = postAsync("/short/slower", live);
-    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> claimed(live));
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> claimed(live));
     HttpResponse<String> ahead = post("/ahead/slower", live, "application/json", "{}");
     assertThat(ahead.statusCode()).as("a retry on the instance ahead: %s", ahead.body()).isEqualTo(409);
+    gate(live).countDown();
     HttpResponse<String> done = first.get(30, java.util.concurrent.TimeUnit.SECONDS);
     assertThat(done.statusCode()).isEqualTo(201);
     // a key 5 minutes before its expiry is replayed by the instance ahead, not run again

@@ -108,6 +108,23 @@ class OrdersApp {
       return ResponseEntity.status(201).body("{\"run\":" + run + ",\"one\":" + one + "}");
     }
 
+    /**
+     * Charges (a Spring transaction on the application's manager, committed), then fails on a real outage: a
+     * transaction on {@link #tinyPool}, which the test exhausts, times out waiting for a connection.
+     */
+    @PostMapping("/charges/charged-then-down")
+    ResponseEntity<String> chargedThenDown(@RequestHeader("X-Tenant-Id") String tenant,
+        @RequestHeader("Idempotency-Key") String key) {
+      int run = count(tenant, key);
+      new org.springframework.transaction.support.TransactionTemplate(transactions).executeWithoutResult(s ->
+          new org.springframework.jdbc.core.JdbcTemplate(dataSource)
+              .update("INSERT INTO cut_charge(idem_key, run) VALUES (?, ?)", key, run));
+      new org.springframework.transaction.support.TransactionTemplate(
+          new org.springframework.jdbc.support.JdbcTransactionManager(tinyPool))
+          .execute(s -> new org.springframework.jdbc.core.JdbcTemplate(tinyPool).queryForObject("SELECT 1", Integer.class));
+      return ResponseEntity.status(201).body("{\"run\":" + run + "}");
+    }
+
     /** Fails with an outage on its first run, which {@link #databaseDown} renders as a 500 of the application's. */
     @PostMapping("/charges/rendered")
     ResponseEntity<String> rendered(@RequestHeader("X-Tenant-Id") String tenant, @RequestHeader("Idempotency-Key") String key) {

@@ -13,6 +13,7 @@ import io.converge.producer.UnitOfWork;
 import io.converge.producer.UnitOfWorkException;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendTransaction;
+import io.converge.producer.spi.Commits;
 import io.converge.producer.spi.CrashPoints;
 import io.converge.producer.spi.TxnBackend;
 import io.converge.producer.spi.TxnLog;
@@ -92,6 +93,7 @@ public final class DefaultTxnProducer implements TxnProducer {
         throw new CommitOutcomeUnknownException("Commit of a unit of work of group " + settings.group()
             + " failed; its messages will be resolved from the transaction log", ctx.lastId, e);
       }
+      Commits.committed();
       CrashPoints.pass(CrashPoints.Point.AFTER_DB_COMMIT);
       ctx.btx.afterCommit();
       settings.metrics().pending(-ctx.published);

@@ -132,44 +132,55 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
     leases.keep(new LeaseKeeper.Claim(tenant, key, claimed.owner()));
     Throwable failure = null;
     boolean commitOutcomeUnknown;
-    try (CommitOutcome.Watch commits = CommitOutcome.watch()) {
-      try {
-        chain.doFilter(request, capture);
-      } catch (IOException | ServletException | RuntimeException e) {
-        failure = e;
+    boolean committed;
+    try {
+      try (CommitOutcome.Watch commits = CommitOutcome.watch()) {
+        try {
+          chain.doFilter(request, capture);
+        } catch (IOException | ServletException | RuntimeException e) {
+          failure = e;
+        }
+        commitOutcomeUnknown = commits.sawUnknownOutcome();
+        committed = commits.sawCommit();
       }
-      commitOutcomeUnknown = commits.sawUnknownOutcome();
+      // an outage the application rendered itself (Spring MVC keeps the exception in a request attribute)
+      Throwable cause = failure != null ? failure : renderedFailure(request, capture);
+      // work that committed (or may have) is never released: the retry would do it twice
+      if (cause != null && !commitOutcomeUnknown && !committed && Unavailability.isUnavailability(cause)) {
+        metrics.rejected(endpoint, IdempotencyProblem.HANDLER_UNAVAILABLE);
+        leases.stop(claimed.owner()); // nothing committed: the key may lapse
+        releaseUnavailable(capture, tenant, key, claimed, cause);
+        return;
+      }
+      if (cause != null && (commitOutcomeUnknown || Unavailability.isCommitOutcomeUnknown(cause))) {
+        log.warn("The handler of Idempotency-Key '{}' of tenant '{}' failed with a commit whose outcome is unknown "
+            + "(its work may have committed): its answer is stored, the key is not released for a retry", key, tenant);
+      } else if (cause != null && committed && Unavailability.isUnavailability(cause)) {
+        log.warn("The handler of Idempotency-Key '{}' of tenant '{}' failed on an unavailability after it committed "
+            + "work: its answer is stored, the key is not released for a retry", key, tenant);
+      }
+      if (failure != null) {
+        log.error("The handler of Idempotency-Key '{}' of tenant '{}' failed; its 500 answer is stored and replayed",
+            key, tenant, failure);
+        capture.replaceWith(500, Problems.body(IdempotencyProblem.HANDLER_FAILED, null));
+      }
+      StoredResponse stored = capture.toStored(settings.replayedHeaders());
+      try {
+        if (!store.complete(tenant, key, claimed.owner(), stored)) {
+          log.warn("Idempotency-Key '{}' of tenant '{}' was taken over while its handler ran (longer than the lease "
+              + "{}); this response is not stored", key, tenant, settings.lease());
+        }
+      } catch (IdempotencyException e) {
+        log.error("The response of Idempotency-Key '{}' of tenant '{}' could not be stored; a retry after the lease "
+            + "({}) runs the handler again", key, tenant, settings.lease(), e);
+      }
+      leases.stop(claimed.owner());
+      capture.release(stored.body());
     } finally {
+      // renewed until the answer is stored (or the handler's failure is being released): a retry cannot take the key
+      // over while a committed answer is not stored yet
       leases.stop(claimed.owner());
     }
-    // an outage the application rendered itself (Spring MVC keeps the exception in a request attribute)
-    Throwable cause = failure != null ? failure : renderedFailure(request, capture);
-    // a commit whose outcome is unknown may have committed: released, the retry could do the work twice
-    if (cause != null && !commitOutcomeUnknown && Unavailability.isUnavailability(cause)) {
-      metrics.rejected(endpoint, IdempotencyProblem.HANDLER_UNAVAILABLE);
-      releaseUnavailable(capture, tenant, key, claimed, cause);
-      return;
-    }
-    if (cause != null && (commitOutcomeUnknown || Unavailability.isCommitOutcomeUnknown(cause))) {
-      log.warn("The handler of Idempotency-Key '{}' of tenant '{}' failed with a commit whose outcome is unknown (its "
-          + "work may have committed): its answer is stored, the key is not released for a retry", key, tenant);
-    }
-    if (failure != null) {
-      log.error("The handler of Idempotency-Key '{}' of tenant '{}' failed; its 500 answer is stored and replayed",
-          key, tenant, failure);
-      capture.replaceWith(500, Problems.body(IdempotencyProblem.HANDLER_FAILED, null));
-    }
-    StoredResponse stored = capture.toStored(settings.replayedHeaders());
-    try {
-      if (!store.complete(tenant, key, claimed.owner(), stored)) {
-        log.warn("Idempotency-Key '{}' of tenant '{}' was taken over while its handler ran (longer than the lease {}); "
-            + "this response is not stored", key, tenant, settings.lease());
-      }
-    } catch (IdempotencyException e) {
-      log.error("The response of Idempotency-Key '{}' of tenant '{}' could not be stored; a retry after the lease ({}) "
-          + "runs the handler again", key, tenant, settings.lease(), e);
-    }
-    capture.release(stored.body());
   }
 
   /** Spring MVC's record of an exception an exception handler turned into a 5xx response; null when none. */

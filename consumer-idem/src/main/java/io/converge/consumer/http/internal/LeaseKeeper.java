@@ -24,17 +24,21 @@ import org.slf4j.LoggerFactory;
  * {@code UPDATE} with the database's clock ({@code leased_until = now() + lease}). It holds one connection
  * of its own for the filter's life, taken before the first claim: renewals never queue behind the application's
  * requests for a pooled connection, so a saturated pool cannot let a live handler's lease expire (issue
- * 13.8). A broken connection is replaced at the next renewal. Thread-safe.
+ * 13.8). A broken connection is replaced by a dedicated opener thread: no renewal and no lock waits for a connection
+ * being opened, so renewals resume as soon as one connection is obtained. Thread-safe.
  */
 final class LeaseKeeper implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(LeaseKeeper.class);
 
+  /**
+   * Matches the owner whatever the status: a claim completed while a renewal runs is found (a completed key's lease is
+   * never read), so only a real takeover (another owner) drops a claim.
+   */
   private static final String RENEW = """
       UPDATE converge_idempotency_key k SET leased_until = now() + ? * interval '1 millisecond'
         FROM unnest(?::varchar[], ?::varchar[], ?::uuid[]) AS l(tenant, idem_key, lease_owner)
        WHERE k.tenant = l.tenant AND k.idem_key = l.idem_key AND k.lease_owner = l.lease_owner
-         AND k.status = 'PROCESSING'
       RETURNING k.lease_owner
       """;
 
@@ -45,6 +49,8 @@ final class LeaseKeeper implements AutoCloseable {
   private final Duration lease;
   private final Map<UUID, Claim> live = new ConcurrentHashMap<>();
   private final ScheduledExecutorService timer;
+  /** Opens replacement connections, so that neither renewals nor their monitor wait for one. */
+  private final java.util.concurrent.ExecutorService opener;
   private final java.util.concurrent.atomic.AtomicBoolean started = new java.util.concurrent.atomic.AtomicBoolean();
   private final java.util.concurrent.atomic.AtomicBoolean reserving = new java.util.concurrent.atomic.AtomicBoolean();
   /** Written under {@code this}. */
@@ -55,6 +61,11 @@ final class LeaseKeeper implements AutoCloseable {
     this.lease = lease;
     this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "converge-idempotency-lease");
+      t.setDaemon(true);
+      return t;
+    });
+    this.opener = Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "converge-idempotency-lease-open");
       t.setDaemon(true);
       return t;
     });
@@ -81,11 +92,9 @@ final class LeaseKeeper implements AutoCloseable {
       return;
     }
     try {
-      synchronized (this) {
-        if (connection == null) {
-          connection = open();
-        }
-      }
+      // opened outside the monitor: renewals never wait for a connection being opened (issue: a stampeded pool's
+      // timeouts, one after the other under the monitor, outlasted the lease)
+      install(open());
     } catch (SQLException e) {
       if (live.isEmpty()) { // no lease depends on it yet: the claim that follows reports the outage
         log.debug("The lease keeper could not reserve its connection ({})", e.toString());
@@ -102,22 +111,64 @@ final class LeaseKeeper implements AutoCloseable {
     live.remove(owner);
   }
 
+  /** Makes {@code c} the keeper's connection, unless another was installed meanwhile (then {@code c} is closed). */
+  private void install(Connection c) {
+    synchronized (this) {
+      if (connection == null && !timer.isShutdown()) {
+        connection = c;
+        return;
+      }
+    }
+    try {
+      c.close();
+    } catch (SQLException e) {
+      log.debug("Closing a spare lease keeper connection failed: {}", e.toString());
+    }
+  }
+
+  /** Opens a replacement connection on the opener thread (at most one attempt at a time), then renews at once. */
+  private void reopenAsync() {
+    if (!reserving.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      opener.execute(() -> {
+        try {
+          install(open());
+        } catch (SQLException | RuntimeException e) {
+          log.warn("The lease keeper could not open a connection ({}); retrying at the next renewal", e.toString());
+          return;
+        } finally {
+          reserving.set(false);
+        }
+        if (!timer.isShutdown()) {
+          timer.execute(this::renewAll); // the leases waited: renew now, not at the next tick
+        }
+      });
+    } catch (java.util.concurrent.RejectedExecutionException closed) {
+      reserving.set(false);
+    }
+  }
+
   private Connection open() throws SQLException {
     Connection c = dataSource.getConnection();
     c.setAutoCommit(true);
     return c;
   }
 
+  /**
+   * Renews every live claim on the keeper's connection. It never opens one itself: without a (working) connection it
+   * asks the opener thread for one and returns, so a slow pool delays renewals by one connection wait at most.
+   */
   synchronized void renewAll() {
     List<Claim> claims = new ArrayList<>(live.values());
     if (claims.isEmpty()) {
       return;
     }
-    for (int attempt = 0; attempt < 2; attempt++) {
-      try {
-        if (connection == null) {
-          connection = open();
-        }
+    try {
+      if (connection == null) {
+        log.warn("{} Idempotency-Key leases wait for the lease keeper's connection", claims.size());
+      } else {
         Set<UUID> renewed = renew(connection, claims);
         for (Claim c : claims) {
           if (!renewed.contains(c.owner()) && live.remove(c.owner()) != null) {
@@ -126,13 +177,13 @@ final class LeaseKeeper implements AutoCloseable {
           }
         }
         return;
-      } catch (SQLException | RuntimeException e) {
-        closeConnection();
-        if (attempt == 1) {
-          log.warn("{} Idempotency-Key leases could not be renewed ({}); retrying", claims.size(), e.toString());
-        }
       }
+    } catch (SQLException | RuntimeException e) {
+      closeConnection();
+      log.warn("{} Idempotency-Key leases could not be renewed ({}); reopening the connection", claims.size(),
+          e.toString());
     }
+    reopenAsync();
   }
 
   private Set<UUID> renew(Connection c, List<Claim> claims) throws SQLException {
@@ -166,6 +217,7 @@ final class LeaseKeeper implements AutoCloseable {
   @Override
   public void close() {
     timer.shutdownNow();
+    opener.shutdownNow();
     synchronized (this) {
       closeConnection();
     }
