@@ -253,6 +253,8 @@ public final class DefaultTxnProducer implements TxnProducer {
     private final BackendTransaction btx;
     private String lastId;
     private int published;
+    /** A savepoint rollback failed: the messages and the rows may disagree, so the unit must not commit. */
+    private boolean broken;
 
     Context(Connection connection, BackendTransaction btx) {
       this.connection = connection;
@@ -279,6 +281,8 @@ public final class DefaultTxnProducer implements TxnProducer {
       if (kept == published) {
         return;
       }
+      boolean wasBroken = broken;
+      broken = true; // until the backend discarded them; a caller may catch the failure and carry on
       try {
         btx.rollbackToSavepoint(kept);
       } catch (RuntimeException e) {
@@ -286,6 +290,7 @@ public final class DefaultTxnProducer implements TxnProducer {
       } catch (Exception e) {
         throw new ConvergeException("Cannot discard the messages published after a rolled-back savepoint", lastId, e);
       }
+      broken = wasBroken; // an earlier failure stays: the unit cannot commit
       settings.metrics().pending(kept - published);
       LOG.debug("Savepoint rolled back in group {}: {} of {} messages discarded", settings.group(), published - kept, published);
       published = kept;
@@ -293,6 +298,10 @@ public final class DefaultTxnProducer implements TxnProducer {
 
     /** Lets the backend finish its messages before the DB commit; a failure rolls the unit back. */
     void beforeCommit() {
+      if (broken) {
+        throw new ConvergeException("A savepoint rollback of group " + settings.group() + " failed to discard its"
+            + " messages; the transaction cannot commit and is rolled back as a whole", lastId, null);
+      }
       if (published == 0) {
         return;
       }

@@ -1,5 +1,6 @@
 package io.converge.producer.internal;
 
+import io.converge.producer.ConnectionCallRefusedException;
 import io.converge.producer.ConvergeException;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
@@ -12,8 +13,10 @@ import java.util.Map;
 
 /**
  * The connection handed to a unit of work: the JDBC connection itself, except that a rollback to one
- * of its savepoints also discards the messages published after that savepoint (issue 13.1). Every
- * other call goes straight to the connection. Used by the unit's one thread.
+ * of its savepoints also discards the messages published after that savepoint (issue 13.1), the calls
+ * that would end the unit's transaction behind its back ({@code commit()}, {@code rollback()},
+ * {@code setAutoCommit(true)}) are refused, and {@code close()} does nothing (the unit closes the
+ * connection when it ends). Every other call goes straight to the connection. Used by the unit's one thread.
  */
 final class SavepointConnection implements InvocationHandler {
 
@@ -46,6 +49,16 @@ final class SavepointConnection implements InvocationHandler {
     }
     if (name.equals("hashCode") && args == null) {
       return System.identityHashCode(proxy);
+    }
+    if (args == null && (name.equals("commit") || name.equals("rollback"))) {
+      // a mid-unit commit or rollback would split the unit: its messages end with the unit's outcome
+      throw new ConnectionCallRefusedException(name + "()");
+    }
+    if (name.equals("setAutoCommit") && Boolean.TRUE.equals(args[0])) {
+      throw new ConnectionCallRefusedException("setAutoCommit(true)"); // it commits the transaction
+    }
+    if (name.equals("close") && args == null) {
+      return null; // the unit closes its connection when it ends
     }
     if (name.equals("rollback") && args != null && args.length == 1) {
       Integer kept = marks.get((Savepoint) args[0]);

@@ -130,12 +130,10 @@ final class PulsarTxnTransaction implements BackendTransaction {
     if (kept == pending.size()) {
       return; // nothing was published after the savepoint
     }
-    List<Pending> survivors = new ArrayList<>(pending.subList(0, kept));
+    List<Pending> before = new ArrayList<>(pending);
     Transaction aborted = txn;
+    Instant oldDeadline = deadline;
     String rolledBack = pending.get(kept).message().id();
-    pending.clear();
-    txn = null;
-    deadline = null;
     try {
       aborted.abort().get(settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
@@ -147,8 +145,29 @@ final class PulsarTxnTransaction implements BackendTransaction {
       LOG.debug("Abort of Pulsar transaction {} after a savepoint rollback failed ({}); it times out on the broker",
           aborted.getTxnID(), e.toString());
     }
-    for (Pending p : survivors) {
-      send(p.message(), p.properties());
+    // the old state stays until the re-send succeeded: a failure leaves the unit unable to commit, and
+    // its rollback aborts the old transaction again (harmless) and the new one, if it was opened
+    pending.clear();
+    txn = null;
+    deadline = null;
+    try {
+      for (Pending p : before.subList(0, kept)) {
+        send(p.message(), p.properties());
+      }
+    } catch (RuntimeException e) {
+      Transaction opened = txn;
+      if (opened != null) {
+        opened.abort().whenComplete((v, x) -> {
+          if (x != null) {
+            LOG.debug("Abort of Pulsar transaction {} failed ({}); it times out on the broker", opened.getTxnID(), x.toString());
+          }
+        });
+      }
+      pending.clear();
+      pending.addAll(before);
+      txn = aborted;
+      deadline = oldDeadline;
+      throw e;
     }
     LOG.debug("Savepoint rollback of group {}: Pulsar transaction {} aborted, {} message(s) re-sent in {}", context.group(),
         aborted.getTxnID(), kept, txn == null ? "none" : txn.getTxnID());
