@@ -71,7 +71,12 @@ final class HalfMessageBackend implements TxnBackend {
     MQClientInstance client = producer.getDefaultMQProducerImpl().getMqClientFactory();
     for (String topic : context.topics()) {
       if (!client.updateTopicRouteInfoFromNameServer(topic)) {
-        throw new InvalidMessageException("Topic " + topic + " is unknown to the RocketMQ name server", null, null);
+        // the same rule as a send's "No route info" (RocketMQErrors): unknown only while brokers are up
+        if (RocketMQErrors.brokersRegistered(producer, Duration.ofMillis(producer.getSendMsgTimeout()))) {
+          throw new InvalidMessageException("Topic " + topic + " is unknown to the RocketMQ name server", null, null);
+        }
+        throw new BrokerUnavailableException("RocketMQ has no broker registered; the route of topic " + topic
+            + " cannot be fetched from the name server", null, null);
       }
     }
     if (!context.topics().isEmpty() && !client.sendHeartbeatToAllBrokerWithLock()) {
