@@ -53,6 +53,10 @@ class RocketMQNoRouteIT {
             .satisfies(e -> assertThat(((ConvergeException) e).messageId()).isEqualTo(id));
         assertThat(orderExists(id)).isFalse();
       }
+      // a declared topic whose route cannot be fetched at build: the same rule, an outage
+      assertThatThrownBy(() -> TxnProducer.builder().group(RocketMQExtension.uniqueTopic("g")).dataSource(db)
+          .backend(RocketMQBackend.nameServer(down.nameServerAddress())).topics(topic).build())
+          .isInstanceOf(BrokerUnavailableException.class).hasMessageContaining(topic);
     }
   }
 
