@@ -2,12 +2,10 @@ package io.converge.outbox.rocketmq;
 
 import io.converge.outbox.spi.OutboxRecord;
 import io.converge.producer.BrokerUnavailableException;
-import io.converge.producer.InvalidMessageException;
+import io.converge.producer.rocketmq.RocketMQErrors;
 import java.time.Duration;
 import java.util.Map;
 import java.util.function.Consumer;
-import org.apache.rocketmq.client.common.ClientErrorCode;
-import org.apache.rocketmq.client.exception.MQBrokerException;
 import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.MessageQueueSelector;
@@ -15,9 +13,6 @@ import org.apache.rocketmq.client.producer.SendCallback;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.common.message.Message;
-import org.apache.rocketmq.remoting.protocol.ResponseCode;
-import org.apache.rocketmq.remoting.protocol.body.ClusterInfo;
-import org.apache.rocketmq.remoting.protocol.route.BrokerData;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -105,61 +100,14 @@ final class RocketMQClient {
   }
 
   /**
-   * Refusals of the record itself are {@link InvalidMessageException}s (they count as attempts and park the
-   * key after the relay's limit): a message the client or broker finds illegal (too large, bad properties),
-   * no permission, and a topic that does not exist: "No route info" while the cluster's brokers are up, or
-   * the broker's TOPIC_NOT_EXIST. Anything else (timeouts, connection errors, no route because no broker
-   * is registered) is {@link BrokerUnavailableException}: an outage, retried with backoff, never counted.
+   * Classified by {@link RocketMQErrors}: refusals of the record itself are {@link
+   * io.converge.producer.InvalidMessageException}s (they count as attempts and park the key after the
+   * relay's limit), anything else, including "No route info" while no broker is registered, is a {@link
+   * BrokerUnavailableException}: an outage, retried with backoff, never counted.
    */
   private RuntimeException classify(OutboxRecord r, Throwable e) {
-    if (e instanceof MQClientException ce && ce.getResponseCode() == ResponseCode.MESSAGE_ILLEGAL) {
-      return new InvalidMessageException("RocketMQ refused message " + r.messageId() + " on " + r.topic() + ": "
-          + ce.getErrorMessage(), r.messageId(), ce);
-    }
-    if (e instanceof MQBrokerException be && (be.getResponseCode() == ResponseCode.MESSAGE_ILLEGAL
-        || be.getResponseCode() == ResponseCode.NO_PERMISSION || be.getResponseCode() == ResponseCode.TOPIC_NOT_EXIST)) {
-      return new InvalidMessageException("RocketMQ broker refused message " + r.messageId() + " on " + r.topic()
-          + ": " + be.getErrorMessage(), r.messageId(), be);
-    }
-    if (noRoute(e) && brokersRegistered()) {
-      return new InvalidMessageException("RocketMQ has no route to topic " + r.topic() + " although brokers are up"
-          + " (the topic does not exist); message " + r.messageId() + " refused: " + ((MQClientException) e).getErrorMessage(),
-          r.messageId(), e);
-    }
-    return new BrokerUnavailableException("RocketMQ is unavailable for message " + r.messageId() + " on " + r.topic()
-        + ": " + e, r.messageId(), e);
-  }
-
-  private static boolean noRoute(Throwable e) {
-    return e instanceof MQClientException ce && (ce.getResponseCode() == ClientErrorCode.NOT_FOUND_TOPIC_EXCEPTION
-        || (ce.getErrorMessage() != null && ce.getErrorMessage().contains("No route info")));
-  }
-
-  /**
-   * Whether the name servers know at least one broker. "No route" to a topic then means the topic does not
-   * exist; with no broker registered (all stopped or restarting) it means an outage. When the name servers
-   * cannot be asked either, it is an outage.
-   */
-  private boolean brokersRegistered() {
-    try {
-      ClusterInfo cluster = producer.getDefaultMQProducerImpl().getMqClientFactory().getMQClientAPIImpl()
-          .getBrokerClusterInfo(sendTimeout.toMillis());
-      if (cluster == null || cluster.getBrokerAddrTable() == null) {
-        return false;
-      }
-      for (BrokerData b : cluster.getBrokerAddrTable().values()) {
-        if (b.getBrokerAddrs() != null && !b.getBrokerAddrs().isEmpty()) {
-          return true;
-        }
-      }
-      return false;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    } catch (Exception e) {
-      LOG.debug("Cannot read the RocketMQ cluster info: {}", e.toString());
-      return false;
-    }
+    return RocketMQErrors.classify(e, "message", r.messageId(), r.topic(),
+        () -> RocketMQErrors.brokersRegistered(producer, sendTimeout));
   }
 
   void close() {

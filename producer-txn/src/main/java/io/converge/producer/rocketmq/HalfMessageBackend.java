@@ -70,8 +70,21 @@ final class HalfMessageBackend implements TxnBackend {
   private void register() {
     MQClientInstance client = producer.getDefaultMQProducerImpl().getMqClientFactory();
     for (String topic : context.topics()) {
-      if (!client.updateTopicRouteInfoFromNameServer(topic)) {
-        throw new InvalidMessageException("Topic " + topic + " is unknown to the RocketMQ name server", null, null);
+      boolean routed;
+      try {
+        routed = client.updateTopicRouteInfoFromNameServer(topic);
+      } catch (IllegalStateException e) {
+        // the client's wrapping of a name-server timeout or connection error
+        throw new BrokerUnavailableException("The RocketMQ name server did not answer for the route of topic "
+            + topic + ": " + e.getMessage(), null, e);
+      }
+      if (!routed) {
+        // the same rule as a send's "No route info" (RocketMQErrors): unknown only while brokers are up
+        if (RocketMQErrors.brokersRegistered(producer, Duration.ofMillis(producer.getSendMsgTimeout()))) {
+          throw new InvalidMessageException("Topic " + topic + " is unknown to the RocketMQ name server", null, null);
+        }
+        throw new BrokerUnavailableException("RocketMQ has no broker registered; the route of topic " + topic
+            + " cannot be fetched from the name server", null, null);
       }
     }
     if (!context.topics().isEmpty() && !client.sendHeartbeatToAllBrokerWithLock()) {

@@ -12,7 +12,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
-import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.producer.LocalTransactionState;
 import org.apache.rocketmq.client.producer.MessageQueueSelector;
 import org.apache.rocketmq.client.producer.SendResult;
@@ -68,17 +67,12 @@ final class HalfMessageTransaction implements BackendTransaction {
     SendResult result;
     try {
       result = m.key() != null ? producer.send(msg, BY_KEY, m.key()) : producer.send(msg);
-    } catch (MQClientException e) {
-      String text = String.valueOf(e.getErrorMessage()) + " " + e.getMessage();
-      if (text.contains("No route info")) {
-        throw new InvalidMessageException("Topic " + m.topic() + " is unknown to RocketMQ (message " + m.id() + ")", m.id(), e);
-      }
-      throw new BrokerUnavailableException("RocketMQ refused half message " + m.id() + " on " + m.topic() + ": " + e.getErrorMessage(), m.id(), e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new BrokerUnavailableException("Interrupted while sending half message " + m.id(), m.id(), e);
     } catch (Exception e) {
-      throw new BrokerUnavailableException("RocketMQ is unavailable for half message " + m.id() + " on " + m.topic() + ": " + e, m.id(), e);
+      throw RocketMQErrors.classify(e, "half message", m.id(), m.topic(),
+          () -> RocketMQErrors.brokersRegistered(producer, Duration.ofMillis(producer.getSendMsgTimeout())));
     }
     context.metrics().sent(Duration.ofNanos(System.nanoTime() - start));
     Prepared p = new Prepared(msg, result, m.id());

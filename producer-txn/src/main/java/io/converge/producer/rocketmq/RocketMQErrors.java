@@ -1,0 +1,106 @@
+package io.converge.producer.rocketmq;
+
+import io.converge.producer.BrokerUnavailableException;
+import io.converge.producer.ConvergeException;
+import io.converge.producer.InvalidMessageException;
+import java.time.Duration;
+import java.util.function.BooleanSupplier;
+import org.apache.rocketmq.client.common.ClientErrorCode;
+import org.apache.rocketmq.client.exception.MQBrokerException;
+import org.apache.rocketmq.client.exception.MQClientException;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.remoting.protocol.ResponseCode;
+import org.apache.rocketmq.remoting.protocol.body.ClusterInfo;
+import org.apache.rocketmq.remoting.protocol.route.BrokerData;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one place where a RocketMQ send failure is classified, for the half-message backend and the outbox
+ * relay alike (issues 13.14, 14, 19):
+ *
+ * <ul>
+ *   <li>a refusal of the message itself is an {@link InvalidMessageException}: a message the client or
+ *       broker finds illegal (too large, bad properties), no permission, the broker's TOPIC_NOT_EXIST,
+ *       and "No route info" to the topic <em>while the name servers list a live broker</em> (the topic
+ *       does not exist);
+ *   <li>anything else is a {@link BrokerUnavailableException}, an outage to wait out: timeouts,
+ *       connection errors, and "No route info" while no broker is registered (all stopped or
+ *       restarting) or the name servers cannot be asked.
+ * </ul>
+ *
+ * <p>Needs {@code rocketmq-client} on the classpath. Stateless and thread-safe.
+ */
+public final class RocketMQErrors {
+
+  private static final Logger LOG = LoggerFactory.getLogger(RocketMQErrors.class);
+
+  private RocketMQErrors() {}
+
+  /**
+   * The typed error for a failed send of message {@code messageId} to {@code topic}.
+   *
+   * @param e the failure the client threw or passed to a callback; not null
+   * @param what how to name the message in the error text, e.g. {@code "half message"}; not null
+   * @param messageId the message's id; may be null
+   * @param topic the topic it was sent to; not null
+   * @param brokersRegistered asked only for a "No route" failure: whether the name servers list at
+   *     least one broker (see {@link #brokersRegistered(DefaultMQProducer, Duration)}); not null
+   * @return an {@link InvalidMessageException} or a {@link BrokerUnavailableException}, with {@code e} as cause
+   */
+  public static ConvergeException classify(Throwable e, String what, String messageId, String topic,
+      BooleanSupplier brokersRegistered) {
+    if (e instanceof MQClientException ce && ce.getResponseCode() == ResponseCode.MESSAGE_ILLEGAL) {
+      return new InvalidMessageException("RocketMQ refused " + what + " " + messageId + " on " + topic + ": "
+          + ce.getErrorMessage(), messageId, ce);
+    }
+    if (e instanceof MQBrokerException be && refusedByBroker(be.getResponseCode())) {
+      return new InvalidMessageException("RocketMQ broker refused " + what + " " + messageId + " on " + topic
+          + ": " + be.getErrorMessage(), messageId, be);
+    }
+    if (isNoRoute(e) && brokersRegistered.getAsBoolean()) {
+      return new InvalidMessageException("RocketMQ has no route to topic " + topic + " although brokers are up"
+          + " (the topic does not exist); " + what + " " + messageId + " refused: "
+          + ((MQClientException) e).getErrorMessage(), messageId, e);
+    }
+    return new BrokerUnavailableException("RocketMQ is unavailable for " + what + " " + messageId + " on " + topic
+        + ": " + e, messageId, e);
+  }
+
+  /** Whether {@code e} is the client's "No route info" to a topic (the topic or every broker is missing). */
+  public static boolean isNoRoute(Throwable e) {
+    return e instanceof MQClientException ce && (ce.getResponseCode() == ClientErrorCode.NOT_FOUND_TOPIC_EXCEPTION
+        || (ce.getErrorMessage() != null && ce.getErrorMessage().contains("No route info")));
+  }
+
+  /**
+   * Whether the name servers of {@code producer} (started) list at least one broker address, asked
+   * within {@code timeout}. False when they cannot be asked: then RocketMQ is down as far as the caller
+   * can tell. Restores the interrupt flag if interrupted.
+   */
+  public static boolean brokersRegistered(DefaultMQProducer producer, Duration timeout) {
+    try {
+      ClusterInfo cluster = producer.getDefaultMQProducerImpl().getMqClientFactory().getMQClientAPIImpl()
+          .getBrokerClusterInfo(timeout.toMillis());
+      if (cluster == null || cluster.getBrokerAddrTable() == null) {
+        return false;
+      }
+      for (BrokerData b : cluster.getBrokerAddrTable().values()) {
+        if (b.getBrokerAddrs() != null && !b.getBrokerAddrs().isEmpty()) {
+          return true;
+        }
+      }
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (Exception e) {
+      LOG.debug("Cannot read the RocketMQ cluster info: {}", e.toString());
+      return false;
+    }
+  }
+
+  private static boolean refusedByBroker(int code) {
+    return code == ResponseCode.MESSAGE_ILLEGAL || code == ResponseCode.NO_PERMISSION || code == ResponseCode.TOPIC_NOT_EXIST;
+  }
+}
