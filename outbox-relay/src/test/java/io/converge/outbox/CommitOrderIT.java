@@ -85,4 +85,37 @@ class CommitOrderIT {
       assertThat(delivered).as("delivery order of key K = its commit order").containsExactlyElementsOf(commitOrder);
     }
   }
+
+  /**
+   * A unit of work opened inside another on the same thread (what Spring's REQUIRES_NEW does) that
+   * publishes the outer unit's key would wait for the outer unit's key lock, which its own thread holds:
+   * PostgreSQL sees no deadlock (two sessions, one client thread), so it would hang for ever. It fails at
+   * once, naming the key; the outer unit goes on and commits; another key in the inner unit is fine.
+   */
+  @Test
+  void anInnerUnitOfTheSameThreadOnTheOuterUnitsKeyFailsAtOnceInsteadOfWaitingForItself() throws Exception {
+    DataSource ds = RelayFixture.newOutbox();
+    String topic = RocketMQExtension.uniqueTopic("selfwait");
+    try (TxnProducer p = RelayFixture.producer(ds)) {
+      AtomicReference<Throwable> inner = new AtomicReference<>();
+      AtomicReference<String> otherKey = new AtomicReference<>();
+      long start = System.nanoTime();
+      p.inTransaction(tx -> {
+        tx.publish(OutgoingMessage.builder(topic).key("K").payload("outer".getBytes(UTF_8)).build());
+        try {
+          RelayFixture.publish(p, topic, "K", "inner".getBytes(UTF_8));
+        } catch (RuntimeException e) {
+          inner.set(e);
+        }
+        otherKey.set(RelayFixture.publish(p, topic, "L", "inner-other-key".getBytes(UTF_8)));
+        return null;
+      });
+      assertThat(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start)).as("no wait for itself").isLessThan(30);
+      assertThat(inner.get()).isInstanceOf(io.converge.producer.ConvergeException.class)
+          .hasMessageContaining("key 'K'").hasMessageContaining("wait for itself");
+      assertThat(otherKey.get()).isNotNull();
+      assertThat(RelayFixture.scalar(ds, "SELECT count(*) FROM converge_outbox WHERE order_key = 'K'")).isEqualTo(1);
+      assertThat(RelayFixture.scalar(ds, "SELECT count(*) FROM converge_outbox WHERE order_key = 'L'")).isEqualTo(1);
+    }
+  }
 }

@@ -135,8 +135,11 @@ public abstract class TxnProducerContract {
   }
 
   private static OutgoingMessage message(String topic, String id, String note) {
-    return OutgoingMessage.builder(topic).id(id).key("order-" + id.substring(0, 8))
-        .header("note", note).payload(note.getBytes(UTF_8)).build();
+    return message(topic, id, note, "order-" + id.substring(0, 8));
+  }
+
+  private static OutgoingMessage message(String topic, String id, String note, String key) {
+    return OutgoingMessage.builder(topic).id(id).key(key).header("note", note).payload(note.getBytes(UTF_8)).build();
   }
 
   private String order(TxnProducer p, String topic, String note) {
@@ -509,12 +512,13 @@ public abstract class TxnProducerContract {
     JdbcTemplate jdbc = new JdbcTemplate(db);
     String before = MessageIds.shared().next();
     String own = MessageIds.shared().next();
+    // two orders, two keys (message() keys by the id's time prefix: these two would share one)
     assertThatThrownBy(() -> outer.executeWithoutResult(s -> {
       jdbc.update(INSERT_ORDER, before, "outer");
-      publisher.publish(message(topic, before, "outer"));
+      publisher.publish(message(topic, before, "outer", "outer-" + before));
       inner.executeWithoutResult(n -> {
         jdbc.update(INSERT_ORDER, own, "inner");
-        publisher.publish(message(topic, own, "inner"));
+        publisher.publish(message(topic, own, "inner", "inner-" + own));
       });
       throw new IllegalStateException("outer business rule violated");
     })).hasMessage("outer business rule violated");
