@@ -39,6 +39,11 @@ final class PausablePostgres implements AutoCloseable {
     config.setPassword(server.password());
     config.setMaximumPoolSize(4);
     config.setConnectionTimeout(connectionTimeoutMillis);
+    // a statement on a pooled connection of a frozen server fails (SQLState 08) instead of hanging until the thaw,
+    // as a production pool should be set up (pgjdbc's default socket and login timeouts are none)
+    String seconds = Long.toString(Math.max(1, (connectionTimeoutMillis + 999) / 1000));
+    config.addDataSourceProperty("socketTimeout", seconds);
+    config.addDataSourceProperty("loginTimeout", seconds);
     config.setValidationTimeout(Math.max(250, connectionTimeoutMillis / 2));
     config.setPoolName("outage-" + server.jdbcUrl().hashCode());
     return new HikariDataSource(config);
