@@ -19,6 +19,7 @@ public final class PausablePostgres implements AutoCloseable {
 
   private final Path dataDir;
   private final ConvergePostgres server;
+  private final java.util.List<HikariDataSource> pools = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   private PausablePostgres(Path dataDir, ConvergePostgres server) {
     this.dataDir = dataDir;
@@ -39,18 +40,22 @@ public final class PausablePostgres implements AutoCloseable {
     config.setPassword(server.password());
     config.setMaximumPoolSize(4);
     config.setConnectionTimeout(connectionTimeoutMillis);
-    // a statement on a pooled connection of a frozen server fails (SQLState 08) instead of hanging until the thaw,
-    // as a production pool should be set up (pgjdbc's default socket and login timeouts are none)
-    String seconds = Long.toString(Math.max(1, (connectionTimeoutMillis + 999) / 1000));
-    config.addDataSourceProperty("socketTimeout", seconds);
-    config.addDataSourceProperty("loginTimeout", seconds);
+    // a new connection to the frozen server fails instead of hanging until the thaw (pgjdbc's default is none)
+    config.addDataSourceProperty("loginTimeout", Long.toString(Math.max(1, (connectionTimeoutMillis + 999) / 1000)));
     config.setValidationTimeout(Math.max(250, connectionTimeoutMillis / 2));
     config.setPoolName("outage-" + server.jdbcUrl().hashCode());
-    return new HikariDataSource(config);
+    HikariDataSource pool = new HikariDataSource(config);
+    pools.add(pool);
+    return pool;
   }
 
-  /** Stops (SIGSTOP) the postmaster and all its backends ({@link ConvergePostgres#freeze()}). */
+  /**
+   * Stops (SIGSTOP) the postmaster and all its backends ({@link ConvergePostgres#freeze()}). The pools' idle
+   * connections are evicted first: a connection used in the last 500 ms is handed out unchecked by HikariCP and a
+   * statement on it would hang until the thaw (the test wants each getConnection to meet the outage).
+   */
   public void freeze() {
+    pools.forEach(p -> p.getHikariPoolMXBean().softEvictConnections());
     server.freeze();
   }
 
