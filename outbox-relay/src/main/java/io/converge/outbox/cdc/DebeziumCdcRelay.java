@@ -2,7 +2,7 @@ package io.converge.outbox.cdc;
 
 import io.converge.outbox.Outbox;
 import io.converge.outbox.OutboxRelayBuilder.Settings;
-import io.converge.outbox.internal.Backoff;
+import io.converge.producer.support.Backoff;
 import io.converge.outbox.internal.RelayCycle;
 import io.converge.producer.BrokerUnavailableException;
 import io.converge.producer.ConvergeException;

@@ -1,5 +1,6 @@
 package io.converge.outbox.internal;
 
+import io.converge.producer.support.Backoff;
 import io.converge.outbox.Outbox;
 import io.converge.outbox.OutboxRelay;
 import io.converge.outbox.OutboxRelayBuilder.Settings;

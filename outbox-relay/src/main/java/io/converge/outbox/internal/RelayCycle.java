@@ -1,5 +1,6 @@
 package io.converge.outbox.internal;
 
+import io.converge.producer.support.Backoff;
 import io.converge.outbox.OutboxRelayBuilder.Settings;
 import io.converge.outbox.spi.OutboxRecord;
 import io.converge.outbox.spi.SendAllResult;

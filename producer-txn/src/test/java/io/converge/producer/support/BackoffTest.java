@@ -1,8 +1,7 @@
-package io.converge.outbox;
+package io.converge.producer.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.converge.outbox.internal.Backoff;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 

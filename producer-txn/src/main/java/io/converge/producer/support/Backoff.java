@@ -1,4 +1,4 @@
-package io.converge.outbox.internal;
+package io.converge.producer.support;
 
 import java.time.Duration;
 import java.util.function.DoubleSupplier;
