@@ -21,31 +21,18 @@ import org.slf4j.LoggerFactory;
  * reason); an outage of the broker counts nothing and makes the row due again after the outage
  * backoff's base. It also gives the pauses of the relays' loops: {@link #retryDelay} between refused
  * attempts, {@link #outageDelay} while the broker or the database is unavailable. Immutable; thread-safe.
+ *
+ * @param rows the row store it writes to
+ * @param maxAttempts refusals of a row before it is parked
+ * @param retry the wait after a refusal, by attempt
+ * @param outageBase how long a row the broker could not take waits
+ * @param outage the loops' wait while the broker or the database is unavailable, by failures in a row
+ * @param metrics where parked keys are counted
  */
-public final class DeliveryPolicy {
+public record DeliveryPolicy(OutboxRows rows, int maxAttempts, Backoff retry, Duration outageBase, Backoff outage,
+    RelayMetrics metrics) {
 
   private static final Logger LOG = LoggerFactory.getLogger(DeliveryPolicy.class);
-
-  private final OutboxRows rows;
-  private final int maxAttempts;
-  private final Backoff retry;
-  private final Backoff outage;
-  private final Duration outageBase;
-  private final RelayMetrics metrics;
-
-  /**
-   * A policy parking a row at its {@code maxAttempts}-th refusal; refused rows wait {@code retry},
-   * rows and loops wait {@code outage} (from {@code outageBase}) while the broker is unavailable.
-   */
-  public DeliveryPolicy(OutboxRows rows, int maxAttempts, Backoff retry, Duration outageBase, Backoff outage,
-      RelayMetrics metrics) {
-    this.rows = rows;
-    this.maxAttempts = maxAttempts;
-    this.retry = retry;
-    this.outageBase = outageBase;
-    this.outage = outage;
-    this.metrics = metrics;
-  }
 
   /**
    * A policy with jittered backoffs: refused rows from {@code retryBase} doubling up to {@code retryMax},
@@ -60,11 +47,6 @@ public final class DeliveryPolicy {
   /** Exponential backoff from {@code base} to {@code max} with jitter from a thread-local random. */
   public static Backoff jittered(Duration base, Duration max) {
     return new Backoff(base, max, () -> ThreadLocalRandom.current().nextDouble());
-  }
-
-  /** The row store this policy writes to. */
-  public OutboxRows rows() {
-    return rows;
   }
 
   /** The pause after the {@code refusals}-th refused attempt in a row. */

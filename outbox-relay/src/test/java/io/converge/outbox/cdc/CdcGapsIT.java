@@ -10,6 +10,7 @@ import io.converge.outbox.MicrometerRelayMetrics;
 import io.converge.outbox.Outbox;
 import io.converge.outbox.RelayBed;
 import io.converge.outbox.RelayFixture;
+import io.converge.outbox.cdc.CdcSupport.Schema;
 import io.converge.outbox.rocketmq.RocketMQSink;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Files;
@@ -35,11 +36,8 @@ import org.junit.jupiter.api.io.TempDir;
 @ExtendWith({RocketMQExtension.class, RelayBed.Extension.class})
 class CdcGapsIT {
 
-  private record Schema(DataSource ds, String name) {}
-
   private static Schema newOutbox() throws Exception {
-    DataSource ds = RelayFixture.newOutbox();
-    return new Schema(ds, string(ds, "SELECT current_schema()"));
+    return CdcSupport.newSchema();
   }
 
   private static CdcRelay.Builder relay(RelayBed bed, String name) {

@@ -43,8 +43,8 @@ class CdcRelayIT {
   private record Outbox(DataSource ds, String schema) {}
 
   private static Outbox newOutbox() throws Exception {
-    DataSource ds = RelayFixture.newOutbox();
-    return new Outbox(ds, RelayFixture.string(ds, "SELECT current_schema()"));
+    CdcSupport.Schema s = CdcSupport.newSchema();
+    return new Outbox(s.ds(), s.name());
   }
 
   private static CdcRelay.Builder relay(String name, Outbox o) {

@@ -2,7 +2,7 @@ package io.converge.outbox.cdc;
 
 import static org.awaitility.Awaitility.await;
 
-import io.converge.outbox.spi.OutboxRecord;
+import io.converge.outbox.DiscardingSink;
 import io.converge.outbox.spi.OutboxSink;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -18,18 +18,7 @@ public final class CdcReturningMain {
   private CdcReturningMain() {}
 
   public static void main(String[] args) throws Exception {
-    OutboxSink nothing = new OutboxSink() {
-      @Override
-      public String name() {
-        return "nothing";
-      }
-
-      @Override
-      public void send(OutboxRecord record) {}
-
-      @Override
-      public void close() {}
-    };
+    OutboxSink nothing = new DiscardingSink();
     CdcRelay relay = CdcRelay.builder().name(System.getProperty("cdc.name"))
         .jdbcUrl(System.getProperty("cdc.jdbc.url"), System.getProperty("cdc.jdbc.user"), System.getProperty("cdc.jdbc.password"))
         .schema(System.getProperty("cdc.schema")).sink(nothing).build();

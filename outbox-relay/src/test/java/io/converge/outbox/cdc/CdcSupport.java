@@ -19,6 +19,15 @@ final class CdcSupport {
 
   private CdcSupport() {}
 
+  /** An outbox schema for a child JVM's relay: its data source and its name. */
+  record Schema(DataSource ds, String name) {}
+
+  /** A fresh outbox schema ({@link RelayFixture#newOutbox()}) with its name. */
+  static Schema newSchema() throws Exception {
+    DataSource ds = RelayFixture.newOutbox();
+    return new Schema(ds, RelayFixture.string(ds, "SELECT current_schema()"));
+  }
+
   /** Waits until slot {@code slot} is read by a walsender (the engine streams), within 60 s. */
   static void awaitSlotActive(DataSource ds, String slot) {
     await("slot " + slot + " active within 60 s").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))

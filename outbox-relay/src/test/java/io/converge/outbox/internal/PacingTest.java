@@ -3,7 +3,7 @@ package io.converge.outbox.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.converge.outbox.OutboxRelayBuilder.Settings;
-import io.converge.outbox.spi.OutboxRecord;
+import io.converge.outbox.DiscardingSink;
 import io.converge.outbox.spi.OutboxSink;
 import io.converge.outbox.spi.RelayMetrics;
 import io.converge.producer.support.Backoff;
@@ -13,18 +13,7 @@ import org.junit.jupiter.api.Test;
 /** The polling relay's pace, without a database or a clock: every pause is computed, none is waited. */
 class PacingTest {
 
-  private static final OutboxSink NOWHERE = new OutboxSink() {
-    @Override
-    public String name() {
-      return "nowhere";
-    }
-
-    @Override
-    public void send(OutboxRecord record) {}
-
-    @Override
-    public void close() {}
-  };
+  private static final OutboxSink NOWHERE = new DiscardingSink();
 
   private static final Settings SETTINGS = new Settings("pace", null, NOWHERE, 100, 5, Duration.ofSeconds(1),
       Duration.ofMillis(200), Duration.ofSeconds(2), Duration.ofMillis(10), Duration.ofMillis(200), Duration.ofDays(1),

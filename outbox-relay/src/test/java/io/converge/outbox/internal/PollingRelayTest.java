@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.converge.outbox.OutboxRelayBuilder.Settings;
-import io.converge.outbox.spi.OutboxRecord;
+import io.converge.outbox.DiscardingSink;
 import io.converge.outbox.spi.OutboxSink;
 import io.converge.outbox.spi.RelayMetrics;
 import java.net.ServerSocket;
@@ -51,20 +51,7 @@ class PollingRelayTest {
     }
   }
 
-  private static final OutboxSink NOWHERE = new OutboxSink() {
-    @Override
-    public String name() {
-      return "nowhere";
-    }
-
-    @Override
-    public void send(OutboxRecord record) {
-      throw new AssertionError("nothing to send");
-    }
-
-    @Override
-    public void close() {}
-  };
+  private static final OutboxSink NOWHERE = new DiscardingSink();
 
   @Test
   void aRefusedDatabaseIsRetriedWithCappedBackoffOnTheInjectedClockWithoutRealWaits() throws Exception {
