@@ -1,5 +1,6 @@
 package io.converge.outbox;
 
+import io.converge.outbox.internal.OutboxRows;
 import io.converge.producer.DatabaseUnavailableException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -39,10 +40,6 @@ public final class Outbox {
       """;
   private static final String PARKED_COUNT =
       "SELECT count(*) FROM converge_outbox WHERE published_at IS NULL AND parked_at IS NOT NULL";
-  private static final String RESUME = """
-      UPDATE converge_outbox SET parked_at = NULL, attempts = 0, next_attempt_at = NULL
-      WHERE order_key = ? AND published_at IS NULL AND parked_at IS NOT NULL
-      """;
   private static final String OLDEST_MILLIS = """
       SELECT (extract(epoch FROM now() - o.created_at) * 1000)::bigint FROM converge_outbox o
       WHERE o.published_at IS NULL AND o.parked_at IS NULL
@@ -107,9 +104,8 @@ public final class Outbox {
    * @return the number of rows resumed (0 when the key was not parked)
    */
   public int resume(String key) {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(RESUME)) {
-      ps.setString(1, key);
-      return ps.executeUpdate();
+    try (Connection c = dataSource.getConnection()) {
+      return new OutboxRows().resume(c, key);
     } catch (SQLException e) {
       throw new DatabaseUnavailableException("Cannot resume outbox key " + key, null, e);
     }
