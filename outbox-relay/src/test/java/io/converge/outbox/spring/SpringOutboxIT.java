@@ -49,6 +49,35 @@ class SpringOutboxIT {
             .hasMessageContaining("relay.brokerBackoffMax").hasMessageContaining("PT0.1S"));
   }
 
+  /**
+   * Issue 14: outbox mode maps {@code converge.producer.*} like the other modes ({@code topics} and
+   * {@code log-retention} are validated, not ignored) and counts into the application's MeterRegistry.
+   */
+  @Test
+  void producerPropertiesAndMetricsApplyInOutboxMode(EmbeddedRocketMQ mq) {
+    DataSource db = ConvergePostgres.shared().newSchema("springoutboxprops");
+    ApplicationContextRunner runner = new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(OutboxAutoConfiguration.class))
+        .withBean(DataSource.class, () -> db)
+        .withPropertyValues("converge.producer.mode=outbox", "converge.producer.group=spring-props",
+            "converge.outbox.relay-enabled=false");
+    runner.withPropertyValues("converge.producer.topics=no such topic")
+        .run(context -> assertThat(context).hasFailed().getFailure().rootCause()
+            .hasMessageContaining("producer.topics").hasMessageContaining("no such topic"));
+    runner.withPropertyValues("converge.producer.log-retention=1m")
+        .run(context -> assertThat(context).hasFailed().getFailure().rootCause()
+            .hasMessageContaining("producer.logRetention").hasMessageContaining("PT1M"));
+    runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          TransactionalPublisher publisher = context.getBean(TransactionalPublisher.class);
+          new TransactionTemplate(new DataSourceTransactionManager(db)).executeWithoutResult(s ->
+              publisher.publish(OutgoingMessage.builder("orders").key("o-1").payload("x".getBytes(UTF_8)).build()));
+          assertThat(context.getBean(MeterRegistry.class).get("txn.pending").tag("group", "spring-props").gauge().value())
+              .isZero();
+        });
+  }
+
   @Test
   void publisherJoinsTheSpringTransactionAndTheRelayDelivers(EmbeddedRocketMQ mq) throws Exception {
     String topic = RocketMQExtension.uniqueTopic("spring-outbox");
