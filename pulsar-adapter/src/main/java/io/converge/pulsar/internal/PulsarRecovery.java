@@ -9,7 +9,6 @@ import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import org.apache.pulsar.client.api.TypedMessageBuilder;
 import org.apache.pulsar.client.api.transaction.Transaction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -134,18 +133,11 @@ final class PulsarRecovery {
   private int republish(Connection c, PulsarTxnStore.OpenTxn t) throws Exception {
     List<PulsarTxnStore.Logged> messages = PulsarTxnStore.messages(c, t.most(), t.least());
     long timeout = settings.sendTimeout().toMillis();
-    Transaction txn = backend.client().newTransaction()
-        .withTransactionTimeout(settings.transactionTimeout().toMillis(), TimeUnit.MILLISECONDS)
-        .build().get(timeout, TimeUnit.MILLISECONDS);
+    Transaction txn = backend.newTransaction();
     try {
       for (PulsarTxnStore.Logged m : messages) {
         try {
-          TypedMessageBuilder<byte[]> b = backend.producer(m.topic()).newMessage(txn).properties(m.properties())
-              .value(m.payload());
-          if (m.key() != null) {
-            b.key(m.key());
-          }
-          b.sendAsync().get(timeout, TimeUnit.MILLISECONDS);
+          backend.sendAsync(txn, m.topic(), m.key(), m.properties(), m.payload()).get(timeout, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
           throw e;
         } catch (Exception e) {
