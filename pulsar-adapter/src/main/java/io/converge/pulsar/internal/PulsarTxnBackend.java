@@ -52,7 +52,7 @@ public final class PulsarTxnBackend implements TxnBackend {
           + settings.serviceUrl(), null, e);
     }
     this.store = new PulsarTxnStore(context.dataSource());
-    this.recovery = new PulsarRecovery(context, settings, store, new TxnCoordinator(client, settings.sendTimeout()), this);
+    this.recovery = new PulsarRecovery(this, new TxnCoordinator(client, settings.sendTimeout()));
     this.scanner = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "converge-pulsar-recovery-" + context.group());
       t.setDaemon(true);
@@ -72,8 +72,16 @@ public final class PulsarTxnBackend implements TxnBackend {
     scanner.scheduleWithFixedDelay(recovery::scan, 0, every, TimeUnit.MILLISECONDS);
   }
 
-  PulsarClient client() {
-    return client;
+  BackendContext context() {
+    return context;
+  }
+
+  PulsarSettings settings() {
+    return settings;
+  }
+
+  PulsarTxnStore store() {
+    return store;
   }
 
   /** Opens a Pulsar transaction with the settings' transaction timeout, waiting at most the send timeout. */
