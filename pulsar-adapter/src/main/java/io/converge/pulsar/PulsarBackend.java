@@ -1,9 +1,9 @@
 package io.converge.pulsar;
 
-import io.converge.producer.ConvergeException;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendFactory;
 import io.converge.producer.spi.TxnBackend;
+import io.converge.producer.support.OptionalDependency;
 import io.converge.pulsar.internal.PulsarTxnBackend;
 import io.converge.pulsar.internal.PulsarSettings;
 import java.time.Duration;
@@ -111,12 +111,8 @@ public final class PulsarBackend implements BackendFactory {
   @Override
   public TxnBackend create(BackendContext context) {
     Objects.requireNonNull(context, "context");
-    try {
-      Class.forName("org.apache.pulsar.client.api.PulsarClient", false, PulsarBackend.class.getClassLoader());
-    } catch (ClassNotFoundException e) {
-      throw new ConvergeException("The Pulsar backend needs org.apache.pulsar:pulsar-client on the classpath"
-          + " (add it as a dependency, version 4.2.4)", e);
-    }
+    OptionalDependency.require(PulsarBackend.class, "The Pulsar backend", "org.apache.pulsar.client.api.PulsarClient",
+        "org.apache.pulsar:pulsar-client", "4.2.4");
     checkMarginCoversSend();
     return new PulsarTxnBackend(context, settings.withTransactionTimeout(transactionTimeoutFor(context.localTransactionTimeout())));
   }

@@ -1,9 +1,9 @@
 package io.converge.producer.rocketmq;
 
-import io.converge.producer.ConvergeException;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendFactory;
 import io.converge.producer.spi.TxnBackend;
+import io.converge.producer.support.OptionalDependency;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -65,12 +65,8 @@ public final class RocketMQBackend implements BackendFactory {
   @Override
   public TxnBackend create(BackendContext context) {
     Objects.requireNonNull(context, "context");
-    try {
-      Class.forName(CLIENT_CLASS, false, RocketMQBackend.class.getClassLoader());
-    } catch (ClassNotFoundException e) {
-      throw new ConvergeException("The RocketMQ backend needs org.apache.rocketmq:rocketmq-client on the classpath"
-          + " (add it as a dependency, version 5.4.0)", e);
-    }
+    OptionalDependency.require(RocketMQBackend.class, "The RocketMQ backend", CLIENT_CLASS,
+        "org.apache.rocketmq:rocketmq-client", "5.4.0");
     return new HalfMessageBackend(context, nameServer, sendTimeout, checkThreads);
   }
 
