@@ -2,6 +2,8 @@ package io.converge.producer.spi;
 
 import io.converge.producer.DatabaseUnavailableException;
 import io.converge.producer.LateCommitFencedException;
+import io.converge.producer.support.BatchPurger;
+import io.converge.producer.support.BatchPurger.Cutoff;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -65,14 +67,6 @@ public final class TxnLog {
       ON CONFLICT (message_id) DO UPDATE SET checks = converge_txn_ticket.checks + 1, last_check_at = now()
       """;
   private static final String LOCK_TIMEOUT = "SET LOCAL lock_timeout = '2s'";
-  private static final String PURGE = """
-      DELETE FROM converge_txn_log WHERE message_id IN (
-        SELECT message_id FROM converge_txn_log
-        WHERE producer_group = ? AND created_at < now() - make_interval(secs => ?)
-        ORDER BY created_at
-        LIMIT ?)
-      """;
-
   private final DataSource dataSource;
   private final Duration retention;
 
@@ -295,25 +289,9 @@ public final class TxnLog {
    * @return the number of rows deleted
    */
   public long purge(String group, int batchSize) {
-    long total = 0;
-    try (Connection c = dataSource.getConnection()) {
-      c.setAutoCommit(true);
-      while (true) {
-        int n;
-        try (PreparedStatement ps = c.prepareStatement(PURGE)) {
-          ps.setString(1, group);
-          ps.setDouble(2, retention.toMillis() / 1000.0);
-          ps.setInt(3, batchSize);
-          n = ps.executeUpdate();
-        }
-        total += n;
-        if (n < batchSize) {
-          return total;
-        }
-      }
-    } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Cannot purge the transaction log of group " + group + " after " + total + " rows", null, e);
-    }
+    return BatchPurger.of(dataSource, "converge_txn_log", "created_at").keyedBy("message_id").oldestFirst()
+        .where("producer_group = ?")
+        .purge("the transaction log of group " + group, Cutoff.olderThan(retention), batchSize, Long.MAX_VALUE, n -> { }, group);
   }
 
   /** The row of {@code id}, or null. */
