@@ -1,5 +1,6 @@
 package io.converge.consumer;
 
+import io.converge.producer.support.Backoff;
 import io.converge.producer.support.Require;
 import java.time.Duration;
 import java.util.Objects;
@@ -80,12 +81,12 @@ public record FailurePolicy(int maxAttempts, Duration initialBackoff, Duration m
    * {@code min(maxBackoff, initialBackoff * multiplier^(attempt-1))}.
    */
   public Duration baseDelay(int attempt) {
-    return capped(attempt, maxBackoff);
+    return backoff(maxBackoff).ceiling(attempt);
   }
 
   /** {@link #baseDelay} spread by {@code jitter} using {@code random} in [0, 1). */
   public Duration delay(int attempt, double random) {
-    return spread(baseDelay(attempt), random);
+    return backoff(maxBackoff).delay(attempt, random);
   }
 
   /**
@@ -93,16 +94,10 @@ public record FailurePolicy(int maxAttempts, Duration initialBackoff, Duration m
    * {@code jitter} using {@code random} in [0, 1): {@code min(maxOutageBackoff, initialBackoff * multiplier^(wait-1))}.
    */
   public Duration outageDelay(int wait, double random) {
-    return spread(capped(wait, maxOutageBackoff), random);
+    return backoff(maxOutageBackoff).delay(wait, random);
   }
 
-  private Duration capped(int attempt, Duration cap) {
-    double millis = initialBackoff.toMillis() * Math.pow(multiplier, Math.max(0, attempt - 1));
-    return Duration.ofMillis((long) Math.min(cap.toMillis(), millis));
-  }
-
-  private Duration spread(Duration base, double random) {
-    double factor = 1.0 + jitter * (2.0 * random - 1.0);
-    return Duration.ofMillis(Math.max(0, Math.round(base.toMillis() * factor)));
+  private Backoff backoff(Duration cap) {
+    return Backoff.withJitter(initialBackoff, cap, multiplier, jitter, null);
   }
 }
