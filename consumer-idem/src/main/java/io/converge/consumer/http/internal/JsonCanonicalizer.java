@@ -2,6 +2,7 @@ package io.converge.consumer.http.internal;
 
 import io.converge.consumer.http.IdempotencyException;
 import io.converge.consumer.http.IdempotencyProblem;
+import io.converge.producer.support.Require;
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -37,9 +38,8 @@ public final class JsonCanonicalizer {
   /** A canonicaliser removing the dotted {@code ignoredFields}. */
   public JsonCanonicalizer(Collection<String> ignoredFields) {
     for (String path : ignoredFields) {
-      if (path == null || path.isBlank() || path.startsWith(".") || path.endsWith(".") || path.contains("..")) {
-        throw new IllegalArgumentException("ignored field must be a dotted path like meta.client_ip, but was '" + path + "'");
-      }
+      Require.that(path != null && !path.isBlank() && !path.startsWith(".") && !path.endsWith(".") && !path.contains(".."),
+          "ignored field", "be a dotted path like meta.client_ip", "'" + path + "'");
       Ignore node = ignored;
       for (String segment : path.split("\\.")) {
         node = node.children.computeIfAbsent(segment, s -> new Ignore());
