@@ -4,6 +4,8 @@ import io.converge.outbox.spi.OutboxRecord;
 import io.converge.outbox.spi.OutboxSink;
 import io.converge.outbox.spi.SendAllResult;
 import io.converge.producer.ConvergeException;
+import io.converge.producer.support.OptionalDependency;
+import io.converge.producer.support.Require;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -38,9 +40,8 @@ public final class RocketMQSink implements OutboxSink {
 
   /** A builder for a sink on the RocketMQ cluster of {@code nameServer} ({@code host:port[;host:port]}). */
   public static Builder nameServer(String nameServer) {
-    if (nameServer == null || !nameServer.matches("[A-Za-z0-9.:;_-]+")) {
-      throw new IllegalArgumentException("rocketmq.nameServer must be host:port[;host:port...], but was " + nameServer);
-    }
+    Require.that(nameServer != null && nameServer.matches("[A-Za-z0-9.:;_-]+"), "rocketmq.nameServer",
+        "be host:port[;host:port...]", nameServer);
     return new Builder(nameServer);
   }
 
@@ -105,21 +106,11 @@ public final class RocketMQSink implements OutboxSink {
      * @throws ConvergeException when rocketmq-client is missing or the client cannot start
      */
     public RocketMQSink build() {
-      if (group == null || !group.matches("[A-Za-z0-9_-]{1,100}")) {
-        throw new IllegalArgumentException("rocketmq.group must match [A-Za-z0-9_-]{1,100}, but was " + group);
-      }
-      if (sendTimeout == null || sendTimeout.toMillis() < 100) {
-        throw new IllegalArgumentException("rocketmq.sendTimeout must be at least 100 ms, but was " + sendTimeout);
-      }
-      if (maxMessageBytes < 1 || maxMessageBytes > 64 * 1024 * 1024) {
-        throw new IllegalArgumentException("rocketmq.maxMessageBytes must be between 1 and 67108864, but was " + maxMessageBytes);
-      }
-      try {
-        Class.forName(CLIENT_CLASS, false, RocketMQSink.class.getClassLoader());
-      } catch (ClassNotFoundException e) {
-        throw new ConvergeException("The RocketMQ sink needs org.apache.rocketmq:rocketmq-client on the classpath"
-            + " (add it as a dependency, version 5.4.0)", e);
-      }
+      Require.that(group != null && group.matches("[A-Za-z0-9_-]{1,100}"), "rocketmq.group", "match [A-Za-z0-9_-]{1,100}", group);
+      Require.atLeast("rocketmq.sendTimeout", sendTimeout, Duration.ofMillis(100), "100 ms");
+      Require.between("rocketmq.maxMessageBytes", maxMessageBytes, 1, 64 * 1024 * 1024);
+      OptionalDependency.require("The RocketMQ sink", "org.apache.rocketmq:rocketmq-client", "5.4.0", RocketMQSink.class,
+          CLIENT_CLASS);
       return new RocketMQSink(new RocketMQClient(nameServer, group, group + "-" + UUID.randomUUID(), sendTimeout, maxMessageBytes),
           sendTimeout);
     }

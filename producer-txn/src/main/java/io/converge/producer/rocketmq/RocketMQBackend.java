@@ -65,8 +65,8 @@ public final class RocketMQBackend implements BackendFactory {
   @Override
   public TxnBackend create(BackendContext context) {
     Objects.requireNonNull(context, "context");
-    OptionalDependency.require(RocketMQBackend.class, "The RocketMQ backend", CLIENT_CLASS,
-        "org.apache.rocketmq:rocketmq-client", "5.4.0");
+    OptionalDependency.require("The RocketMQ backend", "org.apache.rocketmq:rocketmq-client", "5.4.0",
+        RocketMQBackend.class, CLIENT_CLASS);
     return new HalfMessageBackend(context, nameServer, sendTimeout, checkThreads);
   }
 

@@ -10,8 +10,8 @@ class OptionalDependencyTest {
 
   @Test
   void aMissingLibraryFailsNamingTheArtifactAndVersion() {
-    assertThatThrownBy(() -> OptionalDependency.require(OptionalDependencyTest.class, "The Foo backend",
-        "com.example.NoSuchClient", "com.example:foo-client", "1.2.3"))
+    assertThatThrownBy(() -> OptionalDependency.require("The Foo backend", "com.example:foo-client", "1.2.3",
+        OptionalDependencyTest.class, "com.example.NoSuchClient"))
         .isInstanceOf(ConvergeException.class)
         .hasMessage("The Foo backend needs com.example:foo-client on the classpath (add it as a dependency, version 1.2.3)")
         .hasCauseInstanceOf(ClassNotFoundException.class);
@@ -19,7 +19,7 @@ class OptionalDependencyTest {
 
   @Test
   void aPresentLibraryPasses() {
-    assertThatCode(() -> OptionalDependency.require(OptionalDependencyTest.class, "The JDBC backend",
-        "java.sql.Connection", "java.sql", "17")).doesNotThrowAnyException();
+    assertThatCode(() -> OptionalDependency.require("The JDBC backend", "java.sql", "17",
+        OptionalDependencyTest.class, "java.sql.Connection")).doesNotThrowAnyException();
   }
 }
