@@ -13,11 +13,9 @@ import io.converge.producer.spi.JoinableProducer;
 import io.converge.producer.spi.JoinedTransaction;
 import io.converge.producer.spi.TxnBackend;
 import io.converge.producer.spi.TxnLog;
+import io.converge.producer.support.PurgeSchedule;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,7 +33,7 @@ public final class DefaultTxnProducer implements TxnProducer, JoinableProducer {
   private final Settings settings;
   private final TxnLog log;
   private final TxnBackend backend;
-  private final ScheduledExecutorService purger;
+  private final PurgeSchedule purger;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   /** Starts the backend (and the log purge) for {@code settings}. */
@@ -44,17 +42,9 @@ public final class DefaultTxnProducer implements TxnProducer, JoinableProducer {
     this.log = new TxnLog(settings.dataSource(), settings.logRetention());
     this.backend = settings.backend().create(new BackendContext(settings.group(), settings.dataSource(), log,
         settings.localTransactionTimeout(), settings.topics(), settings.metrics(), settings.clock()));
-    if (settings.purgeInterval().isZero()) {
-      this.purger = null;
-    } else {
-      this.purger = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "converge-txn-log-purge-" + settings.group());
-        t.setDaemon(true);
-        return t;
-      });
-      long every = settings.purgeInterval().toMillis();
-      purger.scheduleWithFixedDelay(this::purgeQuietly, every, every, TimeUnit.MILLISECONDS);
-    }
+    this.purger = settings.purgeInterval().isZero() ? null
+        : PurgeSchedule.start("converge-txn-log-purge-" + settings.group(), settings.purgeInterval(),
+            () -> log.purge(settings.group(), PURGE_BATCH));
   }
 
   @Override
@@ -138,17 +128,6 @@ public final class DefaultTxnProducer implements TxnProducer, JoinableProducer {
     return state != null && (state.startsWith("08") || state.startsWith("57P"));
   }
 
-  private void purgeQuietly() {
-    try {
-      long n = log.purge(settings.group(), PURGE_BATCH);
-      if (n > 0) {
-        LOG.debug("Purged {} transaction-log rows of group {}", n, settings.group());
-      }
-    } catch (RuntimeException e) {
-      LOG.warn("Transaction-log purge of group {} failed: {}", settings.group(), e.toString());
-    }
-  }
-
   @Override
   public JoinedTransaction join(Connection connection) {
     requireOpen();
@@ -174,7 +153,7 @@ public final class DefaultTxnProducer implements TxnProducer, JoinableProducer {
   public void close() {
     if (closed.compareAndSet(false, true)) {
       if (purger != null) {
-        purger.shutdownNow();
+        purger.close();
       }
       backend.close();
     }
