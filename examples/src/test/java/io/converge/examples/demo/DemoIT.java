@@ -2,6 +2,7 @@ package io.converge.examples.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.converge.broker.DevPlatform;
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.postgres.PostgresExtension;
 import io.converge.broker.pulsar.EmbeddedPulsar;
@@ -24,7 +25,7 @@ class DemoIT {
   @Test
   void everyBackendReconciles(EmbeddedRocketMQ mq, ConvergePostgres pg, EmbeddedPulsar pulsar) throws Exception {
     ByteArrayOutputStream text = new ByteArrayOutputStream();
-    DemoRunner runner = new DemoRunner(DemoPlatform.of(mq, pg, pulsar), new PrintStream(text, true, StandardCharsets.UTF_8));
+    DemoRunner runner = new DemoRunner(DevPlatform.of(mq, pg, pulsar), new PrintStream(text, true, StandardCharsets.UTF_8));
     boolean ok = runner.run(60, "rocketmq,outbox,pulsar");
     String printed = text.toString(StandardCharsets.UTF_8);
     assertThat(ok).as(printed).isTrue();

@@ -2,6 +2,7 @@ package io.converge.examples.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.converge.broker.DevPlatform;
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.postgres.PostgresExtension;
 import io.converge.broker.pulsar.EmbeddedPulsar;
@@ -38,7 +39,7 @@ class DemoOutageIT {
       throws Exception {
     ByteArrayOutputStream text = new ByteArrayOutputStream();
     PrintStream out = new PrintStream(text, true, StandardCharsets.UTF_8);
-    DemoRunner runner = new DemoRunner(DemoPlatform.of(mq, pg, pulsar), new Tee(out), OUTAGES, SHORT_POOL_TIMEOUT);
+    DemoRunner runner = new DemoRunner(DevPlatform.of(mq, pg, pulsar), new Tee(out), OUTAGES, SHORT_POOL_TIMEOUT);
     boolean ok;
     try {
       ok = runner.run(60, "rocketmq,outbox,pulsar");

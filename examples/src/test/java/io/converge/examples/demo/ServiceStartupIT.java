@@ -3,6 +3,7 @@ package io.converge.examples.demo;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.converge.broker.DevPlatform;
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.postgres.PostgresExtension;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
@@ -120,9 +121,8 @@ class ServiceStartupIT {
   }
 
   private static List<String> orderServiceArgs(EmbeddedRocketMQ mq, ConvergePostgres pg) {
-    DemoPlatform platform = DemoPlatform.of(mq, pg, null);
     String run = "startup-" + UUID.randomUUID().toString().substring(0, 6);
-    Map<String, String> p = new LinkedHashMap<>(platform.transport(Backend.OUTBOX, run));
+    Map<String, String> p = new LinkedHashMap<>(Transport.properties(DevPlatform.of(mq, pg, null), Backend.OUTBOX, run));
     String schema = ((PGSimpleDataSource) pg.newSchema("order_" + run.replace('-', '_'))).getCurrentSchema();
     p.put("spring.datasource.url", pg.jdbcUrl() + (pg.jdbcUrl().contains("?") ? "&" : "?") + "currentSchema=" + schema);
     p.put("spring.datasource.username", pg.user());
