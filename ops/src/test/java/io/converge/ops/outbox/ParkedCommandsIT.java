@@ -43,7 +43,7 @@ class ParkedCommandsIT {
     CliRun resume = db.run("outbox", "resume", "poison");
     assertThat(resume.status).as(resume.err).isZero();
     assertThat(resume.out).contains("resumed key 'poison': 1 row(s)");
-    assertThat(db.count("SELECT db.count(*) FROM converge_outbox WHERE parked_at IS NULL AND attempts = 0 AND message_id = 'm-poison'"))
+    assertThat(db.count("SELECT count(*) FROM converge_outbox WHERE parked_at IS NULL AND attempts = 0 AND message_id = 'm-poison'"))
         .isOne();
     assertThat(db.run("outbox", "parked").out).contains("0 parked rows");
 
@@ -61,7 +61,7 @@ class ParkedCommandsIT {
     long dlqId = db.count("SELECT id FROM converge_dlq WHERE message_id = 'm-dead'");
     CliRun discard = db.run("dlq", "discard", Long.toString(dlqId));
     assertThat(discard.status).as(discard.err).isZero();
-    assertThat(db.count("SELECT db.count(*) FROM converge_dlq WHERE status = 'DISCARDED'")).isOne();
+    assertThat(db.count("SELECT count(*) FROM converge_dlq WHERE status = 'DISCARDED'")).isOne();
     assertThat(db.run("dlq", "discard", Long.toString(dlqId)).status).as("no longer parked").isEqualTo(3);
 
     CliRun tickets = db.run("dlq", "tickets");
@@ -69,7 +69,7 @@ class ParkedCommandsIT {
     long ticketId = db.count("SELECT id FROM converge_ticket WHERE message_id = 'm-odd'");
     CliRun resolve = db.run("dlq", "resolve", Long.toString(ticketId), "--by", "alice", "--note", "refunded by hand");
     assertThat(resolve.status).as(resolve.err).isZero();
-    assertThat(db.count("SELECT db.count(*) FROM converge_ticket WHERE status = 'RESOLVED' AND resolved_by = 'alice'")).isOne();
+    assertThat(db.count("SELECT count(*) FROM converge_ticket WHERE status = 'RESOLVED' AND resolved_by = 'alice'")).isOne();
     assertThat(db.run("dlq", "resolve", Long.toString(ticketId), "--by", "bob").status).isEqualTo(3);
   }
 

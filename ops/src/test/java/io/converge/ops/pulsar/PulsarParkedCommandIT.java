@@ -37,7 +37,7 @@ class PulsarParkedCommandIT {
 
     CliRun resume = db.run("pulsar", "resume", "(0,42)");
     assertThat(resume.status).as(resume.err).isZero();
-    assertThat(db.count("SELECT db.count(*) FROM converge_pulsar_txn WHERE parked_at IS NULL AND attempts = 0 AND txn_least = 42")).isOne();
+    assertThat(db.count("SELECT count(*) FROM converge_pulsar_txn WHERE parked_at IS NULL AND attempts = 0 AND txn_least = 42")).isOne();
     assertThat(db.run("pulsar", "parked").out).contains("0 parked Pulsar transactions");
 
     CliRun again = db.run("pulsar", "resume", "0,42");

@@ -44,7 +44,7 @@ class TxnTicketsCommandIT {
     CliRun resolve = db.run("txn", "resolve", "m-purged", "--by", "alice", "--note", "delivered by hand");
     assertThat(resolve.status).as(resolve.err).isZero();
     assertThat(resolve.out).contains("resolved the ticket of message m-purged");
-    assertThat(db.count("SELECT db.count(*) FROM converge_txn_ticket WHERE message_id = 'm-purged' AND status = 'RESOLVED'"
+    assertThat(db.count("SELECT count(*) FROM converge_txn_ticket WHERE message_id = 'm-purged' AND status = 'RESOLVED'"
         + " AND resolved_by = 'alice' AND note = 'delivered by hand' AND resolved_at IS NOT NULL")).isOne();
     assertThat(db.run("txn", "tickets").out).contains("0 open producer tickets");
 
