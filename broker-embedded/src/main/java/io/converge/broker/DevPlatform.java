@@ -151,7 +151,7 @@ public final class DevPlatform implements AutoCloseable {
 
     private Builder() {}
 
-    /** RocketMQ creates a topic on its first send (default: topics are created with {@link #newTopic}). */
+    /** RocketMQ creates a topic on its first send (default: topics are created with {@link DevPlatform#newTopic}). */
     public Builder autoCreateTopics() {
       this.autoCreateTopics = true;
       return this;

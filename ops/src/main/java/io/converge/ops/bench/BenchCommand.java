@@ -106,10 +106,14 @@ public final class BenchCommand implements Callable<Integer> {
           report.add(run.get(0), p.baseline(), t, runner.run(run, new BenchRunner.Plan(t, warmup, duration, runs)));
         }
       }
-    }
-    if (markdown != null) {
-      report.write(markdown);
-      System.out.println("\nwrote the result tables to " + markdown.toAbsolutePath());
+    } catch (Exception | Error e) {
+      report.failed(e);
+      throw e;
+    } finally {
+      if (markdown != null) {
+        report.write(markdown);
+        System.out.println("\nwrote the result tables to " + markdown.toAbsolutePath());
+      }
     }
     return 0;
   }

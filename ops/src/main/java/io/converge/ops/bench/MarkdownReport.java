@@ -23,6 +23,7 @@ final class MarkdownReport {
   private final String command;
   private final BenchRunner.Plan plan;
   private final List<Row> rows = new ArrayList<>();
+  private String failure;
 
   /**
    * @param command the command line that runs this bench, quoted in the page
@@ -43,6 +44,11 @@ final class MarkdownReport {
     List<Double> b = result.throughputs().get(baseline);
     rows.add(new Row(scenario.name(), scenario.unit(), threads, a, baseline, Stats.of(b),
         Stats.of(Stats.ratios(result.throughputs().get(scenario.name()), b))));
+  }
+
+  /** Notes that the bench stopped on {@code e}: the page says so under its table. */
+  void failed(Throwable e) {
+    failure = e.toString();
   }
 
   /** The page. */
@@ -74,6 +80,9 @@ final class MarkdownReport {
             .append(ratio(r.ratio().median())).append(" | ").append(ratio(r.ratio().min())).append(" - ")
             .append(ratio(r.ratio().max())).append(" |\n");
       }
+    }
+    if (failure != null) {
+      md.append("\nIncomplete: the bench stopped on ").append(failure.replace('\n', ' ')).append('\n');
     }
     return md.toString();
   }
