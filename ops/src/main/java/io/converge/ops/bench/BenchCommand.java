@@ -91,7 +91,7 @@ public final class BenchCommand implements Callable<Integer> {
         Scenarios.create(p.baseline()).close();
       }
     }
-    MarkdownReport report = new MarkdownReport("mvn -B -DskipTests -pl ops -am verify exec:java -Dexec.args=\"bench "
+    MarkdownReport report = new MarkdownReport("mvn -B -DskipTests -pl ops -am verify exec:java -Dexec.args=\""
         + String.join(" ", spec.commandLine().getParseResult().originalArgs()) + "\"", new BenchRunner.Plan(1, warmup, duration, runs));
     try (BenchEnv env = BenchEnv.start()) {
       BenchRunner runner = new BenchRunner(env, System.out);

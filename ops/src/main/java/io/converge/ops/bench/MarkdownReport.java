@@ -66,7 +66,8 @@ final class MarkdownReport {
         .append(" of warm-up; a pair's runs interleaved (A, B, B, A, ...), its ratio taken run by run\n");
     md.append("- servers: embedded RocketMQ and PostgreSQL (fsync on) in the bench's JVM, Pulsar in its child JVM,"
         + " all on the same machine as the load\n\n");
-    md.append("Compare ratios, not absolute numbers: the machine is shared and noisy.\n\n");
+    md.append("What each scenario measures: the scenario table of `converge bench` in ops/README.md. Compare ratios,"
+        + " not absolute numbers: the machine is shared and noisy.\n\n");
     md.append("| scenario | threads | throughput (median) | min - max | baseline | baseline (median) | ratio (median) | ratio min - max |\n");
     md.append("|---|---:|---:|---:|---|---:|---:|---:|\n");
     for (Row r : rows) {
@@ -104,8 +105,14 @@ final class MarkdownReport {
     } catch (IOException | RuntimeException e) {
       // not Linux: the processor count says enough
     }
+    String load = "";
+    try {
+      load = ", load average " + Files.readString(Path.of("/proc/loadavg")).split(" ")[0] + " when written";
+    } catch (IOException | RuntimeException e) {
+      // not Linux
+    }
     return cpu + Runtime.getRuntime().availableProcessors() + " CPUs, " + System.getProperty("os.name") + " "
-        + System.getProperty("os.version") + " " + System.getProperty("os.arch");
+        + System.getProperty("os.version") + " " + System.getProperty("os.arch") + load;
   }
 
   private static String seconds(long millis) {
