@@ -31,8 +31,13 @@ public abstract class DbListCommand<T> extends DbCommand {
   @Option(names = "--limit", defaultValue = "100", description = "most rows listed, 1 to 10000 (default ${DEFAULT-VALUE})")
   protected int limit;
 
-  /** What the rows are, in the count line: {@code dead letters}. */
-  protected abstract String noun();
+  private final String noun;
+
+  /** A listing called {@code name} in messages whose count line calls its rows {@code noun} ({@code dead letters}). */
+  protected DbListCommand(String name, String noun) {
+    super(name);
+    this.noun = noun;
+  }
 
   /** The columns, the last one unpadded. */
   protected abstract List<Column<T>> columns();
@@ -53,9 +58,9 @@ public abstract class DbListCommand<T> extends DbCommand {
     Page<T> page = page(dataSource, limit);
     int shown = page.rows().size();
     if (page.total() < 0) {
-      out.printf("%d %s shown%n", shown, noun());
+      out.printf("%d %s shown%n", shown, noun);
     } else {
-      out.printf("%d %s%s%n", page.total(), noun(), page.total() > shown ? " (oldest " + shown + " shown)" : "");
+      out.printf("%d %s%s%n", page.total(), noun, page.total() > shown ? " (oldest " + shown + " shown)" : "");
     }
     if (shown == 0) {
       return 0;

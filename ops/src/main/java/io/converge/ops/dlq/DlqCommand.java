@@ -30,14 +30,8 @@ public final class DlqCommand extends CommandGroup {
   /** {@code converge dlq list}. */
   @Command(name = "list", mixinStandardHelpOptions = true, description = "Lists parked dead letters, oldest first.")
   static final class ListParked extends DbListCommand<ConsumerOps.DeadLetter> {
-    @Override
-    protected String name() {
-      return "dlq list";
-    }
-
-    @Override
-    protected String noun() {
-      return "dead letters";
+    ListParked() {
+      super("dlq list", "dead letters");
     }
 
     @Override
@@ -65,9 +59,8 @@ public final class DlqCommand extends CommandGroup {
     @Parameters(index = "0", paramLabel = "ID", description = "the dead letter's id (from dlq list)")
     long id;
 
-    @Override
-    protected String name() {
-      return "dlq discard";
+    Discard() {
+      super("dlq discard");
     }
 
     @Override
@@ -84,14 +77,8 @@ public final class DlqCommand extends CommandGroup {
   /** {@code converge dlq tickets}. */
   @Command(name = "tickets", mixinStandardHelpOptions = true, description = "Lists open tickets, oldest first.")
   static final class Tickets extends DbListCommand<ConsumerOps.Ticket> {
-    @Override
-    protected String name() {
-      return "dlq tickets";
-    }
-
-    @Override
-    protected String noun() {
-      return "open tickets";
+    Tickets() {
+      super("dlq tickets", "open tickets");
     }
 
     @Override
@@ -124,9 +111,8 @@ public final class DlqCommand extends CommandGroup {
     @Option(names = "--note", description = "what was done")
     String note;
 
-    @Override
-    protected String name() {
-      return "dlq resolve";
+    Resolve() {
+      super("dlq resolve");
     }
 
     @Override

@@ -29,14 +29,8 @@ public final class OutboxCommand extends CommandGroup {
   /** {@code converge outbox parked}. */
   @Command(name = "parked", mixinStandardHelpOptions = true, description = "Lists parked outbox rows, oldest first.")
   static final class Parked extends DbListCommand<Outbox.Parked> {
-    @Override
-    protected String name() {
-      return "outbox parked";
-    }
-
-    @Override
-    protected String noun() {
-      return "parked rows";
+    Parked() {
+      super("outbox parked", "parked rows");
     }
 
     @Override
@@ -65,9 +59,8 @@ public final class OutboxCommand extends CommandGroup {
     @Parameters(index = "0", paramLabel = "KEY", description = "the parked key (the message key, or the message id of a keyless message)")
     String key;
 
-    @Override
-    protected String name() {
-      return "outbox resume";
+    Resume() {
+      super("outbox resume");
     }
 
     @Override

@@ -31,14 +31,8 @@ public final class PulsarCommand extends CommandGroup {
   /** {@code converge pulsar parked}. */
   @Command(name = "parked", mixinStandardHelpOptions = true, description = "Lists parked Pulsar transactions, longest parked first.")
   static final class Parked extends DbListCommand<PulsarTxns.Parked> {
-    @Override
-    protected String name() {
-      return "pulsar parked";
-    }
-
-    @Override
-    protected String noun() {
-      return "parked Pulsar transactions";
+    Parked() {
+      super("pulsar parked", "parked Pulsar transactions");
     }
 
     @Override
@@ -66,9 +60,8 @@ public final class PulsarCommand extends CommandGroup {
     @Parameters(index = "0", paramLabel = "ID", description = "the transaction id as listed, (most,least)")
     String id;
 
-    @Override
-    protected String name() {
-      return "pulsar resume";
+    Resume() {
+      super("pulsar resume");
     }
 
     @Override

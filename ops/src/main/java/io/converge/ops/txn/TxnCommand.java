@@ -30,14 +30,8 @@ public final class TxnCommand extends CommandGroup {
   /** {@code converge txn tickets}. */
   @Command(name = "tickets", mixinStandardHelpOptions = true, description = "Lists open producer tickets, oldest first.")
   static final class Tickets extends DbListCommand<TxnTickets.Ticket> {
-    @Override
-    protected String name() {
-      return "txn tickets";
-    }
-
-    @Override
-    protected String noun() {
-      return "open producer tickets";
+    Tickets() {
+      super("txn tickets", "open producer tickets");
     }
 
     @Override
@@ -72,9 +66,8 @@ public final class TxnCommand extends CommandGroup {
     @Option(names = "--note", description = "what was done (delivered by hand, discarded)")
     String note;
 
-    @Override
-    protected String name() {
-      return "txn resolve";
+    Resolve() {
+      super("txn resolve");
     }
 
     @Override
