@@ -22,7 +22,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * is frozen (SIGSTOP of the postmaster and its backends) for 8 s, more than three times the services'
  * pool timeout (shortened to 2.5 s here so that the test stays short), then the phase's broker is out for
  * 8 s (RocketMQ's broker stopped and started on its store; Pulsar's JVM frozen). 60 orders per
- * backend, as in {@code DemoIT}: fewer do not reach the compensations. Afterwards nothing
+ * backend, spread through the outages (40, as in {@code DemoIT}, is the fewest that reach the
+ * compensations). Afterwards nothing
  * may be parked or ticketed, no 5xx stored as an Idempotency-Key's answer, every request answered
  * after the clients' retries, and every invariant of the reconciliation must hold.
  */
