@@ -12,18 +12,12 @@ import javax.sql.DataSource;
 /**
  * The fixture of the {@code converge} commands' tests: a new schema on the JVM's PostgreSQL with
  * Converge's migrations applied, and the command line run against it.
+ *
+ * @param pg the server
+ * @param dataSource the schema's data source
+ * @param schema the schema's name
  */
-public final class CliSchema {
-
-  private final ConvergePostgres pg;
-  private final DataSource dataSource;
-  private final String schema;
-
-  private CliSchema(ConvergePostgres pg, DataSource dataSource, String schema) {
-    this.pg = pg;
-    this.dataSource = dataSource;
-    this.schema = schema;
-  }
+public record CliSchema(ConvergePostgres pg, DataSource dataSource, String schema) {
 
   /** A new schema {@code prefix_...} with the tables of {@code migrations} ({@code outbox}, {@code consumer}, ...). */
   public static CliSchema create(String prefix, String... migrations) throws Exception {
@@ -36,11 +30,6 @@ public final class CliSchema {
       rs.next();
       return new CliSchema(pg, ds, rs.getString(1));
     }
-  }
-
-  /** The schema's data source. */
-  public DataSource dataSource() {
-    return dataSource;
   }
 
   /** Runs {@code converge command...} with the database options of this schema. */

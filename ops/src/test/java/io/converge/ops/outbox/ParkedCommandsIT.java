@@ -36,55 +36,55 @@ class ParkedCommandsIT {
   @Test
   void parkedOutboxKeysAreListedWithAgeAndReasonAndResumed() throws Exception {
     CliRun list = db.run("outbox", "parked");
-    assertThat(list.status).as(list.err).isZero();
-    assertThat(list.out).contains("1 parked rows").contains("poison").contains("m-poison").contains("2h 5m")
+    assertThat(list.status()).as(list.err()).isZero();
+    assertThat(list.out()).contains("1 parked rows").contains("poison").contains("m-poison").contains("2h 5m")
         .contains("InvalidMessageException: 100 KiB over the 64 KiB limit").doesNotContain("m-healthy");
 
     CliRun resume = db.run("outbox", "resume", "poison");
-    assertThat(resume.status).as(resume.err).isZero();
-    assertThat(resume.out).contains("resumed key 'poison': 1 row(s)");
+    assertThat(resume.status()).as(resume.err()).isZero();
+    assertThat(resume.out()).contains("resumed key 'poison': 1 row(s)");
     assertThat(db.count("SELECT count(*) FROM converge_outbox WHERE parked_at IS NULL AND attempts = 0 AND message_id = 'm-poison'"))
         .isOne();
-    assertThat(db.run("outbox", "parked").out).contains("0 parked rows");
+    assertThat(db.run("outbox", "parked").out()).contains("0 parked rows");
 
     CliRun again = db.run("outbox", "resume", "poison");
-    assertThat(again.status).isEqualTo(3);
-    assertThat(again.err).contains("key 'poison' has no parked row");
+    assertThat(again.status()).isEqualTo(3);
+    assertThat(again.err()).contains("key 'poison' has no parked row");
   }
 
   @Test
   void deadLettersAndTicketsAreListedDiscardedAndResolved() throws Exception {
     CliRun list = db.run("dlq", "list");
-    assertThat(list.status).as(list.err).isZero();
-    assertThat(list.out).contains("1 dead letters").contains("billing").contains("m-dead").contains("1d 2h")
+    assertThat(list.status()).as(list.err()).isZero();
+    assertThat(list.out()).contains("1 dead letters").contains("billing").contains("m-dead").contains("1d 2h")
         .contains("RETRIES_EXHAUSTED: SQLException: deadlock detected");
     long dlqId = db.count("SELECT id FROM converge_dlq WHERE message_id = 'm-dead'");
     CliRun discard = db.run("dlq", "discard", Long.toString(dlqId));
-    assertThat(discard.status).as(discard.err).isZero();
+    assertThat(discard.status()).as(discard.err()).isZero();
     assertThat(db.count("SELECT count(*) FROM converge_dlq WHERE status = 'DISCARDED'")).isOne();
-    assertThat(db.run("dlq", "discard", Long.toString(dlqId)).status).as("no longer parked").isEqualTo(3);
+    assertThat(db.run("dlq", "discard", Long.toString(dlqId)).status()).as("no longer parked").isEqualTo(3);
 
     CliRun tickets = db.run("dlq", "tickets");
-    assertThat(tickets.out).contains("MONEY_ANOMALY").contains("m-odd").contains("10m").contains("debit exceeds the order total");
+    assertThat(tickets.out()).contains("MONEY_ANOMALY").contains("m-odd").contains("10m").contains("debit exceeds the order total");
     long ticketId = db.count("SELECT id FROM converge_ticket WHERE message_id = 'm-odd'");
     CliRun resolve = db.run("dlq", "resolve", Long.toString(ticketId), "--by", "alice", "--note", "refunded by hand");
-    assertThat(resolve.status).as(resolve.err).isZero();
+    assertThat(resolve.status()).as(resolve.err()).isZero();
     assertThat(db.count("SELECT count(*) FROM converge_ticket WHERE status = 'RESOLVED' AND resolved_by = 'alice'")).isOne();
-    assertThat(db.run("dlq", "resolve", Long.toString(ticketId), "--by", "bob").status).isEqualTo(3);
+    assertThat(db.run("dlq", "resolve", Long.toString(ticketId), "--by", "bob").status()).isEqualTo(3);
   }
 
   @Test
   void badOptionsAndAFailingDatabaseAreReported() {
     CliRun badLimit = db.run("outbox", "parked", "--limit", "0");
-    assertThat(badLimit.status).isEqualTo(2);
-    assertThat(badLimit.err).contains("--limit must be between 1 and 10000, but was 0");
-    assertThat(db.run("dlq", "resolve", "1").status).as("--by is required").isEqualTo(2);
+    assertThat(badLimit.status()).isEqualTo(2);
+    assertThat(badLimit.err()).contains("--limit must be between 1 and 10000, but was 0");
+    assertThat(db.run("dlq", "resolve", "1").status()).as("--by is required").isEqualTo(2);
     CliRun noTable = db.runIn("no_such_schema", "dlq", "list");
-    assertThat(noTable.status).isEqualTo(1);
-    assertThat(noTable.err).contains("dlq list failed:");
+    assertThat(noTable.status()).isEqualTo(1);
+    assertThat(noTable.err()).contains("dlq list failed:");
     CliRun noOutbox = db.runIn("no_such_schema", "outbox", "parked");
-    assertThat(noOutbox.status).isEqualTo(1);
-    assertThat(noOutbox.err).contains("outbox parked failed:");
+    assertThat(noOutbox.status()).isEqualTo(1);
+    assertThat(noOutbox.err()).contains("outbox parked failed:");
   }
 
 

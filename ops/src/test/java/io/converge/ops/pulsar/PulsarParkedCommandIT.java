@@ -30,22 +30,22 @@ class PulsarParkedCommandIT {
   @Test
   void parkedTransactionsAreListedWithAgeAndReasonAndResumed() throws Exception {
     CliRun list = db.run("pulsar", "parked");
-    assertThat(list.status).as(list.err).isZero();
-    assertThat(list.out).contains("1 parked Pulsar transactions").contains("(0,42)").contains("orders").contains("2h 5m")
+    assertThat(list.status()).as(list.err()).isZero();
+    assertThat(list.out()).contains("1 parked Pulsar transactions").contains("(0,42)").contains("orders").contains("2h 5m")
         .contains("Pulsar refused message m-1 on gone: TopicTerminatedException").doesNotContain("(0,43)");
-    assertThat(list.out.lines().filter(l -> l.startsWith("(0,42)")).findFirst().orElseThrow()).matches("\\(0,42\\)\\s+orders\\s+2\\s+10\\s+.*");
+    assertThat(list.out().lines().filter(l -> l.startsWith("(0,42)")).findFirst().orElseThrow()).matches("\\(0,42\\)\\s+orders\\s+2\\s+10\\s+.*");
 
     CliRun resume = db.run("pulsar", "resume", "(0,42)");
-    assertThat(resume.status).as(resume.err).isZero();
+    assertThat(resume.status()).as(resume.err()).isZero();
     assertThat(db.count("SELECT count(*) FROM converge_pulsar_txn WHERE parked_at IS NULL AND attempts = 0 AND txn_least = 42")).isOne();
-    assertThat(db.run("pulsar", "parked").out).contains("0 parked Pulsar transactions");
+    assertThat(db.run("pulsar", "parked").out()).contains("0 parked Pulsar transactions");
 
     CliRun again = db.run("pulsar", "resume", "0,42");
-    assertThat(again.status).isEqualTo(3);
-    assertThat(again.err).contains("transaction 0,42 is not parked");
+    assertThat(again.status()).isEqualTo(3);
+    assertThat(again.err()).contains("transaction 0,42 is not parked");
     CliRun bad = db.run("pulsar", "resume", "42");
-    assertThat(bad.status).isEqualTo(2);
-    assertThat(bad.err).contains("ID must be (most,least), but was 42");
+    assertThat(bad.status()).isEqualTo(2);
+    assertThat(bad.err()).contains("ID must be (most,least), but was 42");
   }
 
 

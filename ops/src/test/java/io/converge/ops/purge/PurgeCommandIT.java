@@ -35,39 +35,39 @@ class PurgeCommandIT {
   void purgesOnlyOldPublishedRowsInBatchesWithProgress() throws Exception {
     CliRun r = run("--retention", "1d", "--batch-size", "50");
 
-    assertThat(r.status).as(r.err).isZero();
-    assertThat(r.out).contains("purged 50 rows", "purged 100 rows", "purged 120 rows", "done: purged 120 rows");
+    assertThat(r.status()).as(r.err()).isZero();
+    assertThat(r.out()).contains("purged 50 rows", "purged 100 rows", "purged 120 rows", "done: purged 120 rows");
     assertThat(count("published_at IS NOT NULL")).isEqualTo(30);
     assertThat(count("published_at IS NULL AND parked_at IS NULL")).isEqualTo(40);
     assertThat(count("parked_at IS NOT NULL")).isEqualTo(10);
 
     CliRun shorter = run("--retention", "30m");
-    assertThat(shorter.status).isZero();
-    assertThat(shorter.out).contains("done: purged 30 rows");
+    assertThat(shorter.status()).isZero();
+    assertThat(shorter.out()).contains("done: purged 30 rows");
     assertThat(count("true")).as("unpublished and parked rows are never purged").isEqualTo(50);
   }
 
   @Test
   void dryRunCountsAndDeletesNothing() throws Exception {
     CliRun r = run("--retention", "PT6H", "--dry-run");
-    assertThat(r.status).isZero();
-    assertThat(r.out).contains("dry run: 120 published rows older than PT6H would be purged");
+    assertThat(r.status()).isZero();
+    assertThat(r.out()).contains("dry run: 120 published rows older than PT6H would be purged");
     assertThat(count("true")).isEqualTo(200);
   }
 
   @Test
   void passwordFromOptionAndBadInputAreReported() throws Exception {
     CliRun badBatch = run("--batch-size", "0");
-    assertThat(badBatch.status).isEqualTo(2);
-    assertThat(badBatch.err).contains("--batch-size must be between 1 and 100000, but was 0");
+    assertThat(badBatch.status()).isEqualTo(2);
+    assertThat(badBatch.err()).contains("--batch-size must be between 1 and 100000, but was 0");
 
     CliRun badRetention = run("--retention", "yesterday");
-    assertThat(badRetention.status).isEqualTo(2);
-    assertThat(badRetention.err).contains("retention must be like 1d, 12h, 30m, 90s or PT6H, but was 'yesterday'");
+    assertThat(badRetention.status()).isEqualTo(2);
+    assertThat(badRetention.err()).contains("retention must be like 1d, 12h, 30m, 90s or PT6H, but was 'yesterday'");
 
     CliRun noTable = db.runIn("no_such_schema", "purge");
-    assertThat(noTable.status).isEqualTo(1);
-    assertThat(noTable.err).contains("purge failed: Cannot purge the outbox after 0 rows");
+    assertThat(noTable.status()).isEqualTo(1);
+    assertThat(noTable.err()).contains("purge failed: Cannot purge the outbox after 0 rows");
     assertThat(count("true")).isEqualTo(200);
   }
 

@@ -35,33 +35,33 @@ class TxnTicketsCommandIT {
   @Test
   void producerTicketsAreListedWithAgeAndReasonAndResolved() throws Exception {
     CliRun list = db.run("txn", "tickets");
-    assertThat(list.status).as(list.err).isZero();
-    assertThat(list.out).contains("1 open producer tickets").contains("2h 5m").contains("older than the log retention")
+    assertThat(list.status()).as(list.err()).isZero();
+    assertThat(list.out()).contains("1 open producer tickets").contains("2h 5m").contains("older than the log retention")
         .doesNotContain("m-young");
-    assertThat(list.out.lines().filter(l -> l.startsWith("m-purged")).findFirst().orElseThrow())
+    assertThat(list.out().lines().filter(l -> l.startsWith("m-purged")).findFirst().orElseThrow())
         .matches("m-purged\\s+orders\\s+order-events\\s+CHECK_BACK_PAST_RETENTION\\s+2\\s+2h 5m\\s+check-back for a message.*");
 
     CliRun resolve = db.run("txn", "resolve", "m-purged", "--by", "alice", "--note", "delivered by hand");
-    assertThat(resolve.status).as(resolve.err).isZero();
-    assertThat(resolve.out).contains("resolved the ticket of message m-purged");
+    assertThat(resolve.status()).as(resolve.err()).isZero();
+    assertThat(resolve.out()).contains("resolved the ticket of message m-purged");
     assertThat(db.count("SELECT count(*) FROM converge_txn_ticket WHERE message_id = 'm-purged' AND status = 'RESOLVED'"
         + " AND resolved_by = 'alice' AND note = 'delivered by hand' AND resolved_at IS NOT NULL")).isOne();
-    assertThat(db.run("txn", "tickets").out).contains("0 open producer tickets");
+    assertThat(db.run("txn", "tickets").out()).contains("0 open producer tickets");
 
     CliRun again = db.run("txn", "resolve", "m-purged", "--by", "alice");
-    assertThat(again.status).isEqualTo(3);
-    assertThat(again.err).contains("txn resolve: message m-purged has no open ticket");
+    assertThat(again.status()).isEqualTo(3);
+    assertThat(again.err()).contains("txn resolve: message m-purged has no open ticket");
     CliRun noBy = db.run("txn", "resolve", "m-purged");
-    assertThat(noBy.status).isEqualTo(2);
+    assertThat(noBy.status()).isEqualTo(2);
     CliRun blank = db.run("txn", "resolve", "m-purged", "--by", " ");
-    assertThat(blank.status).isEqualTo(2);
-    assertThat(blank.err).contains("--by must name who resolved the ticket, but was blank");
+    assertThat(blank.status()).isEqualTo(2);
+    assertThat(blank.err()).contains("--by must name who resolved the ticket, but was blank");
     CliRun badLimit = db.run("txn", "tickets", "--limit", "0");
-    assertThat(badLimit.status).isEqualTo(2);
-    assertThat(badLimit.err).contains("--limit must be between 1 and 10000, but was 0");
+    assertThat(badLimit.status()).isEqualTo(2);
+    assertThat(badLimit.err()).contains("--limit must be between 1 and 10000, but was 0");
     CliRun noTable = db.runIn("no_such_schema", "txn", "tickets");
-    assertThat(noTable.status).isEqualTo(1);
-    assertThat(noTable.err).contains("txn tickets failed:");
+    assertThat(noTable.status()).isEqualTo(1);
+    assertThat(noTable.err()).contains("txn tickets failed:");
   }
 
 
