@@ -1,6 +1,6 @@
 package io.converge.examples;
 
-import io.converge.examples.demo.DemoPlatform;
+import io.converge.broker.DevPlatform;
 import io.converge.examples.demo.DemoRunner;
 import io.converge.examples.demo.Outages;
 import java.io.PrintStream;
@@ -38,7 +38,7 @@ public final class Demo {
     PrintStream out = System.out;
     out.println("Converge demo: starting embedded RocketMQ and PostgreSQL (Pulsar in a child JVM when needed) ...");
     boolean ok;
-    try (DemoPlatform platform = DemoPlatform.start()) {
+    try (DevPlatform platform = DevPlatform.builder().fastTransactionChecks().start()) {
       ok = new DemoRunner(platform, out, outages, Map.of()).run(orders, backends);
     }
     out.println(ok ? "All invariants hold on every backend." : "INVARIANT FAILED");

@@ -4,21 +4,14 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import picocli.CommandLine;
 
-/** One run of the {@code converge} command line in this JVM: its exit status, stdout and stderr. */
-public final class CliRun {
-
-  /** The exit status. */
-  public final int status;
-  /** What it printed to stdout. */
-  public final String out;
-  /** What it printed to stderr. */
-  public final String err;
-
-  private CliRun(int status, String out, String err) {
-    this.status = status;
-    this.out = out;
-    this.err = err;
-  }
+/**
+ * One run of the {@code converge} command line in this JVM.
+ *
+ * @param status the exit status
+ * @param out what it printed to stdout
+ * @param err what it printed to stderr
+ */
+public record CliRun(int status, String out, String err) {
 
   /** Runs {@code converge args...}. */
   public static CliRun of(String... args) {

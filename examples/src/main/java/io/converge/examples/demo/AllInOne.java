@@ -1,5 +1,6 @@
 package io.converge.examples.demo;
 
+import io.converge.broker.DevPlatform;
 import java.util.Map;
 import java.util.UUID;
 
@@ -14,9 +15,9 @@ public final class AllInOne {
 
   public static void main(String[] args) throws Exception {
     Backend backend = Backend.parse(args.length > 0 ? args[0] : "rocketmq");
-    DemoPlatform platform = DemoPlatform.start();
+    DevPlatform platform = DevPlatform.builder().fastTransactionChecks().start();
     String run = backend.mode() + "-" + UUID.randomUUID().toString().substring(0, 6);
-    Map<String, String> transport = platform.transport(backend, run);
+    Map<String, String> transport = Transport.properties(platform, backend, run);
     SagaServices services = SagaServices.start(backend, platform.postgres(), run, transport, true);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       services.close();

@@ -1,8 +1,10 @@
 package io.converge.examples.demo;
 
+import io.converge.broker.DevPlatform;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -10,14 +12,16 @@ import java.util.UUID;
 /** Runs the saga on each named backend in turn and prints their reports. */
 public final class DemoRunner {
 
-  private final DemoPlatform platform;
+  private final DevPlatform platform;
   private final PrintStream out;
   private final Outages outages;
   private final Map<String, String> properties;
   private final List<Report> reports = new ArrayList<>();
 
+  private static final Duration SETTLE_TIMEOUT = Duration.ofSeconds(120);
+
   /** A runner without outages. */
-  public DemoRunner(DemoPlatform platform, PrintStream out) {
+  public DemoRunner(DevPlatform platform, PrintStream out) {
     this(platform, out, Outages.NONE, Map.of());
   }
 
@@ -25,7 +29,7 @@ public final class DemoRunner {
    * A runner that plays {@code outages} in each phase and adds {@code properties} to every service's
    * configuration (e.g. a shorter {@code spring.datasource.hikari.connection-timeout}).
    */
-  public DemoRunner(DemoPlatform platform, PrintStream out, Outages outages, Map<String, String> properties) {
+  public DemoRunner(DevPlatform platform, PrintStream out, Outages outages, Map<String, String> properties) {
     this.platform = platform;
     this.out = out;
     this.outages = outages;
@@ -44,13 +48,26 @@ public final class DemoRunner {
       String run = backend.mode() + "-" + UUID.randomUUID().toString().substring(0, 6);
       out.println("Running " + orders + " orders on backend " + backend.mode() + (outages.any() ? ", outages: " + outages : "")
           + " ...");
-      Report report = platform.saga(backend, run, Duration.ofSeconds(120), properties, outages, out).run(run, orders);
-      platform.describe(out);
+      Report report = saga(backend, run).run(run, orders);
+      out.println("  RocketMQ name server " + platform.rocketmq().nameServerAddress() + ", PostgreSQL "
+          + platform.postgres().jdbcUrl() + (backend.onPulsar() ? ", Pulsar " + platform.pulsar().serviceUrl() : ""));
       report.print(out);
       reports.add(report);
       ok &= report.consistent();
     }
     return ok;
+  }
+
+  /** One run of the saga on {@code backend}: its topics created, its broker properties and the outages set. */
+  private SagaRun saga(Backend backend, String run) {
+    Map<String, String> transport = new LinkedHashMap<>(Transport.properties(platform, backend, run));
+    transport.putAll(properties);
+    OutageRun outage = new OutageRun(outages, OutageRun.Servers.of(platform, backend), out);
+    String ns = platform.rocketmq().nameServerAddress();
+    String url = backend.onPulsar() ? platform.pulsar().serviceUrl() : null;
+    return new SagaRun(backend, platform.postgres(), transport,
+        () -> backend.onPulsar() ? PulsarInjector.open(url) : RocketMQInjector.open(ns),
+        outages.settleTimeout(SETTLE_TIMEOUT), outage, outages.trafficSpread());
   }
 
   /** The reports of the runs so far. */

@@ -1,5 +1,6 @@
 package io.converge.examples.demo;
 
+import io.converge.broker.DevPlatform;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
@@ -22,6 +23,40 @@ final class OutageRun implements AutoCloseable {
     String brokerDown();
 
     void brokerUp();
+
+    /** What the outages of a {@code backend} phase act on: PostgreSQL, and the phase's broker. */
+    static Servers of(DevPlatform platform, Backend backend) {
+      return new Servers() {
+        @Override
+        public void freezeDb() {
+          platform.postgres().freeze();
+        }
+
+        @Override
+        public void thawDb() {
+          platform.postgres().thaw();
+        }
+
+        @Override
+        public String brokerDown() {
+          if (backend.onPulsar()) {
+            platform.pulsar().freeze();
+            return "Pulsar frozen (SIGSTOP of its JVM)";
+          }
+          platform.rocketmq().stopBroker();
+          return "RocketMQ broker stopped";
+        }
+
+        @Override
+        public void brokerUp() {
+          if (backend.onPulsar()) {
+            platform.pulsar().thaw();
+          } else if (!platform.rocketmq().isBrokerRunning()) {
+            platform.rocketmq().startBroker();
+          }
+        }
+      };
+    }
   }
 
   private final Outages outages;

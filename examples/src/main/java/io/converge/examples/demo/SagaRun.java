@@ -145,7 +145,7 @@ final class SagaRun {
       if (!now.equals(last)) {
         last = now;
         lastChange = System.nanoTime();
-      } else if (System.nanoTime() - lastChange > STUCK.toNanos() && parked(s) > 0) {
+      } else if (System.nanoTime() - lastChange > STUCK.toNanos() && parked(s).total() > 0) {
         return false;
       }
       Thread.sleep(200);
@@ -156,13 +156,20 @@ final class SagaRun {
   private static final Duration STUCK = Duration.ofSeconds(20);
 
   /** Dead letters and tickets of the consuming services. */
-  private static long parked(SagaServices s) throws SQLException {
-    long n = 0;
-    for (String service : List.of("order", "inventory", "account", "notification")) {
-      n += countIfTable(s.db(service), "converge_dlq", "SELECT count(*) FROM converge_dlq");
-      n += countIfTable(s.db(service), "converge_ticket", "SELECT count(*) FROM converge_ticket");
+  private record Parked(long deadLetters, long tickets) {
+    long total() {
+      return deadLetters + tickets;
     }
-    return n;
+  }
+
+  private static Parked parked(SagaServices s) throws SQLException {
+    long dlq = 0;
+    long tickets = 0;
+    for (String service : List.of("order", "inventory", "account", "notification")) {
+      dlq += countIfTable(s.db(service), "converge_dlq", "SELECT count(*) FROM converge_dlq");
+      tickets += countIfTable(s.db(service), "converge_ticket", "SELECT count(*) FROM converge_ticket");
+    }
+    return new Parked(dlq, tickets);
   }
 
   private Report reconcile(SagaServices s, OrderTraffic.Result traffic, PaymentTraffic.Result payments, Http.Counts client,
@@ -218,21 +225,16 @@ final class SagaRun {
     check(violations, absorbed >= injected, "every injected duplicate absorbed (" + absorbed + " of " + injected + ")");
     check(violations, canceledPayment > 0 && canceledStock > 0 && paid > 0,
         "the run exercised payment, stock refusal and compensation");
-    long parked = 0;
-    long tickets = 0;
-    for (String service : List.of("order", "inventory", "account", "notification")) {
-      parked += countIfTable(s.db(service), "converge_dlq", "SELECT count(*) FROM converge_dlq");
-      tickets += countIfTable(s.db(service), "converge_ticket", "SELECT count(*) FROM converge_ticket");
-    }
+    Parked parked = parked(s);
     long stored5xx = countIfTable(orders, "converge_idempotency_key",
         "SELECT count(*) FROM converge_idempotency_key WHERE response_status >= 500");
-    check(violations, parked == 0 && tickets == 0, "no dead letter and no ticket (" + parked + " in converge_dlq, " + tickets
-        + " in converge_ticket)");
+    check(violations, parked.total() == 0, "no dead letter and no ticket (" + parked.deadLetters() + " in converge_dlq, "
+        + parked.tickets() + " in converge_ticket)");
     check(violations, stored5xx == 0, "no 5xx stored as an Idempotency-Key's answer (" + stored5xx + ")");
     check(violations, client.gaveUp() == 0, "every HTTP request answered within " + Http.DEADLINE.toMinutes()
         + " min of retries (" + client.gaveUp() + " gave up)");
     return new Report(backend, traffic, payments, created, paid, canceledStock, canceledPayment, open, paidCents, debited,
-        released, notified, injected, absorbed, client, parked + tickets, stored5xx, took, violations);
+        released, notified, injected, absorbed, client, parked.total(), stored5xx, took, violations);
   }
 
   private static void check(List<String> violations, boolean holds, String invariant) {

@@ -2,6 +2,7 @@ package io.converge.examples.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.converge.broker.DevPlatform;
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.postgres.PostgresExtension;
 import io.converge.broker.pulsar.EmbeddedPulsar;
@@ -18,27 +19,28 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The demo under outages (issue 19): in each backend's phase, while its order traffic runs, PostgreSQL
- * is frozen (SIGSTOP of the postmaster and its backends) for 15 s, three times the services' pool
- * timeout (shortened to 5 s here so that the test stays short), then the phase's broker is out for
- * 15 s (RocketMQ's broker stopped and started on its store; Pulsar's JVM frozen). 60 orders per
- * backend, as in {@code DemoIT}: fewer do not reach the compensations. Afterwards nothing
+ * is frozen (SIGSTOP of the postmaster and its backends) for 8 s, more than three times the services'
+ * pool timeout (shortened to 2.5 s here so that the test stays short), then the phase's broker is out for
+ * 8 s (RocketMQ's broker stopped and started on its store; Pulsar's JVM frozen). 60 orders per
+ * backend, spread through the outages (40, as in {@code DemoIT}, is the fewest that reach the
+ * compensations). Afterwards nothing
  * may be parked or ticketed, no 5xx stored as an Idempotency-Key's answer, every request answered
  * after the clients' retries, and every invariant of the reconciliation must hold.
  */
 @ExtendWith({RocketMQExtension.class, PostgresExtension.class, PulsarExtension.class})
 class DemoOutageIT {
 
-  static final Outages OUTAGES = new Outages(Duration.ofSeconds(15), Duration.ofSeconds(15));
+  static final Outages OUTAGES = new Outages(Duration.ofSeconds(8), Duration.ofSeconds(8));
   static final Map<String, String> SHORT_POOL_TIMEOUT = Map.of(
-      "spring.datasource.hikari.connection-timeout", "5000",
-      "spring.datasource.hikari.validation-timeout", "2000");
+      "spring.datasource.hikari.connection-timeout", "2500",
+      "spring.datasource.hikari.validation-timeout", "1000");
 
   @Test
   void everyBackendReconcilesAfterDatabaseAndBrokerOutages(EmbeddedRocketMQ mq, ConvergePostgres pg, EmbeddedPulsar pulsar)
       throws Exception {
     ByteArrayOutputStream text = new ByteArrayOutputStream();
     PrintStream out = new PrintStream(text, true, StandardCharsets.UTF_8);
-    DemoRunner runner = new DemoRunner(DemoPlatform.of(mq, pg, pulsar), new Tee(out), OUTAGES, SHORT_POOL_TIMEOUT);
+    DemoRunner runner = new DemoRunner(DevPlatform.of(mq, pg, pulsar), new Tee(out), OUTAGES, SHORT_POOL_TIMEOUT);
     boolean ok;
     try {
       ok = runner.run(60, "rocketmq,outbox,pulsar");

@@ -3,6 +3,7 @@ package io.converge.examples.demo;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.converge.broker.DevPlatform;
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.postgres.PostgresExtension;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
@@ -24,8 +25,8 @@ import org.springframework.context.ConfigurableApplicationContext;
 /**
  * Issue 19.3: the order service (Hikari, {@code spring.sql.init}, JPA, Converge's producer, consumer and
  * Idempotency-Key migrations) started while its PostgreSQL is frozen, which stays frozen 10 s after the
- * service's first connection attempt (more than three times its pool's connection timeout, shortened to
- * 3 s), waits for the database and starts.
+ * service's first connection attempt (7 s: more than three times its pool's connection timeout, shortened
+ * to 2 s), waits for the database and starts.
  */
 @ExtendWith({RocketMQExtension.class, PostgresExtension.class})
 class ServiceStartupIT {
@@ -101,7 +102,7 @@ class ServiceStartupIT {
     }
   }
 
-  private static final java.time.Duration FROZEN_AFTER_CONNECT = java.time.Duration.ofSeconds(10);
+  private static final java.time.Duration FROZEN_AFTER_CONNECT = java.time.Duration.ofSeconds(7);
 
   /**
    * Established TCP connections of this machine to {@code port}, from /proc/net/tcp and tcp6 (a Java
@@ -120,17 +121,16 @@ class ServiceStartupIT {
   }
 
   private static List<String> orderServiceArgs(EmbeddedRocketMQ mq, ConvergePostgres pg) {
-    DemoPlatform platform = DemoPlatform.of(mq, pg, null);
     String run = "startup-" + UUID.randomUUID().toString().substring(0, 6);
-    Map<String, String> p = new LinkedHashMap<>(platform.transport(Backend.OUTBOX, run));
+    Map<String, String> p = new LinkedHashMap<>(Transport.properties(DevPlatform.of(mq, pg, null), Backend.OUTBOX, run));
     String schema = ((PGSimpleDataSource) pg.newSchema("order_" + run.replace('-', '_'))).getCurrentSchema();
     p.put("spring.datasource.url", pg.jdbcUrl() + (pg.jdbcUrl().contains("?") ? "&" : "?") + "currentSchema=" + schema);
     p.put("spring.datasource.username", pg.user());
     p.put("spring.datasource.password", pg.password());
-    p.put("spring.datasource.hikari.connection-timeout", "3000");
+    p.put("spring.datasource.hikari.connection-timeout", "2000");
     p.put("spring.datasource.hikari.validation-timeout", "1000");
     // pgjdbc's own default login timeout is none: a login to a frozen server would hang until it thaws
-    p.put("spring.datasource.hikari.data-source-properties.loginTimeout", "3");
+    p.put("spring.datasource.hikari.data-source-properties.loginTimeout", "2");
     p.put("server.port", "0");
     p.put("examples.topic-suffix", "-" + run);
     p.put("converge.producer.mode", "outbox");

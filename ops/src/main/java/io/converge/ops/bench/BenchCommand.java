@@ -2,15 +2,21 @@ package io.converge.ops.bench;
 
 import io.converge.ops.bench.outbox.DrainBench;
 import io.converge.ops.bench.outbox.DrainScenario;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
-/** {@code converge bench}: runs a scenario, or a pair, against freshly started embedded servers. */
+/**
+ * {@code converge bench}: runs scenarios, alone or in pairs, against freshly started embedded servers;
+ * with {@code --markdown FILE}, also writes their tables as Markdown ({@code docs/benchmarks.md} is made so).
+ */
 @Command(
     name = "bench",
     mixinStandardHelpOptions = true,
@@ -19,14 +25,23 @@ import picocli.CommandLine.Parameters;
         "repeated runs; prints median and spread, and for --baseline the ratio A/B run by run.",
         "Scenarios: see --list (baselines rocketmq-send, rocketmq-txn-send, pg-insert, pulsar-send, pulsar-txn[-100];",
         "Converge's own, e.g. txn-producer-rocketmq, txn-producer-pulsar[-100]). Pulsar starts in a child JVM when needed.",
-        "Drain scenarios (outbox-drain, outbox-drain-sequential, claim-mark, cdc-drain) fill --rows rows and time --threads relays draining them."})
+        "Drain scenarios (outbox-drain, outbox-drain-sequential, claim-mark, cdc-drain) fill --rows rows and time --threads relays draining them.",
+        "Several scenarios run one after the other, e.g. txn-producer-rocketmq:pg-insert outbox-write:pg-insert --markdown docs/benchmarks.md."})
 public final class BenchCommand implements Callable<Integer> {
 
-  @Parameters(index = "0", arity = "0..1", description = "the scenario to run")
-  String scenario;
+  @Parameters(arity = "0..*", paramLabel = "SCENARIO[:BASELINE]",
+      description = "the scenarios to run, one after the other; a:b compares a with b in the same runs")
+  List<String> scenarios = new ArrayList<>();
 
-  @Option(names = "--baseline", description = "a second scenario to compare against, in the same run")
+  @Option(names = "--baseline", description = "a scenario to compare against, in the same runs, for each scenario given without one")
   String baseline;
+
+  @Option(names = "--markdown", paramLabel = "FILE",
+      description = "also write the result tables as Markdown to FILE, with the command, machine, JVM and date (not for drain scenarios)")
+  Path markdown;
+
+  @Spec
+  CommandSpec spec;
 
   @Option(names = {"-t", "--threads"}, split = ",", defaultValue = "1", description = "worker threads; a list runs each (default ${DEFAULT-VALUE})")
   List<Integer> threads;
@@ -49,37 +64,62 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--batch", defaultValue = "200", description = "drain scenarios: key heads claimed per relay cycle (default ${DEFAULT-VALUE})")
   int batch;
 
+  /** A scenario to run and the one it is compared with (null for none). */
+  private record Pair(String scenario, String baseline) {}
+
   @Override
   public Integer call() throws Exception {
-    if (list || scenario == null) {
+    if (list || scenarios.isEmpty()) {
       Scenarios.names().forEach(System.out::println);
-      return scenario == null && !list ? 2 : 0;
+      return scenarios.isEmpty() && !list ? 2 : 0;
     }
-    if (DrainScenario.isDrain(scenario)) {
-      return drain();
+    List<Pair> pairs = new ArrayList<>();
+    for (String s : scenarios) {
+      int colon = s.indexOf(':');
+      pairs.add(colon < 0 ? new Pair(s, baseline) : new Pair(s.substring(0, colon), s.substring(colon + 1)));
+    }
+    if (pairs.stream().anyMatch(p -> DrainScenario.isDrain(p.scenario()))) {
+      if (pairs.size() != 1 || markdown != null) {
+        throw new IllegalArgumentException("a drain scenario runs alone and without --markdown, but the scenarios were " + scenarios);
+      }
+      return drain(pairs.get(0).scenario(), pairs.get(0).baseline());
     }
     // fail on a bad name before starting any server
-    Scenarios.create(scenario).close();
-    if (baseline != null) {
-      Scenarios.create(baseline).close();
+    for (Pair p : pairs) {
+      Scenarios.create(p.scenario()).close();
+      if (p.baseline() != null) {
+        Scenarios.create(p.baseline()).close();
+      }
     }
+    MarkdownReport report = new MarkdownReport("mvn -B -DskipTests -pl ops -am verify exec:java -Dexec.args=\""
+        + String.join(" ", spec.commandLine().getParseResult().originalArgs()) + "\"", new BenchRunner.Plan(1, warmup, duration, runs));
     try (BenchEnv env = BenchEnv.start()) {
       BenchRunner runner = new BenchRunner(env, System.out);
-      for (int t : threads) {
-        List<Scenario> scenarios = new ArrayList<>();
-        scenarios.add(Scenarios.create(scenario));
-        if (baseline != null) {
-          scenarios.add(Scenarios.create(baseline));
+      for (Pair p : pairs) {
+        for (int t : threads) {
+          List<Scenario> run = new ArrayList<>();
+          run.add(Scenarios.create(p.scenario()));
+          if (p.baseline() != null) {
+            run.add(Scenarios.create(p.baseline()));
+          }
+          System.out.printf("%n== %s%s, %d thread(s)%n", p.scenario(), p.baseline() == null ? "" : " vs " + p.baseline(), t);
+          report.add(run.get(0), p.baseline(), t, runner.run(run, new BenchRunner.Plan(t, warmup, duration, runs)));
         }
-        System.out.printf("%n== %s%s, %d thread(s)%n", scenario, baseline == null ? "" : " vs " + baseline, t);
-        runner.run(scenarios, new BenchRunner.Plan(t, warmup, duration, runs));
+      }
+    } catch (Exception | Error e) {
+      report.failed(e);
+      throw e;
+    } finally {
+      if (markdown != null) {
+        report.write(markdown);
+        System.out.println("\nwrote the result tables to " + markdown.toAbsolutePath());
       }
     }
     return 0;
   }
 
   /** Drain scenarios (outbox-drain, claim-mark): --threads is the number of relays. */
-  private int drain() throws Exception {
+  private int drain(String scenario, String baseline) throws Exception {
     if (baseline != null && !DrainScenario.isDrain(baseline)) {
       throw new IllegalArgumentException("a drain scenario compares only with another (outbox-drain, outbox-drain-sequential, claim-mark), but was " + baseline);
     }

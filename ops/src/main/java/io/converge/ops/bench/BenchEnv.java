@@ -2,78 +2,63 @@ package io.converge.ops.bench;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.converge.broker.DevPlatform;
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.pulsar.EmbeddedPulsar;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * The servers a benchmark runs against, started once for all scenarios of one {@code converge bench}
- * call: an embedded RocketMQ and PostgreSQL with fsync on (or an external PostgreSQL when
- * {@code converge.jdbc.url} is set), and Pulsar in its child JVM when a Pulsar scenario first asks for it.
+ * What a benchmark scenario runs against: the servers of one {@link DevPlatform} (started once for all
+ * scenarios of one {@code converge bench} call, RocketMQ with fast transaction checks, Pulsar in its
+ * child JVM when a Pulsar scenario first asks for it), plus the connection pools the scenarios open.
  * Not thread-safe; used from the runner's thread.
  */
 public final class BenchEnv implements AutoCloseable {
 
-  private final EmbeddedRocketMQ rocketmq;
-  private final ConvergePostgres postgres;
+  private final DevPlatform platform;
   private final List<HikariDataSource> pools = new ArrayList<>();
-  private EmbeddedPulsar pulsar;
 
-  private BenchEnv(EmbeddedRocketMQ rocketmq, ConvergePostgres postgres) {
-    this.rocketmq = rocketmq;
-    this.postgres = postgres;
+  private BenchEnv(DevPlatform platform) {
+    this.platform = platform;
   }
 
   /** Starts the servers. */
   public static BenchEnv start() {
-    EmbeddedRocketMQ mq = EmbeddedRocketMQ.builder().fastTransactionChecks().build().start();
-    try {
-      return new BenchEnv(mq, ConvergePostgres.shared());
-    } catch (RuntimeException e) {
-      mq.stop();
-      throw e;
-    }
+    return new BenchEnv(DevPlatform.builder().fastTransactionChecks().start());
   }
 
   /** The RocketMQ server. */
   public EmbeddedRocketMQ rocketmq() {
-    return rocketmq;
+    return platform.rocketmq();
   }
 
   /** The PostgreSQL server. */
   public ConvergePostgres postgres() {
-    return postgres;
+    return platform.postgres();
   }
 
   /** The Pulsar server (a child JVM), started on the first call; stopped with this env. */
   public EmbeddedPulsar pulsar() {
-    if (pulsar == null) {
-      pulsar = EmbeddedPulsar.builder().build().start();
-    }
-    return pulsar;
+    return platform.pulsar();
   }
 
   /** A new Pulsar topic name (created on first use by the broker). */
   public String newPulsarTopic(String prefix) {
-    return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
+    return platform.newPulsarTopic(prefix);
   }
 
-  /** A new topic with a unique name. */
+  /** A new RocketMQ topic with a unique name. */
   public String newTopic(String prefix) {
-    String topic = prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
-    rocketmq.createTopic(topic);
-    return topic;
+    return platform.newTopic(prefix);
   }
 
   /** A pooled data source ({@code size} connections) on a new schema; closed with this env. */
   public DataSource newPool(String schemaPrefix, int size) {
-    DataSource schema = postgres.newSchema(schemaPrefix);
     HikariConfig config = new HikariConfig();
-    config.setDataSource(schema);
+    config.setDataSource(postgres().newSchema(schemaPrefix));
     config.setMaximumPoolSize(size);
     config.setMinimumIdle(size);
     config.setPoolName("bench-" + schemaPrefix);
@@ -85,10 +70,6 @@ public final class BenchEnv implements AutoCloseable {
   @Override
   public void close() {
     pools.forEach(HikariDataSource::close);
-    if (pulsar != null) {
-      pulsar.stop();
-    }
-    rocketmq.stop();
-    postgres.close();
+    platform.close();
   }
 }

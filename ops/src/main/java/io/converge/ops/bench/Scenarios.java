@@ -2,7 +2,6 @@ package io.converge.ops.bench;
 
 import io.converge.ops.bench.baseline.PostgresInsert;
 import io.converge.ops.bench.baseline.PulsarSend;
-import io.converge.ops.bench.baseline.PulsarTxnSend;
 import io.converge.ops.bench.baseline.RocketMQSend;
 import io.converge.ops.bench.baseline.RocketMQTxnSend;
 import io.converge.ops.bench.converge.ConsumerScenario;
@@ -24,9 +23,9 @@ public final class Scenarios {
     register("rocketmq-txn-send", RocketMQTxnSend::new);
     register("pg-insert", PostgresInsert::new);
     register("txn-producer-rocketmq", TxnProducerScenario::rocketmq);
-    register("pulsar-send", PulsarSend::new);
-    register("pulsar-txn", () -> new PulsarTxnSend(1));
-    register("pulsar-txn-100", () -> new PulsarTxnSend(100));
+    register("pulsar-send", PulsarSend::plain);
+    register("pulsar-txn", () -> PulsarSend.transactional(1));
+    register("pulsar-txn-100", () -> PulsarSend.transactional(100));
     register("txn-producer-pulsar", () -> TxnProducerScenario.pulsar(1));
     register("txn-producer-pulsar-100", () -> TxnProducerScenario.pulsar(100));
     register("consumer-plain", () -> new ConsumerScenario(ConsumerScenario.Mode.PLAIN));

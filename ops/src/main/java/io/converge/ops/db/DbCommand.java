@@ -22,8 +22,17 @@ public abstract class DbCommand implements Callable<Integer> {
   @Mixin
   protected DbOptions db;
 
+  private final String name;
+
+  /** A command called {@code name} in its messages, e.g. {@code outbox parked}. */
+  protected DbCommand(String name) {
+    this.name = name;
+  }
+
   /** The command's name in messages, e.g. {@code outbox parked}. */
-  protected abstract String name();
+  protected final String name() {
+    return name;
+  }
 
   /** Runs the command on {@code dataSource}; returns its exit status. */
   protected abstract int run(DataSource dataSource, PrintWriter out, PrintWriter err);

@@ -2,11 +2,8 @@ package io.converge.ops.dlq;
 
 import io.converge.consumer.ConsumerOps;
 import io.converge.ops.db.CommandGroup;
-import io.converge.ops.db.DbCommand;
+import io.converge.ops.db.DbActionCommand;
 import io.converge.ops.db.DbListCommand;
-import io.converge.ops.outbox.OutboxCommand;
-import java.io.PrintWriter;
-import java.time.Duration;
 import java.util.List;
 import javax.sql.DataSource;
 import picocli.CommandLine;
@@ -32,83 +29,79 @@ public final class DlqCommand extends CommandGroup {
 
   /** {@code converge dlq list}. */
   @Command(name = "list", mixinStandardHelpOptions = true, description = "Lists parked dead letters, oldest first.")
-  static final class ListParked extends DbListCommand {
-    @Override
-    protected String name() {
-      return "dlq list";
+  static final class ListParked extends DbListCommand<ConsumerOps.DeadLetter> {
+    ListParked() {
+      super("dlq list", "dead letters");
     }
 
     @Override
-    protected int run(DataSource dataSource, PrintWriter out, PrintWriter err) {
+    protected Page<ConsumerOps.DeadLetter> page(DataSource dataSource, int limit) {
       ConsumerOps ops = ConsumerOps.of(dataSource);
-      long total = ops.countParked();
-      List<ConsumerOps.DeadLetter> rows = ops.parked(limit);
-      out.printf("%d dead letters%s%n", total, total > rows.size() ? " (oldest " + rows.size() + " shown)" : "");
-      if (!rows.isEmpty()) {
-        out.printf("%8s %-12s %-24s %-24s %-36s %8s %10s  %s%n", "id", "tenant", "group", "topic", "message id", "attempts",
-            "age", "reason");
-      }
-      for (ConsumerOps.DeadLetter d : rows) {
-        out.printf("%8d %-12s %-24s %-24s %-36s %8d %10s  %s: %s%n", d.id(), d.tenant(), d.group(), d.topic(),
-            d.messageId() == null ? "(none)" : d.messageId(), d.attempts(), age(d.age()), d.reasonCode(),
-            d.reason() == null ? "" : d.reason());
-      }
-      return 0;
+      return new Page<>(ops.countParked(), ops.parked(limit));
+    }
+
+    @Override
+    protected List<Column<ConsumerOps.DeadLetter>> columns() {
+      return List.of(new Column<>("id", "%8s", ConsumerOps.DeadLetter::id),
+          new Column<>("tenant", "%-12s", ConsumerOps.DeadLetter::tenant),
+          new Column<>("group", "%-24s", ConsumerOps.DeadLetter::group),
+          new Column<>("topic", "%-24s", ConsumerOps.DeadLetter::topic),
+          new Column<>("message id", "%-36s", d -> d.messageId() == null ? "(none)" : d.messageId()),
+          new Column<>("attempts", "%8s", ConsumerOps.DeadLetter::attempts),
+          new Column<>("age", "%10s", d -> age(d.age())),
+          new Column<>("reason", "%s", d -> d.reasonCode() + ": " + orEmpty(d.reason())));
     }
   }
 
   /** {@code converge dlq discard ID}. */
   @Command(name = "discard", mixinStandardHelpOptions = true, description = "Discards a parked dead letter (it is not processed).")
-  static final class Discard extends DbCommand {
+  static final class Discard extends DbActionCommand {
     @Parameters(index = "0", paramLabel = "ID", description = "the dead letter's id (from dlq list)")
     long id;
 
-    @Override
-    protected String name() {
-      return "dlq discard";
+    Discard() {
+      super("dlq discard");
     }
 
     @Override
-    protected int run(DataSource dataSource, PrintWriter out, PrintWriter err) {
-      ConsumerOps ops = ConsumerOps.of(dataSource);
-      if (!ops.discard(id)) {
-        err.println("dlq discard: dead letter " + id + " is not parked");
-        return 3;
-      }
-      out.printf("discarded dead letter %d%n", id);
-      return 0;
+    protected String act(DataSource dataSource) {
+      return ConsumerOps.of(dataSource).discard(id) ? "discarded dead letter " + id : null;
+    }
+
+    @Override
+    protected String nothingToDo() {
+      return "dead letter " + id + " is not parked";
     }
   }
 
   /** {@code converge dlq tickets}. */
   @Command(name = "tickets", mixinStandardHelpOptions = true, description = "Lists open tickets, oldest first.")
-  static final class Tickets extends DbListCommand {
-    @Override
-    protected String name() {
-      return "dlq tickets";
+  static final class Tickets extends DbListCommand<ConsumerOps.Ticket> {
+    Tickets() {
+      super("dlq tickets", "open tickets");
     }
 
     @Override
-    protected int run(DataSource dataSource, PrintWriter out, PrintWriter err) {
-      ConsumerOps ops = ConsumerOps.of(dataSource);
-      List<ConsumerOps.Ticket> rows = ops.openTickets(limit);
-      out.printf("%d open tickets shown%n", rows.size());
-      if (!rows.isEmpty()) {
-        out.printf("%8s %-10s %-12s %-24s %-36s %8s %10s  %s%n", "id", "kind", "tenant", "group", "message id", "dlq id", "age",
-            "reason");
-      }
-      for (ConsumerOps.Ticket t : rows) {
-        out.printf("%8d %-10s %-12s %-24s %-36s %8s %10s  %s%n", t.id(), t.kind(), t.tenant(), t.group(),
-            t.messageId() == null ? "(none)" : t.messageId(), t.dlqId() == null ? "-" : t.dlqId().toString(), age(t.age()),
-            t.reason() == null ? "" : t.reason());
-      }
-      return 0;
+    protected Page<ConsumerOps.Ticket> page(DataSource dataSource, int limit) {
+      return new Page<>(-1, ConsumerOps.of(dataSource).openTickets(limit));
+    }
+
+    @Override
+    protected List<Column<ConsumerOps.Ticket>> columns() {
+      return List.of(new Column<>("id", "%8s", ConsumerOps.Ticket::id),
+          new Column<>("kind", "%-10s", ConsumerOps.Ticket::kind),
+          new Column<>("tenant", "%-12s", ConsumerOps.Ticket::tenant),
+          new Column<>("group", "%-24s", ConsumerOps.Ticket::group),
+          new Column<>("message id", "%-36s", t -> t.messageId() == null ? "(none)" : t.messageId()),
+          new Column<>("dlq id", "%8s", t -> t.dlqId() == null ? "-" : t.dlqId()),
+          new Column<>("age", "%10s", t -> age(t.age())),
+          new Column<>("reason", "%s", t -> orEmpty(t.reason())));
     }
   }
 
   /** {@code converge dlq resolve ID --by NAME [--note TEXT]}. */
   @Command(name = "resolve", mixinStandardHelpOptions = true, description = "Closes an open ticket.")
-  static final class Resolve extends DbCommand {
+  static final class Resolve extends DbActionCommand {
     @Parameters(index = "0", paramLabel = "ID", description = "the ticket's id (from dlq tickets)")
     long id;
 
@@ -118,24 +111,18 @@ public final class DlqCommand extends CommandGroup {
     @Option(names = "--note", description = "what was done")
     String note;
 
-    @Override
-    protected String name() {
-      return "dlq resolve";
+    Resolve() {
+      super("dlq resolve");
     }
 
     @Override
-    protected int run(DataSource dataSource, PrintWriter out, PrintWriter err) {
-      ConsumerOps ops = ConsumerOps.of(dataSource);
-      if (!ops.resolveTicket(id, by, note)) {
-        err.println("dlq resolve: ticket " + id + " is not open");
-        return 3;
-      }
-      out.printf("resolved ticket %d%n", id);
-      return 0;
+    protected String act(DataSource dataSource) {
+      return ConsumerOps.of(dataSource).resolveTicket(id, by, note) ? "resolved ticket " + id : null;
     }
-  }
 
-  private static String age(Duration d) {
-    return OutboxCommand.age(java.time.Instant.EPOCH, java.time.Instant.EPOCH.plus(d));
+    @Override
+    protected String nothingToDo() {
+      return "ticket " + id + " is not open";
+    }
   }
 }

@@ -1,11 +1,9 @@
 package io.converge.ops.outbox;
 
 import io.converge.ops.db.CommandGroup;
-import io.converge.ops.db.DbCommand;
+import io.converge.ops.db.DbActionCommand;
 import io.converge.ops.db.DbListCommand;
 import io.converge.outbox.Outbox;
-import java.io.PrintWriter;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import javax.sql.DataSource;
@@ -30,27 +28,26 @@ public final class OutboxCommand extends CommandGroup {
 
   /** {@code converge outbox parked}. */
   @Command(name = "parked", mixinStandardHelpOptions = true, description = "Lists parked outbox rows, oldest first.")
-  static final class Parked extends DbListCommand {
-    @Override
-    protected String name() {
-      return "outbox parked";
+  static final class Parked extends DbListCommand<Outbox.Parked> {
+    Parked() {
+      super("outbox parked", "parked rows");
     }
 
     @Override
-    protected int run(DataSource dataSource, PrintWriter out, PrintWriter err) {
+    protected Page<Outbox.Parked> page(DataSource dataSource, int limit) {
       Outbox outbox = Outbox.on(dataSource);
-      long total = outbox.parkedCount();
-      List<Outbox.Parked> rows = outbox.parked(limit);
-      out.printf("%d parked rows%s%n", total, total > rows.size() ? " (oldest " + rows.size() + " shown)" : "");
-      if (!rows.isEmpty()) {
-        out.printf("%-24s %-24s %-36s %8s %12s  %s%n", "key", "topic", "message id", "attempts", "parked for", "reason");
-      }
+      return new Page<>(outbox.parkedCount(), outbox.parked(limit));
+    }
+
+    @Override
+    protected List<Column<Outbox.Parked>> columns() {
       Instant now = Instant.now();
-      for (Outbox.Parked p : rows) {
-        out.printf("%-24s %-24s %-36s %8d %12s  %s%n", p.key(), p.topic(), p.messageId(), p.attempts(),
-            age(p.parkedAt() == null ? p.createdAt() : p.parkedAt(), now), p.reason() == null ? "" : p.reason());
-      }
-      return 0;
+      return List.of(new Column<>("key", "%-24s", Outbox.Parked::key),
+          new Column<>("topic", "%-24s", Outbox.Parked::topic),
+          new Column<>("message id", "%-36s", Outbox.Parked::messageId),
+          new Column<>("attempts", "%8s", Outbox.Parked::attempts),
+          new Column<>("parked for", "%12s", p -> age(p.parkedAt() == null ? p.createdAt() : p.parkedAt(), now)),
+          new Column<>("reason", "%s", p -> orEmpty(p.reason())));
     }
   }
 
@@ -58,42 +55,24 @@ public final class OutboxCommand extends CommandGroup {
   @Command(name = "resume", mixinStandardHelpOptions = true,
       description = "Resumes a parked key: its rows are sent again, in order, by the polling relays from their next poll"
           + " or by a CDC relay's sweeper within its sweep age.")
-  static final class Resume extends DbCommand {
+  static final class Resume extends DbActionCommand {
     @Parameters(index = "0", paramLabel = "KEY", description = "the parked key (the message key, or the message id of a keyless message)")
     String key;
 
-    @Override
-    protected String name() {
-      return "outbox resume";
+    Resume() {
+      super("outbox resume");
     }
 
     @Override
-    protected int run(DataSource dataSource, PrintWriter out, PrintWriter err) {
+    protected String act(DataSource dataSource) {
       int rows = Outbox.on(dataSource).resume(key);
-      if (rows == 0) {
-        err.println("outbox resume: key '" + key + "' has no parked row");
-        return 3;
-      }
-      out.printf("resumed key '%s': %d row(s) back in play for the relays (polling: next poll; CDC: the sweeper)%n", key, rows);
-      return 0;
+      return rows == 0 ? null : "resumed key '" + key + "': " + rows
+          + " row(s) back in play for the relays (polling: next poll; CDC: the sweeper)";
     }
-  }
 
-  /** {@code 3d 4h}, {@code 2h 5m}, {@code 12m 3s}, {@code 40s}. */
-  public static String age(Instant since, Instant now) {
-    Duration d = Duration.between(since, now);
-    if (d.isNegative()) {
-      d = Duration.ZERO;
+    @Override
+    protected String nothingToDo() {
+      return "key '" + key + "' has no parked row";
     }
-    if (d.toDays() > 0) {
-      return d.toDays() + "d " + d.toHoursPart() + "h";
-    }
-    if (d.toHours() > 0) {
-      return d.toHours() + "h " + d.toMinutesPart() + "m";
-    }
-    if (d.toMinutes() > 0) {
-      return d.toMinutes() + "m " + d.toSecondsPart() + "s";
-    }
-    return d.toSeconds() + "s";
   }
 }

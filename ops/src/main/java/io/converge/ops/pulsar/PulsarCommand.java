@@ -1,11 +1,9 @@
 package io.converge.ops.pulsar;
 
 import io.converge.ops.db.CommandGroup;
-import io.converge.ops.db.DbCommand;
+import io.converge.ops.db.DbActionCommand;
 import io.converge.ops.db.DbListCommand;
-import io.converge.ops.outbox.OutboxCommand;
 import io.converge.pulsar.PulsarTxns;
-import java.io.PrintWriter;
 import java.time.Instant;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -32,40 +30,38 @@ public final class PulsarCommand extends CommandGroup {
 
   /** {@code converge pulsar parked}. */
   @Command(name = "parked", mixinStandardHelpOptions = true, description = "Lists parked Pulsar transactions, longest parked first.")
-  static final class Parked extends DbListCommand {
-    @Override
-    protected String name() {
-      return "pulsar parked";
+  static final class Parked extends DbListCommand<PulsarTxns.Parked> {
+    Parked() {
+      super("pulsar parked", "parked Pulsar transactions");
     }
 
     @Override
-    protected int run(DataSource dataSource, PrintWriter out, PrintWriter err) {
+    protected Page<PulsarTxns.Parked> page(DataSource dataSource, int limit) {
       PulsarTxns txns = PulsarTxns.on(dataSource);
-      long total = txns.parkedCount();
-      List<PulsarTxns.Parked> rows = txns.parked(limit);
-      out.printf("%d parked Pulsar transactions%s%n", total, total > rows.size() ? " (oldest " + rows.size() + " shown)" : "");
-      if (!rows.isEmpty()) {
-        out.printf("%-28s %-20s %8s %8s %12s  %s%n", "transaction", "group", "messages", "attempts", "parked for", "reason");
-      }
+      return new Page<>(txns.parkedCount(), txns.parked(limit));
+    }
+
+    @Override
+    protected List<Column<PulsarTxns.Parked>> columns() {
       Instant now = Instant.now();
-      for (PulsarTxns.Parked p : rows) {
-        out.printf("%-28s %-20s %8d %8d %12s  %s%n", p.id(), p.group(), p.messages(), p.attempts(),
-            OutboxCommand.age(p.parkedAt(), now), p.reason() == null ? "" : p.reason());
-      }
-      return 0;
+      return List.of(new Column<>("transaction", "%-28s", PulsarTxns.Parked::id),
+          new Column<>("group", "%-20s", PulsarTxns.Parked::group),
+          new Column<>("messages", "%8s", PulsarTxns.Parked::messages),
+          new Column<>("attempts", "%8s", PulsarTxns.Parked::attempts),
+          new Column<>("parked for", "%12s", p -> age(p.parkedAt(), now)),
+          new Column<>("reason", "%s", p -> orEmpty(p.reason())));
     }
   }
 
   /** {@code converge pulsar resume ID}. */
   @Command(name = "resume", mixinStandardHelpOptions = true,
       description = "Resumes a parked Pulsar transaction: the next recovery scan of its group re-publishes it.")
-  static final class Resume extends DbCommand {
+  static final class Resume extends DbActionCommand {
     @Parameters(index = "0", paramLabel = "ID", description = "the transaction id as listed, (most,least)")
     String id;
 
-    @Override
-    protected String name() {
-      return "pulsar resume";
+    Resume() {
+      super("pulsar resume");
     }
 
     @Override
@@ -77,15 +73,16 @@ public final class PulsarCommand extends CommandGroup {
     }
 
     @Override
-    protected int run(DataSource dataSource, PrintWriter out, PrintWriter err) {
+    protected String act(DataSource dataSource) {
       Matcher m = TXN_ID.matcher(id);
       m.matches();
-      if (!PulsarTxns.on(dataSource).resume(Long.parseLong(m.group(1)), Long.parseLong(m.group(2)))) {
-        err.println("pulsar resume: transaction " + id + " is not parked");
-        return 3;
-      }
-      out.printf("resumed Pulsar transaction %s: the next recovery scan of its group re-publishes it%n", id);
-      return 0;
+      return PulsarTxns.on(dataSource).resume(Long.parseLong(m.group(1)), Long.parseLong(m.group(2)))
+          ? "resumed Pulsar transaction " + id + ": the next recovery scan of its group re-publishes it" : null;
+    }
+
+    @Override
+    protected String nothingToDo() {
+      return "transaction " + id + " is not parked";
     }
   }
 }

@@ -32,9 +32,9 @@ public final class PurgeCommand extends DbCommand {
   @Option(names = "--dry-run", description = "count the rows that would be deleted; delete nothing")
   boolean dryRun;
 
-  @Override
-  protected String name() {
-    return "purge";
+  /** Created by picocli. */
+  public PurgeCommand() {
+    super("purge");
   }
 
   @Override

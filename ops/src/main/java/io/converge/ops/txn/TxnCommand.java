@@ -1,11 +1,9 @@
 package io.converge.ops.txn;
 
 import io.converge.ops.db.CommandGroup;
-import io.converge.ops.db.DbCommand;
+import io.converge.ops.db.DbActionCommand;
 import io.converge.ops.db.DbListCommand;
-import io.converge.ops.outbox.OutboxCommand;
 import io.converge.producer.TxnTickets;
-import java.io.PrintWriter;
 import java.time.Instant;
 import java.util.List;
 import javax.sql.DataSource;
@@ -31,34 +29,34 @@ public final class TxnCommand extends CommandGroup {
 
   /** {@code converge txn tickets}. */
   @Command(name = "tickets", mixinStandardHelpOptions = true, description = "Lists open producer tickets, oldest first.")
-  static final class Tickets extends DbListCommand {
-    @Override
-    protected String name() {
-      return "txn tickets";
+  static final class Tickets extends DbListCommand<TxnTickets.Ticket> {
+    Tickets() {
+      super("txn tickets", "open producer tickets");
     }
 
     @Override
-    protected int run(DataSource dataSource, PrintWriter out, PrintWriter err) {
+    protected Page<TxnTickets.Ticket> page(DataSource dataSource, int limit) {
       TxnTickets tickets = TxnTickets.on(dataSource);
-      long total = tickets.openCount();
-      List<TxnTickets.Ticket> rows = tickets.open(limit);
-      out.printf("%d open producer tickets%s%n", total, total > rows.size() ? " (oldest " + rows.size() + " shown)" : "");
-      if (!rows.isEmpty()) {
-        out.printf("%-36s %-20s %-24s %-26s %6s %10s  %s%n", "message id", "group", "topic", "kind", "checks", "age", "reason");
-      }
+      return new Page<>(tickets.openCount(), tickets.open(limit));
+    }
+
+    @Override
+    protected List<Column<TxnTickets.Ticket>> columns() {
       Instant now = Instant.now();
-      for (TxnTickets.Ticket t : rows) {
-        out.printf("%-36s %-20s %-24s %-26s %6d %10s  %s%n", t.messageId(), t.group(), t.topic(), t.kind(), t.checks(),
-            OutboxCommand.age(t.createdAt(), now), t.reason());
-      }
-      return 0;
+      return List.of(new Column<>("message id", "%-36s", TxnTickets.Ticket::messageId),
+          new Column<>("group", "%-20s", TxnTickets.Ticket::group),
+          new Column<>("topic", "%-24s", TxnTickets.Ticket::topic),
+          new Column<>("kind", "%-26s", TxnTickets.Ticket::kind),
+          new Column<>("checks", "%6s", TxnTickets.Ticket::checks),
+          new Column<>("age", "%10s", t -> age(t.createdAt(), now)),
+          new Column<>("reason", "%s", TxnTickets.Ticket::reason));
     }
   }
 
   /** {@code converge txn resolve MESSAGE_ID --by NAME [--note TEXT]}. */
   @Command(name = "resolve", mixinStandardHelpOptions = true,
       description = "Closes the open producer ticket of a message (after delivering or discarding it by hand).")
-  static final class Resolve extends DbCommand {
+  static final class Resolve extends DbActionCommand {
     @Parameters(index = "0", paramLabel = "MESSAGE_ID", description = "the ticket's message id (from txn tickets)")
     String messageId;
 
@@ -68,9 +66,8 @@ public final class TxnCommand extends CommandGroup {
     @Option(names = "--note", description = "what was done (delivered by hand, discarded)")
     String note;
 
-    @Override
-    protected String name() {
-      return "txn resolve";
+    Resolve() {
+      super("txn resolve");
     }
 
     @Override
@@ -82,13 +79,13 @@ public final class TxnCommand extends CommandGroup {
     }
 
     @Override
-    protected int run(DataSource dataSource, PrintWriter out, PrintWriter err) {
-      if (!TxnTickets.on(dataSource).resolve(messageId, by, note)) {
-        err.println("txn resolve: message " + messageId + " has no open ticket");
-        return 3;
-      }
-      out.printf("resolved the ticket of message %s%n", messageId);
-      return 0;
+    protected String act(DataSource dataSource) {
+      return TxnTickets.on(dataSource).resolve(messageId, by, note) ? "resolved the ticket of message " + messageId : null;
+    }
+
+    @Override
+    protected String nothingToDo() {
+      return "message " + messageId + " has no open ticket";
     }
   }
 }

@@ -2,16 +2,12 @@ package io.converge.ops.purge;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.ops.CliRun;
-import io.converge.producer.schema.Migrations;
+import io.converge.ops.CliSchema;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -23,19 +19,11 @@ import org.junit.jupiter.api.Test;
  */
 class PurgeCommandIT {
 
-  private final ConvergePostgres pg = ConvergePostgres.shared();
-  private DataSource ds;
-  private String schema;
+  private CliSchema db;
 
   @BeforeEach
   void outbox() throws Exception {
-    ds = pg.newSchema("purgecli");
-    Migrations.apply(ds, "outbox");
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-      ResultSet rs = s.executeQuery("SELECT current_schema()");
-      rs.next();
-      schema = rs.getString(1);
-    }
+    db = CliSchema.create("purgecli", "outbox");
     // 120 published 2 days ago, 30 published 1 hour ago, 40 unpublished of 3 days, 10 parked of 3 days
     insert(120, "now() - interval '2 days'", null);
     insert(30, "now() - interval '1 hour'", null);
@@ -47,65 +35,59 @@ class PurgeCommandIT {
   void purgesOnlyOldPublishedRowsInBatchesWithProgress() throws Exception {
     CliRun r = run("--retention", "1d", "--batch-size", "50");
 
-    assertThat(r.status).as(r.err).isZero();
-    assertThat(r.out).contains("purged 50 rows", "purged 100 rows", "purged 120 rows", "done: purged 120 rows");
+    assertThat(r.status()).as(r.err()).isZero();
+    assertThat(r.out()).contains("purged 50 rows", "purged 100 rows", "purged 120 rows", "done: purged 120 rows");
     assertThat(count("published_at IS NOT NULL")).isEqualTo(30);
     assertThat(count("published_at IS NULL AND parked_at IS NULL")).isEqualTo(40);
     assertThat(count("parked_at IS NOT NULL")).isEqualTo(10);
 
     CliRun shorter = run("--retention", "30m");
-    assertThat(shorter.status).isZero();
-    assertThat(shorter.out).contains("done: purged 30 rows");
+    assertThat(shorter.status()).isZero();
+    assertThat(shorter.out()).contains("done: purged 30 rows");
     assertThat(count("true")).as("unpublished and parked rows are never purged").isEqualTo(50);
   }
 
   @Test
   void dryRunCountsAndDeletesNothing() throws Exception {
     CliRun r = run("--retention", "PT6H", "--dry-run");
-    assertThat(r.status).isZero();
-    assertThat(r.out).contains("dry run: 120 published rows older than PT6H would be purged");
+    assertThat(r.status()).isZero();
+    assertThat(r.out()).contains("dry run: 120 published rows older than PT6H would be purged");
     assertThat(count("true")).isEqualTo(200);
   }
 
   @Test
   void passwordFromOptionAndBadInputAreReported() throws Exception {
     CliRun badBatch = run("--batch-size", "0");
-    assertThat(badBatch.status).isEqualTo(2);
-    assertThat(badBatch.err).contains("--batch-size must be between 1 and 100000, but was 0");
+    assertThat(badBatch.status()).isEqualTo(2);
+    assertThat(badBatch.err()).contains("--batch-size must be between 1 and 100000, but was 0");
 
     CliRun badRetention = run("--retention", "yesterday");
-    assertThat(badRetention.status).isEqualTo(2);
-    assertThat(badRetention.err).contains("retention must be like 1d, 12h, 30m, 90s or PT6H, but was 'yesterday'");
+    assertThat(badRetention.status()).isEqualTo(2);
+    assertThat(badRetention.err()).contains("retention must be like 1d, 12h, 30m, 90s or PT6H, but was 'yesterday'");
 
-    CliRun noTable = CliRun.of(new String[] {"purge", "--jdbc-url", pg.jdbcUrl(), "--user", pg.user(), "--password", pg.password(),
-        "--schema", "no_such_schema"});
-    assertThat(noTable.status).isEqualTo(1);
-    assertThat(noTable.err).contains("purge failed: Cannot purge the outbox after 0 rows");
+    CliRun noTable = db.runIn("no_such_schema", "purge");
+    assertThat(noTable.status()).isEqualTo(1);
+    assertThat(noTable.err()).contains("purge failed: Cannot purge the outbox after 0 rows");
     assertThat(count("true")).isEqualTo(200);
   }
 
   private CliRun run(String... options) {
-    List<String> args = new ArrayList<>(List.of("purge", "--jdbc-url", pg.jdbcUrl(), "--user", pg.user(),
-        "--password", pg.password(), "--schema", schema));
+    List<String> args = new ArrayList<>(List.of("purge"));
     args.addAll(List.of(options));
-    return CliRun.of(args.toArray(String[]::new));
+    return db.run(args.toArray(String[]::new));
   }
 
   private void insert(int rows, String publishedAt, String parkedAt) throws Exception {
     String sql = "INSERT INTO converge_outbox (message_id, producer_group, topic, order_key, header_names, header_values,"
         + " payload, created_at, published_at, parked_at) SELECT gen_random_uuid()::text, 'g', 't', 'k-' || i, '{}', '{}',"
         + " '\\x00', now() - interval '3 days', " + publishedAt + ", " + parkedAt + " FROM generate_series(1, ?) i";
-    try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+    try (Connection c = db.dataSource().getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setInt(1, rows);
       ps.executeUpdate();
     }
   }
 
   private long count(String where) throws Exception {
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT count(*) FROM converge_outbox WHERE " + where)) {
-      rs.next();
-      return rs.getLong(1);
-    }
+    return db.count("SELECT count(*) FROM converge_outbox WHERE " + where);
   }
 }

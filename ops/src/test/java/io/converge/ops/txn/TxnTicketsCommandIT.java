@@ -2,17 +2,10 @@ package io.converge.ops.txn;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.ops.CliRun;
-import io.converge.producer.schema.Migrations;
+import io.converge.ops.CliSchema;
 import io.converge.producer.spi.TxnLog;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -24,73 +17,52 @@ import org.junit.jupiter.api.Test;
  */
 class TxnTicketsCommandIT {
 
-  private final ConvergePostgres pg = ConvergePostgres.shared();
-  private DataSource ds;
-  private String schema;
+  private CliSchema db;
 
   @BeforeEach
   void tables() throws Exception {
-    ds = pg.newSchema("txncli");
-    Migrations.apply(ds, "producer");
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT current_schema()")) {
-      rs.next();
-      schema = rs.getString(1);
-    }
-    TxnLog log = new TxnLog(ds, Duration.ofHours(1));
+    db = CliSchema.create("txncli", "producer");
+    TxnLog log = new TxnLog(db.dataSource(), Duration.ofHours(1));
     for (int i = 0; i < 2; i++) { // the broker asks twice
       assertThat(log.resolve("m-purged", null, "orders", "order-events", Duration.ofHours(3), Duration.ofSeconds(30)))
           .isEqualTo(TxnLog.Outcome.PAST_RETENTION);
     }
     assertThat(log.resolve("m-young", null, "orders", "order-events", Duration.ofMinutes(5), Duration.ofSeconds(30)))
         .as("fenced, no ticket").isEqualTo(TxnLog.Outcome.ROLLED_BACK);
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-      s.execute("UPDATE converge_txn_ticket SET created_at = now() - interval '2 hours 5 minutes'");
-    }
+    db.execute("UPDATE converge_txn_ticket SET created_at = now() - interval '2 hours 5 minutes'");
   }
 
   @Test
   void producerTicketsAreListedWithAgeAndReasonAndResolved() throws Exception {
-    CliRun list = run("txn", "tickets");
-    assertThat(list.status).as(list.err).isZero();
-    assertThat(list.out).contains("1 open producer tickets").contains("2h 5m").contains("older than the log retention")
+    CliRun list = db.run("txn", "tickets");
+    assertThat(list.status()).as(list.err()).isZero();
+    assertThat(list.out()).contains("1 open producer tickets").contains("2h 5m").contains("older than the log retention")
         .doesNotContain("m-young");
-    assertThat(list.out.lines().filter(l -> l.startsWith("m-purged")).findFirst().orElseThrow())
+    assertThat(list.out().lines().filter(l -> l.startsWith("m-purged")).findFirst().orElseThrow())
         .matches("m-purged\\s+orders\\s+order-events\\s+CHECK_BACK_PAST_RETENTION\\s+2\\s+2h 5m\\s+check-back for a message.*");
 
-    CliRun resolve = run("txn", "resolve", "m-purged", "--by", "alice", "--note", "delivered by hand");
-    assertThat(resolve.status).as(resolve.err).isZero();
-    assertThat(resolve.out).contains("resolved the ticket of message m-purged");
-    assertThat(count("SELECT count(*) FROM converge_txn_ticket WHERE message_id = 'm-purged' AND status = 'RESOLVED'"
+    CliRun resolve = db.run("txn", "resolve", "m-purged", "--by", "alice", "--note", "delivered by hand");
+    assertThat(resolve.status()).as(resolve.err()).isZero();
+    assertThat(resolve.out()).contains("resolved the ticket of message m-purged");
+    assertThat(db.count("SELECT count(*) FROM converge_txn_ticket WHERE message_id = 'm-purged' AND status = 'RESOLVED'"
         + " AND resolved_by = 'alice' AND note = 'delivered by hand' AND resolved_at IS NOT NULL")).isOne();
-    assertThat(run("txn", "tickets").out).contains("0 open producer tickets");
+    assertThat(db.run("txn", "tickets").out()).contains("0 open producer tickets");
 
-    CliRun again = run("txn", "resolve", "m-purged", "--by", "alice");
-    assertThat(again.status).isEqualTo(3);
-    assertThat(again.err).contains("txn resolve: message m-purged has no open ticket");
-    CliRun noBy = run("txn", "resolve", "m-purged");
-    assertThat(noBy.status).isEqualTo(2);
-    CliRun blank = run("txn", "resolve", "m-purged", "--by", " ");
-    assertThat(blank.status).isEqualTo(2);
-    assertThat(blank.err).contains("--by must name who resolved the ticket, but was blank");
-    CliRun badLimit = run("txn", "tickets", "--limit", "0");
-    assertThat(badLimit.status).isEqualTo(2);
-    assertThat(badLimit.err).contains("--limit must be between 1 and 10000, but was 0");
-    CliRun noTable = CliRun.of("txn", "tickets", "--jdbc-url", pg.jdbcUrl(), "--user", pg.user(), "--password", pg.password(),
-        "--schema", "no_such_schema");
-    assertThat(noTable.status).isEqualTo(1);
-    assertThat(noTable.err).contains("txn tickets failed:");
+    CliRun again = db.run("txn", "resolve", "m-purged", "--by", "alice");
+    assertThat(again.status()).isEqualTo(3);
+    assertThat(again.err()).contains("txn resolve: message m-purged has no open ticket");
+    CliRun noBy = db.run("txn", "resolve", "m-purged");
+    assertThat(noBy.status()).isEqualTo(2);
+    CliRun blank = db.run("txn", "resolve", "m-purged", "--by", " ");
+    assertThat(blank.status()).isEqualTo(2);
+    assertThat(blank.err()).contains("--by must name who resolved the ticket, but was blank");
+    CliRun badLimit = db.run("txn", "tickets", "--limit", "0");
+    assertThat(badLimit.status()).isEqualTo(2);
+    assertThat(badLimit.err()).contains("--limit must be between 1 and 10000, but was 0");
+    CliRun noTable = db.runIn("no_such_schema", "txn", "tickets");
+    assertThat(noTable.status()).isEqualTo(1);
+    assertThat(noTable.err()).contains("txn tickets failed:");
   }
 
-  private CliRun run(String... command) {
-    List<String> args = new ArrayList<>(List.of(command));
-    args.addAll(List.of("--jdbc-url", pg.jdbcUrl(), "--user", pg.user(), "--password", pg.password(), "--schema", schema));
-    return CliRun.of(args.toArray(String[]::new));
-  }
 
-  private long count(String sql) throws Exception {
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-      rs.next();
-      return rs.getLong(1);
-    }
-  }
 }

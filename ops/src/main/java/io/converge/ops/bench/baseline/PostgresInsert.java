@@ -2,26 +2,20 @@ package io.converge.ops.bench.baseline;
 
 import io.converge.ops.bench.BenchEnv;
 import io.converge.ops.bench.BenchOrders;
-import io.converge.ops.bench.Scenario;
+import io.converge.ops.bench.NamedScenario;
 import java.sql.Connection;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
 /** Baseline: one single-row INSERT committed per operation, one connection per client thread. */
-public final class PostgresInsert implements Scenario {
-
+public final class PostgresInsert extends NamedScenario {
 
   private final AtomicLong ids = new AtomicLong();
   private DataSource pool;
 
-  @Override
-  public String name() {
-    return "pg-insert";
-  }
-
-  @Override
-  public String unit() {
-    return "tx";
+  /** The {@code pg-insert} scenario. */
+  public PostgresInsert() {
+    super("pg-insert", "tx");
   }
 
   @Override

@@ -1,37 +1,66 @@
 package io.converge.ops.bench.baseline;
 
 import io.converge.ops.bench.BenchEnv;
-import io.converge.ops.bench.Scenario;
+import io.converge.ops.bench.NamedScenario;
+import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.api.Producer;
+import org.apache.pulsar.client.api.ProducerBuilder;
 import org.apache.pulsar.client.api.PulsarClient;
+import org.apache.pulsar.client.api.transaction.Transaction;
 
-/** Baseline: a raw Pulsar synchronous send of a 1 KiB message with a key, batching off. */
-public final class PulsarSend implements Scenario {
+/**
+ * Baselines on the raw Pulsar client, 1 KiB keyed messages, batching off: {@code pulsar-send}, a
+ * synchronous send; {@code pulsar-txn[-N]}, a transaction of the same shape as the Pulsar
+ * {@code TxnProducer}'s (open, send N messages one after the other, each acknowledged before the next,
+ * commit; no database). Counts messages.
+ */
+public final class PulsarSend extends NamedScenario {
 
   private static final byte[] PAYLOAD = new byte[1024];
+  /** Messages per transaction; 0 for plain sends. */
+  private final int perTransaction;
   private PulsarClient client;
   private Producer<byte[]> producer;
 
-  @Override
-  public String name() {
-    return "pulsar-send";
+  private PulsarSend(String name, int perTransaction) {
+    super(name, "msg");
+    this.perTransaction = perTransaction;
   }
 
-  @Override
-  public String unit() {
-    return "msg";
+  /** {@code pulsar-send}: one synchronous send per operation. */
+  public static PulsarSend plain() {
+    return new PulsarSend("pulsar-send", 0);
+  }
+
+  /** {@code pulsar-txn} ({@code messages} 1) or {@code pulsar-txn-<messages>}: one transaction per operation. */
+  public static PulsarSend transactional(int messages) {
+    return new PulsarSend(messages == 1 ? "pulsar-txn" : "pulsar-txn-" + messages, messages);
   }
 
   @Override
   public void setUp(BenchEnv env, int threads) throws Exception {
-    client = PulsarClient.builder().serviceUrl(env.pulsar().serviceUrl()).build();
-    producer = client.newProducer().topic(env.newPulsarTopic("bench-psend")).enableBatching(false).create();
+    boolean txn = perTransaction > 0;
+    client = PulsarClient.builder().serviceUrl(env.pulsar().serviceUrl()).enableTransaction(txn).build();
+    ProducerBuilder<byte[]> builder = client.newProducer().topic(env.newPulsarTopic(txn ? "bench-ptxn" : "bench-psend"))
+        .enableBatching(false);
+    if (txn) {
+      builder.sendTimeout(0, TimeUnit.SECONDS); // transactional sends need the send timeout off, as in the backend
+    }
+    producer = builder.create();
   }
 
   @Override
   public int runOnce(int worker) throws Exception {
-    producer.newMessage().key("customer-" + worker).value(PAYLOAD).send();
-    return 1;
+    if (perTransaction == 0) {
+      producer.newMessage().key("customer-" + worker).value(PAYLOAD).send();
+      return 1;
+    }
+    Transaction txn = client.newTransaction().withTransactionTimeout(35, TimeUnit.SECONDS).build().get();
+    for (int i = 0; i < perTransaction; i++) {
+      producer.newMessage(txn).key("customer-" + worker).value(PAYLOAD).sendAsync().get();
+    }
+    txn.commit().get();
+    return perTransaction;
   }
 
   @Override

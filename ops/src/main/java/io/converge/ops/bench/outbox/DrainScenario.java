@@ -2,7 +2,6 @@ package io.converge.ops.bench.outbox;
 
 import io.converge.ops.bench.BenchEnv;
 import io.converge.outbox.OutboxRelay;
-import io.converge.outbox.cdc.CdcRelay;
 import io.converge.outbox.rocketmq.RocketMQSink;
 import io.converge.outbox.spi.OutboxRecord;
 import io.converge.outbox.spi.OutboxSink;
@@ -27,8 +26,7 @@ import javax.sql.DataSource;
  * {@code outbox-drain-sequential} sends one record at a time (as the relay did before pipelining);
  * {@code claim-mark} runs the same claim and mark SQL with a sink that sends nothing (the baseline:
  * what the database alone allows); {@code cdc-drain} reads the rows from the WAL with the CDC relay
- * (stopped while the outbox is filled, then timed from its first published row to its last, so the
- * engine's start is not counted). Not thread-safe; used by {@link DrainBench}.
+ * ({@link CdcDrain}). Not thread-safe; used by {@link DrainBench}.
  */
 public final class DrainScenario implements AutoCloseable {
 
@@ -59,13 +57,11 @@ public final class DrainScenario implements AutoCloseable {
       """;
   private static final String UNPUBLISHED = "SELECT count(*) FROM converge_outbox WHERE published_at IS NULL";
   private static final byte[] PAYLOAD = new byte[1024];
-  /** How long {@code cdc-drain} waits without progress before it fails instead of hanging. */
-  private static final java.time.Duration STALL = java.time.Duration.ofSeconds(60);
 
   private final Mode mode;
   private final int batchSize;
   private final List<OutboxRelay> relays = new ArrayList<>();
-  private CdcRelay cdc;
+  private CdcDrain cdc;
   private DataSource pool;
   private String topic;
   private ExecutorService workers;
@@ -107,7 +103,7 @@ public final class DrainScenario implements AutoCloseable {
     Migrations.apply(pool, "outbox");
     topic = mode == Mode.CLAIM_MARK ? "bench-nowhere" : env.newTopic("bench-drain");
     if (mode == Mode.CDC) {
-      setUpCdc(env);
+      cdc = CdcDrain.prepare(env, pool);
       return;
     }
     for (int i = 0; i < relayCount; i++) {
@@ -126,45 +122,6 @@ public final class DrainScenario implements AutoCloseable {
       t.setDaemon(true);
       return t;
     });
-  }
-
-  private void setUpCdc(BenchEnv env) {
-    String schema;
-    try (Connection c = pool.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT current_schema()")) {
-      rs.next();
-      schema = rs.getString(1);
-    } catch (java.sql.SQLException e) {
-      throw new IllegalStateException("cannot read the bench schema", e);
-    }
-    cdc = CdcRelay.builder().name("bench_" + Long.toHexString(System.nanoTime()))
-        .jdbcUrl(env.postgres().jdbcUrl(), env.postgres().user(), env.postgres().password()).schema(schema)
-        .sink(RocketMQSink.nameServer(env.rocketmq().nameServerAddress()).group("bench-cdc").build()).build();
-    cdc.start(); // creates publication and slot: rows inserted from now on are in its stream
-    awaitSlot(cdc.slotName());
-    cdc.close();
-  }
-
-  /** Waits until the engine has created its replication slot (closing it earlier fails its start). */
-  private void awaitSlot(String slot) {
-    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
-    try (Connection c = pool.getConnection();
-        java.sql.PreparedStatement ps = c.prepareStatement("SELECT active FROM pg_replication_slots WHERE slot_name = ?")) {
-      ps.setString(1, slot);
-      while (System.nanoTime() < deadline) {
-        try (ResultSet rs = ps.executeQuery()) {
-          if (rs.next() && rs.getBoolean(1)) {
-            return;
-          }
-        }
-        Thread.sleep(50);
-      }
-    } catch (java.sql.SQLException e) {
-      throw new IllegalStateException("cannot read replication slots", e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted", e);
-    }
-    throw new IllegalStateException("CDC relay did not open its slot " + slot + " within 60 s");
   }
 
   /** Empties the outbox and writes {@code rows} unpublished rows (not timed). */
@@ -191,7 +148,7 @@ public final class DrainScenario implements AutoCloseable {
   /** Drains the outbox with every relay until no row is unpublished; returns rows per second. */
   public double drain(int rows) throws Exception {
     if (mode == Mode.CDC) {
-      return drainCdc(rows);
+      return cdc.drain(rows);
     }
     long start = System.nanoTime();
     do {
@@ -211,44 +168,12 @@ public final class DrainScenario implements AutoCloseable {
     return rows / ((System.nanoTime() - start) / 1e9);
   }
 
-  private double drainCdc(int rows) throws Exception {
-    long started = System.nanoTime();
-    cdc.start();
-    try {
-      long first;
-      long before;
-      long deadline = System.nanoTime() + STALL.toNanos();
-      while ((before = rows - unpublished()) == 0) {
-        stalled(deadline);
-        Thread.sleep(5);
-      }
-      first = System.nanoTime();
-      if (before == rows) { // all in the first batch: only the time since start is there to count
-        return rows / ((first - started) / 1e9);
-      }
-      long left = rows - before;
-      deadline = System.nanoTime() + STALL.toNanos();
-      for (long now; (now = unpublished()) > 0; ) {
-        if (now < left) {
-          left = now;
-          deadline = System.nanoTime() + STALL.toNanos();
-        }
-        stalled(deadline);
-        Thread.sleep(20);
-      }
-      return (rows - before) / ((System.nanoTime() - first) / 1e9);
-    } finally {
-      cdc.close();
-    }
-  }
-
-  private void stalled(long deadline) throws Exception {
-    if (System.nanoTime() > deadline) {
-      throw new IllegalStateException("cdc-drain: no row published for " + STALL.toSeconds() + " s, " + unpublished() + " left");
-    }
-  }
-
   long unpublished() throws Exception {
+    return unpublished(pool);
+  }
+
+  /** The outbox rows of {@code pool} not published yet. */
+  static long unpublished(DataSource pool) throws Exception {
     try (Connection c = pool.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(UNPUBLISHED)) {
       rs.next();
       return rs.getLong(1);
@@ -259,7 +184,7 @@ public final class DrainScenario implements AutoCloseable {
   public void close() {
     relays.forEach(OutboxRelay::close);
     if (cdc != null) {
-      cdc.dropSlot();
+      cdc.close();
     }
     if (workers != null) {
       workers.shutdownNow();
