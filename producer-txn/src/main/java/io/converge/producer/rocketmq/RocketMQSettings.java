@@ -1,0 +1,59 @@
+package io.converge.producer.rocketmq;
+
+import io.converge.producer.ConvergeException;
+import java.time.Duration;
+
+/**
+ * Validation of the RocketMQ settings every Converge client shares, and the check that the optional
+ * {@code rocketmq-client} is on the class path. Touches no RocketMQ type, so that it can run before the
+ * client is known to be present. Converge-internal (see the package documentation). Stateless.
+ */
+public final class RocketMQSettings {
+
+  /** The client class whose presence {@link #requireClient} checks. */
+  static final String CLIENT_CLASS = "org.apache.rocketmq.client.producer.DefaultMQProducer";
+
+  /** The default send timeout of Converge's producers: 3 s. */
+  public static final Duration DEFAULT_SEND_TIMEOUT = Duration.ofSeconds(3);
+
+  private RocketMQSettings() {}
+
+  /**
+   * Returns {@code nameServer} if it is a name server list, {@code host:port[;host:port...]}.
+   *
+   * @throws IllegalArgumentException quoting the value otherwise
+   */
+  public static String nameServer(String nameServer) {
+    if (nameServer == null || !nameServer.matches("[A-Za-z0-9.:;_-]+")) {
+      throw new IllegalArgumentException("rocketmq.nameServer must be host:port[;host:port...], but was " + nameServer);
+    }
+    return nameServer;
+  }
+
+  /**
+   * Returns {@code timeout} if it is at least 100 ms.
+   *
+   * @throws IllegalArgumentException quoting the value otherwise
+   */
+  public static Duration sendTimeout(Duration timeout) {
+    if (timeout == null || timeout.toMillis() < 100) {
+      throw new IllegalArgumentException("rocketmq.sendTimeout must be at least 100 ms, but was " + timeout);
+    }
+    return timeout;
+  }
+
+  /**
+   * Checks that {@code rocketmq-client} is on the class path of this module.
+   *
+   * @param component what needs it, as in "The RocketMQ <i>backend</i> needs ..."; not null
+   * @throws ConvergeException naming the artifact to add when it is absent
+   */
+  public static void requireClient(String component) {
+    try {
+      Class.forName(CLIENT_CLASS, false, RocketMQSettings.class.getClassLoader());
+    } catch (ClassNotFoundException e) {
+      throw new ConvergeException("The RocketMQ " + component + " needs org.apache.rocketmq:rocketmq-client on the"
+          + " classpath (add it as a dependency, version 5.4.0)", e);
+    }
+  }
+}
