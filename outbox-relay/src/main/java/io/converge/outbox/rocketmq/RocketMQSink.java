@@ -4,9 +4,9 @@ import io.converge.outbox.spi.OutboxRecord;
 import io.converge.outbox.spi.OutboxSink;
 import io.converge.outbox.spi.SendAllResult;
 import io.converge.producer.ConvergeException;
+import io.converge.producer.rocketmq.RocketMQSettings;
 import java.time.Duration;
 import java.util.List;
-import java.util.UUID;
 
 /**
  * Publishes outbox rows to RocketMQ: one plain producer; the key selects the queue (hash of the key
@@ -26,8 +26,6 @@ import java.util.UUID;
  */
 public final class RocketMQSink implements OutboxSink {
 
-  static final String CLIENT_CLASS = "org.apache.rocketmq.client.producer.DefaultMQProducer";
-
   private final RocketMQClient client;
   private final Duration sendTimeout;
 
@@ -38,10 +36,7 @@ public final class RocketMQSink implements OutboxSink {
 
   /** A builder for a sink on the RocketMQ cluster of {@code nameServer} ({@code host:port[;host:port]}). */
   public static Builder nameServer(String nameServer) {
-    if (nameServer == null || !nameServer.matches("[A-Za-z0-9.:;_-]+")) {
-      throw new IllegalArgumentException("rocketmq.nameServer must be host:port[;host:port...], but was " + nameServer);
-    }
-    return new Builder(nameServer);
+    return new Builder(RocketMQSettings.nameServer(nameServer));
   }
 
   @Override
@@ -73,7 +68,7 @@ public final class RocketMQSink implements OutboxSink {
   public static final class Builder {
     private final String nameServer;
     private String group = "converge-outbox-relay";
-    private Duration sendTimeout = Duration.ofSeconds(3);
+    private Duration sendTimeout = RocketMQSettings.DEFAULT_SEND_TIMEOUT;
     private int maxMessageBytes = 4 * 1024 * 1024;
 
     private Builder(String nameServer) {
@@ -108,20 +103,12 @@ public final class RocketMQSink implements OutboxSink {
       if (group == null || !group.matches("[A-Za-z0-9_-]{1,100}")) {
         throw new IllegalArgumentException("rocketmq.group must match [A-Za-z0-9_-]{1,100}, but was " + group);
       }
-      if (sendTimeout == null || sendTimeout.toMillis() < 100) {
-        throw new IllegalArgumentException("rocketmq.sendTimeout must be at least 100 ms, but was " + sendTimeout);
-      }
+      RocketMQSettings.sendTimeout(sendTimeout);
       if (maxMessageBytes < 1 || maxMessageBytes > 64 * 1024 * 1024) {
         throw new IllegalArgumentException("rocketmq.maxMessageBytes must be between 1 and 67108864, but was " + maxMessageBytes);
       }
-      try {
-        Class.forName(CLIENT_CLASS, false, RocketMQSink.class.getClassLoader());
-      } catch (ClassNotFoundException e) {
-        throw new ConvergeException("The RocketMQ sink needs org.apache.rocketmq:rocketmq-client on the classpath"
-            + " (add it as a dependency, version 5.4.0)", e);
-      }
-      return new RocketMQSink(new RocketMQClient(nameServer, group, group + "-" + UUID.randomUUID(), sendTimeout, maxMessageBytes),
-          sendTimeout);
+      RocketMQSettings.requireClient("sink");
+      return new RocketMQSink(new RocketMQClient(nameServer, group, sendTimeout, maxMessageBytes), sendTimeout);
     }
   }
 }
