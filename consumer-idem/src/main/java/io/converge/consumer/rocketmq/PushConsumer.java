@@ -36,14 +36,10 @@ final class PushConsumer implements MessageListenerConcurrently {
   static PushConsumer start(String nameServer, String topic, String tags, String group, IdempotentHandler handler,
       int threads, int redeliveryDelayLevel, String instanceName, Duration consumeTimeout) {
     PushConsumer push = new PushConsumer(group, handler, redeliveryDelayLevel);
-    RocketMQClients.ConsumerSetup setup = RocketMQClients.consumer(nameServer, group).threads(threads)
-        // A handler waits out a database or broker outage on its consumer thread; RocketMQ sends a message
-        // that is consumed for longer than this back to the broker (a second copy), so it is set long.
-        .consumeTimeout(consumeTimeout);
-    if (instanceName != null) {
-      setup.instanceName(instanceName);
-    }
-    push.consumer = setup.start(topic, tags, push);
+    // A handler waits out a database or broker outage on its consumer thread; RocketMQ sends a message
+    // that is consumed for longer than consumeTimeout back to the broker (a second copy), so it is set long.
+    push.consumer = RocketMQClients.startPushConsumer(nameServer, group, instanceName, threads, consumeTimeout, topic, tags,
+        push);
     log.debug("RocketMQ consumer of group {} started on topic {}", group, topic);
     return push;
   }

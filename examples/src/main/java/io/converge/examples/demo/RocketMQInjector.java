@@ -23,7 +23,7 @@ final class RocketMQInjector implements DuplicateInjector {
   static DuplicateInjector open(String nameServer) {
     try {
       String group = "demo-injector-" + UUID.randomUUID().toString().substring(0, 8);
-      return new RocketMQInjector(RocketMQClients.producer(nameServer, group).start());
+      return new RocketMQInjector(RocketMQClients.startProducer(nameServer, group));
     } catch (ConvergeException e) {
       throw new IllegalStateException("Cannot start the duplicate injector on " + nameServer, e);
     }

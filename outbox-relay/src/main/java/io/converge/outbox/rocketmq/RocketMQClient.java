@@ -24,8 +24,7 @@ final class RocketMQClient {
 
   RocketMQClient(String nameServer, String group, Duration sendTimeout, int maxMessageBytes) {
     // the relay retries with backoff itself; a client retry to another queue would break the key's order
-    producer = RocketMQClients.producer(nameServer, group).sendTimeout(sendTimeout).maxMessageBytes(maxMessageBytes)
-        .retries(0).start();
+    producer = RocketMQClients.startProducer(nameServer, group, sendTimeout, 0, maxMessageBytes);
   }
 
   void send(OutboxRecord r) throws InterruptedException {

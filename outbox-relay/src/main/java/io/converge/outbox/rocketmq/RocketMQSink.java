@@ -69,7 +69,7 @@ public final class RocketMQSink implements OutboxSink {
     private final String nameServer;
     private String group = "converge-outbox-relay";
     private Duration sendTimeout = RocketMQSettings.DEFAULT_SEND_TIMEOUT;
-    private int maxMessageBytes = 4 * 1024 * 1024;
+    private int maxMessageBytes = RocketMQSettings.DEFAULT_MAX_MESSAGE_BYTES;
 
     private Builder(String nameServer) {
       this.nameServer = nameServer;

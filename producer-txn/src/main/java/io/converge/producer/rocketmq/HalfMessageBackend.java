@@ -37,8 +37,8 @@ final class HalfMessageBackend implements TxnBackend {
         });
     try {
       // one client instance per producer: its heartbeat registers this group's check-back listener
-      this.producer = RocketMQClients.producer(nameServer, context.group()).sendTimeout(sendTimeout).retries(1)
-          .startTransactional(new CheckBackListener(context), checkExecutor);
+      this.producer = RocketMQClients.startTransactional(nameServer, context.group(), sendTimeout, 1,
+          new CheckBackListener(context), checkExecutor);
     } catch (RuntimeException e) {
       lanes.close();
       checkExecutor.shutdownNow();

@@ -16,6 +16,12 @@ public final class RocketMQSettings {
   /** The default send timeout of Converge's producers: 3 s. */
   public static final Duration DEFAULT_SEND_TIMEOUT = Duration.ofSeconds(3);
 
+  /** The client's default retries of a failed synchronous send: 2. */
+  public static final int DEFAULT_RETRIES = 2;
+
+  /** The default largest message body: 4 MiB (the broker's default). */
+  public static final int DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
   private RocketMQSettings() {}
 
   /**

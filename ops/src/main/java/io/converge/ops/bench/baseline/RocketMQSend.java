@@ -3,6 +3,7 @@ package io.converge.ops.bench.baseline;
 import io.converge.ops.bench.BenchEnv;
 import io.converge.ops.bench.Scenario;
 import io.converge.producer.rocketmq.RocketMQClients;
+import io.converge.producer.rocketmq.RocketMQSettings;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
@@ -62,16 +63,18 @@ public class RocketMQSend implements Scenario {
   public void setUp(BenchEnv env, int threads) throws Exception {
     String prefix = transactional ? "bench-txn" : "bench-send";
     topic = env.newTopic(prefix);
-    RocketMQClients.ProducerSetup setup = RocketMQClients.producer(env.rocketmq().nameServerAddress(), prefix + "-" + System.nanoTime());
+    String nameServer = env.rocketmq().nameServerAddress();
+    String group = prefix + "-" + System.nanoTime();
     if (transactional) {
       checkExecutor = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "bench-txn-check");
         t.setDaemon(true);
         return t;
       });
-      producer = setup.startTransactional(COMMIT, checkExecutor);
+      producer = RocketMQClients.startTransactional(nameServer, group, RocketMQSettings.DEFAULT_SEND_TIMEOUT,
+          RocketMQSettings.DEFAULT_RETRIES, COMMIT, checkExecutor);
     } else {
-      producer = setup.start();
+      producer = RocketMQClients.startProducer(nameServer, group);
     }
   }
 
