@@ -3,6 +3,7 @@ package io.converge.outbox.rocketmq;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
@@ -12,6 +13,7 @@ import io.converge.producer.BrokerUnavailableException;
 import io.converge.producer.ConvergeException;
 import io.converge.producer.Envelope;
 import io.converge.producer.InvalidMessageException;
+import io.converge.producer.testing.StoppedRocketMQ;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -48,20 +50,15 @@ class RocketMQSinkNoRouteIT {
 
   @Test
   void aTopicWithoutRouteDuringAnOutageIsBrokerUnavailable() throws Exception {
-    // a cluster of this test's own: its broker is stopped, so the name server has no broker registered
-    try (EmbeddedRocketMQ down = EmbeddedRocketMQ.builder().build().start()) {
-      String topic = RocketMQExtension.uniqueTopic("outage");
-      down.createTopic(topic);
-      down.stopBroker();
-      try (RocketMQSink sink = sink(down)) {
-        OutboxRecord one = record(1, topic);
-        assertThatThrownBy(() -> sink.send(one)).isInstanceOf(BrokerUnavailableException.class).hasMessageContaining(topic)
-            .satisfies(e -> assertThat(((ConvergeException) e).messageId()).isEqualTo(one.messageId()));
-        SendAllResult result = sink.sendAll(List.of(record(2, topic)));
-        assertThat(result.sent()).isEmpty();
-        assertThat(result.failed()).singleElement()
-            .satisfies(f -> assertThat(f.error()).isInstanceOf(BrokerUnavailableException.class));
-      }
+    try (StoppedRocketMQ down = StoppedRocketMQ.withTopic("outage"); RocketMQSink sink = sink(down.mq())) {
+      OutboxRecord one = record(1, down.topic());
+      Throwable thrown = catchThrowable(() -> sink.send(one));
+      assertThat(thrown).isInstanceOf(BrokerUnavailableException.class).hasMessageContaining(down.topic());
+      assertThat(((ConvergeException) thrown).messageId()).isEqualTo(one.messageId());
+      SendAllResult result = sink.sendAll(List.of(record(2, down.topic())));
+      assertThat(result.sent()).isEmpty();
+      assertThat(result.failed()).singleElement()
+          .satisfies(f -> assertThat(f.error()).isInstanceOf(BrokerUnavailableException.class));
     }
   }
 
