@@ -18,7 +18,6 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -29,19 +28,17 @@ import org.junit.jupiter.api.io.TempDir;
 class RocketMQBackendIT {
 
   private static OrdersTable orders;
-  private static DataSource db;
 
   @BeforeAll
   static void schema() throws Exception {
     orders = OrdersTable.create("rmqbackend");
-    db = orders.db();
   }
 
   @Test
   void aUnitOfWorkPastTheTimeoutIsRolledBack(EmbeddedRocketMQ mq) throws Exception {
     String topic = RocketMQExtension.uniqueTopic("slow");
     mq.createTopic(topic);
-    try (TxnProducer p = TxnProducer.builder().group(RocketMQExtension.uniqueTopic("g")).dataSource(db)
+    try (TxnProducer p = TxnProducer.builder().group(RocketMQExtension.uniqueTopic("g")).dataSource(orders.db())
         .backend(RocketMQBackend.nameServer(mq.nameServerAddress())).topics(topic)
         .localTransactionTimeout(Duration.ofMillis(300)).build()) {
       String id = MessageIds.shared().next();
@@ -58,7 +55,7 @@ class RocketMQBackendIT {
 
   @Test
   void anUnknownDeclaredTopicFailsTheBuild(EmbeddedRocketMQ mq) {
-    assertThatThrownBy(() -> TxnProducer.builder().group("g-unknown").dataSource(db)
+    assertThatThrownBy(() -> TxnProducer.builder().group("g-unknown").dataSource(orders.db())
         .backend(RocketMQBackend.nameServer(mq.nameServerAddress())).topics("no-such-topic-" + System.nanoTime()).build())
         .isInstanceOf(InvalidMessageException.class).hasMessageContaining("unknown to the RocketMQ name server");
   }

@@ -14,7 +14,6 @@ import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.testing.StoppedRocketMQ;
 import java.time.Duration;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -28,12 +27,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class RocketMQNoRouteIT {
 
   private static OrdersTable orders;
-  private static DataSource db;
 
   @BeforeAll
   static void schema() throws Exception {
     orders = OrdersTable.create("rmqnoroute");
-    db = orders.db();
   }
 
   @Test
@@ -47,7 +44,7 @@ class RocketMQNoRouteIT {
         assertThat(orderExists(id)).isFalse();
       }
       // a declared topic whose route cannot be fetched at build: the same rule, an outage
-      assertThatThrownBy(() -> TxnProducer.builder().group(RocketMQExtension.uniqueTopic("g")).dataSource(db)
+      assertThatThrownBy(() -> TxnProducer.builder().group(RocketMQExtension.uniqueTopic("g")).dataSource(orders.db())
           .backend(RocketMQBackend.nameServer(down.mq().nameServerAddress())).topics(topic).build())
           .isInstanceOf(BrokerUnavailableException.class).hasMessageContaining(topic);
     }
@@ -68,7 +65,7 @@ class RocketMQNoRouteIT {
   }
 
   private static TxnProducer producer(EmbeddedRocketMQ mq) {
-    return TxnProducer.builder().group(RocketMQExtension.uniqueTopic("g")).dataSource(db)
+    return TxnProducer.builder().group(RocketMQExtension.uniqueTopic("g")).dataSource(orders.db())
         .backend(RocketMQBackend.nameServer(mq.nameServerAddress()).sendTimeout(Duration.ofSeconds(2))).build();
   }
 
