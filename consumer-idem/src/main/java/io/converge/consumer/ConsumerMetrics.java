@@ -14,8 +14,6 @@ public interface ConsumerMetrics {
   /** An attempt failed with {@code kind}. */
   default void failure(String group, String topic, FailureKind kind) {}
 
-  /** Does nothing. */
-  static ConsumerMetrics noop() {
-    return (group, topic, outcome) -> {};
-  }
+  /** Counts nothing. */
+  ConsumerMetrics NONE = (group, topic, outcome) -> {};
 }

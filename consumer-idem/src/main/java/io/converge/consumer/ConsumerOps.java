@@ -1,15 +1,10 @@
 package io.converge.consumer;
 
-import io.converge.producer.ConvergeException;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
+import io.converge.producer.support.OpsRows;
 import java.sql.Timestamp;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import javax.sql.DataSource;
@@ -46,11 +41,11 @@ public final class ConsumerOps {
        WHERE id = ? AND status = 'OPEN'
       """;
 
-  private final DataSource dataSource;
+  private final OpsRows rows;
   private final Clock clock;
 
   private ConsumerOps(DataSource dataSource, Clock clock) {
-    this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    this.rows = OpsRows.on(dataSource);
     this.clock = Objects.requireNonNull(clock, "clock");
   }
 
@@ -76,13 +71,7 @@ public final class ConsumerOps {
 
   /** The number of parked messages (the {@code dlq.size} gauge). */
   public long countParked() {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(COUNT_PARKED);
-         ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      return rs.getLong(1);
-    } catch (SQLException e) {
-      throw new ConvergeException("Could not count converge_dlq", e);
-    }
+    return rows.count("converge_dlq", COUNT_PARKED);
   }
 
   /** Marks parked message {@code dlqId} discarded by a person. @return false when it was not parked */
@@ -115,40 +104,11 @@ public final class ConsumerOps {
     });
   }
 
-  @FunctionalInterface
-  private interface Row<T> {
-    T map(ResultSet rs) throws SQLException;
+  private <T> List<T> query(String sql, int limit, OpsRows.Row<T> row) {
+    return rows.list("the consumer ops tables", sql, limit, 10_000, row);
   }
 
-  @FunctionalInterface
-  private interface Binder {
-    void bind(PreparedStatement ps) throws SQLException;
-  }
-
-  private <T> List<T> query(String sql, int limit, Row<T> row) {
-    if (limit < 1 || limit > 10_000) {
-      throw new IllegalArgumentException("limit must be between 1 and 10000, but was " + limit);
-    }
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-      ps.setInt(1, limit);
-      List<T> out = new ArrayList<>();
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          out.add(row.map(rs));
-        }
-      }
-      return out;
-    } catch (SQLException e) {
-      throw new ConvergeException("Could not read the consumer ops tables", e);
-    }
-  }
-
-  private boolean update(String sql, Binder binder) {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-      binder.bind(ps);
-      return ps.executeUpdate() == 1;
-    } catch (SQLException e) {
-      throw new ConvergeException("Could not update the consumer ops tables", e);
-    }
+  private boolean update(String sql, OpsRows.Binder binder) {
+    return rows.updateOne("Could not update the consumer ops tables", null, sql, binder);
   }
 }

@@ -1,6 +1,8 @@
 package io.converge.consumer;
 
-import io.converge.consumer.internal.BatchDelete;
+import io.converge.producer.support.BatchPurger;
+import io.converge.producer.support.BatchPurger.Cutoff;
+import io.converge.producer.support.Require;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
@@ -24,8 +26,9 @@ public final class DedupPurger {
   /** The default rows per batch. */
   public static final int DEFAULT_BATCH_SIZE = 1_000;
 
-  private final BatchDelete delete;
+  private final BatchPurger purger;
   private final Duration retention;
+  private final int batchSize;
   private final Clock clock;
 
   /**
@@ -38,13 +41,10 @@ public final class DedupPurger {
   public DedupPurger(DataSource dataSource, Duration retention, int batchSize, Clock clock) {
     Objects.requireNonNull(dataSource, "dataSource");
     this.clock = Objects.requireNonNull(clock, "clock");
-    if (retention == null || retention.compareTo(MIN_RETENTION) < 0) {
-      throw new IllegalArgumentException("converge.consumer.dedup.retention must be at least " + MIN_RETENTION
-          + " (longer than the broker's redelivery window), but was " + retention);
-    }
-    this.retention = retention;
-    this.delete = new BatchDelete(dataSource, "converge_dedup", "processed_at", batchSize,
-        "converge.consumer.dedup.purge-batch-size");
+    this.retention = Require.atLeast("converge.consumer.dedup.retention", retention, MIN_RETENTION,
+        MIN_RETENTION + " (longer than the broker's redelivery window)");
+    this.batchSize = Require.between("converge.consumer.dedup.purge-batch-size", batchSize, 1, BatchPurger.MAX_BATCH_SIZE);
+    this.purger = BatchPurger.of(dataSource, "converge_dedup", "processed_at");
   }
 
   /** The retention. */
@@ -58,6 +58,7 @@ public final class DedupPurger {
    * @return the number of rows deleted
    */
   public long purgeExpired(int maxBatches) {
-    return delete.purge(clock.instant().minus(retention), maxBatches);
+    Cutoff cutoff = Cutoff.before(clock.instant().minus(retention));
+    return purger.purge("converge_dedup rows " + cutoff, cutoff, batchSize, maxBatches, n -> { });
   }
 }

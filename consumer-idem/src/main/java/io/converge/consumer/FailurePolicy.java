@@ -1,5 +1,7 @@
 package io.converge.consumer;
 
+import io.converge.producer.support.Backoff;
+import io.converge.producer.support.Require;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -32,26 +34,14 @@ public record FailurePolicy(int maxAttempts, Duration initialBackoff, Duration m
     Objects.requireNonNull(initialBackoff, "initialBackoff");
     Objects.requireNonNull(maxBackoff, "maxBackoff");
     Objects.requireNonNull(maxOutageBackoff, "maxOutageBackoff");
-    if (maxAttempts < 1 || maxAttempts > 100) {
-      throw new IllegalArgumentException("policy.maxAttempts must be between 1 and 100, but was " + maxAttempts);
-    }
-    if (initialBackoff.toMillis() < 1 || initialBackoff.compareTo(Duration.ofHours(1)) > 0) {
-      throw new IllegalArgumentException("policy.initialBackoff must be between 1ms and 1h, but was " + initialBackoff);
-    }
-    if (maxBackoff.compareTo(initialBackoff) < 0) {
-      throw new IllegalArgumentException("policy.maxBackoff must be at least initialBackoff (" + initialBackoff
-          + "), but was " + maxBackoff);
-    }
-    if (!(multiplier >= 1.0 && multiplier <= 10.0)) {
-      throw new IllegalArgumentException("policy.multiplier must be between 1.0 and 10.0, but was " + multiplier);
-    }
-    if (!(jitter >= 0.0 && jitter <= 1.0)) {
-      throw new IllegalArgumentException("policy.jitter must be between 0.0 and 1.0, but was " + jitter);
-    }
-    if (maxOutageBackoff.compareTo(initialBackoff) < 0 || maxOutageBackoff.compareTo(Duration.ofHours(1)) > 0) {
-      throw new IllegalArgumentException("policy.maxOutageBackoff must be between initialBackoff (" + initialBackoff
-          + ") and 1h, but was " + maxOutageBackoff);
-    }
+    Require.between("policy.maxAttempts", maxAttempts, 1, 100);
+    Require.that(initialBackoff.toMillis() >= 1 && initialBackoff.compareTo(Duration.ofHours(1)) <= 0,
+        "policy.initialBackoff", "be between 1ms and 1h", initialBackoff);
+    Require.atLeast("policy.maxBackoff", maxBackoff, initialBackoff, "initialBackoff (" + initialBackoff + ")");
+    Require.that(multiplier >= 1.0 && multiplier <= 10.0, "policy.multiplier", "be between 1.0 and 10.0", multiplier);
+    Require.that(jitter >= 0.0 && jitter <= 1.0, "policy.jitter", "be between 0.0 and 1.0", jitter);
+    Require.that(maxOutageBackoff.compareTo(initialBackoff) >= 0 && maxOutageBackoff.compareTo(Duration.ofHours(1)) <= 0,
+        "policy.maxOutageBackoff", "be between initialBackoff (" + initialBackoff + ") and 1h", maxOutageBackoff);
   }
 
   /** A policy with the default {@code maxOutageBackoff} (30 s, or {@code initialBackoff} when that is longer). */
@@ -91,12 +81,12 @@ public record FailurePolicy(int maxAttempts, Duration initialBackoff, Duration m
    * {@code min(maxBackoff, initialBackoff * multiplier^(attempt-1))}.
    */
   public Duration baseDelay(int attempt) {
-    return capped(attempt, maxBackoff);
+    return backoff(maxBackoff).ceiling(attempt);
   }
 
   /** {@link #baseDelay} spread by {@code jitter} using {@code random} in [0, 1). */
   public Duration delay(int attempt, double random) {
-    return spread(baseDelay(attempt), random);
+    return backoff(maxBackoff).delay(attempt, random);
   }
 
   /**
@@ -104,16 +94,10 @@ public record FailurePolicy(int maxAttempts, Duration initialBackoff, Duration m
    * {@code jitter} using {@code random} in [0, 1): {@code min(maxOutageBackoff, initialBackoff * multiplier^(wait-1))}.
    */
   public Duration outageDelay(int wait, double random) {
-    return spread(capped(wait, maxOutageBackoff), random);
+    return backoff(maxOutageBackoff).delay(wait, random);
   }
 
-  private Duration capped(int attempt, Duration cap) {
-    double millis = initialBackoff.toMillis() * Math.pow(multiplier, Math.max(0, attempt - 1));
-    return Duration.ofMillis((long) Math.min(cap.toMillis(), millis));
-  }
-
-  private Duration spread(Duration base, double random) {
-    double factor = 1.0 + jitter * (2.0 * random - 1.0);
-    return Duration.ofMillis(Math.max(0, Math.round(base.toMillis() * factor)));
+  private Backoff backoff(Duration cap) {
+    return Backoff.withJitter(initialBackoff, cap, multiplier, jitter, null);
   }
 }

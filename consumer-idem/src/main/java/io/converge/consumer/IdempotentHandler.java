@@ -64,7 +64,7 @@ public interface IdempotentHandler {
     private FailurePolicy policy = FailurePolicy.defaults();
     private FailureClassifier classifier = FailureClassifier.defaults();
     private BusinessFailureHook onBusinessFailure = (c, m, e) -> {};
-    private ConsumerMetrics metrics = ConsumerMetrics.noop();
+    private ConsumerMetrics metrics = ConsumerMetrics.NONE;
     private Clock clock = Clock.systemUTC();
 
     private Builder() {}
@@ -121,7 +121,7 @@ public interface IdempotentHandler {
       return this;
     }
 
-    /** Metrics; default {@link ConsumerMetrics#noop()}. */
+    /** Metrics; default {@link ConsumerMetrics#NONE}. */
     public Builder metrics(ConsumerMetrics metrics) {
       this.metrics = Objects.requireNonNull(metrics, "metrics");
       return this;

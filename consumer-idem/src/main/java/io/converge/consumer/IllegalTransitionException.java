@@ -1,34 +1,19 @@
 package io.converge.consumer;
 
-import io.converge.producer.ConvergeException;
-
 /** A transition that the {@link StateMachine}'s whitelist does not allow. Never retried. */
-public class IllegalTransitionException extends ConvergeException {
+public class IllegalTransitionException extends EntityStateException {
 
   private static final long serialVersionUID = 1L;
 
-  private final String entityType;
-  private final Object entityId;
   private final String from;
   private final String to;
 
   /** Entity {@code entityType}/{@code entityId} cannot go from {@code from} to {@code to}. */
   public IllegalTransitionException(String entityType, Object entityId, String from, String to) {
-    super("Illegal transition of " + entityType + " " + entityId + ": " + from + " -> " + to + " is not allowed");
-    this.entityType = entityType;
-    this.entityId = entityId;
+    super("Illegal transition of " + entityType + " " + entityId + ": " + from + " -> " + to + " is not allowed", entityType,
+        entityId);
     this.from = from;
     this.to = to;
-  }
-
-  /** The entity type (the state machine's name). */
-  public String entityType() {
-    return entityType;
-  }
-
-  /** The entity id, or null when the check was made without one. */
-  public Object entityId() {
-    return entityId;
   }
 
   /** The current state. */

@@ -1,6 +1,7 @@
 package io.converge.consumer;
 
 import io.converge.producer.Envelope;
+import io.converge.producer.support.Require;
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -148,18 +149,14 @@ public final class IncomingMessage {
 
     /** The delivery count, at least 1; defaults to 1. */
     public Builder deliveryCount(int count) {
-      if (count < 1) {
-        throw new IllegalArgumentException("deliveryCount must be at least 1, but was " + count);
-      }
+      Require.that(count >= 1, "deliveryCount", "be at least 1", count);
       this.deliveryCount = count;
       return this;
     }
 
     /** The message. @throws IllegalArgumentException when the topic is missing */
     public IncomingMessage build() {
-      if (topic == null || topic.isBlank()) {
-        throw new IllegalArgumentException("topic must not be blank, but was " + topic);
-      }
+      Require.that(topic != null && !topic.isBlank(), "topic", "not be blank", topic);
       return new IncomingMessage(this);
     }
   }

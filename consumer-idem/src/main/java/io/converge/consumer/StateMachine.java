@@ -1,6 +1,7 @@
 package io.converge.consumer;
 
 import io.converge.producer.ConvergeException;
+import io.converge.producer.support.Require;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -183,9 +184,7 @@ public final class StateMachine<S extends Enum<S>> {
     private ConflictPolicy conflictPolicy = ConflictPolicy.FAIL;
 
     private Builder(String entityType, Class<S> states) {
-      if (entityType == null || entityType.isBlank()) {
-        throw new IllegalArgumentException("stateMachine.entityType must not be blank, but was " + entityType);
-      }
+      Require.that(entityType != null && !entityType.isBlank(), "stateMachine.entityType", "not be blank", entityType);
       this.entityType = entityType;
       this.states = Objects.requireNonNull(states, "states");
       this.allowed = new EnumMap<>(states);
@@ -235,10 +234,8 @@ public final class StateMachine<S extends Enum<S>> {
     }
 
     private void identifier(String what, String value) {
-      if (value == null || !IDENTIFIER.matcher(value).matches()) {
-        throw new IllegalArgumentException("stateMachine." + entityType + "." + what + " must be an SQL identifier matching "
-            + IDENTIFIER.pattern() + ", but was " + value);
-      }
+      Require.that(value != null && IDENTIFIER.matcher(value).matches(), "stateMachine." + entityType + "." + what,
+          "be an SQL identifier matching " + IDENTIFIER.pattern(), value);
     }
   }
 }

@@ -1,6 +1,10 @@
 package io.converge.outbox;
 
+import io.converge.outbox.internal.OutboxRows;
 import io.converge.producer.DatabaseUnavailableException;
+import io.converge.producer.support.BatchPurger;
+import io.converge.producer.support.BatchPurger.Cutoff;
+import io.converge.producer.support.Require;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -39,10 +43,6 @@ public final class Outbox {
       """;
   private static final String PARKED_COUNT =
       "SELECT count(*) FROM converge_outbox WHERE published_at IS NULL AND parked_at IS NOT NULL";
-  private static final String RESUME = """
-      UPDATE converge_outbox SET parked_at = NULL, attempts = 0, next_attempt_at = NULL
-      WHERE order_key = ? AND published_at IS NULL AND parked_at IS NOT NULL
-      """;
   private static final String OLDEST_MILLIS = """
       SELECT (extract(epoch FROM now() - o.created_at) * 1000)::bigint FROM converge_outbox o
       WHERE o.published_at IS NULL AND o.parked_at IS NULL
@@ -50,17 +50,6 @@ public final class Outbox {
                         AND p.published_at IS NULL AND p.parked_at IS NOT NULL)
       ORDER BY o.seq LIMIT 1
       """;
-  private static final String PURGE = """
-      DELETE FROM converge_outbox WHERE seq IN (
-        SELECT seq FROM converge_outbox
-        WHERE published_at < now() - make_interval(secs => ?)
-        ORDER BY published_at
-        LIMIT ?)
-      """;
-
-  private static final String PURGEABLE =
-      "SELECT count(*) FROM converge_outbox WHERE published_at < now() - make_interval(secs => ?)";
-
   private final DataSource dataSource;
 
   private Outbox(DataSource dataSource) {
@@ -107,9 +96,8 @@ public final class Outbox {
    * @return the number of rows resumed (0 when the key was not parked)
    */
   public int resume(String key) {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(RESUME)) {
-      ps.setString(1, key);
-      return ps.executeUpdate();
+    try (Connection c = dataSource.getConnection()) {
+      return new OutboxRows().resume(c, key);
     } catch (SQLException e) {
       throw new DatabaseUnavailableException("Cannot resume outbox key " + key, null, e);
     }
@@ -134,31 +122,9 @@ public final class Outbox {
    * @return the number of rows deleted
    */
   public long purge(Duration retention, int batchSize, LongConsumer progress) {
-    requireRetention(retention);
-    if (batchSize < 1 || batchSize > 100_000) {
-      throw new IllegalArgumentException("outbox.purgeBatchSize must be between 1 and 100000, but was " + batchSize);
-    }
-    long total = 0;
-    try (Connection c = dataSource.getConnection()) {
-      c.setAutoCommit(true);
-      while (true) {
-        int n;
-        try (PreparedStatement ps = c.prepareStatement(PURGE)) {
-          ps.setDouble(1, retention.toMillis() / 1000.0);
-          ps.setInt(2, batchSize);
-          n = ps.executeUpdate();
-        }
-        total += n;
-        if (n > 0) {
-          progress.accept(total);
-        }
-        if (n < batchSize) {
-          return total;
-        }
-      }
-    } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Cannot purge the outbox after " + total + " rows", null, e);
-    }
+    Cutoff cutoff = cutoff(retention);
+    Require.between("outbox.purgeBatchSize", batchSize, 1, BatchPurger.MAX_BATCH_SIZE);
+    return published().purge("the outbox", cutoff, batchSize, Long.MAX_VALUE, progress);
   }
 
   /**
@@ -166,22 +132,17 @@ public final class Outbox {
    * dry run).
    */
   public long purgeable(Duration retention) {
-    requireRetention(retention);
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(PURGEABLE)) {
-      ps.setDouble(1, retention.toMillis() / 1000.0);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getLong(1);
-      }
-    } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Cannot count the purgeable outbox rows", null, e);
-    }
+    return published().count("the outbox", cutoff(retention));
   }
 
-  private static void requireRetention(Duration retention) {
-    if (retention == null || retention.isNegative()) {
-      throw new IllegalArgumentException("outbox.retention must be zero or positive, but was " + retention);
-    }
+  /** Published rows, oldest first; unpublished and parked rows have no {@code published_at} and are never purged. */
+  private BatchPurger published() {
+    return BatchPurger.of(dataSource, "converge_outbox", "published_at").keyedBy("seq").oldestFirst();
+  }
+
+  private static Cutoff cutoff(Duration retention) {
+    Require.notNegative("outbox.retention", retention);
+    return Cutoff.olderThan(retention);
   }
 
   private static Instant instant(Timestamp t) {

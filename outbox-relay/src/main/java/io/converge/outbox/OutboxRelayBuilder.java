@@ -3,6 +3,7 @@ package io.converge.outbox;
 import io.converge.outbox.internal.PollingRelay;
 import io.converge.outbox.spi.OutboxSink;
 import io.converge.outbox.spi.RelayMetrics;
+import io.converge.producer.support.Require;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.UUID;
@@ -157,45 +158,22 @@ public final class OutboxRelayBuilder {
    * @throws IllegalArgumentException naming the setting and its bad value
    */
   public OutboxRelay build() {
-    if (name == null || !name.matches("[A-Za-z0-9_.-]{1,100}")) {
-      throw new IllegalArgumentException("relay.name must match [A-Za-z0-9_.-]{1,100}, but was " + name);
-    }
-    Objects.requireNonNull(dataSource, "relay.dataSource is required");
-    Objects.requireNonNull(sink, "relay.sink is required");
-    between("relay.batchSize", batchSize, 1, 10_000);
-    between("relay.maxAttempts", maxAttempts, 1, 1000);
-    between("relay.purgeBatchSize", purgeBatchSize, 1, 100_000);
-    positive("relay.retryBase", retryBase);
-    positive("relay.brokerBackoffBase", brokerBackoffBase);
-    positive("relay.idlePollMin", idlePollMin);
-    positive("relay.metricsInterval", metricsInterval);
-    if (brokerBackoffMax == null || brokerBackoffMax.compareTo(brokerBackoffBase) < 0) {
-      throw new IllegalArgumentException("relay.brokerBackoffMax must be at least relay.brokerBackoffBase ("
-          + brokerBackoffBase + "), but was " + brokerBackoffMax);
-    }
-    if (idlePollMax == null || idlePollMax.compareTo(idlePollMin) < 0) {
-      throw new IllegalArgumentException("relay.idlePollMax must be at least relay.idlePollMin (" + idlePollMin + "), but was " + idlePollMax);
-    }
-    if (retention == null || retention.isNegative()) {
-      throw new IllegalArgumentException("relay.retention must be zero or positive, but was " + retention);
-    }
-    if (purgeInterval == null || purgeInterval.isNegative()) {
-      throw new IllegalArgumentException("relay.purgeInterval must be zero or positive, but was " + purgeInterval);
-    }
+    Require.that(name != null && name.matches("[A-Za-z0-9_.-]{1,100}"), "relay.name", "match [A-Za-z0-9_.-]{1,100}", name);
+    Require.present("relay.dataSource", dataSource);
+    Require.present("relay.sink", sink);
+    Require.between("relay.batchSize", batchSize, 1, 10_000);
+    Require.between("relay.maxAttempts", maxAttempts, 1, 1000);
+    Require.between("relay.purgeBatchSize", purgeBatchSize, 1, 100_000);
+    Require.positive("relay.retryBase", retryBase);
+    Require.positive("relay.brokerBackoffBase", brokerBackoffBase);
+    Require.positive("relay.idlePollMin", idlePollMin);
+    Require.positive("relay.metricsInterval", metricsInterval);
+    Require.atLeast("relay.brokerBackoffMax", brokerBackoffMax, brokerBackoffBase, "relay.brokerBackoffBase (" + brokerBackoffBase + ")");
+    Require.atLeast("relay.idlePollMax", idlePollMax, idlePollMin, "relay.idlePollMin (" + idlePollMin + ")");
+    Require.notNegative("relay.retention", retention);
+    Require.notNegative("relay.purgeInterval", purgeInterval);
     return new PollingRelay(new Settings(name, dataSource, sink, batchSize, maxAttempts, retryBase, brokerBackoffBase,
         brokerBackoffMax, idlePollMin, idlePollMax, retention, purgeInterval, purgeBatchSize, metricsInterval,
         Objects.requireNonNull(metrics, "relay.metrics")));
-  }
-
-  private static void between(String property, int value, int min, int max) {
-    if (value < min || value > max) {
-      throw new IllegalArgumentException(property + " must be between " + min + " and " + max + ", but was " + value);
-    }
-  }
-
-  private static void positive(String property, Duration value) {
-    if (value == null || value.isZero() || value.isNegative()) {
-      throw new IllegalArgumentException(property + " must be positive, but was " + value);
-    }
   }
 }

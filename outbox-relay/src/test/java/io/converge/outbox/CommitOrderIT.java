@@ -2,8 +2,8 @@ package io.converge.outbox;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
-import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.producer.Envelope;
 import io.converge.producer.OutgoingMessage;
@@ -26,64 +26,56 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * commit order. Without a lock of the key at publish, T2 commits first with the higher seq and the
  * relay, finding both, sends T1's first: the reverse of the commit order.
  */
-@ExtendWith(RocketMQExtension.class)
+@ExtendWith({RocketMQExtension.class, RelayBed.Extension.class})
 class CommitOrderIT {
 
   @Test
-  void deliveryOrderOfAKeyIsItsCommitOrder(EmbeddedRocketMQ mq) throws Exception {
-    DataSource ds = RelayFixture.newOutbox();
-    String topic = RocketMQExtension.uniqueTopic("commitorder");
-    mq.createTopic(topic);
+  void deliveryOrderOfAKeyIsItsCommitOrder(RelayBed bed) throws Exception {
     List<String> commitOrder = new CopyOnWriteArrayList<>();
     CountDownLatch t1Wrote = new CountDownLatch(1);
     CountDownLatch t1MayCommit = new CountDownLatch(1);
     AtomicReference<Throwable> failure = new AtomicReference<>();
-    try (Deliveries deliveries = new Deliveries(mq, topic); TxnProducer p = RelayFixture.producer(ds)) {
-      Thread t1 = new Thread(() -> {
-        try {
-          String id = p.inTransaction(tx -> {
-            String m = tx.publish(OutgoingMessage.builder(topic).key("K").payload("t1".getBytes(UTF_8)).build());
-            t1Wrote.countDown();
-            if (!t1MayCommit.await(60, TimeUnit.SECONDS)) {
-              throw new IllegalStateException("T1 never released");
-            }
-            return m;
-          });
-          commitOrder.add(id);
-        } catch (Throwable e) {
-          failure.set(e);
-        }
-      });
-      Thread t2 = new Thread(() -> {
-        try {
-          commitOrder.add(RelayFixture.publish(p, topic, "K", "t2".getBytes(UTF_8)));
-        } catch (Throwable e) {
-          failure.set(e);
-        }
-      });
-      t1.start();
-      assertThat(t1Wrote.await(30, TimeUnit.SECONDS)).isTrue();
-      t2.start();
-      // T2 either commits at once (no key lock) or waits for T1's lock: wait for one of them
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      while (t2.isAlive() && RelayFixture.scalar(ds, "SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'advisory'") == 0) {
-        assertThat(System.nanoTime()).as("T2 commits or waits within 30 s").isLessThan(deadline);
-        Thread.sleep(20);
+    Thread t1 = new Thread(() -> {
+      try {
+        String id = bed.producer.inTransaction(tx -> {
+          String m = tx.publish(OutgoingMessage.builder(bed.topic).key("K").payload("t1".getBytes(UTF_8)).build());
+          t1Wrote.countDown();
+          if (!t1MayCommit.await(60, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("T1 never released");
+          }
+          return m;
+        });
+        commitOrder.add(id);
+      } catch (Throwable e) {
+        failure.set(e);
       }
-      t1MayCommit.countDown();
-      t1.join(30_000);
-      t2.join(30_000);
-      assertThat(failure.get()).isNull();
-      assertThat(commitOrder).hasSize(2);
+    });
+    Thread t2 = new Thread(() -> {
+      try {
+        commitOrder.add(bed.publish("K", "t2".getBytes(UTF_8)));
+      } catch (Throwable e) {
+        failure.set(e);
+      }
+    });
+    t1.start();
+    assertThat(t1Wrote.await(30, TimeUnit.SECONDS)).isTrue();
+    t2.start();
+    // T2 either commits at once (no key lock) or waits for T1's lock: wait for one of them
+    await("T2 commits or waits within 30 s").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
+        .until(() -> !t2.isAlive() || bed.scalar("SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'advisory'") > 0);
+    t1MayCommit.countDown();
+    t1.join(30_000);
+    t2.join(30_000);
+    assertThat(failure.get()).isNull();
+    assertThat(commitOrder).hasSize(2);
 
-      try (OutboxRelay relay = RelayFixture.relay(ds, RelayFixture.sink(mq).build()).build()) {
-        relay.start();
-        deliveries.awaitAll(commitOrder, Duration.ofSeconds(60));
-      }
-      List<String> delivered = deliveries.raw().stream().sorted(Comparator.comparingLong(MessageExt::getQueueOffset))
-          .map(m -> m.getUserProperty(Envelope.MESSAGE_ID)).toList();
-      assertThat(delivered).as("delivery order of key K = its commit order").containsExactlyElementsOf(commitOrder);
+    try (OutboxRelay relay = bed.relay(bed.sink().build()).build()) {
+      relay.start();
+      bed.deliveries.awaitAll(commitOrder, Duration.ofSeconds(60));
     }
+    List<String> delivered = bed.deliveries.raw().stream().sorted(Comparator.comparingLong(MessageExt::getQueueOffset))
+        .map(m -> m.getUserProperty(Envelope.MESSAGE_ID)).toList();
+    assertThat(delivered).as("delivery order of key K = its commit order").containsExactlyElementsOf(commitOrder);
   }
 
   /**

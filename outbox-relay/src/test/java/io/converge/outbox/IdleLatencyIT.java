@@ -1,10 +1,9 @@
 package io.converge.outbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
-import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
-import io.converge.producer.TxnProducer;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -22,7 +21,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * the outbox per second, not hundreds). A relay polling in a tight loop fails the second assertion;
  * one polling every second or more fails the first.
  */
-@ExtendWith(RocketMQExtension.class)
+@ExtendWith({RocketMQExtension.class, RelayBed.Extension.class})
 class IdleLatencyIT {
 
   private static final String SCANS = """
@@ -31,24 +30,22 @@ class IdleLatencyIT {
       """;
 
   @Test
-  void idleRelayDeliversANewRowFastWithoutHammeringTheDatabase(EmbeddedRocketMQ mq) throws Exception {
-    DataSource ds = RelayFixture.newOutbox();
-    String topic = RocketMQExtension.uniqueTopic("idle");
-    mq.createTopic(topic);
-    try (Deliveries deliveries = new Deliveries(mq, topic); TxnProducer p = RelayFixture.producer(ds);
-        OutboxRelay relay = RelayFixture.relay(ds, RelayFixture.sink(mq).build()).build()) {
+  void idleRelayDeliversANewRowFastWithoutHammeringTheDatabase(RelayBed bed) throws Exception {
+    DataSource ds = bed.ds;
+    Deliveries deliveries = bed.deliveries;
+    try (OutboxRelay relay = bed.relay(bed.sink().build()).build()) {
       relay.start();
-      deliveries.awaitAll(Set.of(RelayFixture.publish(p, topic, "warm-up")), Duration.ofSeconds(30));
+      deliveries.awaitAll(Set.of(bed.publish("warm-up")), Duration.ofSeconds(30));
 
       long scansBefore = scans(ds);
-      Thread.sleep(5000);
+      idle(deliveries, Duration.ofSeconds(5));
       long idleScans = scans(ds) - scansBefore;
 
       List<Long> latencies = new ArrayList<>();
       for (int i = 0; i < 8; i++) {
-        Thread.sleep(700); // let the relay reach its longest idle interval
+        idle(deliveries, Duration.ofMillis(700)); // the relay reaches its longest idle interval
         long start = System.nanoTime();
-        String id = RelayFixture.publish(p, topic, "k-" + i);
+        String id = bed.publish("k-" + i);
         deliveries.awaitAll(Set.of(id), Duration.ofSeconds(10));
         latencies.add((System.nanoTime() - start) / 1_000_000);
       }
@@ -60,13 +57,29 @@ class IdleLatencyIT {
     }
   }
 
+  /** Nothing to relay for {@code period}: the relay polls idle all along (and sends nothing). */
+  private static void idle(Deliveries deliveries, Duration period) {
+    int received = deliveries.raw().size();
+    await().during(period).atMost(period.plusSeconds(10)).pollInterval(Duration.ofMillis(100))
+        .until(() -> deliveries.raw().size() == received);
+  }
+
+  /**
+   * The outbox scans counted so far, as of the relay's next flush of its counters (a backend flushes
+   * them at most once a second): the value once it has changed.
+   */
   private static long scans(DataSource ds) throws Exception {
     try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
       s.execute("SELECT pg_stat_force_next_flush()");
-      Thread.sleep(1100); // other backends flush their counters at most once a second
-      try (ResultSet rs = s.executeQuery(SCANS)) {
-        return rs.next() ? rs.getLong(1) : 0;
-      }
+      long before = scans(s);
+      return await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
+          .until(() -> scans(s), n -> n != before);
+    }
+  }
+
+  private static long scans(Statement s) throws Exception {
+    try (ResultSet rs = s.executeQuery(SCANS)) {
+      return rs.next() ? rs.getLong(1) : 0;
     }
   }
 }

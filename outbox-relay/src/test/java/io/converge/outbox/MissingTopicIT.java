@@ -1,10 +1,9 @@
 package io.converge.outbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
-import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
-import io.converge.producer.TxnProducer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,33 +17,25 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * attempts and is parked after maxAttempts with its reason; another key on an existing topic keeps
  * flowing. (That a real outage counts no attempt and parks nothing is {@link BrokerOutageIT}.)
  */
-@ExtendWith(RocketMQExtension.class)
+@ExtendWith({RocketMQExtension.class, RelayBed.Extension.class})
 class MissingTopicIT {
 
   @Test
-  void rowForMissingTopicIsParkedWithItsReasonWhileOtherKeysFlow(EmbeddedRocketMQ mq) throws Exception {
-    assertThat(mq.settings().autoCreateTopics()).as("the embedded broker must not create topics").isFalse();
-    DataSource ds = RelayFixture.newOutbox();
-    String topic = RocketMQExtension.uniqueTopic("exists");
+  void rowForMissingTopicIsParkedWithItsReasonWhileOtherKeysFlow(RelayBed bed) throws Exception {
+    assertThat(bed.mq.settings().autoCreateTopics()).as("the embedded broker must not create topics").isFalse();
+    DataSource ds = bed.ds;
     String missing = RocketMQExtension.uniqueTopic("missing");
-    mq.createTopic(topic);
-    try (Deliveries deliveries = new Deliveries(mq, topic); TxnProducer p = RelayFixture.producer(ds);
-        OutboxRelay relay = RelayFixture.relay(ds, RelayFixture.sink(mq).build()).maxAttempts(3)
-            .retryBase(Duration.ofMillis(100)).build()) {
-      String lost = RelayFixture.publish(p, missing, "orphan");
-      String behind = RelayFixture.publish(p, missing, "orphan");
+    try (OutboxRelay relay = bed.relay(bed.sink().build()).maxAttempts(3).retryBase(Duration.ofMillis(100)).build()) {
+      String lost = RelayFixture.publish(bed.producer, missing, "orphan");
+      String behind = RelayFixture.publish(bed.producer, missing, "orphan");
       relay.start();
       List<String> others = new ArrayList<>();
       for (int i = 0; i < 30; i++) {
-        others.add(RelayFixture.publish(p, topic, "healthy-" + (i % 3)));
+        others.add(bed.publish("healthy-" + (i % 3)));
       }
-      deliveries.awaitAll(others, Duration.ofSeconds(60));
-      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-      while (Outbox.on(ds).parkedCount() == 0) {
-        assertThat(System.nanoTime()).as("the row of the missing topic is parked within 60 s; rows now: attempts=%d",
-            RelayFixture.count(ds, "message_id = '" + lost + "' AND attempts > 0")).isLessThan(deadline);
-        Thread.sleep(50);
-      }
+      bed.deliveries.awaitAll(others, Duration.ofSeconds(60));
+      await("the row of the missing topic is parked within 60 s").atMost(Duration.ofSeconds(60))
+          .until(() -> Outbox.on(ds).parkedCount() > 0);
       assertThat(Outbox.on(ds).parked(10)).singleElement().satisfies(row -> {
         assertThat(row.messageId()).isEqualTo(lost);
         assertThat(row.key()).isEqualTo("orphan");
@@ -52,8 +43,8 @@ class MissingTopicIT {
         assertThat(row.reason()).contains("InvalidMessageException").contains(missing);
       });
       assertThat(RelayFixture.count(ds, "message_id = '" + behind + "' AND published_at IS NULL")).as("the key waits").isOne();
-      String later = RelayFixture.publish(p, topic, "healthy-0");
-      deliveries.awaitAll(List.of(later), Duration.ofSeconds(30));
+      String later = bed.publish("healthy-0");
+      bed.deliveries.awaitAll(List.of(later), Duration.ofSeconds(30));
     }
   }
 }

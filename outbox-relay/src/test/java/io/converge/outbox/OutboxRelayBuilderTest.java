@@ -3,7 +3,6 @@ package io.converge.outbox;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.converge.outbox.rocketmq.RocketMQSink;
-import io.converge.outbox.spi.OutboxRecord;
 import io.converge.outbox.spi.OutboxSink;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -12,20 +11,7 @@ import org.postgresql.ds.PGSimpleDataSource;
 /** Bad settings fail at build() with the property path and the value. */
 class OutboxRelayBuilderTest {
 
-  private static final OutboxSink NOWHERE = new OutboxSink() {
-    @Override
-    public String name() {
-      return "nowhere";
-    }
-
-    @Override
-    public void send(OutboxRecord record) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void close() {}
-  };
+  private static final OutboxSink NOWHERE = new DiscardingSink();
 
   private static OutboxRelayBuilder valid() {
     return OutboxRelay.builder().dataSource(new PGSimpleDataSource()).sink(NOWHERE);

@@ -140,7 +140,7 @@ class OutboxTxnProducerIT extends TxnProducerContract {
       assertThat(written.await(10, TimeUnit.SECONDS)).isTrue();
       p.inTransaction(tx -> tx.publish(OutgoingMessage.builder(topic).id(fast).key("fast").payload("fast".getBytes(UTF_8)).build()));
       sink.awaitAll(Set.of(fast), Duration.ofSeconds(30));
-      Thread.sleep(1000); // several relay polls while the slow row is uncommitted
+      sink.awaitNoneFor(Duration.ofSeconds(1), Set.of(slow)); // several relay polls while the slow row is uncommitted
       assertThat(sink.ids()).as("an uncommitted row is never published").doesNotContain(slow);
       release.countDown();
       assertThat(slowUnit.get(30, TimeUnit.SECONDS)).isEqualTo(slow);

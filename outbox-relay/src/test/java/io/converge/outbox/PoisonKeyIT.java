@@ -1,10 +1,9 @@
 package io.converge.outbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
-import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
-import io.converge.producer.TxnProducer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,33 +18,27 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * every other key keeps flowing, the parked row is visible with its reason and counted in the metrics,
  * and {@link Outbox#resume} puts it back in play.
  */
-@ExtendWith(RocketMQExtension.class)
+@ExtendWith({RocketMQExtension.class, RelayBed.Extension.class})
 class PoisonKeyIT {
 
   @Test
-  void poisonKeyIsParkedWhileOtherKeysFlow(EmbeddedRocketMQ mq) throws Exception {
-    DataSource ds = RelayFixture.newOutbox();
-    String topic = RocketMQExtension.uniqueTopic("poison");
-    mq.createTopic(topic);
+  void poisonKeyIsParkedWhileOtherKeysFlow(RelayBed bed) throws Exception {
+    DataSource ds = bed.ds;
+    Deliveries deliveries = bed.deliveries;
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    try (Deliveries deliveries = new Deliveries(mq, topic); TxnProducer p = RelayFixture.producer(ds);
-        OutboxRelay relay = RelayFixture.relay(ds, RelayFixture.sink(mq).maxMessageBytes(64 * 1024).build())
+    try (OutboxRelay relay = bed.relay(bed.sink().maxMessageBytes(64 * 1024).build())
             .maxAttempts(3).retryBase(Duration.ofMillis(100)).metricsInterval(Duration.ofMillis(200))
             .metrics(MicrometerRelayMetrics.of(registry)).build()) {
-      String poison = RelayFixture.publish(p, topic, "poison", new byte[100 * 1024]);
-      String afterPoison = RelayFixture.publish(p, topic, "poison");
+      String poison = bed.publish("poison", new byte[100 * 1024]);
+      String afterPoison = bed.publish("poison");
       relay.start();
       List<String> others = new ArrayList<>();
       for (int i = 0; i < 60; i++) {
-        others.add(RelayFixture.publish(p, topic, "healthy-" + (i % 6)));
-        Thread.sleep(20);
+        others.add(bed.publish("healthy-" + (i % 6))); // one by one: the poison key is retried meanwhile
       }
       deliveries.awaitAll(others, Duration.ofSeconds(60));
 
-      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-      while (Outbox.on(ds).parkedCount() == 0 && System.nanoTime() < deadline) {
-        Thread.sleep(50);
-      }
+      await().atMost(Duration.ofSeconds(30)).until(() -> Outbox.on(ds).parkedCount() > 0);
       List<Outbox.Parked> parked = Outbox.on(ds).parked(10);
       assertThat(parked).singleElement().satisfies(row -> {
         assertThat(row.messageId()).isEqualTo(poison);
@@ -54,18 +47,17 @@ class PoisonKeyIT {
         assertThat(row.reason()).contains("InvalidMessageException");
         assertThat(row.parkedAt()).isNotNull();
       });
-      Thread.sleep(500);
+      deliveries.awaitNoneFor(Duration.ofMillis(500), List.of(poison, afterPoison));
       assertThat(deliveries.ids()).as("a parked key keeps its order: nothing after the poison is sent")
           .doesNotContain(poison, afterPoison);
       assertThat(RelayFixture.count(ds, "message_id = '" + poison + "' AND attempts = 3")).isOne();
 
       // left: the parked row and the row behind it; neither is lag (the relays are not late, the key is parked)
-      deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-      while (!Outbox.on(ds).lag().isZero() && System.nanoTime() < deadline) {
-        Thread.sleep(50);
-      }
+      await().atMost(Duration.ofSeconds(10)).until(() -> Outbox.on(ds).lag().isZero());
       assertThat(Outbox.on(ds).lag()).as("rows of a parked key are not lag").isZero();
-      Thread.sleep(400); // a metrics read
+      // the next metrics reads (every 200 ms) see the parked row and no lag
+      await().atMost(Duration.ofSeconds(10)).until(() -> registry.get("outbox.parked").gauge().value() == 1.0
+          && registry.get("outbox.lag").gauge().value() == 0.0);
       assertThat(registry.get("outbox.parked").gauge().value()).isEqualTo(1.0);
       assertThat(registry.get("outbox.parked.total").counter().count()).isEqualTo(1.0);
       assertThat(registry.get("outbox.published").counter().count()).isGreaterThanOrEqualTo(others.size());
@@ -74,10 +66,7 @@ class PoisonKeyIT {
       // resume: the row is retried from scratch (and, still too large, parked again after 3 attempts)
       assertThat(Outbox.on(ds).resume("poison")).isOne();
       assertThat(Outbox.on(ds).parkedCount()).isZero();
-      deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-      while (Outbox.on(ds).parkedCount() == 0 && System.nanoTime() < deadline) {
-        Thread.sleep(50);
-      }
+      await().atMost(Duration.ofSeconds(30)).until(() -> Outbox.on(ds).parkedCount() > 0);
       assertThat(Outbox.on(ds).parked(10)).singleElement().satisfies(row -> assertThat(row.attempts()).isEqualTo(3));
     }
   }

@@ -19,58 +19,58 @@ import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 
 /** Test support for the relay ITs: a fresh outbox schema, producers, relays on the embedded RocketMQ. */
-final class RelayFixture {
+public final class RelayFixture {
 
   private RelayFixture() {}
 
   /** A new schema with the producer and outbox migrations. */
-  static DataSource newOutbox() {
+  public static DataSource newOutbox() {
     DataSource ds = ConvergePostgres.shared().newSchema("outbox");
     Migrations.apply(ds, "producer");
     Migrations.apply(ds, "outbox");
     return ds;
   }
 
-  static TxnProducer producer(DataSource ds) {
+  public static TxnProducer producer(DataSource ds) {
     return TxnProducer.builder().group("g-" + UUID.randomUUID().toString().substring(0, 8)).dataSource(ds)
         .backend(OutboxBackend.outbox()).build();
   }
 
   /** Commits one message of {@code key} (and returns its id). */
-  static String publish(TxnProducer p, String topic, String key, byte[] payload) {
+  public static String publish(TxnProducer p, String topic, String key, byte[] payload) {
     return p.inTransaction(tx -> tx.publish(OutgoingMessage.builder(topic).key(key).payload(payload).build()));
   }
 
-  static String publish(TxnProducer p, String topic, String key) {
+  public static String publish(TxnProducer p, String topic, String key) {
     return publish(p, topic, key, key.getBytes(UTF_8));
   }
 
-  static RocketMQSink.Builder sink(EmbeddedRocketMQ mq) {
+  public static RocketMQSink.Builder sink(EmbeddedRocketMQ mq) {
     return RocketMQSink.nameServer(mq.nameServerAddress()).group("relay-" + UUID.randomUUID().toString().substring(0, 8))
         .sendTimeout(Duration.ofSeconds(1));
   }
 
-  static OutboxRelayBuilder relay(DataSource ds, OutboxSink sink) {
+  public static OutboxRelayBuilder relay(DataSource ds, OutboxSink sink) {
     return OutboxRelay.builder().dataSource(ds).sink(sink).brokerBackoff(Duration.ofMillis(100), Duration.ofSeconds(2));
   }
 
-  static long count(DataSource ds, String where) throws Exception {
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT count(*) FROM converge_outbox WHERE " + where)) {
-      rs.next();
-      return rs.getLong(1);
-    }
+  public static long count(DataSource ds, String where) throws Exception {
+    return scalar(ds, "SELECT count(*) FROM converge_outbox WHERE " + where);
   }
 
   /** The first column of the first row of {@code sql}, as a long. */
-  static long scalar(DataSource ds, String sql) throws Exception {
+  public static long scalar(DataSource ds, String sql) throws Exception {
+    return Long.parseLong(string(ds, sql));
+  }
+
+  /** The first column of the first row of {@code sql}, as text (null when there is no row). */
+  public static String string(DataSource ds, String sql) throws Exception {
     try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-      rs.next();
-      return rs.getLong(1);
+      return rs.next() ? rs.getString(1) : null;
     }
   }
 
-  static void execute(DataSource ds, String sql) throws Exception {
+  public static void execute(DataSource ds, String sql) throws Exception {
     try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
       s.execute(sql);
     }

@@ -1,13 +1,10 @@
 package io.converge.outbox;
 
-import static io.converge.outbox.RelayFixture.count;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.outbox.RelayFixture.CountingSink;
 import io.converge.producer.Envelope;
-import io.converge.producer.TxnProducer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -21,7 +18,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.stream.Collectors;
-import javax.sql.DataSource;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -32,25 +28,22 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * Without the key-head claim (any unpublished row claimable with SKIP LOCKED), two relays publish rows
  * of one key concurrently and the order check fails.
  */
-@ExtendWith(RocketMQExtension.class)
+@ExtendWith({RocketMQExtension.class, RelayBed.Extension.class})
 class RelayOrderIT {
 
   private static final int KEYS = 24;
   private static final int PER_KEY = 40;
 
   @Test
-  void threeRelaysKeepPerKeyOrderWithoutDuplicates(EmbeddedRocketMQ mq) throws Exception {
-    DataSource ds = RelayFixture.newOutbox();
-    String topic = RocketMQExtension.uniqueTopic("order");
-    mq.createTopic(topic);
+  void threeRelaysKeepPerKeyOrderWithoutDuplicates(RelayBed bed) throws Exception {
     List<CountingSink> sinks = new ArrayList<>();
     List<OutboxRelay> relays = new ArrayList<>();
     Map<String, List<String>> committed = Collections.synchronizedMap(new HashMap<>());
-    try (Deliveries deliveries = new Deliveries(mq, topic); TxnProducer p = RelayFixture.producer(ds)) {
+    try {
       for (int i = 0; i < 3; i++) {
-        CountingSink sink = new CountingSink(RelayFixture.sink(mq).build());
+        CountingSink sink = new CountingSink(bed.sink().build());
         sinks.add(sink);
-        OutboxRelay relay = RelayFixture.relay(ds, sink).name("order-" + i).batchSize(8).build();
+        OutboxRelay relay = bed.relay(sink).name("order-" + i).batchSize(8).build();
         relays.add(relay);
         relay.start();
       }
@@ -62,7 +55,7 @@ class RelayOrderIT {
           for (int n = 0; n < PER_KEY; n++) {
             for (int k = writer; k < KEYS; k += 4) {
               String key = "key-" + k;
-              String id = RelayFixture.publish(p, topic, key);
+              String id = bed.publish(key);
               committed.computeIfAbsent(key, x -> Collections.synchronizedList(new ArrayList<>())).add(id);
             }
           }
@@ -75,10 +68,10 @@ class RelayOrderIT {
       writers.shutdown();
       List<String> all = committed.values().stream().flatMap(List::stream).toList();
       assertThat(all).hasSize(KEYS * PER_KEY);
-      deliveries.awaitAll(all, Duration.ofSeconds(120));
-      Thread.sleep(500);
+      bed.deliveries.awaitAll(all, Duration.ofSeconds(120));
+      bed.deliveries.awaitQuiet(Duration.ofMillis(500));
 
-      List<MessageExt> raw = deliveries.raw();
+      List<MessageExt> raw = bed.deliveries.raw();
       assertThat(raw).as("no row published twice in normal operation").hasSize(all.size());
       Map<String, List<MessageExt>> byKey = raw.stream()
           .collect(Collectors.groupingBy(m -> m.getUserProperty(Envelope.KEY), LinkedHashMap::new, Collectors.toList()));
@@ -93,7 +86,7 @@ class RelayOrderIT {
       for (CountingSink s : sinks) {
         assertThat(s.calls.get()).as("every relay took part").isPositive();
       }
-      assertThat(count(ds, "published_at IS NULL")).isZero();
+      assertThat(bed.count("published_at IS NULL")).isZero();
     } finally {
       relays.forEach(OutboxRelay::close);
     }

@@ -59,7 +59,7 @@ class RocketMQSendAllIT {
 
       List<String> expected = result.sent().stream().map(OutboxRecord::messageId).toList();
       deliveries.awaitAll(expected, Duration.ofSeconds(30));
-      Thread.sleep(500);
+      deliveries.awaitQuiet(Duration.ofMillis(500));
       List<MessageExt> raw = deliveries.raw();
       assertThat(raw).as("nothing of key-7 after its refused record, nothing twice").hasSize(expected.size());
       Map<String, List<MessageExt>> byKey = raw.stream()

@@ -1,5 +1,6 @@
 package io.converge.producer;
 
+import io.converge.producer.support.Require;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -156,26 +157,24 @@ public final class OutgoingMessage {
      * @throws InvalidMessageException naming the field and its value
      */
     public OutgoingMessage build() {
-      if (topic == null || !TOPIC.matcher(topic).matches()) {
-        throw new InvalidMessageException("message.topic must match " + TOPIC.pattern() + ", but was '" + topic + "'", id, null);
-      }
-      if (id != null && !MessageIds.isValid(id)) {
-        throw new InvalidMessageException("message.id must be a canonical UUID, but was '" + id + "'", id, null);
-      }
-      if (key != null && (key.isEmpty() || key.length() > MAX_KEY || !printable(key))) {
-        throw new InvalidMessageException("message.key must be 1-" + MAX_KEY + " printable characters, but was '" + key + "'", id, null);
-      }
-      if (tenant == null || tenant.isEmpty() || tenant.length() > 64 || !printable(tenant)) {
-        throw new InvalidMessageException("message.tenant must be 1-64 printable characters, but was '" + tenant + "'", id, null);
-      }
+      check(topic != null && TOPIC.matcher(topic).matches(), "message.topic", "match " + TOPIC.pattern(), topic);
+      check(id == null || MessageIds.isValid(id), "message.id", "be a canonical UUID", id);
+      check(key == null || (!key.isEmpty() && key.length() <= MAX_KEY && printable(key)), "message.key",
+          "be 1-" + MAX_KEY + " printable characters", key);
+      check(tenant != null && !tenant.isEmpty() && tenant.length() <= 64 && printable(tenant), "message.tenant",
+          "be 1-64 printable characters", tenant);
       for (Map.Entry<String, String> h : headers.entrySet()) {
-        if (!HEADER.matcher(h.getKey()).matches() || h.getValue() == null || !printable(h.getValue())) {
-          throw new InvalidMessageException("message.header '" + h.getKey() + "' must match " + HEADER.pattern()
-              + " with a printable value, but was '" + h.getValue() + "'", id, null);
-        }
+        check(HEADER.matcher(h.getKey()).matches() && h.getValue() != null && printable(h.getValue()),
+            "message.header '" + h.getKey() + "'", "match " + HEADER.pattern() + " with a printable value", h.getValue());
       }
       Objects.requireNonNull(payload, "payload");
       return new OutgoingMessage(this);
+    }
+
+    private void check(boolean ok, String property, String rule, String value) {
+      if (!ok) {
+        throw new InvalidMessageException(Require.failure(property, rule, "'" + value + "'"), id, null);
+      }
     }
 
     private static boolean printable(String s) {

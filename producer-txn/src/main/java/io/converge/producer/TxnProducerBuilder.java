@@ -2,11 +2,11 @@ package io.converge.producer;
 
 import io.converge.producer.spi.BackendFactory;
 import io.converge.producer.spi.ProducerMetrics;
+import io.converge.producer.support.Require;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
@@ -154,38 +154,26 @@ public final class TxnProducerBuilder {
    * @throws ConvergeException when the backend cannot start (e.g. its client library is missing)
    */
   public TxnProducer build() {
-    if (group == null || !GROUP.matcher(group).matches()) {
-      throw new IllegalArgumentException("producer.group must match " + GROUP.pattern() + ", but was " + group);
-    }
-    Objects.requireNonNull(dataSource, "producer.dataSource is required");
-    Objects.requireNonNull(backend, "producer.backend is required");
+    Require.matches("producer.group", group, GROUP);
+    Require.present("producer.dataSource", dataSource);
+    Require.present("producer.backend", backend);
     for (String t : topics) {
-      if (t == null || !OutgoingMessage.TOPIC.matcher(t).matches()) {
-        throw new IllegalArgumentException("producer.topics must match " + OutgoingMessage.TOPIC.pattern() + ", but had " + t);
-      }
+      Require.that(t != null && OutgoingMessage.TOPIC.matcher(t).matches(), "producer.topics",
+          "match " + OutgoingMessage.TOPIC.pattern(), t);
     }
-    if (maxPayloadBytes < 1 || maxPayloadBytes > 64 * 1024 * 1024) {
-      throw new IllegalArgumentException("producer.maxPayloadBytes must be between 1 and 67108864, but was " + maxPayloadBytes);
-    }
-    if (localTransactionTimeout == null || localTransactionTimeout.compareTo(Duration.ofMillis(100)) < 0
-        || localTransactionTimeout.compareTo(Duration.ofMinutes(10)) > 0) {
-      throw new IllegalArgumentException("producer.localTransactionTimeout must be between 100 ms and 10 min, but was " + localTransactionTimeout);
-    }
-    if (brokerCheckWindow == null || brokerCheckWindow.compareTo(Duration.ofSeconds(1)) < 0) {
-      throw new IllegalArgumentException("producer.brokerCheckWindow must be at least 1 s, but was " + brokerCheckWindow);
-    }
+    Require.between("producer.maxPayloadBytes", maxPayloadBytes, 1, 64 * 1024 * 1024);
+    Require.that(localTransactionTimeout != null && localTransactionTimeout.compareTo(Duration.ofMillis(100)) >= 0
+        && localTransactionTimeout.compareTo(Duration.ofMinutes(10)) <= 0, "producer.localTransactionTimeout",
+        "be between 100 ms and 10 min", localTransactionTimeout);
+    Require.atLeast("producer.brokerCheckWindow", brokerCheckWindow, Duration.ofSeconds(1), "1 s");
     Duration minRetention = brokerCheckWindow.multipliedBy(2).compareTo(Duration.ofHours(1)) > 0
         ? brokerCheckWindow.multipliedBy(2) : Duration.ofHours(1);
-    if (logRetention == null || logRetention.compareTo(minRetention) < 0) {
-      throw new IllegalArgumentException("producer.logRetention must be at least " + minRetention
-          + " (twice producer.brokerCheckWindow " + brokerCheckWindow + " = transactionCheckMax x transactionCheckInterval,"
-          + " and at least 1 hour), but was " + logRetention);
-    }
-    if (purgeInterval == null || purgeInterval.isNegative()) {
-      throw new IllegalArgumentException("producer.purgeInterval must be zero or positive, but was " + purgeInterval);
-    }
+    Require.atLeast("producer.logRetention", logRetention, minRetention, minRetention
+        + " (twice producer.brokerCheckWindow " + brokerCheckWindow + " = transactionCheckMax x transactionCheckInterval,"
+        + " and at least 1 hour)");
+    Require.notNegative("producer.purgeInterval", purgeInterval);
     return factory.apply(new Settings(group, dataSource, backend, List.copyOf(topics), maxPayloadBytes,
-        localTransactionTimeout, logRetention, brokerCheckWindow, purgeInterval, Objects.requireNonNull(metrics, "metrics"),
-        Objects.requireNonNull(clock, "clock")));
+        localTransactionTimeout, logRetention, brokerCheckWindow, purgeInterval, Require.present("metrics", metrics),
+        Require.present("clock", clock)));
   }
 }

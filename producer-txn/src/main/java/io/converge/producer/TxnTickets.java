@@ -1,11 +1,7 @@
 package io.converge.producer;
 
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
+import io.converge.producer.support.OpsRows;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import javax.sql.DataSource;
@@ -43,46 +39,27 @@ public final class TxnTickets {
   public record Ticket(String messageId, String group, String topic, String kind, String reason, int checks,
       Instant createdAt, Instant lastCheckAt) {}
 
-  private final DataSource dataSource;
+  private final OpsRows rows;
 
   private TxnTickets(DataSource dataSource) {
-    this.dataSource = dataSource;
+    this.rows = OpsRows.on(dataSource);
   }
 
   /** The tickets on {@code dataSource} (which has the {@code producer} migrations). */
   public static TxnTickets on(DataSource dataSource) {
-    return new TxnTickets(Objects.requireNonNull(dataSource, "dataSource"));
+    return new TxnTickets(dataSource);
   }
 
   /** The open tickets of every group, oldest first, at most {@code limit}. */
   public List<Ticket> open(int limit) {
-    if (limit < 1) {
-      throw new IllegalArgumentException("limit must be at least 1, but was " + limit);
-    }
-    List<Ticket> out = new ArrayList<>();
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(OPEN)) {
-      ps.setInt(1, limit);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          out.add(new Ticket(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getInt(6),
-              rs.getTimestamp(7).toInstant(), rs.getTimestamp(8).toInstant()));
-        }
-      }
-    } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Could not read the producer's tickets", null, e);
-    }
-    return out;
+    return rows.list("the producer's tickets", OPEN, limit, Integer.MAX_VALUE, rs -> new Ticket(rs.getString(1),
+        rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getInt(6), rs.getTimestamp(7).toInstant(),
+        rs.getTimestamp(8).toInstant()));
   }
 
   /** How many tickets are open, all groups. */
   public long openCount() {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(OPEN_COUNT);
-        ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      return rs.getLong(1);
-    } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Could not count the producer's tickets", null, e);
-    }
+    return rows.count("the producer's tickets", OPEN_COUNT);
   }
 
   /**
@@ -92,13 +69,10 @@ public final class TxnTickets {
    */
   public boolean resolve(String messageId, String by, String note) {
     Objects.requireNonNull(by, "by");
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(RESOLVE)) {
+    return rows.updateOne("Could not resolve the ticket of message " + messageId, messageId, RESOLVE, ps -> {
       ps.setString(1, by);
       ps.setString(2, note);
       ps.setString(3, messageId);
-      return ps.executeUpdate() == 1;
-    } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Could not resolve the ticket of message " + messageId, messageId, e);
-    }
+    });
   }
 }

@@ -1,6 +1,7 @@
 package io.converge.pulsar;
 
-import io.converge.producer.ConvergeException;
+import io.converge.producer.support.OptionalDependency;
+import io.converge.producer.support.Require;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendFactory;
 import io.converge.producer.spi.TxnBackend;
@@ -81,9 +82,7 @@ public final class PulsarBackend implements BackendFactory {
    * between 1 and 1000.
    */
   public PulsarBackend recoveryMaxAttempts(int attempts) {
-    if (attempts < 1 || attempts > 1000) {
-      throw new IllegalArgumentException("pulsar.recoveryMaxAttempts must be between 1 and 1000, but was " + attempts);
-    }
+    Require.between("pulsar.recoveryMaxAttempts", attempts, 1, 1000);
     return new PulsarBackend(settings.withRecoveryMaxAttempts(attempts));
   }
 
@@ -98,9 +97,7 @@ public final class PulsarBackend implements BackendFactory {
   }
 
   private static void positive(String name, Duration d, Duration min) {
-    if (d == null || d.compareTo(min) < 0) {
-      throw new IllegalArgumentException(name + " must be at least " + min + ", but was " + d);
-    }
+    Require.atLeast(name, d, min, String.valueOf(min));
   }
 
   @Override
@@ -111,12 +108,8 @@ public final class PulsarBackend implements BackendFactory {
   @Override
   public TxnBackend create(BackendContext context) {
     Objects.requireNonNull(context, "context");
-    try {
-      Class.forName("org.apache.pulsar.client.api.PulsarClient", false, PulsarBackend.class.getClassLoader());
-    } catch (ClassNotFoundException e) {
-      throw new ConvergeException("The Pulsar backend needs org.apache.pulsar:pulsar-client on the classpath"
-          + " (add it as a dependency, version 4.2.4)", e);
-    }
+    OptionalDependency.require("The Pulsar backend", "org.apache.pulsar:pulsar-client", "4.2.4", PulsarBackend.class,
+        "org.apache.pulsar.client.api.PulsarClient");
     checkMarginCoversSend();
     return new PulsarTxnBackend(context, settings.withTransactionTimeout(transactionTimeoutFor(context.localTransactionTimeout())));
   }

@@ -6,6 +6,7 @@ import io.converge.consumer.Outcome;
 import io.converge.consumer.spi.ConsumerBinding;
 import io.converge.consumer.spi.InFlightHandlers;
 import io.converge.producer.ConvergeException;
+import io.converge.producer.support.Require;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -214,26 +215,15 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
      * @throws ConvergeException when Pulsar refuses the subscription
      */
     public PulsarIdempotentConsumer start() {
-      if (topic == null || topic.isBlank()) {
-        throw new IllegalArgumentException("pulsar.topic must not be blank, but was " + topic);
-      }
-      if (handler == null) {
-        throw new IllegalArgumentException("pulsar.handler must be set, but was null");
-      }
+      Require.that(topic != null && !topic.isBlank(), "pulsar.topic", "not be blank", topic);
+      Require.that(handler != null, "pulsar.handler", "be set", null);
       if ((serviceUrl == null || serviceUrl.isBlank()) == (client == null)) {
         throw new IllegalArgumentException("pulsar: exactly one of serviceUrl and client must be set, but serviceUrl was "
             + serviceUrl + " and client " + client);
       }
-      if (consumers < 1 || consumers > 64) {
-        throw new IllegalArgumentException("pulsar.consumers must be between 1 and 64, but was " + consumers);
-      }
-      if (receiverQueueSize < 1 || receiverQueueSize > 10_000) {
-        throw new IllegalArgumentException("pulsar.receiverQueueSize must be between 1 and 10000, but was "
-            + receiverQueueSize);
-      }
-      if (redeliveryDelay == null || redeliveryDelay.isNegative()) {
-        throw new IllegalArgumentException("pulsar.redeliveryDelay must be zero or positive, but was " + redeliveryDelay);
-      }
+      Require.between("pulsar.consumers", consumers, 1, 64);
+      Require.between("pulsar.receiverQueueSize", receiverQueueSize, 1, 10_000);
+      Require.notNegative("pulsar.redeliveryDelay", redeliveryDelay);
       String sub = subscription != null ? subscription : handler.group();
       boolean owns = client == null;
       PulsarClient c = client;

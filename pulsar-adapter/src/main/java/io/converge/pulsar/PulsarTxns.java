@@ -1,14 +1,8 @@
 package io.converge.pulsar;
 
-import io.converge.producer.DatabaseUnavailableException;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
+import io.converge.producer.support.OpsRows;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 import javax.sql.DataSource;
 
 /**
@@ -50,46 +44,27 @@ public final class PulsarTxns {
     }
   }
 
-  private final DataSource dataSource;
+  private final OpsRows rows;
 
   private PulsarTxns(DataSource dataSource) {
-    this.dataSource = dataSource;
+    this.rows = OpsRows.on(dataSource);
   }
 
   /** The Pulsar transaction log on {@code dataSource} (which has the {@code pulsar} migrations). */
   public static PulsarTxns on(DataSource dataSource) {
-    return new PulsarTxns(Objects.requireNonNull(dataSource, "dataSource"));
+    return new PulsarTxns(dataSource);
   }
 
   /** The parked transactions of every group, longest parked first, at most {@code limit}. */
   public List<Parked> parked(int limit) {
-    if (limit < 1) {
-      throw new IllegalArgumentException("limit must be at least 1, but was " + limit);
-    }
-    List<Parked> out = new ArrayList<>();
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(PARKED)) {
-      ps.setInt(1, limit);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          out.add(new Parked(rs.getLong(1), rs.getLong(2), rs.getString(3), rs.getInt(4), rs.getString(5),
-              rs.getTimestamp(6).toInstant(), rs.getTimestamp(7).toInstant(), rs.getLong(8)));
-        }
-      }
-    } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Could not read the parked Pulsar transactions", null, e);
-    }
-    return out;
+    return rows.list("the parked Pulsar transactions", PARKED, limit, Integer.MAX_VALUE, rs -> new Parked(rs.getLong(1),
+        rs.getLong(2), rs.getString(3), rs.getInt(4), rs.getString(5), rs.getTimestamp(6).toInstant(),
+        rs.getTimestamp(7).toInstant(), rs.getLong(8)));
   }
 
   /** How many transactions are parked, all groups. */
   public long parkedCount() {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(PARKED_COUNT);
-        ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      return rs.getLong(1);
-    } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Could not count the parked Pulsar transactions", null, e);
-    }
+    return rows.count("the parked Pulsar transactions", PARKED_COUNT);
   }
 
   /**
@@ -97,12 +72,9 @@ public final class PulsarTxns {
    * re-publishes it. Returns false when it is not parked (unknown, resolved, or already resumed).
    */
   public boolean resume(long most, long least) {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(RESUME)) {
+    return rows.updateOne("Could not resume Pulsar transaction (" + most + "," + least + ")", null, RESUME, ps -> {
       ps.setLong(1, most);
       ps.setLong(2, least);
-      return ps.executeUpdate() == 1;
-    } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Could not resume Pulsar transaction (" + most + "," + least + ")", null, e);
-    }
+    });
   }
 }

@@ -17,7 +17,7 @@ public final class IdempotencyFilterBuilder {
   private Supplier<? extends Collection<IdempotentEndpoint>> endpoints;
   private List<IdempotentEndpoint> knownEndpoints = List.of();
   private IdempotencySettings settings = IdempotencySettings.defaults();
-  private IdempotencyMetrics metrics = IdempotencyMetrics.noop();
+  private IdempotencyMetrics metrics = IdempotencyMetrics.NONE;
   private Clock clock = Clock.systemUTC();
 
   IdempotencyFilterBuilder() {}
@@ -69,7 +69,7 @@ public final class IdempotencyFilterBuilder {
     return this;
   }
 
-  /** Default {@link IdempotencyMetrics#noop()}. */
+  /** Default {@link IdempotencyMetrics#NONE}. */
   public IdempotencyFilterBuilder metrics(IdempotencyMetrics metrics) {
     this.metrics = metrics;
     return this;

@@ -1,13 +1,10 @@
 package io.converge.consumer.http;
 
-import io.converge.consumer.internal.BatchDelete;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
+import io.converge.producer.support.BatchPurger;
+import io.converge.producer.support.BatchPurger.Cutoff;
+import io.converge.producer.support.Require;
 import java.time.Clock;
-import java.time.Instant;
-import java.util.Objects;
+import java.time.Duration;
 import javax.sql.DataSource;
 
 /**
@@ -21,8 +18,8 @@ public final class IdempotencyKeyPurger {
   /** The default rows per batch. */
   public static final int DEFAULT_BATCH_SIZE = 1_000;
 
-  private final DataSource dataSource;
-  private final BatchDelete delete;
+  private final BatchPurger purger;
+  private final int batchSize;
 
   /**
    * A purger; a key is expired by the database's clock ({@code now()}), the clock that wrote its expiry.
@@ -31,9 +28,8 @@ public final class IdempotencyKeyPurger {
    * @throws IllegalArgumentException naming the bad value
    */
   public IdempotencyKeyPurger(DataSource dataSource, int batchSize) {
-    this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
-    this.delete = new BatchDelete(dataSource, "converge_idempotency_key", "expires_at", batchSize,
-        "converge.idempotency.purge-batch-size");
+    this.purger = BatchPurger.of(dataSource, "converge_idempotency_key", "expires_at");
+    this.batchSize = Require.between("converge.idempotency.purge-batch-size", batchSize, 1, BatchPurger.MAX_BATCH_SIZE);
   }
 
   /**
@@ -53,15 +49,6 @@ public final class IdempotencyKeyPurger {
    */
   public long purgeExpired(int maxBatches) {
     // an instance whose clock runs ahead would purge keys before their TTL: the database's clock decides
-    Instant now;
-    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT now()")) {
-      rs.next();
-      now = rs.getTimestamp(1).toInstant();
-    } catch (SQLException e) {
-      throw new IdempotencyException(IdempotencyProblem.STORE_UNAVAILABLE, "Cannot read the database's clock to purge "
-          + "expired Idempotency-Keys: " + e.getMessage(), null, null, e);
-    }
-    return delete.purge(now, maxBatches);
+    return purger.purge("expired Idempotency-Keys", Cutoff.olderThan(Duration.ZERO), batchSize, maxBatches, n -> { });
   }
 }

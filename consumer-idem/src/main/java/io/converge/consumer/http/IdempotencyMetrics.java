@@ -27,17 +27,16 @@ public interface IdempotencyMetrics {
   /** A claim whose lease had expired (its process died) was taken over. */
   default void takenOver(String endpoint) {}
 
-  /** Does nothing. */
-  static IdempotencyMetrics noop() {
-    return new IdempotencyMetrics() {
-      @Override
-      public void hit(String endpoint) {}
+  /** Counts nothing. */
+  IdempotencyMetrics NONE = new IdempotencyMetrics() {
+    @Override
+    public void hit(String endpoint) {}
 
-      @Override
-      public void conflict(String endpoint) {}
+    @Override
+    public void conflict(String endpoint) {}
 
-      @Override
-      public void inProgress(String endpoint) {}
-    };
-  }
+    @Override
+    public void inProgress(String endpoint) {}
+  };
+
 }

@@ -1,5 +1,6 @@
 package io.converge.consumer.http;
 
+import io.converge.producer.support.Require;
 import java.time.Duration;
 import java.util.List;
 
@@ -36,22 +37,15 @@ public record IdempotencySettings(Duration ttl, Duration lease, String keyHeader
 
   /** Validates. */
   public IdempotencySettings {
-    if (lease == null || lease.compareTo(Duration.ofSeconds(1)) < 0) {
-      throw new IllegalArgumentException("converge.idempotency.lease must be at least 1s, but was " + lease);
-    }
-    if (ttl == null || ttl.compareTo(Duration.ofMinutes(1)) < 0 || ttl.compareTo(lease) <= 0) {
-      throw new IllegalArgumentException("converge.idempotency.ttl must be at least 1m and longer than the lease ("
-          + lease + "), but was " + ttl);
-    }
-    if (keyHeader == null || !keyHeader.matches("[A-Za-z0-9-]{1,64}")) {
-      throw new IllegalArgumentException("converge.idempotency.key-header must be a header name, but was '" + keyHeader + "'");
-    }
+    Require.atLeast("converge.idempotency.lease", lease, Duration.ofSeconds(1), "1s");
+    Require.that(ttl != null && ttl.compareTo(Duration.ofMinutes(1)) >= 0 && ttl.compareTo(lease) > 0,
+        "converge.idempotency.ttl", "be at least 1m and longer than the lease (" + lease + ")", ttl);
+    Require.that(keyHeader != null && keyHeader.matches("[A-Za-z0-9-]{1,64}"), "converge.idempotency.key-header",
+        "be a header name", "'" + keyHeader + "'");
     replayedHeaders = List.copyOf(replayedHeaders == null ? DEFAULT_REPLAYED_HEADERS : replayedHeaders);
     ignoredFields = List.copyOf(ignoredFields == null ? List.of() : ignoredFields);
-    if (maxBodyBytes < 1 || maxBodyBytes > 64 << 20) {
-      throw new IllegalArgumentException("converge.idempotency.max-body-size must be between 1 B and 64 MiB, but was "
-          + maxBodyBytes + " bytes");
-    }
+    Require.that(maxBodyBytes >= 1 && maxBodyBytes <= 64 << 20, "converge.idempotency.max-body-size",
+        "be between 1 B and 64 MiB", maxBodyBytes + " bytes");
   }
 
   /**
@@ -62,10 +56,8 @@ public record IdempotencySettings(Duration ttl, Duration lease, String keyHeader
    * @throws IllegalArgumentException naming the endpoint and both durations
    */
   public void validate(IdempotentEndpoint endpoint) {
-    if (endpoint.expectedDuration().compareTo(lease) >= 0) {
-      throw new IllegalArgumentException("endpoint " + endpoint + ": expected-duration must be shorter than "
-          + "converge.idempotency.lease (" + lease + "), but was " + endpoint.expectedDuration());
-    }
+    Require.that(endpoint.expectedDuration().compareTo(lease) < 0, "endpoint " + endpoint + ": expected-duration",
+        "be shorter than converge.idempotency.lease (" + lease + ")", endpoint.expectedDuration());
   }
 
   /** Every default. */

@@ -1,5 +1,6 @@
 package io.converge.consumer.http;
 
+import io.converge.producer.support.Require;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
@@ -24,17 +25,11 @@ public record IdempotentEndpoint(String method, String path, Duration expectedDu
 
   /** Validates; {@code method} is upper-cased. */
   public IdempotentEndpoint {
-    if (method == null || !(method.equals("*") || method.matches("[A-Za-z]{1,16}"))) {
-      throw new IllegalArgumentException("endpoint method must be an HTTP method or *, but was '" + method + "'");
-    }
+    Require.that(method != null && (method.equals("*") || method.matches("[A-Za-z]{1,16}")), "endpoint method",
+        "be an HTTP method or *", "'" + method + "'");
     method = method.toUpperCase(Locale.ROOT);
-    if (path == null || !path.startsWith("/")) {
-      throw new IllegalArgumentException("endpoint path must start with /, but was '" + path + "'");
-    }
-    if (expectedDuration == null || expectedDuration.isNegative() || expectedDuration.isZero()) {
-      throw new IllegalArgumentException("endpoint " + method + " " + path + ": expected-duration must be positive, but was "
-          + expectedDuration);
-    }
+    Require.that(path != null && path.startsWith("/"), "endpoint path", "start with /", "'" + path + "'");
+    Require.positive("endpoint " + method + " " + path + ": expected-duration", expectedDuration);
     ignoredFields = List.copyOf(ignoredFields == null ? List.of() : ignoredFields);
   }
 

@@ -1,5 +1,6 @@
 package io.converge.consumer.http;
 
+import io.converge.producer.support.Require;
 import jakarta.servlet.http.HttpServletRequest;
 import java.security.Principal;
 import java.util.Objects;
@@ -21,9 +22,7 @@ public interface TenantResolver {
    * cached responses.
    */
   static TenantResolver header(String name) {
-    if (name == null || name.isBlank()) {
-      throw new IllegalArgumentException("tenant header name must not be blank, but was '" + name + "'");
-    }
+    Require.that(name != null && !name.isBlank(), "tenant header name", "not be blank", "'" + name + "'");
     return request -> request.getHeader(name);
   }
 

@@ -89,16 +89,7 @@ final class ConsumerStore {
   /** True when this transaction now owns the id; false when it was already claimed (a duplicate). */
   static boolean claim(Connection c, String tenant, String group, String messageId, String outcome, String detail,
       String topic, Instant now) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(CLAIM)) {
-      ps.setString(1, tenant);
-      ps.setString(2, group);
-      ps.setString(3, messageId);
-      ps.setString(4, outcome);
-      ps.setString(5, detail);
-      ps.setString(6, topic);
-      ps.setTimestamp(7, Timestamp.from(now));
-      return ps.executeUpdate() == 1;
-    }
+    return update(c, CLAIM, tenant, group, messageId, outcome, detail, topic, now) == 1;
   }
 
   /**
@@ -107,110 +98,37 @@ final class ConsumerStore {
    */
   static boolean claimForHandler(Connection c, String tenant, String group, String messageId, String topic, Instant now)
       throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(CLAIM_FOR_HANDLER)) {
-      ps.setString(1, tenant);
-      ps.setString(2, group);
-      ps.setString(3, messageId);
-      ps.setString(4, topic);
-      ps.setTimestamp(5, Timestamp.from(now));
-      ps.setString(6, tenant);
-      ps.setString(7, group);
-      ps.setString(8, messageId);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getInt(1) == 1;
-      }
-    }
+    return queryInt(c, CLAIM_FOR_HANDLER, 0, tenant, group, messageId, topic, now, tenant, group, messageId) == 1;
   }
 
   /** Sets the outcome of a claim this transaction holds. */
   static void setOutcome(Connection c, String tenant, String group, String messageId, String outcome, String detail)
       throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(SET_OUTCOME)) {
-      ps.setString(1, outcome);
-      ps.setString(2, detail);
-      ps.setString(3, tenant);
-      ps.setString(4, group);
-      ps.setString(5, messageId);
-      ps.executeUpdate();
-    }
+    update(c, SET_OUTCOME, outcome, detail, tenant, group, messageId);
   }
 
   static int recordAttempt(Connection c, String tenant, String group, String messageId, String error, Instant now)
       throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(RECORD_ATTEMPT)) {
-      ps.setString(1, tenant);
-      ps.setString(2, group);
-      ps.setString(3, messageId);
-      ps.setString(4, error);
-      ps.setTimestamp(5, Timestamp.from(now));
-      ps.setTimestamp(6, Timestamp.from(now));
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getInt(1);
-      }
-    }
+    return queryInt(c, RECORD_ATTEMPT, 0, tenant, group, messageId, error, now, now);
   }
 
   static int attempts(Connection c, String tenant, String group, String messageId) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(ATTEMPTS)) {
-      ps.setString(1, tenant);
-      ps.setString(2, group);
-      ps.setString(3, messageId);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? rs.getInt(1) : 0;
-      }
-    }
+    return queryInt(c, ATTEMPTS, 0, tenant, group, messageId);
   }
 
   static void clearAttempts(Connection c, String tenant, String group, String messageId) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(CLEAR_ATTEMPTS)) {
-      ps.setString(1, tenant);
-      ps.setString(2, group);
-      ps.setString(3, messageId);
-      ps.executeUpdate();
-    }
+    update(c, CLEAR_ATTEMPTS, tenant, group, messageId);
   }
 
   static long insertDlq(Connection c, String group, IncomingMessage m, String messageId, String reasonCode,
       String reason, int attempts, Instant now) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(INSERT_DLQ, Statement.RETURN_GENERATED_KEYS)) {
-      ps.setString(1, m.tenant());
-      ps.setString(2, group);
-      ps.setString(3, m.topic());
-      ps.setString(4, messageId);
-      ps.setString(5, m.brokerMessageId());
-      ps.setString(6, reasonCode);
-      ps.setString(7, reason);
-      ps.setInt(8, attempts);
-      ps.setString(9, HeaderCodec.encode(m.headers()));
-      ps.setBytes(10, m.payload());
-      ps.setTimestamp(11, Timestamp.from(now));
-      ps.executeUpdate();
-      try (ResultSet rs = ps.getGeneratedKeys()) {
-        rs.next();
-        return rs.getLong("id");
-      }
-    }
+    return insert(c, INSERT_DLQ, m.tenant(), group, m.topic(), messageId, m.brokerMessageId(), reasonCode, reason, attempts,
+        HeaderCodec.encode(m.headers()), m.payload(), now);
   }
 
   static long insertTicket(Connection c, String group, IncomingMessage m, String messageId, long dlqId, String kind,
       String reason, Instant now) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(INSERT_TICKET, Statement.RETURN_GENERATED_KEYS)) {
-      ps.setString(1, m.tenant());
-      ps.setString(2, group);
-      ps.setString(3, m.topic());
-      ps.setString(4, messageId);
-      ps.setLong(5, dlqId);
-      ps.setString(6, kind);
-      ps.setString(7, reason);
-      ps.setTimestamp(8, Timestamp.from(now));
-      ps.executeUpdate();
-      try (ResultSet rs = ps.getGeneratedKeys()) {
-        rs.next();
-        return rs.getLong("id");
-      }
-    }
+    return insert(c, INSERT_TICKET, m.tenant(), group, m.topic(), messageId, dlqId, kind, reason, now);
   }
 
   /** Locks a parked row of {@code group} and rebuilds its message, or returns null. */
@@ -230,19 +148,57 @@ final class ConsumerStore {
   }
 
   static void releaseParkedClaim(Connection c, String tenant, String group, String messageId) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(RELEASE_PARKED_CLAIM)) {
-      ps.setString(1, tenant);
-      ps.setString(2, group);
-      ps.setString(3, messageId);
-      ps.executeUpdate();
-    }
+    update(c, RELEASE_PARKED_CLAIM, tenant, group, messageId);
   }
 
   static void markResumed(Connection c, long dlqId, Instant now) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(MARK_RESUMED)) {
-      ps.setTimestamp(1, Timestamp.from(now));
-      ps.setLong(2, dlqId);
+    update(c, MARK_RESUMED, now, dlqId);
+  }
+
+  private static int update(Connection c, String sql, Object... args) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      bind(ps, args);
+      return ps.executeUpdate();
+    }
+  }
+
+  /** The first column of the first row, or {@code none} without a row. */
+  private static int queryInt(Connection c, String sql, int none, Object... args) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      bind(ps, args);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getInt(1) : none;
+      }
+    }
+  }
+
+  /** Inserts one row and returns its generated {@code id}. */
+  private static long insert(Connection c, String sql, Object... args) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS)) {
+      bind(ps, args);
       ps.executeUpdate();
+      try (ResultSet rs = ps.getGeneratedKeys()) {
+        rs.next();
+        return rs.getLong("id");
+      }
+    }
+  }
+
+  /** Binds by type: an {@link Instant} as a timestamp, bytes as bytea, a null or a text as text. */
+  private static void bind(PreparedStatement ps, Object... args) throws SQLException {
+    for (int i = 0; i < args.length; i++) {
+      Object arg = args[i];
+      if (arg instanceof Instant t) {
+        ps.setTimestamp(i + 1, Timestamp.from(t));
+      } else if (arg instanceof byte[] b) {
+        ps.setBytes(i + 1, b);
+      } else if (arg instanceof Integer n) {
+        ps.setInt(i + 1, n);
+      } else if (arg instanceof Long n) {
+        ps.setLong(i + 1, n);
+      } else {
+        ps.setString(i + 1, (String) arg);
+      }
     }
   }
 }

@@ -16,9 +16,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,8 +24,6 @@ import org.slf4j.LoggerFactory;
 public final class IdempotentHandlerImpl implements IdempotentHandler {
 
   private static final Logger log = LoggerFactory.getLogger(IdempotentHandlerImpl.class);
-  // printable ASCII without spaces, as every Converge id (UUIDv7) and any sane business id is
-  private static final Pattern VALID_ID = Pattern.compile("[\\x21-\\x7e]{1,200}");
   private static final int MAX_ERROR_TEXT = 2000;
 
   private final String group;
@@ -64,7 +60,7 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
   public Outcome handle(IncomingMessage message) {
     String id;
     try {
-      id = resolveId(message);
+      id = ResolvedId.of(idResolver, message);
     } catch (MissingMessageIdException e) {
       return deadLetterWithoutId(message, e);
     }
@@ -148,12 +144,16 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
       throw new OutcomeNotRecordedException("Stopped while message " + id + " of group " + group
           + " waited for an outage to end; it must be redelivered", id, failure);
     }
+    pause(delay, "Stopped while message " + id + " of group " + group + " waited for an outage to end", id, failure);
+  }
+
+  /** Blocks the consumer thread for {@code delay}; an interrupt (the binding closing) leaves the message to redelivery. */
+  private static void pause(Duration delay, String interrupted, String id, Exception failure) {
     try {
       Thread.sleep(delay.toMillis());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new OutcomeNotRecordedException("Stopped while message " + id + " of group " + group
-          + " waited for an outage to end; it must be redelivered", id, failure);
+      throw new OutcomeNotRecordedException(interrupted + "; it must be redelivered", id, failure);
     }
   }
 
@@ -165,7 +165,7 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
         if (m == null) {
           throw new IllegalArgumentException("No parked message with converge_dlq.id " + dlqId + " for group " + group);
         }
-        String id = resolveId(m);
+        String id = ResolvedId.of(idResolver, m);
         ConsumerStore.releaseParkedClaim(c, m.tenant(), group, id);
         ConsumerStore.markResumed(c, dlqId, clock.instant());
         if (!ConsumerStore.claim(c, m.tenant(), group, id, "PROCESSED", "resumed from converge_dlq " + dlqId, m.topic(),
@@ -183,24 +183,6 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
     } catch (Exception e) {
       throw new ConvergeException("Resuming converge_dlq.id " + dlqId + " of group " + group + " failed; it stays parked", e);
     }
-  }
-
-  private String resolveId(IncomingMessage message) {
-    Optional<String> id;
-    try {
-      id = idResolver.resolve(message);
-    } catch (RuntimeException e) {
-      throw new MissingMessageIdException(message.topic(), message.brokerMessageId(), "the id resolver failed: " + e);
-    }
-    if (id.isEmpty()) {
-      throw new MissingMessageIdException(message.topic(), message.brokerMessageId(),
-          "no header " + io.converge.producer.Envelope.MESSAGE_ID + " and no configured fallback found one");
-    }
-    if (!VALID_ID.matcher(id.get()).matches()) {
-      throw new MissingMessageIdException(message.topic(), message.brokerMessageId(),
-          "the id must be 1..200 printable ASCII characters without spaces, but was '" + abbreviate(id.get(), 80) + "'");
-    }
-    return id.get();
   }
 
   private Outcome deadLetterWithoutId(IncomingMessage message, MissingMessageIdException e) {
@@ -243,13 +225,7 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
     Duration delay = policy.delay(attempts, ThreadLocalRandom.current().nextDouble());
     log.debug("Message {} of group {} failed (attempt {}/{}), retrying in {}: {}", id, group, attempts,
         policy.maxAttempts(), delay, error);
-    try {
-      Thread.sleep(delay.toMillis());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new OutcomeNotRecordedException("Interrupted while backing off message " + id + " of group " + group
-          + "; it must be redelivered", id, failure);
-    }
+    pause(delay, "Interrupted while backing off message " + id + " of group " + group, id, failure);
     return null;
   }
 
@@ -291,16 +267,7 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
     }
   }
 
-  /** Nothing was recorded for the message: the binding must not ack it. */
-  private static final class OutcomeNotRecordedException extends ConvergeException {
-    private static final long serialVersionUID = 1L;
-
-    OutcomeNotRecordedException(String message, String messageId, Throwable cause) {
-      super(message, messageId, cause);
-    }
-  }
-
-  private static String abbreviate(String s, int max) {
+  static String abbreviate(String s, int max) {
     return s.length() <= max ? s : s.substring(0, max - 1) + "…";
   }
 }

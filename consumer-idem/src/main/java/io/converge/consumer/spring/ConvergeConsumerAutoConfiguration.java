@@ -85,7 +85,7 @@ class ConvergeConsumerAutoConfiguration {
 
     static ConsumerMetrics metrics(ApplicationContext context, ConsumerOps ops) {
       if (!ClassPresence.micrometer()) {
-        return ConsumerMetrics.noop();
+        return ConsumerMetrics.NONE;
       }
       return MicrometerBridge.metrics(context, ops);
     }

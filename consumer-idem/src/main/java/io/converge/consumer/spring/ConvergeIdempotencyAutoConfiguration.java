@@ -123,6 +123,6 @@ class ConvergeIdempotencyAutoConfiguration {
   private static IdempotencyMetrics metrics(ApplicationContext context) {
     return ConvergeConsumerAutoConfiguration.ClassPresence.micrometer()
         ? MicrometerBridge.idempotencyMetrics(context)
-        : IdempotencyMetrics.noop();
+        : IdempotencyMetrics.NONE;
   }
 }

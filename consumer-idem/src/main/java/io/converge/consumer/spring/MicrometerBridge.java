@@ -16,11 +16,11 @@ final class MicrometerBridge {
 
   static ConsumerMetrics metrics(ApplicationContext context, ConsumerOps ops) {
     MeterRegistry registry = context.getBeanProvider(MeterRegistry.class).getIfUnique();
-    return registry == null ? ConsumerMetrics.noop() : MicrometerConsumerMetrics.of(registry, ops, Clock.systemUTC());
+    return registry == null ? ConsumerMetrics.NONE : MicrometerConsumerMetrics.of(registry, ops, Clock.systemUTC());
   }
 
   static IdempotencyMetrics idempotencyMetrics(ApplicationContext context) {
     MeterRegistry registry = context.getBeanProvider(MeterRegistry.class).getIfUnique();
-    return registry == null ? IdempotencyMetrics.noop() : MicrometerIdempotencyMetrics.of(registry);
+    return registry == null ? IdempotencyMetrics.NONE : MicrometerIdempotencyMetrics.of(registry);
   }
 }

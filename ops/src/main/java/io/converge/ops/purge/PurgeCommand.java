@@ -2,6 +2,8 @@ package io.converge.ops.purge;
 
 import io.converge.ops.db.DbCommand;
 import io.converge.outbox.Outbox;
+import io.converge.producer.support.BatchPurger;
+import io.converge.producer.support.Require;
 import java.io.PrintWriter;
 import java.time.Duration;
 import javax.sql.DataSource;
@@ -37,8 +39,8 @@ public final class PurgeCommand extends DbCommand {
 
   @Override
   protected String problem() {
-    if (batchSize < 1 || batchSize > 100_000) {
-      return "--batch-size must be between 1 and 100000, but was " + batchSize;
+    if (batchSize < 1 || batchSize > BatchPurger.MAX_BATCH_SIZE) {
+      return Require.failure("--batch-size", "be between 1 and " + BatchPurger.MAX_BATCH_SIZE, batchSize);
     }
     return super.problem();
   }

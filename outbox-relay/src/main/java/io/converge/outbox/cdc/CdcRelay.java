@@ -3,6 +3,8 @@ package io.converge.outbox.cdc;
 import io.converge.outbox.spi.OutboxSink;
 import io.converge.outbox.spi.RelayMetrics;
 import io.converge.producer.ConvergeException;
+import io.converge.producer.support.OptionalDependency;
+import io.converge.producer.support.Require;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.regex.Pattern;
@@ -211,49 +213,26 @@ public interface CdcRelay extends AutoCloseable {
      * @throws ConvergeException naming the Debezium artifacts when they are not on the class path
      */
     public CdcRelay build() {
-      if (name == null || !NAME.matcher(name).matches()) {
-        throw new IllegalArgumentException("cdc.name must match " + NAME.pattern() + ", but was " + name);
-      }
-      if (jdbcUrl == null || !jdbcUrl.startsWith("jdbc:postgresql://")) {
-        throw new IllegalArgumentException("cdc.jdbcUrl must be jdbc:postgresql://host:port/db, but was " + jdbcUrl);
-      }
-      if (schema == null || !SCHEMA.matcher(schema).matches()) {
-        throw new IllegalArgumentException("cdc.schema must match " + SCHEMA.pattern() + ", but was " + schema);
-      }
+      Require.matches("cdc.name", name, NAME);
+      Require.that(jdbcUrl != null && jdbcUrl.startsWith("jdbc:postgresql://"), "cdc.jdbcUrl", "be jdbc:postgresql://host:port/db",
+          jdbcUrl);
+      Require.matches("cdc.schema", schema, SCHEMA);
       Objects.requireNonNull(sink, "cdc.sink must be set");
-      if (maxAttempts < 1 || maxAttempts > 1000) {
-        throw new IllegalArgumentException("cdc.maxAttempts must be between 1 and 1000, but was " + maxAttempts);
-      }
-      if (retryBase == null || retryMax == null || retryBase.isNegative() || retryMax.compareTo(retryBase) < 0) {
-        throw new IllegalArgumentException("cdc.retryBackoff must be 0 <= base <= max, but was " + retryBase + ", " + retryMax);
-      }
-      if (offsetFlushInterval == null || offsetFlushInterval.toMillis() < 10) {
-        throw new IllegalArgumentException("cdc.offsetFlushInterval must be at least 10ms, but was " + offsetFlushInterval);
-      }
-      positive("cdc.sweepAge", sweepAge);
-      positive("cdc.sweepInterval", sweepInterval);
-      positive("cdc.heartbeatInterval", heartbeatInterval);
-      positive("cdc.outageBackoffBase", outageBase);
-      positive("cdc.metricsInterval", metricsInterval);
-      if (outageMax == null || outageMax.compareTo(outageBase) < 0) {
-        throw new IllegalArgumentException("cdc.outageBackoffMax must be at least cdc.outageBackoffBase (" + outageBase
-            + "), but was " + outageMax);
-      }
+      Require.between("cdc.maxAttempts", maxAttempts, 1, 1000);
+      Require.that(retryBase != null && retryMax != null && !retryBase.isNegative() && retryMax.compareTo(retryBase) >= 0,
+          "cdc.retryBackoff", "be 0 <= base <= max", retryBase + ", " + retryMax);
+      Require.atLeast("cdc.offsetFlushInterval", offsetFlushInterval, Duration.ofMillis(10), "10ms");
+      Require.positive("cdc.sweepAge", sweepAge);
+      Require.positive("cdc.sweepInterval", sweepInterval);
+      Require.positive("cdc.heartbeatInterval", heartbeatInterval);
+      Require.positive("cdc.outageBackoffBase", outageBase);
+      Require.positive("cdc.metricsInterval", metricsInterval);
+      Require.atLeast("cdc.outageBackoffMax", outageMax, outageBase, "cdc.outageBackoffBase (" + outageBase + ")");
       Objects.requireNonNull(metrics, "cdc.metrics must be set");
-      try {
-        Class.forName("io.debezium.connector.postgresql.PostgresConnector", false, CdcRelay.class.getClassLoader());
-        Class.forName("io.debezium.embedded.async.AsyncEmbeddedEngine", false, CdcRelay.class.getClassLoader());
-      } catch (ClassNotFoundException e) {
-        throw new ConvergeException("The CDC relay needs io.debezium:debezium-embedded and"
-            + " io.debezium:debezium-connector-postgres (3.6.1.Final) on the class path", e);
-      }
+      OptionalDependency.require("The CDC relay", "io.debezium:debezium-embedded and io.debezium:debezium-connector-postgres",
+          "3.6.1.Final", CdcRelay.class, "io.debezium.connector.postgresql.PostgresConnector",
+          "io.debezium.embedded.async.AsyncEmbeddedEngine");
       return new DebeziumCdcRelay(this);
-    }
-
-    private static void positive(String property, Duration value) {
-      if (value == null || value.isZero() || value.isNegative()) {
-        throw new IllegalArgumentException(property + " must be positive, but was " + value);
-      }
     }
   }
 }

@@ -1,11 +1,14 @@
 package io.converge.outbox.cdc;
 
+import io.converge.outbox.internal.Sleeper;
 import io.converge.producer.ConvergeException;
+import io.converge.producer.schema.Migrations;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -14,7 +17,8 @@ import org.slf4j.LoggerFactory;
  * The replication slot and publication (inserts into {@code converge_outbox} and
  * {@code converge_cdc_heartbeat}) of one CDC relay (same name): created before the engine starts,
  * so that the stream's start position exists when {@link CdcRelay#start()} returns; dropped when the
- * relay is retired. Stateless apart from its data source; thread-safe.
+ * relay is retired. Also creates the relay's tables ({@link #prepare}) and reads the slot's lag.
+ * Stateless apart from its data source; thread-safe.
  */
 final class CdcSlot {
 
@@ -34,11 +38,20 @@ final class CdcSlot {
   private final DataSource db;
   private final String name;
   private final String schema;
+  private final Sleeper sleeper;
 
-  CdcSlot(DataSource db, String name, String schema) {
+  /** The slot and publication {@code name} on the outbox in {@code schema}; {@code sleeper} paces a drop's retries. */
+  CdcSlot(DataSource db, String name, String schema, Sleeper sleeper) {
     this.db = db;
     this.name = name;
     this.schema = schema;
+    this.sleeper = sleeper;
+  }
+
+  /** Applies the {@code cdc} migrations, then {@link #create}s publication and slot. */
+  boolean prepare() {
+    Migrations.apply(db, "cdc");
+    return create();
   }
 
   /** Creates the insert-only publication and the pgoutput slot if missing; returns whether the slot is new. */
@@ -101,7 +114,7 @@ final class CdcSlot {
           if (attempt >= 20) {
             throw e;
           }
-          Thread.sleep(250); // the walsender of the closed engine may still be exiting
+          sleeper.sleep(Duration.ofMillis(250)); // the walsender of the closed engine may still be exiting
         }
       }
       s.execute("DROP PUBLICATION IF EXISTS " + name);

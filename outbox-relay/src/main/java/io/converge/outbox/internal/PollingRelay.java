@@ -1,44 +1,53 @@
 package io.converge.outbox.internal;
 
-import io.converge.producer.support.Backoff;
 import io.converge.outbox.Outbox;
 import io.converge.outbox.OutboxRelay;
 import io.converge.outbox.OutboxRelayBuilder.Settings;
 import io.converge.producer.DatabaseUnavailableException;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Clock;
 import java.time.Duration;
-import java.util.concurrent.ThreadLocalRandom;
+import java.time.Instant;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The polling relay: one thread that runs {@link RelayCycle}s back to back while there is work, polls
- * adaptively when idle, backs off exponentially with jitter while the broker or the database is
- * unavailable, and now and then reads the metrics and purges published rows. Thread-safe.
+ * The polling relay: one thread that runs {@link RelayCycle}s at the {@link Pacing} (back to back while
+ * there is work, adaptive idle polls, the outage backoff while the broker or the database is
+ * unavailable), and now and then reads the metrics and purges published rows. Time comes from an
+ * injected {@link Clock} and pauses from an injected {@link Sleeper}. Thread-safe.
  */
 public final class PollingRelay implements OutboxRelay {
 
   private static final Logger LOG = LoggerFactory.getLogger(PollingRelay.class);
 
   private final Settings settings;
+  private final DeliveryPolicy policy;
   private final RelayCycle cycle;
-  private final Backoff outage;
   private final Outbox outbox;
+  private final Clock clock;
+  private final Sleeper sleeper;
   private final AtomicBoolean started = new AtomicBoolean();
   private final AtomicBoolean closed = new AtomicBoolean();
-  private final Object wake = new Object();
   private volatile Thread thread;
 
-  /** A relay with {@code settings}, not started. */
+  /** A relay with {@code settings}, not started, on the system clock. */
   public PollingRelay(Settings settings) {
+    this(settings, Clock.systemUTC(), Sleeper.wakeable());
+  }
+
+  /** A relay with {@code settings}, not started, reading time from {@code clock} and pausing with {@code sleeper}. */
+  public PollingRelay(Settings settings, Clock clock, Sleeper sleeper) {
     this.settings = settings;
-    this.cycle = new RelayCycle(settings, new Backoff(settings.retryBase(), Duration.ofMinutes(5), () -> ThreadLocalRandom.current().nextDouble()),
-        Duration.ZERO);
-    this.outage = new Backoff(settings.brokerBackoffBase(), settings.brokerBackoffMax(), () -> ThreadLocalRandom.current().nextDouble());
+    this.policy = DeliveryPolicy.of(new OutboxRows(), settings.maxAttempts(), settings.retryBase(), Duration.ofMinutes(5),
+        settings.brokerBackoffBase(), settings.brokerBackoffMax(), settings.metrics());
+    this.cycle = new RelayCycle(settings.sink(), settings.batchSize(), policy, Duration.ZERO);
     this.outbox = Outbox.on(settings.dataSource());
+    this.clock = clock;
+    this.sleeper = sleeper;
   }
 
   @Override
@@ -65,10 +74,9 @@ public final class PollingRelay implements OutboxRelay {
   }
 
   private void loop() {
-    Duration idle = settings.idlePollMin();
-    int failures = 0;
-    long nextPurge = System.nanoTime() + settings.purgeInterval().toNanos();
-    long nextMetrics = System.nanoTime();
+    Pacing pacing = new Pacing(settings, policy);
+    Instant nextPurge = clock.instant().plus(settings.purgeInterval());
+    Instant nextMetrics = clock.instant();
     Connection c = null;
     while (!closed.get()) {
       Duration pause;
@@ -80,45 +88,26 @@ public final class PollingRelay implements OutboxRelay {
         if (r.published() > 0) {
           settings.metrics().published(r.published());
         }
-        if (r.brokerUnavailable()) {
-          failures++;
-          pause = outage.delay(failures);
-          if (failures == 1 || failures % 10 == 0) {
-            LOG.warn("Outbox relay {}: broker unavailable through {} ({} failures in a row); retrying in {}",
-                settings.name(), settings.sink().name(), failures, pause);
-          }
-        } else {
-          if (failures > 0) {
-            LOG.warn("Outbox relay {}: broker available again after {} failures", settings.name(), failures);
-          }
-          failures = 0;
-          if (r.published() + r.refused() >= settings.batchSize()) {
-            pause = Duration.ZERO; // more work is waiting
-            idle = settings.idlePollMin();
-          } else if (r.published() + r.refused() > 0) {
-            idle = settings.idlePollMin();
-            pause = idle;
-          } else {
-            pause = idle;
-            idle = min(idle.multipliedBy(2), settings.idlePollMax());
-          }
-        }
+        pause = pacing.after(r);
       } catch (SQLException | RuntimeException e) {
-        failures++;
-        pause = outage.delay(failures);
-        LOG.warn("Outbox relay {}: cycle failed ({}); retrying in {}", settings.name(), e.toString(), pause);
+        pause = pacing.afterFailure(e);
         c = closeQuietly(c);
       }
-      long now = System.nanoTime();
-      if (now >= nextMetrics) {
-        nextMetrics = now + settings.metricsInterval().toNanos();
+      Instant now = clock.instant();
+      if (!now.isBefore(nextMetrics)) {
+        nextMetrics = now.plus(settings.metricsInterval());
         readMetrics();
       }
-      if (!settings.purgeInterval().isZero() && now >= nextPurge) {
-        nextPurge = now + settings.purgeInterval().toNanos();
+      if (!settings.purgeInterval().isZero() && !now.isBefore(nextPurge)) {
+        nextPurge = now.plus(settings.purgeInterval());
         purge();
       }
-      sleep(pause);
+      try {
+        sleeper.sleep(pause);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        closed.set(true);
+      }
     }
     closeQuietly(c);
   }
@@ -143,22 +132,6 @@ public final class PollingRelay implements OutboxRelay {
     }
   }
 
-  private void sleep(Duration pause) {
-    if (pause.isZero()) {
-      return;
-    }
-    synchronized (wake) {
-      try {
-        if (!closed.get()) {
-          TimeUnit.NANOSECONDS.timedWait(wake, pause.toNanos());
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        closed.set(true);
-      }
-    }
-  }
-
   private static Connection closeQuietly(Connection c) {
     if (c != null) {
       try {
@@ -170,10 +143,6 @@ public final class PollingRelay implements OutboxRelay {
     return null;
   }
 
-  private static Duration min(Duration a, Duration b) {
-    return a.compareTo(b) <= 0 ? a : b;
-  }
-
   @Override
   public String name() {
     return settings.name();
@@ -182,9 +151,7 @@ public final class PollingRelay implements OutboxRelay {
   @Override
   public void close() {
     if (closed.compareAndSet(false, true)) {
-      synchronized (wake) {
-        wake.notifyAll();
-      }
+      sleeper.wake();
       Thread t = thread;
       if (t != null) {
         try {

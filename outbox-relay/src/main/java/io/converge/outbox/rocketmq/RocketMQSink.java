@@ -5,6 +5,7 @@ import io.converge.outbox.spi.OutboxSink;
 import io.converge.outbox.spi.SendAllResult;
 import io.converge.producer.ConvergeException;
 import io.converge.producer.rocketmq.RocketMQSettings;
+import io.converge.producer.support.Require;
 import java.time.Duration;
 import java.util.List;
 
@@ -100,13 +101,9 @@ public final class RocketMQSink implements OutboxSink {
      * @throws ConvergeException when rocketmq-client is missing or the client cannot start
      */
     public RocketMQSink build() {
-      if (group == null || !group.matches("[A-Za-z0-9_-]{1,100}")) {
-        throw new IllegalArgumentException("rocketmq.group must match [A-Za-z0-9_-]{1,100}, but was " + group);
-      }
+      Require.that(group != null && group.matches("[A-Za-z0-9_-]{1,100}"), "rocketmq.group", "match [A-Za-z0-9_-]{1,100}", group);
       RocketMQSettings.sendTimeout(sendTimeout);
-      if (maxMessageBytes < 1 || maxMessageBytes > 64 * 1024 * 1024) {
-        throw new IllegalArgumentException("rocketmq.maxMessageBytes must be between 1 and 67108864, but was " + maxMessageBytes);
-      }
+      Require.between("rocketmq.maxMessageBytes", maxMessageBytes, 1, 64 * 1024 * 1024);
       RocketMQSettings.requireClient("sink");
       return new RocketMQSink(new RocketMQClient(nameServer, group, sendTimeout, maxMessageBytes), sendTimeout);
     }

@@ -8,9 +8,8 @@ import io.converge.outbox.rocketmq.RocketMQSink;
 import io.converge.outbox.spi.OutboxSink;
 import io.converge.outbox.spi.RelayMetrics;
 import io.converge.producer.TxnProducer;
-import io.converge.producer.TxnProducerBuilder;
-import io.converge.producer.schema.Migrations;
-import io.converge.producer.spring.ConvergeProducerProperties;
+import io.converge.producer.spring.ConvergeProducerConfiguration;
+import io.converge.producer.spring.ProducerBackend;
 import io.converge.producer.spring.TransactionalPublisher;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Objects;
@@ -24,12 +23,14 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 
 /**
- * Spring Boot auto-configuration of the outbox when {@code converge.producer.mode=outbox}: a
- * {@link TxnProducer} on the outbox backend and a {@link TransactionalPublisher} on the application's
- * {@code DataSource}, and, unless {@code converge.outbox.relay-enabled=false}, a started
- * {@link OutboxRelay} publishing through the application's {@link OutboxSink} bean if it has one, else
+ * Spring Boot auto-configuration of the outbox when {@code converge.producer.mode=outbox}: the outbox
+ * {@link ProducerBackend}, from which {@link ConvergeProducerConfiguration} makes a {@link TxnProducer}
+ * and a {@link TransactionalPublisher} on the application's {@code DataSource} (with
+ * {@code converge.producer.*} and producer metrics as in every mode), and, unless
+ * {@code converge.outbox.relay-enabled=false}, a started {@link OutboxRelay} publishing through the application's {@link OutboxSink} bean if it has one, else
  * the sink named by {@code converge.outbox.sink} ({@code rocketmq} by default; {@code pulsar} comes from
  * {@code converge-pulsar-adapter}'s auto-configuration). Each bean is replaceable by one's own.
  */
@@ -39,33 +40,14 @@ import org.springframework.context.annotation.Configuration;
     "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
     "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"})
 @ConditionalOnProperty(prefix = "converge.producer", name = "mode", havingValue = "outbox")
-@EnableConfigurationProperties({ConvergeProducerProperties.class, OutboxProperties.class})
+@EnableConfigurationProperties(OutboxProperties.class)
+@Import(ConvergeProducerConfiguration.class)
 class OutboxAutoConfiguration {
-
-  @Bean(destroyMethod = "close")
-  @ConditionalOnMissingBean
-  @ConditionalOnBean(DataSource.class)
-  TxnProducer convergeTxnProducer(ConvergeProducerProperties p, DataSource dataSource) {
-    String group = Objects.requireNonNull(p.group(), "converge.producer.group is required");
-    if (!Boolean.FALSE.equals(p.migrate())) {
-      Migrations.apply(dataSource, "producer");
-      Migrations.apply(dataSource, "outbox");
-    }
-    TxnProducerBuilder b = TxnProducer.builder().group(group).dataSource(dataSource).backend(OutboxBackend.outbox());
-    if (p.maxPayloadBytes() != null) {
-      b.maxPayloadBytes(p.maxPayloadBytes());
-    }
-    if (p.localTransactionTimeout() != null) {
-      b.localTransactionTimeout(p.localTransactionTimeout());
-    }
-    return b.build();
-  }
 
   @Bean
   @ConditionalOnMissingBean
-  @ConditionalOnBean({TxnProducer.class, DataSource.class})
-  TransactionalPublisher convergeTransactionalPublisher(TxnProducer producer, DataSource dataSource) {
-    return new TransactionalPublisher(producer, dataSource);
+  ProducerBackend convergeProducerBackend() {
+    return ProducerBackend.of(OutboxBackend::outbox, "producer", "outbox");
   }
 
   @Bean(destroyMethod = "close")

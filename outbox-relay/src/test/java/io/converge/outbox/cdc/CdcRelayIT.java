@@ -3,22 +3,20 @@ package io.converge.outbox.cdc;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.outbox.Deliveries;
-import io.converge.outbox.OutboxBackend;
+import io.converge.outbox.RelayBed;
+import io.converge.outbox.RelayFixture;
 import io.converge.outbox.rocketmq.RocketMQSink;
 import io.converge.producer.Envelope;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
-import io.converge.producer.schema.Migrations;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -39,19 +37,14 @@ import org.junit.jupiter.api.io.TempDir;
  * order, rolled-back rows never, and after a kill -9 everything delivered with a replay bounded by
  * the offset flush (not the whole history).
  */
-@ExtendWith(RocketMQExtension.class)
+@ExtendWith({RocketMQExtension.class, RelayBed.Extension.class})
 class CdcRelayIT {
 
   private record Outbox(DataSource ds, String schema) {}
 
   private static Outbox newOutbox() throws Exception {
-    DataSource ds = ConvergePostgres.shared().newSchema("cdc");
-    Migrations.apply(ds, "producer");
-    Migrations.apply(ds, "outbox");
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT current_schema()")) {
-      rs.next();
-      return new Outbox(ds, rs.getString(1));
-    }
+    CdcSupport.Schema s = CdcSupport.newSchema();
+    return new Outbox(s.ds(), s.name());
   }
 
   private static CdcRelay.Builder relay(String name, Outbox o) {
@@ -60,62 +53,52 @@ class CdcRelayIT {
         .offsetFlushInterval(Duration.ofMillis(200));
   }
 
+  private static CdcRelay.Builder relay(RelayBed bed, String name) {
+    return bed.cdc(name).offsetFlushInterval(Duration.ofMillis(200));
+  }
+
   private static TxnProducer producer(DataSource ds) {
-    return TxnProducer.builder().group("cdc-" + UUID.randomUUID().toString().substring(0, 8)).dataSource(ds)
-        .backend(OutboxBackend.outbox()).build();
+    return RelayFixture.producer(ds);
   }
 
   private static String publish(TxnProducer p, String topic, String key) {
-    return p.inTransaction(tx -> tx.publish(OutgoingMessage.builder(topic).key(key).payload(key.getBytes(UTF_8)).build()));
-  }
-
-  private static long count(DataSource ds, String sql) throws Exception {
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-      rs.next();
-      return rs.getLong(1);
-    }
+    return RelayFixture.publish(p, topic, key);
   }
 
   @Test
-  void committedRowsArriveInPerKeyOrderRolledBackNeverAndDropSlotCleansUp(EmbeddedRocketMQ mq) throws Exception {
-    Outbox o = newOutbox();
-    String topic = RocketMQExtension.uniqueTopic("cdc");
-    mq.createTopic(topic);
-    String name = "it_" + UUID.randomUUID().toString().substring(0, 8);
+  void committedRowsArriveInPerKeyOrderRolledBackNeverAndDropSlotCleansUp(RelayBed bed) throws Exception {
+    String name = RelayBed.uniqueName("it");
     Map<String, List<String>> committed = new HashMap<>();
     List<String> all = new ArrayList<>();
-    try (Deliveries deliveries = new Deliveries(mq, topic); TxnProducer p = producer(o.ds());
-         RocketMQSink sink = RocketMQSink.nameServer(mq.nameServerAddress()).group("cdc-" + name).build()) {
-      CdcRelay relay = relay(name, o).sink(sink).build();
+    try (RocketMQSink sink = bed.sink().group("cdc-" + name).build()) {
+      CdcRelay relay = relay(bed, name).sink(sink).build();
       relay.start();
       for (int i = 0; i < 120; i++) {
         String key = "cart-" + (i % 6);
-        String id = publish(p, topic, key);
+        String id = bed.publish(key);
         committed.computeIfAbsent(key, k -> new ArrayList<>()).add(id);
         all.add(id);
         if (i % 20 == 0) {
-          assertThatThrownBy(() -> p.inTransaction(tx -> {
-            tx.publish(OutgoingMessage.builder(topic).key(key).payload("rolled back".getBytes(UTF_8)).build());
+          assertThatThrownBy(() -> bed.producer.inTransaction(tx -> {
+            tx.publish(OutgoingMessage.builder(bed.topic).key(key).payload("rolled back".getBytes(UTF_8)).build());
             throw new IllegalStateException("business failure");
           })).isInstanceOf(IllegalStateException.class);
         }
       }
-      deliveries.awaitAll(all, Duration.ofSeconds(60));
-      Thread.sleep(500);
-      List<MessageExt> raw = deliveries.raw();
+      bed.deliveries.awaitAll(all, Duration.ofSeconds(60));
+      bed.deliveries.awaitQuiet(Duration.ofMillis(500));
+      List<MessageExt> raw = bed.deliveries.raw();
       assertThat(raw).as("rolled back rows never, committed ones once").hasSize(all.size());
-      Map<String, List<String>> byKey = raw.stream().sorted(Comparator.comparingLong(MessageExt::getQueueOffset))
-          .collect(Collectors.groupingBy(m -> m.getUserProperty(Envelope.KEY),
-              Collectors.mapping(m -> m.getUserProperty(Envelope.MESSAGE_ID), Collectors.toList())));
+      Map<String, List<String>> byKey = CdcSupport.byKey(bed.deliveries);
       committed.forEach((key, ids) -> assertThat(byKey.get(key)).as("order of %s", key).containsExactlyElementsOf(ids));
       // marked published after the send (the purge and the lag metric read it)
-      java.util.concurrent.TimeUnit.MILLISECONDS.sleep(500);
-      assertThat(count(o.ds(), "SELECT count(*) FROM converge_outbox WHERE published_at IS NULL")).isZero();
+      await().atMost(Duration.ofSeconds(10)).until(() -> bed.count("published_at IS NULL") == 0);
+      assertThat(bed.count("published_at IS NULL")).isZero();
       assertThat(relay.published()).isEqualTo(all.size());
       relay.dropSlot();
-      assertThat(count(o.ds(), "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'converge_cdc_" + name + "'")).isZero();
-      assertThat(count(o.ds(), "SELECT count(*) FROM pg_publication WHERE pubname = 'converge_cdc_" + name + "'")).isZero();
-      assertThat(count(o.ds(), "SELECT count(*) FROM converge_cdc_offset WHERE relay_name = '" + name + "'")).isZero();
+      assertThat(bed.scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'converge_cdc_" + name + "'")).isZero();
+      assertThat(bed.scalar("SELECT count(*) FROM pg_publication WHERE pubname = 'converge_cdc_" + name + "'")).isZero();
+      assertThat(bed.scalar("SELECT count(*) FROM converge_cdc_offset WHERE relay_name = '" + name + "'")).isZero();
     }
   }
 
@@ -139,13 +122,13 @@ class CdcRelayIT {
       while (!Files.readString(log).contains("CDC-STARTED") && System.nanoTime() < deadline) {
         Thread.sleep(100);
       }
-      Thread.sleep(3000);
+      CdcSupport.awaitSlotActive(o.ds(), "converge_cdc_" + name);
       // phase 1: 200 rows, relayed and their offset flushed before anything goes wrong
       for (int i = 0; i < 200; i++) {
         all.add(publish(p, topic, "cart-" + (i % 9)));
       }
       deliveries.awaitAll(all, Duration.ofSeconds(60));
-      Thread.sleep(1500);
+      CdcSupport.awaitSlotConfirmedNow(o.ds(), "converge_cdc_" + name);
       // phase 2: 100 more; the relay dies after its 250th send, 50 rows into them
       for (int i = 0; i < 100; i++) {
         all.add(publish(p, topic, "cart-" + (i % 9)));
@@ -162,7 +145,7 @@ class CdcRelayIT {
         CdcRelay heir = relay(name, o).sink(sink).build();
         heir.start();
         deliveries.awaitAll(all, Duration.ofSeconds(60));
-        Thread.sleep(1000);
+        deliveries.awaitQuiet(Duration.ofSeconds(1));
         heir.dropSlot();
       }
       Map<String, Long> perId = deliveries.raw().stream()
@@ -174,72 +157,57 @@ class CdcRelayIT {
     }
   }
 
-  private static void awaitSlot(DataSource ds, CdcRelay relay) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (count(ds, "SELECT count(*) FROM pg_replication_slots WHERE active AND slot_name = '" + relay.slotName() + "'") == 0) {
-      assertThat(System.nanoTime()).as("slot %s active within 60 s", relay.slotName()).isLessThan(deadline);
-      Thread.sleep(50);
-    }
-  }
-
-  private static void awaitParked(DataSource ds, long n) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (io.converge.outbox.Outbox.on(ds).parkedCount() != n) {
-      assertThat(System.nanoTime()).as("%d rows parked within 60 s", n).isLessThan(deadline);
-      Thread.sleep(50);
-    }
+  private static void awaitParked(DataSource ds, long n) {
+    await(n + " rows parked within 60 s").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+        .until(() -> io.converge.outbox.Outbox.on(ds).parkedCount() == n);
   }
 
   @Test
-  void poisonKeyIsParkedAcrossRestartsWhileOthersFlowAndResumeSendsItInOrder(EmbeddedRocketMQ mq) throws Exception {
-    Outbox o = newOutbox();
-    String topic = RocketMQExtension.uniqueTopic("cdcpoison");
-    mq.createTopic(topic);
-    String name = "poison_" + UUID.randomUUID().toString().substring(0, 8);
-    try (Deliveries deliveries = new Deliveries(mq, topic); TxnProducer p = producer(o.ds());
-         RocketMQSink strict = RocketMQSink.nameServer(mq.nameServerAddress()).group("cdc-strict-" + name)
-             .maxMessageBytes(64 * 1024).build();
-         RocketMQSink lenient = RocketMQSink.nameServer(mq.nameServerAddress()).group("cdc-lenient-" + name).build()) {
-      CdcRelay relay = relay(name, o).sink(strict).maxAttempts(3).retryBackoff(Duration.ofMillis(50), Duration.ofSeconds(1)).build();
+  void poisonKeyIsParkedAcrossRestartsWhileOthersFlowAndResumeSendsItInOrder(RelayBed bed) throws Exception {
+    DataSource ds = bed.ds;
+    Deliveries deliveries = bed.deliveries;
+    String name = RelayBed.uniqueName("poison");
+    try (RocketMQSink strict = bed.sink().group("cdc-strict-" + name).maxMessageBytes(64 * 1024).build();
+         RocketMQSink lenient = bed.sink().group("cdc-lenient-" + name).build()) {
+      CdcRelay relay = relay(bed, name).sink(strict).maxAttempts(3).retryBackoff(Duration.ofMillis(50), Duration.ofSeconds(1)).build();
       relay.start();
-      awaitSlot(o.ds(), relay);
-      String poison = p.inTransaction(tx -> tx.publish(OutgoingMessage.builder(topic).key("poison").payload(new byte[100 * 1024]).build()));
-      String afterPoison = publish(p, topic, "poison");
+      CdcSupport.awaitSlotActive(ds, relay.slotName());
+      String poison = bed.publish("poison", new byte[100 * 1024]);
+      String afterPoison = bed.publish("poison");
       List<String> healthy = new ArrayList<>();
       for (int i = 0; i < 60; i++) {
-        healthy.add(publish(p, topic, "healthy-" + (i % 6)));
+        healthy.add(bed.publish("healthy-" + (i % 6)));
       }
       deliveries.awaitAll(healthy, Duration.ofSeconds(60));
-      awaitParked(o.ds(), 1); // the head; the key's later rows wait unpublished, as with the polling relay
-      assertThat(count(o.ds(), "SELECT count(*) FROM converge_outbox WHERE message_id = '" + poison
-          + "' AND attempts = 3 AND last_error LIKE '%InvalidMessageException%'")).isOne();
+      awaitParked(ds, 1); // the head; the key's later rows wait unpublished, as with the polling relay
+      assertThat(bed.count("message_id = '" + poison + "' AND attempts = 3 AND last_error LIKE '%InvalidMessageException%'")).isOne();
 
       // a restart forgets nothing: the table says the key is parked, so its new rows wait behind it
       relay.close();
       relay.start();
-      awaitSlot(o.ds(), relay);
-      String whileParked = publish(p, topic, "poison");
-      String healthyAfter = publish(p, topic, "healthy-0");
+      CdcSupport.awaitSlotActive(ds, relay.slotName());
+      String whileParked = bed.publish("poison");
+      String healthyAfter = bed.publish("healthy-0");
       deliveries.awaitAll(List.of(healthyAfter), Duration.ofSeconds(60));
-      assertThat(count(o.ds(), "SELECT count(*) FROM converge_outbox WHERE order_key = 'poison' AND published_at IS NULL")).isEqualTo(3);
-      assertThat(io.converge.outbox.Outbox.on(o.ds()).parkedCount()).isOne();
+      assertThat(bed.count("order_key = 'poison' AND published_at IS NULL")).isEqualTo(3);
+      assertThat(io.converge.outbox.Outbox.on(ds).parkedCount()).isOne();
 
       // resumed while still too large: parked again with a fresh count, nothing of the key sent
       assertThat(relay.resume("poison")).isZero();
-      assertThat(io.converge.outbox.Outbox.on(o.ds()).parkedCount()).isOne();
+      assertThat(io.converge.outbox.Outbox.on(ds).parkedCount()).isOne();
       assertThat(deliveries.ids()).doesNotContain(poison, afterPoison, whileParked);
 
       // the limit raised (a relay of the same name with another sink): the key goes out, in order
       relay.close();
-      CdcRelay raised = relay(name, o).sink(lenient).build();
+      CdcRelay raised = relay(bed, name).sink(lenient).build();
       assertThat(raised.resume("poison")).isEqualTo(3);
       assertThat(raised.resume("poison")).as("nothing left to resume").isZero();
       deliveries.awaitAll(List.of(poison, afterPoison, whileParked), Duration.ofSeconds(60));
       List<String> poisonOrder = deliveries.raw().stream().filter(m -> "poison".equals(m.getUserProperty(Envelope.KEY)))
           .sorted(Comparator.comparingLong(MessageExt::getQueueOffset)).map(m -> m.getUserProperty(Envelope.MESSAGE_ID)).toList();
       assertThat(poisonOrder).containsExactly(poison, afterPoison, whileParked);
-      assertThat(io.converge.outbox.Outbox.on(o.ds()).parkedCount()).isZero();
-      assertThat(count(o.ds(), "SELECT count(*) FROM converge_outbox WHERE published_at IS NULL")).isZero();
+      assertThat(io.converge.outbox.Outbox.on(ds).parkedCount()).isZero();
+      assertThat(bed.count("published_at IS NULL")).isZero();
       raised.dropSlot();
     }
   }

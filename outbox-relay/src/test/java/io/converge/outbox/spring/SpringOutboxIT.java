@@ -1,8 +1,7 @@
 package io.converge.outbox.spring;
 
-import static java.nio.charset.StandardCharsets.UTF_8;
+import static io.converge.producer.testing.SpringPublishing.message;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
@@ -10,21 +9,17 @@ import io.converge.broker.rocketmq.RecordingConsumer;
 import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.outbox.OutboxRelay;
 import io.converge.producer.Envelope;
-import io.converge.producer.MessageIds;
-import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.spring.TransactionalPublisher;
+import io.converge.producer.testing.SpringPublishing;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * With {@code converge.producer.mode=outbox}, Boot wires the outbox producer, the publisher that joins
@@ -34,14 +29,16 @@ import org.springframework.transaction.support.TransactionTemplate;
 @ExtendWith(RocketMQExtension.class)
 class SpringOutboxIT {
 
+  private static ApplicationContextRunner runner(DataSource db, String group, String... properties) {
+    return SpringPublishing.runner(db, OutboxAutoConfiguration.class)
+        .withPropertyValues("converge.producer.mode=outbox", "converge.producer.group=" + group)
+        .withPropertyValues(properties);
+  }
+
   @Test
   void outageBackoffMaxIsConfigurableAndValidated(EmbeddedRocketMQ mq) {
     DataSource db = ConvergePostgres.shared().newSchema("springbackoff");
-    ApplicationContextRunner runner = new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(OutboxAutoConfiguration.class))
-        .withBean(DataSource.class, () -> db)
-        .withPropertyValues("converge.producer.mode=outbox", "converge.producer.group=spring-backoff",
-            "converge.outbox.name-server=" + mq.nameServerAddress());
+    ApplicationContextRunner runner = runner(db, "spring-backoff", "converge.outbox.name-server=" + mq.nameServerAddress());
     runner.withPropertyValues("converge.outbox.outage-backoff-max=5s")
         .run(context -> assertThat(context).hasNotFailed().hasSingleBean(OutboxRelay.class));
     runner.withPropertyValues("converge.outbox.outage-backoff-max=100ms")
@@ -49,40 +46,47 @@ class SpringOutboxIT {
             .hasMessageContaining("relay.brokerBackoffMax").hasMessageContaining("PT0.1S"));
   }
 
+  /**
+   * Issue 14: outbox mode maps {@code converge.producer.*} like the other modes ({@code topics} and
+   * {@code log-retention} are validated, not ignored) and counts into the application's MeterRegistry.
+   */
+  @Test
+  void producerPropertiesAndMetricsApplyInOutboxMode(EmbeddedRocketMQ mq) {
+    DataSource db = ConvergePostgres.shared().newSchema("springoutboxprops");
+    ApplicationContextRunner runner = runner(db, "spring-props", "converge.outbox.relay-enabled=false");
+    runner.withPropertyValues("converge.producer.topics=no such topic")
+        .run(context -> assertThat(context).hasFailed().getFailure().rootCause()
+            .hasMessageContaining("producer.topics").hasMessageContaining("no such topic"));
+    runner.withPropertyValues("converge.producer.log-retention=1m")
+        .run(context -> assertThat(context).hasFailed().getFailure().rootCause()
+            .hasMessageContaining("producer.logRetention").hasMessageContaining("PT1M"));
+    runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          SpringPublishing.of(context, db).committed(message("orders", "o-1", "x"));
+          assertThat(context.getBean(MeterRegistry.class).get("txn.pending").tag("group", "spring-props").gauge().value())
+              .isZero();
+        });
+  }
+
   @Test
   void publisherJoinsTheSpringTransactionAndTheRelayDelivers(EmbeddedRocketMQ mq) throws Exception {
     String topic = RocketMQExtension.uniqueTopic("spring-outbox");
     mq.createTopic(topic);
-    DataSource db = ConvergePostgres.shared().newSchema("springoutbox");
-    new JdbcTemplate(db).execute("CREATE TABLE orders (id text PRIMARY KEY)");
-    new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(OutboxAutoConfiguration.class))
-        .withBean(DataSource.class, () -> db)
+    DataSource db = SpringPublishing.withOrders(ConvergePostgres.shared().newSchema("springoutbox"));
+    runner(db, "spring-orders", "converge.outbox.name-server=" + mq.nameServerAddress(), "converge.outbox.batch-size=50")
         .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
-        .withPropertyValues("converge.producer.mode=outbox", "converge.producer.group=spring-orders",
-            "converge.outbox.name-server=" + mq.nameServerAddress(), "converge.outbox.batch-size=50")
         .run(context -> {
           assertThat(context).hasSingleBean(TxnProducer.class).hasSingleBean(TransactionalPublisher.class)
               .hasSingleBean(OutboxRelay.class);
           assertThat(context.getBean(TxnProducer.class).backend()).isEqualTo("outbox");
-          TransactionalPublisher publisher = context.getBean(TransactionalPublisher.class);
-          TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(db));
+          SpringPublishing publishing = SpringPublishing.of(context, db);
           JdbcTemplate jdbc = new JdbcTemplate(db);
           try (RecordingConsumer consumer = RecordingConsumer.start(mq, topic)) {
-            String committed = MessageIds.shared().next();
-            tx.executeWithoutResult(s -> {
-              jdbc.update("INSERT INTO orders VALUES (?)", committed);
-              publisher.publish(OutgoingMessage.builder(topic).id(committed).key("o-1").payload("yes".getBytes(UTF_8)).build());
-            });
-            String rolledBack = MessageIds.shared().next();
-            assertThatThrownBy(() -> tx.executeWithoutResult(s -> {
-              jdbc.update("INSERT INTO orders VALUES (?)", rolledBack);
-              publisher.publish(OutgoingMessage.builder(topic).id(rolledBack).key("o-2").payload("no".getBytes(UTF_8)).build());
-              throw new IllegalStateException("rolled back");
-            })).hasMessage("rolled back");
+            String committed = publishing.committedWithOrder(message(topic, "o-1", "yes"));
+            String rolledBack = publishing.rolledBack(message(topic, "o-2", "no"), true);
             consumer.await(m -> committed.equals(m.getUserProperty(Envelope.MESSAGE_ID)), 1, Duration.ofSeconds(30));
-            String marker = MessageIds.shared().next();
-            tx.executeWithoutResult(s -> publisher.publish(OutgoingMessage.builder(topic).id(marker).key("o-2").payload("m".getBytes(UTF_8)).build()));
+            String marker = publishing.committed(message(topic, "o-2", "m"));
             consumer.await(m -> marker.equals(m.getUserProperty(Envelope.MESSAGE_ID)), 1, Duration.ofSeconds(30));
             assertThat(consumer.received(m -> rolledBack.equals(m.getUserProperty(Envelope.MESSAGE_ID)))).isEmpty();
             assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_outbox", Integer.class)).isEqualTo(2);

@@ -1,6 +1,8 @@
 package io.converge.producer.rocketmq;
 
 import io.converge.producer.ConvergeException;
+import io.converge.producer.support.OptionalDependency;
+import io.converge.producer.support.Require;
 import java.time.Duration;
 
 /**
@@ -30,9 +32,8 @@ public final class RocketMQSettings {
    * @throws IllegalArgumentException quoting the value otherwise
    */
   public static String nameServer(String nameServer) {
-    if (nameServer == null || !nameServer.matches("[A-Za-z0-9.:;_-]+")) {
-      throw new IllegalArgumentException("rocketmq.nameServer must be host:port[;host:port...], but was " + nameServer);
-    }
+    Require.that(nameServer != null && nameServer.matches("[A-Za-z0-9.:;_-]+"), "rocketmq.nameServer",
+        "be host:port[;host:port...]", nameServer);
     return nameServer;
   }
 
@@ -42,10 +43,7 @@ public final class RocketMQSettings {
    * @throws IllegalArgumentException quoting the value otherwise
    */
   public static Duration sendTimeout(Duration timeout) {
-    if (timeout == null || timeout.toMillis() < 100) {
-      throw new IllegalArgumentException("rocketmq.sendTimeout must be at least 100 ms, but was " + timeout);
-    }
-    return timeout;
+    return Require.atLeast("rocketmq.sendTimeout", timeout, Duration.ofMillis(100), "100 ms");
   }
 
   /**
@@ -55,11 +53,7 @@ public final class RocketMQSettings {
    * @throws ConvergeException naming the artifact to add when it is absent
    */
   public static void requireClient(String component) {
-    try {
-      Class.forName(CLIENT_CLASS, false, RocketMQSettings.class.getClassLoader());
-    } catch (ClassNotFoundException e) {
-      throw new ConvergeException("The RocketMQ " + component + " needs org.apache.rocketmq:rocketmq-client on the"
-          + " classpath (add it as a dependency, version 5.4.0)", e);
-    }
+    OptionalDependency.require("The RocketMQ " + component, "org.apache.rocketmq:rocketmq-client", "5.4.0",
+        RocketMQSettings.class, CLIENT_CLASS);
   }
 }

@@ -1,6 +1,8 @@
 package io.converge.producer.schema;
 
 import io.converge.producer.DatabaseUnavailableException;
+import io.converge.producer.support.Backoff;
+import io.converge.producer.support.Require;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLTimeoutException;
@@ -31,8 +33,8 @@ public final class DatabaseWait {
   /** The default limit, {@value #DEFAULT_SECONDS} s. */
   public static final Duration DEFAULT_LIMIT = Duration.ofSeconds(DEFAULT_SECONDS);
   private static final Duration MAX_LIMIT = Duration.ofHours(1);
-  private static final long FIRST_BACKOFF_MS = 500;
-  private static final long MAX_BACKOFF_MS = 5_000;
+  /** 500 ms doubling up to 5 s, without jitter. */
+  private static final Backoff BACKOFF = Backoff.withJitter(Duration.ofMillis(500), Duration.ofSeconds(5), 2.0, 0.0, null);
   private static final Logger LOG = LoggerFactory.getLogger(DatabaseWait.class);
 
   private static final Map<DataSource, DatabaseWait> ASSIGNED = Collections.synchronizedMap(new WeakHashMap<>());
@@ -54,9 +56,7 @@ public final class DatabaseWait {
    */
   public static DatabaseWait upTo(Duration limit, String setting) {
     Objects.requireNonNull(setting, "setting");
-    if (limit == null || limit.isNegative() || limit.compareTo(MAX_LIMIT) > 0) {
-      throw new IllegalArgumentException(setting + " must be between 0 and 1h, but was " + limit);
-    }
+    Require.that(limit != null && !limit.isNegative() && limit.compareTo(MAX_LIMIT) <= 0, setting, "be between 0 and 1h", limit);
     return new DatabaseWait(limit, setting);
   }
 
@@ -116,7 +116,6 @@ public final class DatabaseWait {
   public <T> T run(String what, Attempt<T> attempt) {
     long start = System.nanoTime();
     long deadline = start + limit.toNanos();
-    long backoff = FIRST_BACKOFF_MS;
     for (int n = 1; ; n++) {
       try {
         T result = attempt.run();
@@ -138,7 +137,7 @@ public final class DatabaseWait {
           throw new DatabaseUnavailableException("The database did not answer " + what + " within " + setting + "="
               + limit.toSeconds() + "s (" + n + " attempts); last error: " + cause, null, e);
         }
-        long sleep = Math.min(backoff, remainingMs);
+        long sleep = Math.min(BACKOFF.ceiling(n).toMillis(), remainingMs);
         LOG.warn("Converge: waiting for the database for {}: {} (attempt {}, next in {} ms; giving up after {}={}s)", what,
             cause.toString(), n, sleep, setting, limit.toSeconds());
         try {
@@ -147,7 +146,6 @@ public final class DatabaseWait {
           Thread.currentThread().interrupt();
           throw new DatabaseUnavailableException("Interrupted while waiting for the database for " + what, null, e);
         }
-        backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
       }
     }
   }

@@ -5,5 +5,9 @@
  * transaction log ({@link io.converge.producer.spi.TxnLog}, table {@code converge_txn_log}) records
  * the outcome of each message so that any instance can recover for a dead one. Backends: RocketMQ
  * half messages (this module), Pulsar transactions and the transactional outbox (their modules).
+ *
+ * <p>A producer that can join a transaction opened and ended by someone else (Spring's
+ * {@code TransactionalPublisher}) is a {@link io.converge.producer.spi.JoinableProducer}; the joined
+ * transaction, a {@link io.converge.producer.spi.JoinedTransaction}, is told of the transaction's end.
  */
 package io.converge.producer.spi;

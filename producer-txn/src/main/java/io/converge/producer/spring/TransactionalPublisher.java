@@ -4,7 +4,8 @@ import io.converge.producer.ConvergeException;
 import io.converge.producer.DatabaseUnavailableException;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
-import io.converge.producer.internal.DefaultTxnProducer;
+import io.converge.producer.spi.JoinableProducer;
+import io.converge.producer.spi.JoinedTransaction;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.IdentityHashMap;
@@ -37,13 +38,20 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  */
 public final class TransactionalPublisher {
 
-  private final DefaultTxnProducer producer;
+  private final JoinableProducer producer;
   private final DataSource dataSource;
 
-  /** A publisher through {@code producer} (built by {@link TxnProducer#builder()}) on {@code dataSource}. */
+  /**
+   * A publisher through {@code producer} on {@code dataSource}.
+   *
+   * @param producer a producer that can join a transaction ({@link JoinableProducer}): every one built by
+   *     {@link TxnProducer#builder()} can
+   * @throws IllegalArgumentException when {@code producer} cannot join a transaction
+   */
   public TransactionalPublisher(TxnProducer producer, DataSource dataSource) {
-    if (!(producer instanceof DefaultTxnProducer p)) {
-      throw new IllegalArgumentException("producer must be built by TxnProducer.builder(), but was " + producer.getClass());
+    if (!(producer instanceof JoinableProducer p)) {
+      throw new IllegalArgumentException("producer must implement " + JoinableProducer.class.getName()
+          + " (every TxnProducer.builder() producer does), but was " + producer.getClass());
     }
     this.producer = p;
     this.dataSource = dataSource;
@@ -63,11 +71,11 @@ public final class TransactionalPublisher {
       throw new ConvergeException("publish of message " + message.id() + " needs an active Spring transaction"
           + " (annotate the caller @Transactional, or use TxnProducer.inTransaction)", message.id(), null);
     }
-    DefaultTxnProducer.Joined joined = (DefaultTxnProducer.Joined) TransactionSynchronizationManager.getResource(this);
+    JoinedTransaction joined = (JoinedTransaction) TransactionSynchronizationManager.getResource(this);
     if (joined == null) {
       Connection connection = DataSourceUtils.getConnection(dataSource);
       requireTransactional(connection, message);
-      DefaultTxnProducer.Joined fresh = producer.join(connection);
+      JoinedTransaction fresh = producer.join(connection);
       TransactionSynchronizationManager.bindResource(this, fresh);
       TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
         // published count when each savepoint (a NESTED transaction) was set; identity: Spring's objects

@@ -1,8 +1,10 @@
 package io.converge.producer.spring;
 
+import static io.converge.producer.testing.SpringPublishing.message;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
@@ -14,13 +16,13 @@ import io.converge.producer.MessageIds;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TransactionTimedOutException;
 import io.converge.producer.TxnProducer;
+import io.converge.producer.testing.SpringPublishing;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -30,44 +32,37 @@ import org.springframework.transaction.support.TransactionTemplate;
 @ExtendWith(RocketMQExtension.class)
 class SpringTransactionalPublisherIT {
 
+  private static ApplicationContextRunner runner(EmbeddedRocketMQ mq, DataSource db, String group, String topic,
+                                                 String timeout) {
+    return SpringPublishing.runner(db, ConvergeProducerAutoConfiguration.class)
+        .withPropertyValues("converge.producer.mode=rocketmq", "converge.producer.group=" + group,
+            "converge.producer.name-server=" + mq.nameServerAddress(), "converge.producer.topics=" + topic,
+            "converge.producer.local-transaction-timeout=" + timeout);
+  }
+
   @Test
   void publishJoinsTheSpringTransaction(EmbeddedRocketMQ mq) throws Exception {
     String topic = RocketMQExtension.uniqueTopic("spring");
     mq.createTopic(topic);
-    DataSource db = ConvergePostgres.shared().newSchema("spring");
-    new JdbcTemplate(db).execute("CREATE TABLE orders (id text PRIMARY KEY)");
-    new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(ConvergeProducerAutoConfiguration.class))
-        .withBean(DataSource.class, () -> db)
+    DataSource db = SpringPublishing.withOrders(ConvergePostgres.shared().newSchema("spring"));
+    runner(mq, db, "spring-orders", topic, "5s")
         .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
-        .withPropertyValues("converge.producer.mode=rocketmq", "converge.producer.group=spring-orders",
-            "converge.producer.name-server=" + mq.nameServerAddress(), "converge.producer.topics=" + topic,
-            "converge.producer.local-transaction-timeout=5s")
         .run(context -> {
           assertThat(context).hasSingleBean(TxnProducer.class).hasSingleBean(TransactionalPublisher.class);
-          TransactionalPublisher publisher = context.getBean(TransactionalPublisher.class);
-          TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(db));
+          SpringPublishing publishing = SpringPublishing.of(context, db);
           JdbcTemplate jdbc = new JdbcTemplate(db);
           try (RecordingConsumer consumer = RecordingConsumer.start(mq, topic)) {
-            String committed = MessageIds.shared().next();
-            tx.executeWithoutResult(s -> {
-              jdbc.update("INSERT INTO orders VALUES (?)", committed);
-              publisher.publish(OutgoingMessage.builder(topic).id(committed).payload("yes".getBytes(UTF_8)).build());
-            });
-            String rolledBack = MessageIds.shared().next();
-            assertThatThrownBy(() -> tx.executeWithoutResult(s -> {
-              jdbc.update("INSERT INTO orders VALUES (?)", rolledBack);
-              publisher.publish(OutgoingMessage.builder(topic).id(rolledBack).payload("no".getBytes(UTF_8)).build());
-              throw new IllegalStateException("rolled back");
-            })).hasMessage("rolled back");
-            assertThatThrownBy(() -> publisher.publish(OutgoingMessage.builder(topic).payload(new byte[1]).build()))
+            String committed = publishing.committedWithOrder(message(topic, null, "yes"));
+            String rolledBack = publishing.rolledBack(message(topic, null, "no"), true);
+            assertThatThrownBy(() -> publishing.publisher().publish(OutgoingMessage.builder(topic).payload(new byte[1]).build()))
                 .isInstanceOf(ConvergeException.class).hasMessageContaining("needs an active Spring transaction");
 
             consumer.await(m -> committed.equals(m.getUserProperty(Envelope.MESSAGE_ID)), 1, Duration.ofSeconds(60));
-            String marker = MessageIds.shared().next();
-            tx.executeWithoutResult(s -> publisher.publish(OutgoingMessage.builder(topic).id(marker).payload("marker".getBytes(UTF_8)).build()));
+            String marker = publishing.committed(message(topic, null, "marker"));
             consumer.await(m -> marker.equals(m.getUserProperty(Envelope.MESSAGE_ID)), 1, Duration.ofSeconds(60));
-            Thread.sleep(3000); // past a check-back of the rolled-back half message
+            // past a check-back of the rolled-back half message, it still never arrived
+            await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10))
+                .until(() -> consumer.received(m -> rolledBack.equals(m.getUserProperty(Envelope.MESSAGE_ID))).isEmpty());
             assertThat(consumer.received(m -> rolledBack.equals(m.getUserProperty(Envelope.MESSAGE_ID)))).isEmpty();
             assertThat(jdbc.queryForObject("SELECT count(*) FROM orders", Integer.class)).isEqualTo(1);
             assertThat(context.getBean(MeterRegistry.class).get("txn.send.latency").timer().count()).isGreaterThanOrEqualTo(3);
@@ -105,14 +100,8 @@ class SpringTransactionalPublisherIT {
   void aSpringTransactionPastTheTimeoutRollsBack(EmbeddedRocketMQ mq) {
     String topic = RocketMQExtension.uniqueTopic("springslow");
     mq.createTopic(topic);
-    DataSource db = ConvergePostgres.shared().newSchema("springslow");
-    new JdbcTemplate(db).execute("CREATE TABLE orders (id text PRIMARY KEY)");
-    new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(ConvergeProducerAutoConfiguration.class))
-        .withBean(DataSource.class, () -> db)
-        .withPropertyValues("converge.producer.mode=rocketmq", "converge.producer.group=spring-slow",
-            "converge.producer.name-server=" + mq.nameServerAddress(), "converge.producer.topics=" + topic,
-            "converge.producer.local-transaction-timeout=200ms")
+    DataSource db = SpringPublishing.withOrders(ConvergePostgres.shared().newSchema("springslow"));
+    runner(mq, db, "spring-slow", topic, "200ms")
         .run(context -> {
           TransactionalPublisher publisher = context.getBean(TransactionalPublisher.class);
           TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(db));

@@ -20,4 +20,15 @@ class BackoffTest {
     assertThat(low.delay(1000)).isEqualTo(Duration.ofSeconds(15));
     assertThat(low.delay(0)).as("never a zero delay: no busy loop").isEqualTo(Duration.ofMillis(100));
   }
+
+  @Test
+  void growsByItsMultiplierAndSpreadsByPlusOrMinusJitter() {
+    Backoff b = Backoff.withJitter(Duration.ofMillis(100), Duration.ofSeconds(1), 3.0, 0.1, () -> 0.5);
+    assertThat(b.ceiling(0)).isEqualTo(Duration.ofMillis(100));
+    assertThat(b.ceiling(3)).isEqualTo(Duration.ofMillis(900));
+    assertThat(b.ceiling(4)).isEqualTo(Duration.ofSeconds(1));
+    assertThat(b.delay(3)).isEqualTo(Duration.ofMillis(900));
+    assertThat(b.delay(3, 0.0)).isEqualTo(Duration.ofMillis(810));
+    assertThat(b.delay(4, 0.999999)).isEqualTo(Duration.ofMillis(1100));
+  }
 }

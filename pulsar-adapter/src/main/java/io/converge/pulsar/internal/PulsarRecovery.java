@@ -8,8 +8,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import org.apache.pulsar.client.api.TypedMessageBuilder;
 import org.apache.pulsar.client.api.transaction.Transaction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,32 +38,34 @@ final class PulsarRecovery {
   private final PulsarTxnStore store;
   private final TxnCoordinator coordinator;
   private final PulsarTxnBackend backend;
-  private final AtomicLong open = new AtomicLong();
-  private final AtomicLong oldestMillis = new AtomicLong();
-  private final AtomicLong parked = new AtomicLong();
+  /** The group's transactions at the last scan, read by the gauges. */
+  private volatile Stats stats = new Stats(0, 0, 0);
 
-  PulsarRecovery(BackendContext context, PulsarSettings settings, PulsarTxnStore store, TxnCoordinator coordinator,
-      PulsarTxnBackend backend) {
-    this.context = context;
-    this.settings = settings;
-    this.store = store;
-    this.coordinator = coordinator;
+  /** Open (logged, unconfirmed, unparked) and parked transactions, and the age of the oldest open one. */
+  private record Stats(long open, long oldestMillis, long parked) {}
+
+  /** The recovery of {@code backend}'s group, asking {@code coordinator} about transactions by id. */
+  PulsarRecovery(PulsarTxnBackend backend, TxnCoordinator coordinator) {
     this.backend = backend;
+    this.coordinator = coordinator;
+    this.context = backend.context();
+    this.settings = backend.settings();
+    this.store = backend.store();
   }
 
   /** Logged, unconfirmed, unparked transactions of the group at the last scan. */
   long open() {
-    return open.get();
+    return stats.open();
   }
 
   /** Age of the oldest of them at the last scan, in seconds. */
   double oldestAgeSeconds() {
-    return oldestMillis.get() / 1000.0;
+    return stats.oldestMillis() / 1000.0;
   }
 
   /** Parked transactions of the group at the last scan. */
   long parked() {
-    return parked.get();
+    return stats.parked();
   }
 
   void scan() {
@@ -73,10 +73,8 @@ final class PulsarRecovery {
       for (int i = 0; i < PER_SCAN && resolveNext(); i++) {
         // one claimed transaction per DB transaction
       }
-      double[] stats = store.stats(context.group());
-      open.set((long) stats[0]);
-      oldestMillis.set((long) (stats[1] * 1000));
-      parked.set((long) stats[2]);
+      double[] now = store.stats(context.group());
+      stats = new Stats((long) now[0], (long) (now[1] * 1000), (long) now[2]);
     } catch (Exception e) {
       LOG.warn("Pulsar recovery scan of group {} failed ({}); next scan in {}", context.group(), e.toString(),
           settings.recoveryInterval());
@@ -134,18 +132,11 @@ final class PulsarRecovery {
   private int republish(Connection c, PulsarTxnStore.OpenTxn t) throws Exception {
     List<PulsarTxnStore.Logged> messages = PulsarTxnStore.messages(c, t.most(), t.least());
     long timeout = settings.sendTimeout().toMillis();
-    Transaction txn = backend.client().newTransaction()
-        .withTransactionTimeout(settings.transactionTimeout().toMillis(), TimeUnit.MILLISECONDS)
-        .build().get(timeout, TimeUnit.MILLISECONDS);
+    Transaction txn = backend.newTransaction();
     try {
       for (PulsarTxnStore.Logged m : messages) {
         try {
-          TypedMessageBuilder<byte[]> b = backend.producer(m.topic()).newMessage(txn).properties(m.properties())
-              .value(m.payload());
-          if (m.key() != null) {
-            b.key(m.key());
-          }
-          b.sendAsync().get(timeout, TimeUnit.MILLISECONDS);
+          backend.sendAsync(txn, m.topic(), m.key(), m.properties(), m.payload()).get(timeout, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
           throw e;
         } catch (Exception e) {

@@ -1,6 +1,7 @@
 package io.converge.pulsar.internal;
 
 import java.time.Duration;
+import java.util.function.Consumer;
 
 /**
  * The immutable settings of a Pulsar backend; validated by {@code PulsarBackend}.
@@ -21,26 +22,55 @@ public record PulsarSettings(String serviceUrl, Duration transactionTimeout, Dur
   }
 
   public PulsarSettings withTransactionTimeout(Duration d) {
-    return new PulsarSettings(serviceUrl, d, commitMargin, sendTimeout, recoveryInterval, meterRegistry, recoveryMaxAttempts);
+    return with(f -> f.transactionTimeout = d);
   }
 
   public PulsarSettings withCommitMargin(Duration d) {
-    return new PulsarSettings(serviceUrl, transactionTimeout, d, sendTimeout, recoveryInterval, meterRegistry, recoveryMaxAttempts);
+    return with(f -> f.commitMargin = d);
   }
 
   public PulsarSettings withSendTimeout(Duration d) {
-    return new PulsarSettings(serviceUrl, transactionTimeout, commitMargin, d, recoveryInterval, meterRegistry, recoveryMaxAttempts);
+    return with(f -> f.sendTimeout = d);
   }
 
   public PulsarSettings withMeterRegistry(Object registry) {
-    return new PulsarSettings(serviceUrl, transactionTimeout, commitMargin, sendTimeout, recoveryInterval, registry, recoveryMaxAttempts);
+    return with(f -> f.meterRegistry = registry);
   }
 
   public PulsarSettings withRecoveryMaxAttempts(int n) {
-    return new PulsarSettings(serviceUrl, transactionTimeout, commitMargin, sendTimeout, recoveryInterval, meterRegistry, n);
+    return with(f -> f.recoveryMaxAttempts = n);
   }
 
   public PulsarSettings withRecoveryInterval(Duration d) {
-    return new PulsarSettings(serviceUrl, transactionTimeout, commitMargin, sendTimeout, d, meterRegistry, recoveryMaxAttempts);
+    return with(f -> f.recoveryInterval = d);
+  }
+
+  /** A copy of these settings with {@code change} applied. */
+  private PulsarSettings with(Consumer<Fields> change) {
+    Fields f = new Fields(this);
+    change.accept(f);
+    return new PulsarSettings(f.serviceUrl, f.transactionTimeout, f.commitMargin, f.sendTimeout, f.recoveryInterval,
+        f.meterRegistry, f.recoveryMaxAttempts);
+  }
+
+  /** The settings as a mutable copy, for {@link #with}. */
+  private static final class Fields {
+    final String serviceUrl;
+    Duration transactionTimeout;
+    Duration commitMargin;
+    Duration sendTimeout;
+    Duration recoveryInterval;
+    Object meterRegistry;
+    int recoveryMaxAttempts;
+
+    Fields(PulsarSettings s) {
+      serviceUrl = s.serviceUrl;
+      transactionTimeout = s.transactionTimeout;
+      commitMargin = s.commitMargin;
+      sendTimeout = s.sendTimeout;
+      recoveryInterval = s.recoveryInterval;
+      meterRegistry = s.meterRegistry;
+      recoveryMaxAttempts = s.recoveryMaxAttempts;
+    }
   }
 }

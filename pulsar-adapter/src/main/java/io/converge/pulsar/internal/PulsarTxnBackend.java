@@ -6,13 +6,17 @@ import io.converge.producer.spi.BackendTransaction;
 import io.converge.producer.spi.TxnBackend;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
+import org.apache.pulsar.client.api.TypedMessageBuilder;
+import org.apache.pulsar.client.api.transaction.Transaction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,7 +52,7 @@ public final class PulsarTxnBackend implements TxnBackend {
           + settings.serviceUrl(), null, e);
     }
     this.store = new PulsarTxnStore(context.dataSource());
-    this.recovery = new PulsarRecovery(context, settings, store, new TxnCoordinator(client, settings.sendTimeout()), this);
+    this.recovery = new PulsarRecovery(this, new TxnCoordinator(client, settings.sendTimeout()));
     this.scanner = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "converge-pulsar-recovery-" + context.group());
       t.setDaemon(true);
@@ -68,8 +72,34 @@ public final class PulsarTxnBackend implements TxnBackend {
     scanner.scheduleWithFixedDelay(recovery::scan, 0, every, TimeUnit.MILLISECONDS);
   }
 
-  PulsarClient client() {
-    return client;
+  BackendContext context() {
+    return context;
+  }
+
+  PulsarSettings settings() {
+    return settings;
+  }
+
+  PulsarTxnStore store() {
+    return store;
+  }
+
+  /** Opens a Pulsar transaction with the settings' transaction timeout, waiting at most the send timeout. */
+  Transaction newTransaction() throws Exception {
+    return client.newTransaction()
+        .withTransactionTimeout(settings.transactionTimeout().toMillis(), TimeUnit.MILLISECONDS)
+        .build().get(settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /** Starts the send of one message in {@code txn}: {@code key} (when not null), properties and payload. */
+  CompletableFuture<MessageId> sendAsync(Transaction txn, String topic, String key, Map<String, String> properties,
+                                         byte[] payload) throws Exception {
+    TypedMessageBuilder<byte[]> b = producer(topic).newMessage(txn).properties(properties)
+        .value(payload);
+    if (key != null) {
+      b.key(key);
+    }
+    return b.sendAsync();
   }
 
   /** The producer of {@code topic}, created once; transactional sends need the send timeout off. */

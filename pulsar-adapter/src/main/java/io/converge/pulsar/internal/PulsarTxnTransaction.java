@@ -15,7 +15,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.api.MessageId;
-import org.apache.pulsar.client.api.TypedMessageBuilder;
 import org.apache.pulsar.client.api.transaction.Transaction;
 import org.apache.pulsar.client.api.transaction.TxnID;
 import org.slf4j.Logger;
@@ -57,16 +56,10 @@ final class PulsarTxnTransaction implements BackendTransaction {
     try {
       if (txn == null) {
         Instant opened = context.clock().instant();
-        txn = backend.client().newTransaction()
-            .withTransactionTimeout(settings.transactionTimeout().toMillis(), TimeUnit.MILLISECONDS)
-            .build().get(settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        txn = backend.newTransaction();
         deadline = opened.plus(settings.transactionTimeout());
       }
-      TypedMessageBuilder<byte[]> b = backend.producer(m.topic()).newMessage(txn).properties(props).value(m.payload());
-      if (m.key() != null) {
-        b.key(m.key());
-      }
-      pending.add(new Pending(m, props, b.sendAsync(), start));
+      pending.add(new Pending(m, props, backend.sendAsync(txn, m.topic(), m.key(), props, m.payload()), start));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new BrokerUnavailableException("Interrupted while sending message " + m.id() + " to Pulsar", m.id(), e);

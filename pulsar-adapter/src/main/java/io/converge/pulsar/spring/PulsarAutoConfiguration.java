@@ -1,32 +1,31 @@
 package io.converge.pulsar.spring;
 
 import io.converge.consumer.spi.ConsumerBinding;
-import io.converge.producer.MicrometerMetrics;
 import io.converge.producer.TxnProducer;
-import io.converge.producer.TxnProducerBuilder;
-import io.converge.producer.schema.Migrations;
-import io.converge.producer.spring.ConvergeProducerProperties;
+import io.converge.producer.spring.ConvergeProducerConfiguration;
+import io.converge.producer.spring.ProducerBackend;
 import io.converge.producer.spring.TransactionalPublisher;
 import io.converge.pulsar.PulsarBackend;
 import io.converge.pulsar.PulsarIdempotentConsumer;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Objects;
-import javax.sql.DataSource;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.util.ClassUtils;
 
 /**
- * Spring Boot auto-configuration of the Pulsar backend when {@code converge.producer.mode=pulsar}: a
- * {@link TxnProducer} on {@link PulsarBackend} and a {@link TransactionalPublisher} on the application's
- * {@code DataSource}, and, unless {@code converge.pulsar.consumer.enabled=false}, the Pulsar
- * {@link ConsumerBinding} under {@code @IdempotentConsumer}. Each bean backs off when the application
+ * Spring Boot auto-configuration of the Pulsar backend when {@code converge.producer.mode=pulsar}: the
+ * {@link PulsarBackend} {@link ProducerBackend}, from which {@link ConvergeProducerConfiguration} makes a
+ * {@link TxnProducer} and a {@link TransactionalPublisher} on the application's {@code DataSource}, and,
+ * unless {@code converge.pulsar.consumer.enabled=false}, the Pulsar {@link ConsumerBinding} under
+ * {@code @IdempotentConsumer}. Each bean backs off when the application
  * defines its own.
  */
 @AutoConfiguration(afterName = {
@@ -36,21 +35,19 @@ import org.springframework.util.ClassUtils;
     "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"})
 @ConditionalOnClass(name = "org.apache.pulsar.client.api.PulsarClient")
 @ConditionalOnProperty(prefix = "converge.producer", name = "mode", havingValue = "pulsar")
-@EnableConfigurationProperties({ConvergeProducerProperties.class, PulsarProperties.class})
+@EnableConfigurationProperties(PulsarProperties.class)
+@Import(ConvergeProducerConfiguration.class)
 class PulsarAutoConfiguration {
 
   private static final String METER_REGISTRY = "io.micrometer.core.instrument.MeterRegistry";
 
-  @Bean(destroyMethod = "close")
+  @Bean
   @ConditionalOnMissingBean
-  @ConditionalOnBean(DataSource.class)
-  TxnProducer convergeTxnProducer(ConvergeProducerProperties p, PulsarProperties pulsar, DataSource dataSource,
-                                  org.springframework.beans.factory.BeanFactory beans) {
-    String group = Objects.requireNonNull(p.group(), "converge.producer.group is required");
-    if (!Boolean.FALSE.equals(p.migrate())) {
-      Migrations.apply(dataSource, "producer");
-      Migrations.apply(dataSource, "pulsar");
-    }
+  ProducerBackend convergeProducerBackend(PulsarProperties pulsar, BeanFactory beans) {
+    return ProducerBackend.of(() -> backend(pulsar, beans), "producer", "pulsar");
+  }
+
+  private static PulsarBackend backend(PulsarProperties pulsar, BeanFactory beans) {
     PulsarBackend backend = PulsarBackend.serviceUrl(serviceUrl(pulsar));
     if (pulsar.transactionTimeout() != null) {
       backend = backend.transactionTimeout(pulsar.transactionTimeout());
@@ -67,31 +64,18 @@ class PulsarAutoConfiguration {
     if (pulsar.recoveryMaxAttempts() != null) {
       backend = backend.recoveryMaxAttempts(pulsar.recoveryMaxAttempts());
     }
-    TxnProducerBuilder b = p.applyTo(TxnProducer.builder(), dataSource);
     if (ClassUtils.isPresent(METER_REGISTRY, PulsarAutoConfiguration.class.getClassLoader())) {
-      backend = Meters.apply(beans, backend, b, group);
+      backend = Meters.apply(beans, backend);
     }
-    return b.backend(backend).build();
+    return backend;
   }
 
   /** Micrometer is optional: its types are touched only in here, and only when it is on the classpath. */
   private static final class Meters {
-    static PulsarBackend apply(org.springframework.beans.factory.BeanFactory beans, PulsarBackend backend,
-                               TxnProducerBuilder b, String group) {
+    static PulsarBackend apply(BeanFactory beans, PulsarBackend backend) {
       MeterRegistry meters = beans.getBeanProvider(MeterRegistry.class).getIfAvailable();
-      if (meters == null) {
-        return backend;
-      }
-      b.metrics(new MicrometerMetrics(meters, group));
-      return backend.meterRegistry(meters);
+      return meters == null ? backend : backend.meterRegistry(meters);
     }
-  }
-
-  @Bean
-  @ConditionalOnMissingBean
-  @ConditionalOnBean({TxnProducer.class, DataSource.class})
-  TransactionalPublisher convergeTransactionalPublisher(TxnProducer producer, DataSource dataSource) {
-    return new TransactionalPublisher(producer, dataSource);
   }
 
   /** The transport of every {@code @IdempotentConsumer} method: a Key_Shared subscription per group. */

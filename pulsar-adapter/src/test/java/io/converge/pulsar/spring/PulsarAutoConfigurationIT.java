@@ -1,6 +1,6 @@
 package io.converge.pulsar.spring;
 
-import static java.nio.charset.StandardCharsets.UTF_8;
+import static io.converge.producer.testing.SpringPublishing.message;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -10,11 +10,10 @@ import io.converge.broker.pulsar.EmbeddedPulsar;
 import io.converge.broker.pulsar.PulsarExtension;
 import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.spi.ConsumerBinding;
-import io.converge.producer.MessageIds;
-import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.schema.Migrations;
 import io.converge.producer.spring.TransactionalPublisher;
+import io.converge.producer.testing.SpringPublishing;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -23,11 +22,8 @@ import java.util.UUID;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * {@code converge.producer.mode=pulsar} in a Spring context on the embedded Pulsar and PostgreSQL: a
@@ -41,34 +37,21 @@ class PulsarAutoConfigurationIT {
   void publishJoinsTheSpringTransactionAndTheBindingDeliversIt(EmbeddedPulsar pulsar) throws Exception {
     String full = PulsarExtension.uniqueTopic("spring");
     String topic = full.substring(full.lastIndexOf('/') + 1);
-    DataSource db = ConvergePostgres.shared().newSchema("pulsar_spring");
+    DataSource db = SpringPublishing.withOrders(ConvergePostgres.shared().newSchema("pulsar_spring"));
     Migrations.apply(db, "consumer");
     JdbcTemplate jdbc = new JdbcTemplate(db);
-    jdbc.execute("CREATE TABLE orders (id text PRIMARY KEY)");
     jdbc.execute("CREATE TABLE received (message_id text, payload text)");
     runner(pulsar, topic, db)
         .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
         .run(context -> {
           assertThat(context).hasSingleBean(TxnProducer.class).hasSingleBean(TransactionalPublisher.class)
               .hasSingleBean(ConsumerBinding.class);
-          TransactionalPublisher publisher = context.getBean(TransactionalPublisher.class);
+          SpringPublishing publishing = SpringPublishing.of(context, db);
           IdempotentHandler handler = recording(db, "spring-" + UUID.randomUUID());
-          TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(db));
           try (ConsumerBinding.Subscription sub = context.getBean(ConsumerBinding.class).subscribe(topic, handler)) {
-            String committed = MessageIds.shared().next();
-            tx.executeWithoutResult(s -> {
-              jdbc.update("INSERT INTO orders VALUES (?)", committed);
-              publisher.publish(OutgoingMessage.builder(topic).id(committed).key("o").payload("yes".getBytes(UTF_8)).build());
-            });
-            String rolledBack = MessageIds.shared().next();
-            assertThatThrownBy(() -> tx.executeWithoutResult(s -> {
-              jdbc.update("INSERT INTO orders VALUES (?)", rolledBack);
-              publisher.publish(OutgoingMessage.builder(topic).id(rolledBack).key("o").payload("no".getBytes(UTF_8)).build());
-              throw new IllegalStateException("rolled back");
-            })).hasMessage("rolled back");
-            String marker = MessageIds.shared().next();
-            tx.executeWithoutResult(s ->
-                publisher.publish(OutgoingMessage.builder(topic).id(marker).key("o").payload("marker".getBytes(UTF_8)).build()));
+            String committed = publishing.committedWithOrder(message(topic, "o", "yes"));
+            publishing.rolledBack(message(topic, "o", "no"), true);
+            String marker = publishing.committed(message(topic, "o", "marker"));
 
             // one key, one consumer, in order: the marker arrives after anything published before it
             await().atMost(Duration.ofSeconds(60)).until(() ->
@@ -86,9 +69,7 @@ class PulsarAutoConfigurationIT {
   @Test
   void aMissingServiceUrlOrABadValueFailsTheStartNamingIt(EmbeddedPulsar pulsar) {
     DataSource db = ConvergePostgres.shared().newSchema("pulsar_spring_bad");
-    new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(PulsarAutoConfiguration.class))
-        .withBean(DataSource.class, () -> db)
+    SpringPublishing.runner(db, PulsarAutoConfiguration.class)
         .withPropertyValues("converge.producer.mode=pulsar", "converge.producer.group=spring-bad")
         .run(context -> assertThat(context).hasFailed().getFailure().hasStackTraceContaining("converge.pulsar.service-url is required"));
     runner(pulsar, "t", db).withPropertyValues("converge.pulsar.transaction-timeout=2s")
@@ -123,21 +104,16 @@ class PulsarAutoConfigurationIT {
           assertThat(context).hasNotFailed();
           assertThat(context.getBean(io.converge.outbox.spi.OutboxSink.class)).isInstanceOf(io.converge.pulsar.PulsarOutboxSink.class);
           assertThat(context).hasSingleBean(io.converge.outbox.OutboxRelay.class).hasSingleBean(ConsumerBinding.class);
-          TransactionalPublisher publisher = context.getBean(TransactionalPublisher.class);
+          SpringPublishing publishing = SpringPublishing.of(context, db);
           IdempotentHandler handler = recording(db, "spring-outbox-" + UUID.randomUUID());
-          TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(db));
           try (ConsumerBinding.Subscription sub = context.getBean(ConsumerBinding.class).subscribe(topic, handler)) {
-            String rolledBack = MessageIds.shared().next();
-            assertThatThrownBy(() -> tx.executeWithoutResult(s -> {
-              publisher.publish(OutgoingMessage.builder(topic).id(rolledBack).key("o").payload("no".getBytes(UTF_8)).build());
-              throw new IllegalStateException("rolled back");
-            })).hasMessage("rolled back");
-            String committed = MessageIds.shared().next();
-            tx.executeWithoutResult(s ->
-                publisher.publish(OutgoingMessage.builder(topic).id(committed).key("o").payload("yes".getBytes(UTF_8)).build()));
+            publishing.rolledBack(message(topic, "o", "no"), false);
+            String committed = publishing.committed(message(topic, "o", "yes"));
             await().atMost(Duration.ofSeconds(60)).until(() ->
                 jdbc.queryForObject("SELECT count(*) FROM received WHERE message_id = ?", Integer.class, committed) == 1);
-            Thread.sleep(500);
+            // a while later still only the committed one (nothing else was on its way)
+            await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5)).until(() ->
+                jdbc.queryForObject("SELECT count(*) FROM received", Integer.class) == 1);
             assertThat(jdbc.queryForList("SELECT message_id FROM received", String.class)).containsExactly(committed);
             assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_outbox WHERE published_at IS NULL", Integer.class)).isZero();
           }
@@ -169,10 +145,8 @@ class PulsarAutoConfigurationIT {
 
   private static ApplicationContextRunner outboxRunner(DataSource db) {
     try {
-      return new ApplicationContextRunner()
-          .withConfiguration(AutoConfigurations.of(PulsarOutboxAutoConfiguration.class,
-              Class.forName("io.converge.outbox.spring.OutboxAutoConfiguration")))
-          .withBean(DataSource.class, () -> db)
+      return SpringPublishing.runner(db, PulsarOutboxAutoConfiguration.class,
+              Class.forName("io.converge.outbox.spring.OutboxAutoConfiguration"))
           .withPropertyValues("converge.producer.mode=outbox", "converge.producer.group=spring-outbox");
     } catch (ClassNotFoundException e) {
       throw new IllegalStateException(e);
@@ -180,9 +154,7 @@ class PulsarAutoConfigurationIT {
   }
 
   private static ApplicationContextRunner runner(EmbeddedPulsar pulsar, String topic, DataSource db) {
-    return new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(PulsarAutoConfiguration.class))
-        .withBean(DataSource.class, () -> db)
+    return SpringPublishing.runner(db, PulsarAutoConfiguration.class)
         .withPropertyValues("converge.producer.mode=pulsar", "converge.producer.group=spring-pulsar",
             "converge.producer.topics=" + topic, "converge.producer.local-transaction-timeout=5s",
             "converge.pulsar.service-url=" + pulsar.serviceUrl(), "converge.pulsar.recovery-interval=1s",

@@ -1,0 +1,148 @@
+package io.converge.producer.internal;
+
+import io.converge.producer.ConvergeException;
+import io.converge.producer.DatabaseUnavailableException;
+import io.converge.producer.OutgoingMessage;
+import io.converge.producer.PayloadTooLargeException;
+import io.converge.producer.TransactionTimedOutException;
+import io.converge.producer.TxnContext;
+import io.converge.producer.TxnProducerBuilder.Settings;
+import io.converge.producer.spi.BackendTransaction;
+import io.converge.producer.spi.CrashPoints;
+import java.sql.Connection;
+import java.sql.SQLException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One unit of work's messages on its connection, whoever opened the transaction ({@code inTransaction}
+ * or a joined one): the context handed to the unit, the backend transaction and the pending count. Not
+ * thread-safe (one unit, one thread).
+ */
+final class UnitContext implements TxnContext, SavepointConnection.Unit {
+
+  private static final Logger LOG = LoggerFactory.getLogger(UnitContext.class);
+
+  /** A call into the backend transaction, which may throw anything. */
+  @FunctionalInterface
+  private interface BackendCall {
+    void run() throws Exception;
+  }
+
+  private final Settings settings;
+  private final Connection connection;
+  private final Connection exposed;
+  private final BackendTransaction btx;
+  private String lastId;
+  private int published;
+  /** A savepoint rollback failed: the messages and the rows may disagree, so the unit must not commit. */
+  private boolean broken;
+
+  UnitContext(Settings settings, Connection connection, BackendTransaction btx) {
+    this.settings = settings;
+    this.connection = connection;
+    this.btx = btx;
+    this.exposed = SavepointConnection.wrap(connection, this);
+  }
+
+  @Override
+  public Connection connection() {
+    return exposed;
+  }
+
+  @Override
+  public int published() {
+    return published;
+  }
+
+  /** The id of the last message published, for the errors of the unit; null before the first. */
+  String lastId() {
+    return lastId;
+  }
+
+  /** A savepoint was rolled back: the messages published after the first {@code kept} go with it. */
+  @Override
+  public void rollbackTo(int kept) {
+    if (kept < 0 || kept > published) {
+      throw new IllegalArgumentException("kept must be between 0 and " + published + ", but was " + kept);
+    }
+    if (kept == published) {
+      return;
+    }
+    boolean wasBroken = broken;
+    broken = true; // until the backend discarded them; a caller may catch the failure and carry on
+    call(() -> btx.rollbackToSavepoint(kept), null, "Cannot discard the messages published after a rolled-back savepoint", lastId);
+    broken = wasBroken; // an earlier failure stays: the unit cannot commit
+    settings.metrics().pending(kept - published);
+    LOG.debug("Savepoint rolled back in group {}: {} of {} messages discarded", settings.group(), published - kept, published);
+    published = kept;
+  }
+
+  /**
+   * Lets the backend finish its messages before the DB commit, then fails the unit when it ran longer
+   * than the local-transaction timeout since {@code startNanos}; a failure rolls the unit back.
+   *
+   * @param what how the timeout's message names the unit, e.g. {@code "Unit of work"}
+   * @param since what {@code startNanos} was, for that message (empty, or e.g. {@code " after its first publish"})
+   */
+  void beforeCommit(long startNanos, String what, String since) {
+    if (broken) {
+      throw new ConvergeException("A savepoint rollback of group " + settings.group() + " failed to discard its"
+          + " messages; the transaction cannot commit and is rolled back as a whole", lastId, null);
+    }
+    if (published > 0) {
+      call(() -> btx.beforeCommit(connection), "Cannot record the messages of a unit of work in the transaction log",
+          "Cannot complete the messages of a unit of work", lastId);
+    }
+    if (System.nanoTime() - startNanos > settings.localTransactionTimeout().toNanos()) {
+      throw new TransactionTimedOutException(what + " of group " + settings.group() + " ran longer than "
+          + settings.localTransactionTimeout() + since + "; rolled back", lastId, null);
+    }
+    CrashPoints.pass(CrashPoints.Point.BEFORE_DB_COMMIT);
+  }
+
+  /** The transaction committed: the backend completes the messages. */
+  void afterCommit() {
+    CrashPoints.pass(CrashPoints.Point.AFTER_DB_COMMIT);
+    btx.afterCommit();
+    settings.metrics().pending(-published);
+  }
+
+  /** The transaction rolled back: the backend discards the messages. */
+  void afterRollback() {
+    btx.afterRollback();
+    settings.metrics().pending(-published);
+  }
+
+  @Override
+  public String publish(OutgoingMessage message) {
+    if (message.payload().length > settings.maxPayloadBytes()) {
+      throw new PayloadTooLargeException("Payload of message " + message.id() + " is " + message.payload().length
+          + " bytes, over the limit of " + settings.maxPayloadBytes(), message.id(), null);
+    }
+    lastId = message.id();
+    call(() -> btx.publish(message, connection), "Cannot record message " + message.id() + " in the transaction log",
+        "Cannot publish message " + message.id(), message.id());
+    published++;
+    settings.metrics().pending(1);
+    return message.id();
+  }
+
+  /**
+   * Runs {@code call}: a {@code RuntimeException} passes as it is, an {@code SQLException} becomes a
+   * {@link DatabaseUnavailableException} saying {@code databaseFailure} (unless that is null), anything
+   * else a {@link ConvergeException} saying {@code failure}; both carry {@code messageId}.
+   */
+  private static void call(BackendCall call, String databaseFailure, String failure, String messageId) {
+    try {
+      call.run();
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (SQLException e) {
+      throw databaseFailure == null ? new ConvergeException(failure, messageId, e)
+          : new DatabaseUnavailableException(databaseFailure, messageId, e);
+    } catch (Exception e) {
+      throw new ConvergeException(failure, messageId, e);
+    }
+  }
+}

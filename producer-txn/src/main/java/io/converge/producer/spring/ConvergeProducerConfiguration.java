@@ -1,0 +1,67 @@
+package io.converge.producer.spring;
+
+import io.converge.producer.MicrometerMetrics;
+import io.converge.producer.TxnProducer;
+import io.converge.producer.TxnProducerBuilder;
+import io.converge.producer.schema.Migrations;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Objects;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The one Spring path of the producer, for every {@code converge.producer.mode}: imported by each mode's
+ * auto-configuration, which defines the {@link ProducerBackend} bean. It applies the migrations, maps
+ * {@code converge.producer.*} ({@link ConvergeProducerProperties#applyTo}), counts into the application's
+ * Micrometer registry ({@link ProducerMetricsFactory}) and makes the {@link TxnProducer} and its
+ * {@link TransactionalPublisher} on the application's {@code DataSource}; each bean is replaceable by
+ * one's own. Not meant to be imported by applications.
+ */
+@Configuration(proxyBeanMethods = false)
+@EnableConfigurationProperties(ConvergeProducerProperties.class)
+public class ConvergeProducerConfiguration {
+
+  ConvergeProducerConfiguration() {}
+
+  @Bean(destroyMethod = "close")
+  @ConditionalOnMissingBean
+  @ConditionalOnBean(DataSource.class)
+  TxnProducer convergeTxnProducer(ConvergeProducerProperties p, DataSource dataSource, ProducerBackend backend,
+                                  ObjectProvider<ProducerMetricsFactory> metrics) {
+    String group = Objects.requireNonNull(p.group(), "converge.producer.group is required");
+    if (!Boolean.FALSE.equals(p.migrate())) {
+      backend.migrations().forEach(module -> Migrations.apply(dataSource, module));
+    }
+    TxnProducerBuilder b = p.applyTo(TxnProducer.builder(), dataSource).backend(backend.factory().get());
+    ProducerMetricsFactory factory = metrics.getIfAvailable();
+    if (factory != null) {
+      b.metrics(factory.forGroup(group));
+    }
+    return b.build();
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnBean({TxnProducer.class, DataSource.class})
+  TransactionalPublisher convergeTransactionalPublisher(TxnProducer producer, DataSource dataSource) {
+    return new TransactionalPublisher(producer, dataSource);
+  }
+
+  /** Micrometer metrics, when Micrometer and a registry are there. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "io.micrometer.core.instrument.MeterRegistry")
+  static class Metrics {
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(MeterRegistry.class)
+    ProducerMetricsFactory convergeProducerMetrics(MeterRegistry registry) {
+      return group -> new MicrometerMetrics(registry, group);
+    }
+  }
+}
