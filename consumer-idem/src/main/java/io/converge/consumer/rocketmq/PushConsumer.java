@@ -4,14 +4,14 @@ import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.Outcome;
 import io.converge.consumer.spi.InFlightHandlers;
-import io.converge.producer.ConvergeException;
+import io.converge.producer.rocketmq.RocketMQClients;
+import io.converge.producer.rocketmq.RocketMQMessages;
+import java.time.Duration;
 import java.util.List;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyContext;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
-import org.apache.rocketmq.client.exception.MQClientException;
-import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,45 +21,31 @@ final class PushConsumer implements MessageListenerConcurrently {
 
   private static final Logger log = LoggerFactory.getLogger(PushConsumer.class);
 
-  private final DefaultMQPushConsumer consumer;
+  private final String group;
   private final IdempotentHandler handler;
   private final int redeliveryDelayLevel;
   private final InFlightHandlers inFlight = new InFlightHandlers();
+  private volatile DefaultMQPushConsumer consumer;
 
-  private PushConsumer(DefaultMQPushConsumer consumer, IdempotentHandler handler, int redeliveryDelayLevel) {
-    this.consumer = consumer;
+  private PushConsumer(String group, IdempotentHandler handler, int redeliveryDelayLevel) {
+    this.group = group;
     this.handler = handler;
     this.redeliveryDelayLevel = redeliveryDelayLevel;
   }
 
   static PushConsumer start(String nameServer, String topic, String tags, String group, IdempotentHandler handler,
-      int threads, int redeliveryDelayLevel, String instanceName, java.time.Duration consumeTimeout) {
-    DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
-    consumer.setNamesrvAddr(nameServer);
-    consumer.setInstanceName(instanceName);
-    consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
-    consumer.setConsumeThreadMin(threads);
-    consumer.setConsumeThreadMax(threads);
-    consumer.setConsumeMessageBatchMaxSize(1);
+      int threads, int redeliveryDelayLevel, String instanceName, Duration consumeTimeout) {
+    PushConsumer push = new PushConsumer(group, handler, redeliveryDelayLevel);
     // A handler waits out a database or broker outage on its consumer thread; RocketMQ sends a message
-    // that is consumed for longer than this back to the broker (a second copy), so it is set long.
-    consumer.setConsumeTimeout(consumeTimeout.toMinutes());
-    PushConsumer push = new PushConsumer(consumer, handler, redeliveryDelayLevel);
-    try {
-      consumer.subscribe(topic, tags);
-      consumer.registerMessageListener(push);
-      consumer.start();
-    } catch (MQClientException e) {
-      consumer.shutdown();
-      throw new ConvergeException("Cannot start the RocketMQ consumer of group " + group + " on topic " + topic
-          + " (name server " + nameServer + ")", e);
-    }
+    // that is consumed for longer than consumeTimeout back to the broker (a second copy), so it is set long.
+    push.consumer = RocketMQClients.startPushConsumer(nameServer, group, instanceName, threads, consumeTimeout, topic, tags,
+        push);
     log.debug("RocketMQ consumer of group {} started on topic {}", group, topic);
     return push;
   }
 
   String group() {
-    return consumer.getConsumerGroup();
+    return group;
   }
 
   /** Interrupts handlers that wait out an outage (their messages are redelivered), then stops the client. */
@@ -73,8 +59,8 @@ final class PushConsumer implements MessageListenerConcurrently {
     for (MessageExt m : messages) {
       IncomingMessage message = IncomingMessage.builder()
           .topic(m.getTopic())
-          .headers(m.getProperties() == null ? java.util.Map.of() : userProperties(m))
-          .payload(m.getBody() == null ? new byte[0] : m.getBody())
+          .headers(RocketMQMessages.userProperties(m))
+          .payload(RocketMQMessages.body(m))
           .brokerMessageId(m.getMsgId())
           .brokerKey(m.getKeys())
           .deliveryCount(m.getReconsumeTimes() + 1)
@@ -91,16 +77,5 @@ final class PushConsumer implements MessageListenerConcurrently {
       }
     }
     return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
-  }
-
-  /** The user properties: RocketMQ's own system properties (KEYS, TAGS, …) are left out. */
-  private static java.util.Map<String, String> userProperties(MessageExt m) {
-    java.util.Map<String, String> out = new java.util.LinkedHashMap<>();
-    m.getProperties().forEach((k, v) -> {
-      if (!org.apache.rocketmq.common.message.MessageConst.STRING_HASH_SET.contains(k)) {
-        out.put(k, v);
-      }
-    });
-    return out;
   }
 }

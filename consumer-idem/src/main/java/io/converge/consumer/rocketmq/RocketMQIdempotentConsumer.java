@@ -2,9 +2,9 @@ package io.converge.consumer.rocketmq;
 
 import io.converge.consumer.IdempotentHandler;
 import io.converge.producer.ConvergeException;
+import io.converge.producer.rocketmq.RocketMQSettings;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.UUID;
 
 /**
  * Binds an {@link IdempotentHandler} to a RocketMQ push consumer (clustering mode). Each message is
@@ -119,7 +119,7 @@ public final class RocketMQIdempotentConsumer implements AutoCloseable {
       return this;
     }
 
-    /** The client instance name; default a random one (so that several consumers can share a JVM). */
+    /** The client instance name; default a unique one (so that several consumers can share a JVM). */
     public Builder instanceName(String name) {
       this.instanceName = name;
       return this;
@@ -149,16 +149,10 @@ public final class RocketMQIdempotentConsumer implements AutoCloseable {
           || consumeTimeout.compareTo(Duration.ofDays(7)) > 0) {
         throw new IllegalArgumentException("rocketmq.consumeTimeout must be between 1 min and 7 d, but was " + consumeTimeout);
       }
-      try {
-        Class.forName("org.apache.rocketmq.client.consumer.DefaultMQPushConsumer", false,
-            RocketMQIdempotentConsumer.class.getClassLoader());
-      } catch (ClassNotFoundException e) {
-        throw new ConvergeException("The RocketMQ binding needs org.apache.rocketmq:rocketmq-client on the class path", e);
-      }
+      RocketMQSettings.requireClient("binding");
       String g = group != null ? group : handler.group();
-      String instance = instanceName != null ? instanceName : "converge-" + UUID.randomUUID();
       return new RocketMQIdempotentConsumer(PushConsumer.start(nameServer, topic, tags, g, Objects.requireNonNull(handler),
-          consumeThreads, redeliveryDelayLevel, instance, consumeTimeout));
+          consumeThreads, redeliveryDelayLevel, instanceName, consumeTimeout));
     }
 
     private static void require(String name, String value) {

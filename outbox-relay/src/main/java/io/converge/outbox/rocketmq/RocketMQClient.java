@@ -1,14 +1,13 @@
 package io.converge.outbox.rocketmq;
 
 import io.converge.outbox.spi.OutboxRecord;
-import io.converge.producer.BrokerUnavailableException;
+import io.converge.producer.rocketmq.KeyQueueSelector;
+import io.converge.producer.rocketmq.RocketMQClients;
 import io.converge.producer.rocketmq.RocketMQErrors;
+import io.converge.producer.rocketmq.RocketMQMessages;
 import java.time.Duration;
-import java.util.Map;
 import java.util.function.Consumer;
-import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
-import org.apache.rocketmq.client.producer.MessageQueueSelector;
 import org.apache.rocketmq.client.producer.SendCallback;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.client.producer.SendStatus;
@@ -20,35 +19,18 @@ import org.slf4j.LoggerFactory;
 final class RocketMQClient {
 
   private static final Logger LOG = LoggerFactory.getLogger(RocketMQClient.class);
-  /** One key, one queue: its messages keep their order (same rule as the half-message backend). */
-  private static final MessageQueueSelector BY_KEY =
-      (queues, msg, key) -> queues.get(Math.floorMod(key.hashCode(), queues.size()));
 
   private final DefaultMQProducer producer;
-  private final Duration sendTimeout;
 
-  RocketMQClient(String nameServer, String group, String instance, Duration sendTimeout, int maxMessageBytes) {
-    this.sendTimeout = sendTimeout;
-    producer = new DefaultMQProducer(group);
-    producer.setNamesrvAddr(nameServer);
-    producer.setInstanceName(instance);
-    producer.setSendMsgTimeout((int) sendTimeout.toMillis());
-    producer.setMaxMessageSize(maxMessageBytes);
+  RocketMQClient(String nameServer, String group, Duration sendTimeout, int maxMessageBytes) {
     // the relay retries with backoff itself; a client retry to another queue would break the key's order
-    producer.setRetryTimesWhenSendFailed(0);
-    try {
-      producer.start();
-    } catch (MQClientException e) {
-      producer.shutdown();
-      throw new BrokerUnavailableException("RocketMQ relay client " + instance + " cannot start against " + nameServer
-          + ": " + e.getErrorMessage(), null, e);
-    }
+    producer = RocketMQClients.startProducer(nameServer, group, sendTimeout, 0, maxMessageBytes);
   }
 
   void send(OutboxRecord r) throws InterruptedException {
     SendResult result;
     try {
-      result = producer.send(message(r), BY_KEY, r.orderKey());
+      result = producer.send(message(r), KeyQueueSelector.BY_KEY, r.orderKey());
     } catch (InterruptedException e) {
       throw e;
     } catch (Exception e) {
@@ -75,7 +57,7 @@ final class RocketMQClient {
       }
     };
     try {
-      producer.send(message(r), BY_KEY, r.orderKey(), callback);
+      producer.send(message(r), KeyQueueSelector.BY_KEY, r.orderKey(), callback);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       done.accept(classify(r, e));
@@ -85,11 +67,7 @@ final class RocketMQClient {
   }
 
   private static Message message(OutboxRecord r) {
-    Message msg = new Message(r.topic(), r.tag(), r.orderKey(), r.payload());
-    for (Map.Entry<String, String> h : r.headers().entrySet()) {
-      msg.putUserProperty(h.getKey(), h.getValue());
-    }
-    return msg;
+    return RocketMQMessages.toMessage(r.topic(), r.tag(), r.orderKey(), r.payload(), r.headers());
   }
 
   private static void stored(OutboxRecord r, SendResult result) {
@@ -103,11 +81,10 @@ final class RocketMQClient {
    * Classified by {@link RocketMQErrors}: refusals of the record itself are {@link
    * io.converge.producer.InvalidMessageException}s (they count as attempts and park the key after the
    * relay's limit), anything else, including "No route info" while no broker is registered, is a {@link
-   * BrokerUnavailableException}: an outage, retried with backoff, never counted.
+   * io.converge.producer.BrokerUnavailableException}: an outage, retried with backoff, never counted.
    */
   private RuntimeException classify(OutboxRecord r, Throwable e) {
-    return RocketMQErrors.classify(e, "message", r.messageId(), r.topic(),
-        () -> RocketMQErrors.brokersRegistered(producer, sendTimeout));
+    return RocketMQErrors.classify(e, "message", r.messageId(), r.topic(), RocketMQErrors.brokersRegistered(producer));
   }
 
   void close() {

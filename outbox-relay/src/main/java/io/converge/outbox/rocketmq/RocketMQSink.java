@@ -4,11 +4,10 @@ import io.converge.outbox.spi.OutboxRecord;
 import io.converge.outbox.spi.OutboxSink;
 import io.converge.outbox.spi.SendAllResult;
 import io.converge.producer.ConvergeException;
-import io.converge.producer.support.OptionalDependency;
+import io.converge.producer.rocketmq.RocketMQSettings;
 import io.converge.producer.support.Require;
 import java.time.Duration;
 import java.util.List;
-import java.util.UUID;
 
 /**
  * Publishes outbox rows to RocketMQ: one plain producer; the key selects the queue (hash of the key
@@ -28,8 +27,6 @@ import java.util.UUID;
  */
 public final class RocketMQSink implements OutboxSink {
 
-  static final String CLIENT_CLASS = "org.apache.rocketmq.client.producer.DefaultMQProducer";
-
   private final RocketMQClient client;
   private final Duration sendTimeout;
 
@@ -40,9 +37,7 @@ public final class RocketMQSink implements OutboxSink {
 
   /** A builder for a sink on the RocketMQ cluster of {@code nameServer} ({@code host:port[;host:port]}). */
   public static Builder nameServer(String nameServer) {
-    Require.that(nameServer != null && nameServer.matches("[A-Za-z0-9.:;_-]+"), "rocketmq.nameServer",
-        "be host:port[;host:port...]", nameServer);
-    return new Builder(nameServer);
+    return new Builder(RocketMQSettings.nameServer(nameServer));
   }
 
   @Override
@@ -74,8 +69,8 @@ public final class RocketMQSink implements OutboxSink {
   public static final class Builder {
     private final String nameServer;
     private String group = "converge-outbox-relay";
-    private Duration sendTimeout = Duration.ofSeconds(3);
-    private int maxMessageBytes = 4 * 1024 * 1024;
+    private Duration sendTimeout = RocketMQSettings.DEFAULT_SEND_TIMEOUT;
+    private int maxMessageBytes = RocketMQSettings.DEFAULT_MAX_MESSAGE_BYTES;
 
     private Builder(String nameServer) {
       this.nameServer = nameServer;
@@ -107,12 +102,10 @@ public final class RocketMQSink implements OutboxSink {
      */
     public RocketMQSink build() {
       Require.that(group != null && group.matches("[A-Za-z0-9_-]{1,100}"), "rocketmq.group", "match [A-Za-z0-9_-]{1,100}", group);
-      Require.atLeast("rocketmq.sendTimeout", sendTimeout, Duration.ofMillis(100), "100 ms");
+      RocketMQSettings.sendTimeout(sendTimeout);
       Require.between("rocketmq.maxMessageBytes", maxMessageBytes, 1, 64 * 1024 * 1024);
-      OptionalDependency.require("The RocketMQ sink", "org.apache.rocketmq:rocketmq-client", "5.4.0", RocketMQSink.class,
-          CLIENT_CLASS);
-      return new RocketMQSink(new RocketMQClient(nameServer, group, group + "-" + UUID.randomUUID(), sendTimeout, maxMessageBytes),
-          sendTimeout);
+      RocketMQSettings.requireClient("sink");
+      return new RocketMQSink(new RocketMQClient(nameServer, group, sendTimeout, maxMessageBytes), sendTimeout);
     }
   }
 }

@@ -1,18 +1,13 @@
 package io.converge.producer.rocketmq;
 
-import io.converge.producer.BrokerUnavailableException;
-import io.converge.producer.InvalidMessageException;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendTransaction;
 import io.converge.producer.spi.TxnBackend;
-import java.lang.management.ManagementFactory;
 import java.time.Duration;
-import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.impl.factory.MQClientInstance;
 import org.apache.rocketmq.client.producer.TransactionMQProducer;
 import org.slf4j.Logger;
@@ -33,29 +28,25 @@ final class HalfMessageBackend implements TxnBackend {
 
   HalfMessageBackend(BackendContext context, String nameServer, Duration sendTimeout, int checkThreads) {
     this.context = context;
-    this.producer = new TransactionMQProducer(context.group());
-    producer.setNamesrvAddr(nameServer);
-    // one client instance per producer: its heartbeat registers this group's check-back listener
-    producer.setInstanceName(context.group() + "@" + ManagementFactory.getRuntimeMXBean().getPid() + "-" + UUID.randomUUID());
-    producer.setSendMsgTimeout((int) sendTimeout.toMillis());
-    this.ender = new SyncEndTransaction(producer, sendTimeout);
     this.lanes = new EndLanes(context.group(), END_LANES, 10_000, context.metrics());
-    producer.setRetryTimesWhenSendFailed(1);
     this.checkExecutor = new ThreadPoolExecutor(checkThreads, checkThreads, 60, TimeUnit.SECONDS,
         new LinkedBlockingQueue<>(2000), r -> {
           Thread t = new Thread(r, "converge-checkback-" + context.group());
           t.setDaemon(true);
           return t;
         });
-    producer.setExecutorService(checkExecutor);
-    producer.setTransactionListener(new CheckBackListener(context));
     try {
-      producer.start();
+      // one client instance per producer: its heartbeat registers this group's check-back listener
+      this.producer = RocketMQClients.startTransactional(nameServer, context.group(), sendTimeout, 1,
+          new CheckBackListener(context), checkExecutor);
+    } catch (RuntimeException e) {
+      lanes.close();
+      checkExecutor.shutdownNow();
+      throw e;
+    }
+    this.ender = new SyncEndTransaction(producer, sendTimeout);
+    try {
       register();
-    } catch (MQClientException e) {
-      close();
-      throw new BrokerUnavailableException("RocketMQ producer of group " + context.group() + " cannot start against "
-          + nameServer + ": " + e.getErrorMessage(), null, e);
     } catch (RuntimeException e) {
       close();
       throw e;
@@ -75,16 +66,11 @@ final class HalfMessageBackend implements TxnBackend {
         routed = client.updateTopicRouteInfoFromNameServer(topic);
       } catch (IllegalStateException e) {
         // the client's wrapping of a name-server timeout or connection error
-        throw new BrokerUnavailableException("The RocketMQ name server did not answer for the route of topic "
-            + topic + ": " + e.getMessage(), null, e);
+        throw RocketMQErrors.classify(e, "the route of a declared topic", null, topic, RocketMQErrors.brokersRegistered(producer));
       }
       if (!routed) {
-        // the same rule as a send's "No route info" (RocketMQErrors): unknown only while brokers are up
-        if (RocketMQErrors.brokersRegistered(producer, Duration.ofMillis(producer.getSendMsgTimeout()))) {
-          throw new InvalidMessageException("Topic " + topic + " is unknown to the RocketMQ name server", null, null);
-        }
-        throw new BrokerUnavailableException("RocketMQ has no broker registered; the route of topic " + topic
-            + " cannot be fetched from the name server", null, null);
+        throw RocketMQErrors.noRoute(topic, "the messages of producer group " + context.group(), null, null,
+            RocketMQErrors.brokersRegistered(producer));
       }
     }
     if (!context.topics().isEmpty() && !client.sendHeartbeatToAllBrokerWithLock()) {

@@ -10,10 +10,8 @@ import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import org.apache.rocketmq.client.producer.LocalTransactionState;
-import org.apache.rocketmq.client.producer.MessageQueueSelector;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.client.producer.TransactionMQProducer;
@@ -27,10 +25,6 @@ import org.slf4j.LoggerFactory;
 final class HalfMessageTransaction implements BackendTransaction {
 
   private static final Logger LOG = LoggerFactory.getLogger(HalfMessageTransaction.class);
-  /** One key, one queue: its messages keep their order. */
-  private static final MessageQueueSelector BY_KEY =
-      (queues, msg, key) -> queues.get(Math.floorMod(key.hashCode(), queues.size()));
-
   /**
    * The user property naming the attempt of a half message: a random token per publish, stored in its
    * log row, so that a check-back matches the exact attempt (issue 13.10), not only the message id.
@@ -55,10 +49,7 @@ final class HalfMessageTransaction implements BackendTransaction {
     if (m.payload().length == 0) {
       throw new InvalidMessageException("RocketMQ refuses an empty payload (message " + m.id() + " on " + m.topic() + ")", m.id(), null);
     }
-    Message msg = new Message(m.topic(), m.tag(), m.key() != null ? m.key() : m.id(), m.payload());
-    for (Map.Entry<String, String> h : m.envelope(context.group(), context.clock().millis()).entrySet()) {
-      msg.putUserProperty(h.getKey(), h.getValue());
-    }
+    Message msg = RocketMQMessages.toMessage(m, context.group(), context.clock().millis());
     String attempt = Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE);
     msg.putUserProperty(ATTEMPT, attempt);
     MessageAccessor.putProperty(msg, MessageConst.PROPERTY_TRANSACTION_PREPARED, "true");
@@ -66,13 +57,12 @@ final class HalfMessageTransaction implements BackendTransaction {
     long start = System.nanoTime();
     SendResult result;
     try {
-      result = m.key() != null ? producer.send(msg, BY_KEY, m.key()) : producer.send(msg);
+      result = m.key() != null ? producer.send(msg, KeyQueueSelector.BY_KEY, m.key()) : producer.send(msg);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new BrokerUnavailableException("Interrupted while sending half message " + m.id(), m.id(), e);
     } catch (Exception e) {
-      throw RocketMQErrors.classify(e, "half message", m.id(), m.topic(),
-          () -> RocketMQErrors.brokersRegistered(producer, Duration.ofMillis(producer.getSendMsgTimeout())));
+      throw RocketMQErrors.classify(e, "half message", m.id(), m.topic(), RocketMQErrors.brokersRegistered(producer));
     }
     context.metrics().sent(Duration.ofNanos(System.nanoTime() - start));
     Prepared p = new Prepared(msg, result, m.id());

@@ -3,7 +3,6 @@ package io.converge.producer.rocketmq;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendFactory;
 import io.converge.producer.spi.TxnBackend;
-import io.converge.producer.support.OptionalDependency;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -17,8 +16,6 @@ import java.util.Objects;
  * {@code converge-producer-txn}).
  */
 public final class RocketMQBackend implements BackendFactory {
-
-  static final String CLIENT_CLASS = "org.apache.rocketmq.client.producer.TransactionMQProducer";
 
   private final String nameServer;
   private final Duration sendTimeout;
@@ -35,18 +32,12 @@ public final class RocketMQBackend implements BackendFactory {
    * send timeout of 3 s and 2 check-back threads.
    */
   public static RocketMQBackend nameServer(String nameServer) {
-    if (nameServer == null || !nameServer.matches("[A-Za-z0-9.:;_-]+")) {
-      throw new IllegalArgumentException("rocketmq.nameServer must be host:port[;host:port...], but was " + nameServer);
-    }
-    return new RocketMQBackend(nameServer, Duration.ofSeconds(3), 2);
+    return new RocketMQBackend(RocketMQSettings.nameServer(nameServer), RocketMQSettings.DEFAULT_SEND_TIMEOUT, 2);
   }
 
   /** How long one send may take before it fails (the unit of work then rolls back); default 3 s. */
   public RocketMQBackend sendTimeout(Duration timeout) {
-    if (timeout == null || timeout.toMillis() < 100) {
-      throw new IllegalArgumentException("rocketmq.sendTimeout must be at least 100 ms, but was " + timeout);
-    }
-    return new RocketMQBackend(nameServer, timeout, checkThreads);
+    return new RocketMQBackend(nameServer, RocketMQSettings.sendTimeout(timeout), checkThreads);
   }
 
   /** Threads answering check-backs; default 2. */
@@ -65,8 +56,7 @@ public final class RocketMQBackend implements BackendFactory {
   @Override
   public TxnBackend create(BackendContext context) {
     Objects.requireNonNull(context, "context");
-    OptionalDependency.require("The RocketMQ backend", "org.apache.rocketmq:rocketmq-client", "5.4.0",
-        RocketMQBackend.class, CLIENT_CLASS);
+    RocketMQSettings.requireClient("backend");
     return new HalfMessageBackend(context, nameServer, sendTimeout, checkThreads);
   }
 

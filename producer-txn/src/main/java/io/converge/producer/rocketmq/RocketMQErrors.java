@@ -16,20 +16,22 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one place where a RocketMQ send failure is classified, for the half-message backend and the outbox
- * relay alike (issues 13.14, 14, 19):
+ * The one place where a RocketMQ failure is classified, for the half-message backend, the outbox sink
+ * and whoever else sends (issues 13.14, 14, 19):
  *
  * <ul>
  *   <li>a refusal of the message itself is an {@link InvalidMessageException}: a message the client or
  *       broker finds illegal (too large, bad properties), no permission, the broker's TOPIC_NOT_EXIST,
- *       and "No route info" to the topic <em>while the name servers list a live broker</em> (the topic
- *       does not exist);
+ *       and no route to the topic <em>while the name servers list a live broker</em> (the topic does
+ *       not exist);
  *   <li>anything else is a {@link BrokerUnavailableException}, an outage to wait out: timeouts,
- *       connection errors, and "No route info" while no broker is registered (all stopped or
+ *       connection errors, a busy broker, and no route while no broker is registered (all stopped or
  *       restarting) or the name servers cannot be asked.
  * </ul>
  *
- * <p>Needs {@code rocketmq-client} on the classpath. Stateless and thread-safe.
+ * <p>"No route" has one rule ({@link #noRoute}), whether a send reports it ({@link #isNoRoute}) or a
+ * route fetch at start finds none. Converge-internal (see the package documentation). Stateless and
+ * thread-safe.
  */
 public final class RocketMQErrors {
 
@@ -51,23 +53,47 @@ public final class RocketMQErrors {
   public static ConvergeException classify(Throwable e, String what, String messageId, String topic,
       BooleanSupplier brokersRegistered) {
     if (e instanceof MQClientException ce && ce.getResponseCode() == ResponseCode.MESSAGE_ILLEGAL) {
-      return new InvalidMessageException("RocketMQ refused " + what + " " + messageId + " on " + topic + ": "
+      return new InvalidMessageException("RocketMQ refused " + subject(what, messageId) + " on " + topic + ": "
           + ce.getErrorMessage(), messageId, ce);
     }
     if (e instanceof MQBrokerException be && refusedByBroker(be.getResponseCode())) {
-      return new InvalidMessageException("RocketMQ broker refused " + what + " " + messageId + " on " + topic
+      return new InvalidMessageException("RocketMQ broker refused " + subject(what, messageId) + " on " + topic
           + ": " + be.getErrorMessage(), messageId, be);
     }
-    if (isNoRoute(e) && brokersRegistered.getAsBoolean()) {
-      return new InvalidMessageException("RocketMQ has no route to topic " + topic + " although brokers are up"
-          + " (the topic does not exist); " + what + " " + messageId + " refused: "
-          + ((MQClientException) e).getErrorMessage(), messageId, e);
+    if (isNoRoute(e)) {
+      return noRoute(topic, what, messageId, e, brokersRegistered);
     }
-    return new BrokerUnavailableException("RocketMQ is unavailable for " + what + " " + messageId + " on " + topic
+    return new BrokerUnavailableException("RocketMQ is unavailable for " + subject(what, messageId) + " on " + topic
         + ": " + e, messageId, e);
   }
 
-  /** Whether {@code e} is the client's "No route info" to a topic (the topic or every broker is missing). */
+  /**
+   * The one rule for a topic without route: it does not exist (an {@link InvalidMessageException}) if
+   * the name servers list a live broker, else RocketMQ is down (a {@link BrokerUnavailableException}).
+   * Both a send's "No route info" ({@link #classify}) and a route fetch that finds none come here.
+   *
+   * @param what how to name what needed the route, e.g. {@code "half message"}; not null
+   * @param messageId may be null
+   * @param cause the client's failure; may be null (a route fetch answers false)
+   * @param brokersRegistered whether the name servers list at least one broker; not null
+   */
+  public static ConvergeException noRoute(String topic, String what, String messageId, Throwable cause,
+      BooleanSupplier brokersRegistered) {
+    String detail = cause instanceof MQClientException ce ? ": " + ce.getErrorMessage() : cause != null ? ": " + cause : "";
+    if (brokersRegistered.getAsBoolean()) {
+      return new InvalidMessageException("Topic " + topic + " is unknown to the RocketMQ name server although brokers"
+          + " are up (the topic does not exist): cannot send " + subject(what, messageId) + detail, messageId, cause);
+    }
+    return new BrokerUnavailableException("RocketMQ has no route to topic " + topic + " and no broker registered"
+        + " (all stopped or restarting, or the name server does not answer): cannot send " + subject(what, messageId)
+        + detail, messageId, cause);
+  }
+
+  /**
+   * Whether {@code e} is the client's "No route info" to a topic (the topic or every broker is
+   * missing): the code {@code NOT_FOUND_TOPIC_EXCEPTION} of a plain send, or the text of a send to a
+   * selected queue, which carries no code.
+   */
   public static boolean isNoRoute(Throwable e) {
     return e instanceof MQClientException ce && (ce.getResponseCode() == ClientErrorCode.NOT_FOUND_TOPIC_EXCEPTION
         || (ce.getErrorMessage() != null && ce.getErrorMessage().contains("No route info")));
@@ -98,6 +124,15 @@ public final class RocketMQErrors {
       LOG.debug("Cannot read the RocketMQ cluster info: {}", e.toString());
       return false;
     }
+  }
+
+  /** {@link #brokersRegistered(DefaultMQProducer, Duration)} within the producer's send timeout, asked lazily. */
+  public static BooleanSupplier brokersRegistered(DefaultMQProducer producer) {
+    return () -> brokersRegistered(producer, Duration.ofMillis(producer.getSendMsgTimeout()));
+  }
+
+  private static String subject(String what, String messageId) {
+    return messageId == null ? what : what + " " + messageId;
   }
 
   private static boolean refusedByBroker(int code) {

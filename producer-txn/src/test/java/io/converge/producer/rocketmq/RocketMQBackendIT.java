@@ -4,7 +4,6 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.producer.InvalidMessageException;
@@ -12,16 +11,13 @@ import io.converge.producer.MessageIds;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TransactionTimedOutException;
 import io.converge.producer.TxnProducer;
-import io.converge.producer.schema.Migrations;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -31,48 +27,35 @@ import org.junit.jupiter.api.io.TempDir;
 @ExtendWith(RocketMQExtension.class)
 class RocketMQBackendIT {
 
-  private static DataSource db;
+  private static OrdersTable orders;
 
   @BeforeAll
   static void schema() throws Exception {
-    db = ConvergePostgres.shared().newSchema("rmqbackend");
-    Migrations.apply(db, "producer");
-    try (var c = db.getConnection(); var s = c.createStatement()) {
-      s.execute("CREATE TABLE orders (id text PRIMARY KEY)");
-    }
+    orders = OrdersTable.create("rmqbackend");
   }
 
   @Test
   void aUnitOfWorkPastTheTimeoutIsRolledBack(EmbeddedRocketMQ mq) throws Exception {
     String topic = RocketMQExtension.uniqueTopic("slow");
     mq.createTopic(topic);
-    try (TxnProducer p = TxnProducer.builder().group(RocketMQExtension.uniqueTopic("g")).dataSource(db)
+    try (TxnProducer p = TxnProducer.builder().group(RocketMQExtension.uniqueTopic("g")).dataSource(orders.db())
         .backend(RocketMQBackend.nameServer(mq.nameServerAddress())).topics(topic)
         .localTransactionTimeout(Duration.ofMillis(300)).build()) {
       String id = MessageIds.shared().next();
       assertThatThrownBy(() -> p.inTransaction(tx -> {
-        try (PreparedStatement ps = tx.connection().prepareStatement("INSERT INTO orders VALUES (?)")) {
-          ps.setString(1, id);
-          ps.executeUpdate();
-        }
+        OrdersTable.insert(tx.connection(), id);
         tx.publish(OutgoingMessage.builder(topic).id(id).payload("slow".getBytes(UTF_8)).build());
         Thread.sleep(500);
         return null;
       })).isInstanceOf(TransactionTimedOutException.class)
           .satisfies(e -> assertThat(((TransactionTimedOutException) e).messageId()).isEqualTo(id));
-      try (var c = db.getConnection(); var s = c.prepareStatement("SELECT count(*) FROM orders WHERE id = ?")) {
-        s.setString(1, id);
-        try (var rs = s.executeQuery()) {
-          rs.next();
-          assertThat(rs.getInt(1)).isZero();
-        }
-      }
+      assertThat(orders.count(id)).isZero();
     }
   }
 
   @Test
   void anUnknownDeclaredTopicFailsTheBuild(EmbeddedRocketMQ mq) {
-    assertThatThrownBy(() -> TxnProducer.builder().group("g-unknown").dataSource(db)
+    assertThatThrownBy(() -> TxnProducer.builder().group("g-unknown").dataSource(orders.db())
         .backend(RocketMQBackend.nameServer(mq.nameServerAddress())).topics("no-such-topic-" + System.nanoTime()).build())
         .isInstanceOf(InvalidMessageException.class).hasMessageContaining("unknown to the RocketMQ name server");
   }

@@ -4,7 +4,6 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.producer.BrokerUnavailableException;
@@ -13,10 +12,8 @@ import io.converge.producer.InvalidMessageException;
 import io.converge.producer.MessageIds;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
-import io.converge.producer.schema.Migrations;
-import java.sql.PreparedStatement;
+import io.converge.producer.testing.StoppedRocketMQ;
 import java.time.Duration;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -29,33 +26,26 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(RocketMQExtension.class)
 class RocketMQNoRouteIT {
 
-  private static DataSource db;
+  private static OrdersTable orders;
 
   @BeforeAll
   static void schema() throws Exception {
-    db = ConvergePostgres.shared().newSchema("rmqnoroute");
-    Migrations.apply(db, "producer");
-    try (var c = db.getConnection(); var s = c.createStatement()) {
-      s.execute("CREATE TABLE orders (id text PRIMARY KEY)");
-    }
+    orders = OrdersTable.create("rmqnoroute");
   }
 
   @Test
   void aNewTopicDuringAnOutageIsBrokerUnavailable() throws Exception {
-    // a cluster of this test's own: its broker is stopped, so the name server has no broker registered
-    try (EmbeddedRocketMQ down = EmbeddedRocketMQ.builder().build().start()) {
-      String topic = RocketMQExtension.uniqueTopic("outage");
-      down.createTopic(topic);
-      down.stopBroker();
-      try (TxnProducer p = producer(down)) {
+    try (StoppedRocketMQ down = StoppedRocketMQ.withTopic("outage")) {
+      String topic = down.topic();
+      try (TxnProducer p = producer(down.mq())) {
         String id = MessageIds.shared().next();
         assertThatThrownBy(() -> publish(p, topic, id)).isInstanceOf(BrokerUnavailableException.class)
             .satisfies(e -> assertThat(((ConvergeException) e).messageId()).isEqualTo(id));
         assertThat(orderExists(id)).isFalse();
       }
       // a declared topic whose route cannot be fetched at build: the same rule, an outage
-      assertThatThrownBy(() -> TxnProducer.builder().group(RocketMQExtension.uniqueTopic("g")).dataSource(db)
-          .backend(RocketMQBackend.nameServer(down.nameServerAddress())).topics(topic).build())
+      assertThatThrownBy(() -> TxnProducer.builder().group(RocketMQExtension.uniqueTopic("g")).dataSource(orders.db())
+          .backend(RocketMQBackend.nameServer(down.mq().nameServerAddress())).topics(topic).build())
           .isInstanceOf(BrokerUnavailableException.class).hasMessageContaining(topic);
     }
   }
@@ -68,33 +58,25 @@ class RocketMQNoRouteIT {
       String id = MessageIds.shared().next();
       assertThatThrownBy(() -> publish(p, missing, id)).isInstanceOf(InvalidMessageException.class)
           .hasMessageContaining(missing)
+          .hasMessageContaining("Topic " + missing + " is unknown to the RocketMQ name server") // the sink's words too
           .satisfies(e -> assertThat(((ConvergeException) e).messageId()).isEqualTo(id));
       assertThat(orderExists(id)).isFalse();
     }
   }
 
   private static TxnProducer producer(EmbeddedRocketMQ mq) {
-    return TxnProducer.builder().group(RocketMQExtension.uniqueTopic("g")).dataSource(db)
+    return TxnProducer.builder().group(RocketMQExtension.uniqueTopic("g")).dataSource(orders.db())
         .backend(RocketMQBackend.nameServer(mq.nameServerAddress()).sendTimeout(Duration.ofSeconds(2))).build();
   }
 
   private static void publish(TxnProducer p, String topic, String id) throws Exception {
     p.inTransaction(tx -> {
-      try (PreparedStatement ps = tx.connection().prepareStatement("INSERT INTO orders VALUES (?)")) {
-        ps.setString(1, id);
-        ps.executeUpdate();
-      }
+      OrdersTable.insert(tx.connection(), id);
       return tx.publish(OutgoingMessage.builder(topic).id(id).payload("no-route".getBytes(UTF_8)).build());
     });
   }
 
   private static boolean orderExists(String id) throws Exception {
-    try (var c = db.getConnection(); var s = c.prepareStatement("SELECT count(*) FROM orders WHERE id = ?")) {
-      s.setString(1, id);
-      try (var rs = s.executeQuery()) {
-        rs.next();
-        return rs.getInt(1) == 1;
-      }
-    }
+    return orders.count(id) == 1;
   }
 }

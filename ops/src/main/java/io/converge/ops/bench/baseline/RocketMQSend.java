@@ -2,20 +2,56 @@ package io.converge.ops.bench.baseline;
 
 import io.converge.ops.bench.BenchEnv;
 import io.converge.ops.bench.Scenario;
+import io.converge.producer.rocketmq.RocketMQClients;
+import io.converge.producer.rocketmq.RocketMQSettings;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.LocalTransactionState;
+import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.client.producer.SendStatus;
+import org.apache.rocketmq.client.producer.TransactionListener;
+import org.apache.rocketmq.client.producer.TransactionMQProducer;
 import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageExt;
 
-/** Baseline: a raw RocketMQ synchronous send of a 1 KiB message. */
-public final class RocketMQSend implements Scenario {
+/**
+ * Baseline: a raw RocketMQ synchronous send of a 1 KiB message, set up by Converge's client factory
+ * like Converge's own producers. {@link RocketMQTxnSend} is its transactional variant.
+ */
+public class RocketMQSend implements Scenario {
 
   private static final byte[] PAYLOAD = new byte[1024];
+  /** Commits every half message at once and on check-back: no DB in the baseline. */
+  private static final TransactionListener COMMIT = new TransactionListener() {
+    @Override
+    public LocalTransactionState executeLocalTransaction(Message msg, Object arg) {
+      return LocalTransactionState.COMMIT_MESSAGE;
+    }
+
+    @Override
+    public LocalTransactionState checkLocalTransaction(MessageExt msg) {
+      return LocalTransactionState.COMMIT_MESSAGE;
+    }
+  };
+
+  private final boolean transactional;
   private DefaultMQProducer producer;
+  private ExecutorService checkExecutor;
   private String topic;
+
+  /** The plain synchronous send. */
+  public RocketMQSend() {
+    this(false);
+  }
+
+  RocketMQSend(boolean transactional) {
+    this.transactional = transactional;
+  }
 
   @Override
   public String name() {
-    return "rocketmq-send";
+    return transactional ? "rocketmq-txn-send" : "rocketmq-send";
   }
 
   @Override
@@ -25,17 +61,29 @@ public final class RocketMQSend implements Scenario {
 
   @Override
   public void setUp(BenchEnv env, int threads) throws Exception {
-    topic = env.newTopic("bench-send");
-    producer = new DefaultMQProducer("bench-send-" + System.nanoTime());
-    producer.setNamesrvAddr(env.rocketmq().nameServerAddress());
-    producer.start();
+    String prefix = transactional ? "bench-txn" : "bench-send";
+    topic = env.newTopic(prefix);
+    String nameServer = env.rocketmq().nameServerAddress();
+    String group = prefix + "-" + System.nanoTime();
+    if (transactional) {
+      checkExecutor = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "bench-txn-check");
+        t.setDaemon(true);
+        return t;
+      });
+      producer = RocketMQClients.startTransactional(nameServer, group, RocketMQSettings.DEFAULT_SEND_TIMEOUT,
+          RocketMQSettings.DEFAULT_RETRIES, COMMIT, checkExecutor);
+    } else {
+      producer = RocketMQClients.startProducer(nameServer, group);
+    }
   }
 
   @Override
   public int runOnce(int worker) throws Exception {
-    SendStatus status = producer.send(new Message(topic, PAYLOAD)).getSendStatus();
-    if (status != SendStatus.SEND_OK) {
-      throw new IllegalStateException("send status " + status);
+    Message msg = new Message(topic, PAYLOAD);
+    SendResult result = transactional ? ((TransactionMQProducer) producer).sendMessageInTransaction(msg, null) : producer.send(msg);
+    if (result.getSendStatus() != SendStatus.SEND_OK) {
+      throw new IllegalStateException("send status " + result.getSendStatus());
     }
     return 1;
   }
@@ -44,6 +92,9 @@ public final class RocketMQSend implements Scenario {
   public void close() {
     if (producer != null) {
       producer.shutdown();
+    }
+    if (checkExecutor != null) {
+      checkExecutor.shutdownNow();
     }
   }
 }

@@ -1,0 +1,118 @@
+package io.converge.producer.rocketmq;
+
+import io.converge.producer.BrokerUnavailableException;
+import io.converge.producer.ConvergeException;
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.client.exception.MQClientException;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.TransactionListener;
+import org.apache.rocketmq.client.producer.TransactionMQProducer;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
+
+/**
+ * The one place where Converge sets up and starts a RocketMQ client: name server, group, an instance of
+ * its own ({@link #uniqueInstance}: each client has its own connections and heartbeat, several share a
+ * JVM), send timeout, retries, message size; a client that fails to start is shut down and reported.
+ * Converge-internal (see the package documentation). Stateless.
+ */
+public final class RocketMQClients {
+
+  private RocketMQClients() {}
+
+  /** A started plain producer with the client's defaults (3 s send timeout, 2 retries, 4 MiB). */
+  public static DefaultMQProducer startProducer(String nameServer, String group) {
+    return startProducer(nameServer, group, RocketMQSettings.DEFAULT_SEND_TIMEOUT, RocketMQSettings.DEFAULT_RETRIES,
+        RocketMQSettings.DEFAULT_MAX_MESSAGE_BYTES);
+  }
+
+  /**
+   * A started plain producer.
+   *
+   * @param sendTimeout how long a send may take; also bounds {@link RocketMQErrors#brokersRegistered(DefaultMQProducer)}
+   * @param retries how often the client itself retries a failed synchronous send, on another queue: 0 where a
+   *     key's order matters and the caller retries
+   * @param maxMessageBytes the largest body the client sends
+   * @throws BrokerUnavailableException when it cannot start
+   */
+  public static DefaultMQProducer startProducer(String nameServer, String group, Duration sendTimeout, int retries,
+      int maxMessageBytes) {
+    DefaultMQProducer producer = configure(new DefaultMQProducer(group), nameServer, sendTimeout, retries);
+    producer.setMaxMessageSize(maxMessageBytes);
+    return start(producer, nameServer);
+  }
+
+  /**
+   * A started transactional producer whose check-backs {@code listener} answers on {@code checkExecutor}
+   * (4 MiB bodies). Parameters as {@link #startProducer(String, String, Duration, int, int)}.
+   *
+   * @throws BrokerUnavailableException when it cannot start
+   */
+  public static TransactionMQProducer startTransactional(String nameServer, String group, Duration sendTimeout,
+      int retries, TransactionListener listener, ExecutorService checkExecutor) {
+    TransactionMQProducer producer = configure(new TransactionMQProducer(group), nameServer, sendTimeout, retries);
+    producer.setExecutorService(checkExecutor);
+    producer.setTransactionListener(listener);
+    return start(producer, nameServer);
+  }
+
+  /**
+   * A started clustering push consumer of {@code topic} ({@code tags}), one message per call of
+   * {@code listener} on {@code threads} threads; a group with no committed offset starts from the first
+   * offset of each queue.
+   *
+   * @param instanceName the client instance; null for {@link #uniqueInstance}
+   * @param consumeTimeout how long one message may be in the listener before RocketMQ sends it back to
+   *     the broker (RocketMQ's {@code consumeTimeout}, whole minutes)
+   * @throws ConvergeException when it cannot start
+   */
+  public static DefaultMQPushConsumer startPushConsumer(String nameServer, String group, String instanceName,
+      int threads, Duration consumeTimeout, String topic, String tags, MessageListenerConcurrently listener) {
+    DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
+    consumer.setNamesrvAddr(nameServer);
+    consumer.setInstanceName(instanceName != null ? instanceName : uniqueInstance(group));
+    consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+    consumer.setConsumeThreadMin(threads);
+    consumer.setConsumeThreadMax(threads);
+    consumer.setConsumeMessageBatchMaxSize(1);
+    consumer.setConsumeTimeout(consumeTimeout.toMinutes());
+    try {
+      consumer.subscribe(topic, tags);
+      consumer.registerMessageListener(listener);
+      consumer.start();
+      return consumer;
+    } catch (MQClientException e) {
+      consumer.shutdown();
+      throw new ConvergeException("Cannot start the RocketMQ consumer of group " + group + " on topic " + topic
+          + " (name server " + nameServer + ")", e);
+    }
+  }
+
+  /** An instance name no other client has: {@code group@pid-uuid}. */
+  public static String uniqueInstance(String group) {
+    return group + "@" + ManagementFactory.getRuntimeMXBean().getPid() + "-" + UUID.randomUUID();
+  }
+
+  private static <P extends DefaultMQProducer> P configure(P producer, String nameServer, Duration sendTimeout, int retries) {
+    producer.setNamesrvAddr(nameServer);
+    producer.setInstanceName(uniqueInstance(producer.getProducerGroup()));
+    producer.setSendMsgTimeout((int) sendTimeout.toMillis());
+    producer.setRetryTimesWhenSendFailed(retries);
+    return producer;
+  }
+
+  private static <P extends DefaultMQProducer> P start(P producer, String nameServer) {
+    try {
+      producer.start();
+      return producer;
+    } catch (MQClientException e) {
+      producer.shutdown();
+      throw new BrokerUnavailableException("RocketMQ producer of group " + producer.getProducerGroup() + " (instance "
+          + producer.getInstanceName() + ") cannot start against " + nameServer + ": " + e.getErrorMessage(), null, e);
+    }
+  }
+}

@@ -1,0 +1,51 @@
+package io.converge.producer.rocketmq;
+
+import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.producer.schema.Migrations;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import javax.sql.DataSource;
+
+/** A schema of its own with the producer's tables and an {@code orders} table: the business write of the backend's tests. */
+final class OrdersTable {
+
+  private final DataSource db;
+
+  private OrdersTable(DataSource db) {
+    this.db = db;
+  }
+
+  /** A new schema named after {@code name}, migrated, with an empty {@code orders} table. */
+  static OrdersTable create(String name) throws Exception {
+    DataSource db = ConvergePostgres.shared().newSchema(name);
+    Migrations.apply(db, "producer");
+    try (var c = db.getConnection(); var s = c.createStatement()) {
+      s.execute("CREATE TABLE orders (id text PRIMARY KEY)");
+    }
+    return new OrdersTable(db);
+  }
+
+  DataSource db() {
+    return db;
+  }
+
+  /** Inserts order {@code id} on {@code c} (the unit of work's connection). */
+  static void insert(Connection c, String id) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("INSERT INTO orders VALUES (?)")) {
+      ps.setString(1, id);
+      ps.executeUpdate();
+    }
+  }
+
+  /** How many orders {@code id} are committed (0 or 1). */
+  int count(String id) throws SQLException {
+    try (var c = db.getConnection(); var s = c.prepareStatement("SELECT count(*) FROM orders WHERE id = ?")) {
+      s.setString(1, id);
+      try (var rs = s.executeQuery()) {
+        rs.next();
+        return rs.getInt(1);
+      }
+    }
+  }
+}
