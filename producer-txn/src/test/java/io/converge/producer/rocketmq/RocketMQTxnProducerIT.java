@@ -1,5 +1,7 @@
 package io.converge.producer.rocketmq;
 
+import static org.awaitility.Awaitility.await;
+
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.producer.TxnProducer;
@@ -73,17 +75,7 @@ class RocketMQTxnProducerIT extends TxnProducerContract {
   @Override
   protected void awaitDiscarded(String id) {
     TxnLog log = new TxnLog(db);
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (log.outcome(id) != TxnLog.Outcome.ROLLED_BACK) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("no check-back rolled back message " + id + " within 30 s");
-      }
-      try {
-        Thread.sleep(50);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AssertionError(e);
-      }
-    }
+    await("a check-back rolled back message " + id).atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+        .until(() -> log.outcome(id) == TxnLog.Outcome.ROLLED_BACK);
   }
 }
