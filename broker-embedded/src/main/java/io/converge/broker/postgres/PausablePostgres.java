@@ -1,8 +1,7 @@
-package io.converge.consumer.outage;
+package io.converge.broker.postgres;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import io.converge.broker.postgres.ConvergePostgres;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,10 +11,10 @@ import java.util.stream.Stream;
 /**
  * A second embedded PostgreSQL of the test's own, which the test freezes (SIGSTOP of the postmaster and
  * its backends: connections hang, new ones time out) and thaws again: a database outage without
- * losing the server's state.
+ * losing the server's state. Its pools are HikariCP's (an optional dependency of this module: a test
+ * that uses this class adds {@code com.zaxxer:HikariCP}). Thread-safe.
  */
 public final class PausablePostgres implements AutoCloseable {
-
 
   private final Path dataDir;
   private final ConvergePostgres server;
