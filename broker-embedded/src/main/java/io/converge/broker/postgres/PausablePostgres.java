@@ -38,6 +38,9 @@ public final class PausablePostgres implements AutoCloseable {
     config.setUsername(server.user());
     config.setPassword(server.password());
     config.setMaximumPoolSize(4);
+    // no idle minimum: HikariCP refills to it after each eviction, asynchronously, so a connection opened
+    // just before a freeze would be handed out unchecked (used < 500 ms ago) and hang until the thaw
+    config.setMinimumIdle(0);
     config.setConnectionTimeout(connectionTimeoutMillis);
     // a new connection to the frozen server fails instead of hanging until the thaw (pgjdbc's default is none)
     config.addDataSourceProperty("loginTimeout", Long.toString(Math.max(1, (connectionTimeoutMillis + 999) / 1000)));
@@ -51,7 +54,8 @@ public final class PausablePostgres implements AutoCloseable {
   /**
    * Stops (SIGSTOP) the postmaster and all its backends ({@link ConvergePostgres#freeze()}). The pools' idle
    * connections are evicted first: a connection used in the last 500 ms is handed out unchecked by HikariCP and a
-   * statement on it would hang until the thaw (the test wants each getConnection to meet the outage).
+   * statement on it would hang until the thaw (the test wants each getConnection to meet the outage). The
+   * pools keep no idle minimum, so nothing refills them before the freeze takes effect.
    */
   public void freeze() {
     pools.forEach(p -> p.getHikariPoolMXBean().softEvictConnections());
