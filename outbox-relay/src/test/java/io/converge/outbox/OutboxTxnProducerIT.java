@@ -5,6 +5,7 @@ import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.outbox.rocketmq.RocketMQSink;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.testing.ChildProducerFactory;
+import io.converge.producer.testing.ContractBroker;
 import io.converge.producer.testing.MessageSink;
 import io.converge.producer.testing.TxnProducerContract;
 import java.time.Duration;
@@ -57,23 +58,13 @@ class OutboxTxnProducerIT extends TxnProducerContract {
   }
 
   @Override
-  protected void createTopic(String topic) {
-    mq.createTopic(topic);
+  protected ContractBroker broker() {
+    return ContractBroker.rocketMQ(mq);
   }
 
   @Override
   protected MessageSink consume(String topic) {
     return new Deliveries(mq, topic);
-  }
-
-  @Override
-  protected void stopBroker() {
-    mq.stopBroker();
-  }
-
-  @Override
-  protected void startBroker() {
-    mq.startBroker();
   }
 
   @Override

@@ -5,6 +5,7 @@ import io.converge.broker.pulsar.PulsarExtension;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.schema.Migrations;
 import io.converge.producer.testing.ChildProducerFactory;
+import io.converge.producer.testing.ContractBroker;
 import io.converge.producer.testing.MessageSink;
 import io.converge.producer.testing.TxnProducerContract;
 import java.net.URI;
@@ -21,8 +22,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * The shared contract, against the Pulsar-transactions backend on the embedded Pulsar.
  *
  * <p>Broker down: the embedded Pulsar keeps its metadata in memory, so it cannot restart on its
- * data; {@link #stopBroker()} freezes its JVM (SIGSTOP: every request times out, like a hung or
- * partitioned broker) and {@link #startBroker()} resumes it (SIGCONT), data and connections intact.
+ * data; the contract's broker outage freezes its JVM (SIGSTOP: every request times out, like a hung or
+ * partitioned broker) and resumes it (SIGCONT), data and connections intact.
  */
 @ExtendWith(PulsarExtension.class)
 class PulsarTxnProducerIT extends TxnProducerContract {
@@ -43,7 +44,26 @@ class PulsarTxnProducerIT extends TxnProducerContract {
   }
 
   @Override
-  protected void createTopic(String topic) {
+  protected ContractBroker broker() {
+    return new ContractBroker() {
+      @Override
+      public void createTopic(String topic) {
+        PulsarTxnProducerIT.createTopic(topic);
+      }
+
+      @Override
+      public void stop() {
+        pulsar.freeze();
+      }
+
+      @Override
+      public void start() {
+        pulsar.thaw();
+      }
+    };
+  }
+
+  private static void createTopic(String topic) {
     HttpRequest put = HttpRequest.newBuilder(URI.create(pulsar.httpUrl() + "/admin/v2/persistent/public/default/" + topic))
         .PUT(HttpRequest.BodyPublishers.noBody()).build();
     try {
@@ -62,16 +82,6 @@ class PulsarTxnProducerIT extends TxnProducerContract {
   @Override
   protected MessageSink consume(String topic) {
     return new PulsarSink(pulsar.serviceUrl(), topic);
-  }
-
-  @Override
-  protected void stopBroker() {
-    pulsar.freeze();
-  }
-
-  @Override
-  protected void startBroker() {
-    pulsar.thaw();
   }
 
   @Override

@@ -1,8 +1,12 @@
 package io.converge.broker.child;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Stream;
 
 /**
  * The child JVMs of one test, given as a test-method parameter by {@link ChildJvmExtension}: it
@@ -28,8 +32,13 @@ public final class ChildJvms {
     return List.copyOf(started);
   }
 
-  /** Kills every child still running. */
+  /** Kills every child still running and deletes their logs. */
   void closeAll() {
     started.forEach(ChildJvm::close);
+    try (Stream<Path> files = Files.walk(dir)) {
+      files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException e) {
+      // a log left in the temporary directory is harmless
+    }
   }
 }

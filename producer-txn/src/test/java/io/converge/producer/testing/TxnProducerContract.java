@@ -73,17 +73,11 @@ public abstract class TxnProducerContract {
   /** A new producer instance of {@code group}, declaring {@code topic}, on {@code db}. */
   protected abstract TxnProducer newProducer(String group, String topic, DataSource db);
 
-  /** Creates {@code topic} on the broker (idempotent). */
-  protected abstract void createTopic(String topic);
+  /** The broker: topics, outage. */
+  protected abstract ContractBroker broker();
 
   /** Starts recording deliveries on {@code topic}. */
   protected abstract MessageSink consume(String topic);
-
-  /** Stops the broker (keeping its data). */
-  protected abstract void stopBroker();
-
-  /** Starts the broker again after {@link #stopBroker()}. */
-  protected abstract void startBroker();
 
   /**
    * Whether the backend reaches the broker inside the unit of work (RocketMQ, Pulsar: yes; outbox: no).
@@ -128,7 +122,7 @@ public abstract class TxnProducerContract {
 
   private String topic(String prefix) {
     String topic = prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
-    createTopic(topic);
+    broker().createTopic(topic);
     return topic;
   }
 
@@ -598,7 +592,7 @@ public abstract class TxnProducerContract {
     Unit u = unit("down");
     order(u.p(), u.topic(), "warm-up"); // routes known
     String id = MessageIds.shared().next();
-    stopBroker();
+    broker().stop();
     try {
       if (reachesBrokerInUnitOfWork()) {
         assertThatThrownBy(() -> publishOrder(u.p(), u.topic(), id, "broker-down"))
@@ -610,7 +604,7 @@ public abstract class TxnProducerContract {
         assertThat(orderExists(id)).isTrue();
       }
     } finally {
-      startBroker();
+      broker().start();
     }
     if (!reachesBrokerInUnitOfWork()) {
       awaitDelivered(u.sink(), Set.of(id), recoveryWindow().plusSeconds(60));
