@@ -98,17 +98,35 @@ public abstract class TxnProducerContract {
 
   // ---- fixtures ----
 
+  /**
+   * One schema per backend's test class, not per test (JUnit makes an instance per test): every test
+   * uses its own topics, groups and ids, and a schema with its migrations costs seconds.
+   */
   @BeforeEach
   void schema() throws Exception {
-    if (db == null) {
-      db = ConvergePostgres.shared().newSchema("contract");
-      try (Connection c = db.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT current_schema()")) {
-        rs.next();
-        schema = rs.getString(1);
-        s.execute("CREATE TABLE contract_orders (id text PRIMARY KEY, note text NOT NULL)");
-      }
-      Migrations.apply(db, "producer");
+    Schema s = SCHEMAS.get(getClass());
+    if (s == null) {
+      s = newSchema();
+      SCHEMAS.put(getClass(), s);
     }
+    db = s.db();
+    schema = s.name();
+  }
+
+  private static final Map<Class<?>, Schema> SCHEMAS = new java.util.concurrent.ConcurrentHashMap<>();
+
+  private record Schema(DataSource db, String name) {}
+
+  private static Schema newSchema() throws Exception {
+    DataSource ds = ConvergePostgres.shared().newSchema("contract");
+    String name;
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT current_schema()")) {
+      rs.next();
+      name = rs.getString(1);
+      s.execute("CREATE TABLE contract_orders (id text PRIMARY KEY, note text NOT NULL)");
+    }
+    Migrations.apply(ds, "producer");
+    return new Schema(ds, name);
   }
 
   @AfterEach
