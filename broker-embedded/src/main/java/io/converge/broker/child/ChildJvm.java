@@ -20,23 +20,17 @@ import org.postgresql.ds.PGSimpleDataSource;
  * point the test names. Its output (stdout and stderr) goes to a log file the test reads. Started by
  * {@link ChildJvms#launch(Class)} (given by {@link ChildJvmExtension}, which stops the child after the
  * test and adds its output to a failure). Thread-safe.
+ *
+ * @param name the main class's simple name
+ * @param process the child process
+ * @param log the file that receives the child's output
  */
-public final class ChildJvm implements AutoCloseable {
+public record ChildJvm(String name, Process process, Path log) implements AutoCloseable {
 
   /** The exit status of a child that {@link #halt(String) halted}, as after kill -9. */
   public static final int HALTED = 137;
 
   private static final String DB = "converge.child.db.";
-
-  private final String name;
-  private final Process process;
-  private final Path log;
-
-  private ChildJvm(String name, Process process, Path log) {
-    this.name = name;
-    this.process = process;
-    this.log = log;
-  }
 
   // ---- in the child ----
 
@@ -67,16 +61,6 @@ public final class ChildJvm implements AutoCloseable {
   }
 
   // ---- in the test ----
-
-  /** The main class's simple name. */
-  public String name() {
-    return name;
-  }
-
-  /** The child process. */
-  public Process process() {
-    return process;
-  }
 
   /** Everything the child printed so far. */
   public String output() {
