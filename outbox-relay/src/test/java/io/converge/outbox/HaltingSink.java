@@ -1,12 +1,13 @@
 package io.converge.outbox;
 
+import io.converge.broker.child.ChildJvm;
 import io.converge.outbox.spi.OutboxRecord;
 import io.converge.outbox.spi.OutboxSink;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A sink for the crash tests' child JVMs: sends through {@code delegate} one record at a time and halts
- * the JVM ({@code Runtime.halt(137)}, like kill -9) right after the {@code haltAfter}-th successful send,
+ * the JVM ({@link ChildJvm#halt}, like kill -9) right after the {@code haltAfter}-th successful send,
  * printing {@code marker}, the count and the record's message id first.
  */
 public final class HaltingSink implements OutboxSink {
@@ -36,9 +37,7 @@ public final class HaltingSink implements OutboxSink {
   public void send(OutboxRecord record) throws Exception {
     delegate.send(record);
     if (sent.incrementAndGet() == haltAfter) {
-      System.out.println(marker + sent.get() + " " + record.messageId());
-      System.out.flush();
-      Runtime.getRuntime().halt(137);
+      ChildJvm.halt(marker + sent.get() + " " + record.messageId());
     }
   }
 

@@ -1,7 +1,8 @@
 package io.converge.outbox;
 
+import io.converge.broker.child.ChildJvm;
 import io.converge.outbox.rocketmq.RocketMQSink;
-import org.postgresql.ds.PGSimpleDataSource;
+import javax.sql.DataSource;
 
 /**
  * A relay process for the kill -9 test: drains the outbox of the given schema into RocketMQ and halts
@@ -15,11 +16,7 @@ public final class RelayChildMain {
   private RelayChildMain() {}
 
   public static void main(String[] args) throws Exception {
-    PGSimpleDataSource db = new PGSimpleDataSource();
-    db.setUrl(System.getProperty("relay.jdbc.url"));
-    db.setUser(System.getProperty("relay.jdbc.user"));
-    db.setPassword(System.getProperty("relay.jdbc.password", ""));
-    db.setCurrentSchema(System.getProperty("relay.schema"));
+    DataSource db = ChildJvm.database();
     int haltAfter = Integer.parseInt(System.getProperty("relay.haltAfter"));
     HaltingSink halting = new HaltingSink(RocketMQSink.nameServer(System.getProperty("relay.nameServer")).group("relay-child").build(),
         haltAfter, HALTING);

@@ -2,13 +2,14 @@ package io.converge.outbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.converge.broker.child.ChildJvm;
+import io.converge.broker.child.ChildJvmExtension;
+import io.converge.broker.child.ChildJvms;
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.producer.Envelope;
 import io.converge.producer.TxnProducer;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -16,12 +17,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A relay process is killed (Runtime.halt) in the middle of a batch, after it sent some rows and before
@@ -30,13 +29,13 @@ import org.junit.jupiter.api.io.TempDir;
  * marked rows published before sending them (or in a separate, earlier transaction) would lose the
  * unsent rest of the batch and fail this test.
  */
-@ExtendWith(RocketMQExtension.class)
+@ExtendWith({RocketMQExtension.class, ChildJvmExtension.class})
 class RelayKillIT {
 
   private static final int ROWS = 400;
 
   @Test
-  void killMidBatchLosesNothing(EmbeddedRocketMQ mq, @TempDir Path tmp) throws Exception {
+  void killMidBatchLosesNothing(EmbeddedRocketMQ mq, ChildJvms jvms) throws Exception {
     DataSource ds = RelayFixture.newOutbox();
     String schema;
     try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT current_schema()")) {
@@ -53,21 +52,11 @@ class RelayKillIT {
     }
     try (Deliveries deliveries = new Deliveries(mq, topic)) {
       ConvergePostgres pg = ConvergePostgres.shared();
-      List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-          "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-          "-cp", System.getProperty("java.class.path"),
-          "-Drelay.jdbc.url=" + pg.jdbcUrl(), "-Drelay.jdbc.user=" + pg.user(), "-Drelay.jdbc.password=" + pg.password(),
-          "-Drelay.schema=" + schema, "-Drelay.nameServer=" + mq.nameServerAddress(), "-Drelay.haltAfter=125",
-          RelayChildMain.class.getName());
-      Path log = tmp.resolve("relay-child.log");
-      Process child = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-      boolean exited = child.waitFor(90, TimeUnit.SECONDS);
-      if (!exited) {
-        child.destroyForcibly();
-      }
-      String output = Files.readString(log);
-      assertThat(exited).as("relay child exited; output:%n%s", output).isTrue();
-      assertThat(child.exitValue()).as("relay child halted mid-batch; output:%n%s", output).isEqualTo(137);
+      ChildJvm child = jvms.launch(RelayChildMain.class).database(pg.jdbcUrl(), pg.user(), pg.password(), schema)
+          .property("relay.nameServer", mq.nameServerAddress()).property("relay.haltAfter", 125).start();
+      int exit = child.awaitExit(Duration.ofSeconds(90)); // fails with the output when the child did not exit
+      String output = child.output();
+      assertThat(exit).as("relay child halted mid-batch; output:%n%s", output).isEqualTo(ChildJvm.HALTED);
       assertThat(output).contains(RelayChildMain.HALTING + 125);
       // batches of 50: two were committed (100 rows), the third died after 25 sends
       assertThat(RelayFixture.count(ds, "published_at IS NOT NULL")).isEqualTo(100);

@@ -84,7 +84,8 @@ class PulsarIdempotentConsumerIT {
       senders.shutdown();
       send(producer, other, "k", 2);
       await().atMost(Duration.ofSeconds(30)).until(() -> count("message_id = '" + other + "'") == 1);
-      Thread.sleep(1000);
+      await("one effect of the copies").during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(30))
+          .until(() -> count("message_id = '" + id + "'") == 1);
       assertThat(count("message_id = '" + id + "'")).isEqualTo(1);
       assertThat(consumer.subscription()).startsWith("dup-");
     }
@@ -125,7 +126,8 @@ class PulsarIdempotentConsumerIT {
          Producer<byte[]> producer = client.newProducer().topic(topic).create()) {
       send(producer, id, "k", 1);
       await().atMost(Duration.ofSeconds(30)).until(() -> outcomes.size() >= 2);
-      Thread.sleep(1000); // acked now: nothing more comes
+      await("acked now: nothing more comes").during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(5))
+          .until(() -> outcomes.size() == 2);
       assertThat(outcomes).containsExactly("PROCESSED", "DUPLICATE");
       assertThat(deliveries).containsExactly(1, 2);
       assertThat(count("message_id = '" + id + "'")).isEqualTo(1);
@@ -202,7 +204,8 @@ class PulsarIdempotentConsumerIT {
       send(producer, id, "k", 1);
       await().atMost(Duration.ofSeconds(30)).until(() ->
           query("SELECT count(*) FROM converge_dlq WHERE consumer_group = '" + group + "'").get(0) == 1);
-      Thread.sleep(1500); // acked: no redelivery runs the handler again
+      await("acked: no redelivery runs the handler again").during(Duration.ofMillis(1500)).atMost(Duration.ofSeconds(5))
+          .until(() -> runs.get() == 3);
       assertThat(runs).hasValue(3);
     }
   }

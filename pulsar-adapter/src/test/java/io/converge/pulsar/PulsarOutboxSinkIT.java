@@ -104,7 +104,8 @@ class PulsarOutboxSinkIT {
       }
       writers.shutdown();
       received.awaitIds(KEYS * PER_KEY);
-      Thread.sleep(500);
+      await("no row published twice").during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5))
+          .until(() -> received.messages.size() == KEYS * PER_KEY);
 
       assertThat(received.messages).as("no row published twice in normal operation").hasSize(KEYS * PER_KEY);
       Map<String, List<Message<byte[]>>> byKey = received.byKey();

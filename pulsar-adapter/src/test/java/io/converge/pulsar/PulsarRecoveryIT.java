@@ -3,6 +3,7 @@ package io.converge.pulsar;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.pulsar.EmbeddedPulsar;
@@ -20,6 +21,8 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -80,22 +83,22 @@ class PulsarRecoveryIT {
       assertThat(openRows()).isEqualTo(1);
 
       // the broker aborts the transaction on its timeout: the committed message is nowhere
-      Thread.sleep(PulsarChildFactory.TXN_TIMEOUT.plusMillis(1500).toMillis());
+      Duration aborted = PulsarChildFactory.TXN_TIMEOUT.plusMillis(1500);
+      await("nothing delivered of the aborted transaction").during(aborted).atMost(aborted.plusSeconds(5))
+          .until(() -> sink.received().isEmpty());
       assertThat(sink.received()).isEmpty();
 
       SimpleMeterRegistry heirRegistry = new SimpleMeterRegistry();
       try (TxnProducer heir = producer(group, topic, pulsar, heirRegistry)) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (sink.received().isEmpty() && System.nanoTime() < deadline) {
-          Thread.sleep(50);
-        }
+        await("republished").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).until(() -> !sink.received().isEmpty());
         List<Delivered> got = sink.received();
         assertThat(got).extracting(Delivered::id).containsExactly(id);
         assertThat(got.get(0).key()).isEqualTo("k-1");
         assertThat(got.get(0).headers()).containsEntry("h", "v");
         assertThat(new String(got.get(0).payload(), UTF_8)).isEqualTo("republished");
         assertThat(openRows()).isZero();
-        Thread.sleep(1000);
+        await("the open gauge updated").atMost(Duration.ofSeconds(5))
+            .until(() -> heirRegistry.get("txn.pulsar.open").gauge().value() == 0);
         assertThat(heirRegistry.get("txn.pulsar.open").gauge().value()).isZero();
       }
     }
@@ -109,12 +112,13 @@ class PulsarRecoveryIT {
     try (TxnProducer p = producer(group, topic, pulsar, registry)) {
       p.inTransaction(tx -> tx.publish(OutgoingMessage.builder(topic).payload("x".getBytes(UTF_8)).build()));
       // the owner confirms its own commit, on its confirmation thread
-      org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> openRows() == 0);
+      await().atMost(Duration.ofSeconds(5)).until(() -> openRows() == 0);
       // a unit paused after its DB commit is visible in the gauges while it is open
+      CountDownLatch resume = new CountDownLatch(1);
       CrashPoints.install(point -> {
         if (point == CrashPoints.Point.AFTER_DB_COMMIT) {
           try {
-            Thread.sleep(1200);
+            resume.await(10, TimeUnit.SECONDS); // paused until the gauges were read
           } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
           }
@@ -122,12 +126,11 @@ class PulsarRecoveryIT {
       });
       Thread paused = new Thread(() -> p.inTransaction(tx -> tx.publish(OutgoingMessage.builder(topic).payload("y".getBytes(UTF_8)).build())));
       paused.start();
-      long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-      while (registry.get("txn.pulsar.open").gauge().value() < 1 && System.nanoTime() < deadline) {
-        Thread.sleep(20);
-      }
+      await("the paused unit in the open gauge").atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20))
+          .until(() -> registry.get("txn.pulsar.open").gauge().value() >= 1);
       assertThat(registry.get("txn.pulsar.open").gauge().value()).isEqualTo(1);
       assertThat(registry.get("txn.pulsar.oldest.age").gauge().value()).isGreaterThanOrEqualTo(0);
+      resume.countDown();
       paused.join();
     }
   }

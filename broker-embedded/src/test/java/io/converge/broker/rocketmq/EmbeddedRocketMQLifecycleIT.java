@@ -4,15 +4,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.converge.broker.EmbeddedServerException;
+import io.converge.broker.child.ChildJvm;
+import io.converge.broker.child.ChildJvmExtension;
+import io.converge.broker.child.ChildJvms;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Its own broker (not the shared one): restart on the same store, clean stop, clear errors. */
+@ExtendWith(ChildJvmExtension.class)
 class EmbeddedRocketMQLifecycleIT {
 
   /**
@@ -20,23 +25,12 @@ class EmbeddedRocketMQLifecycleIT {
    * broker restart on the same store, and after {@code stop()} the JVM exits by itself.
    */
   @Test
-  void brokerRestartKeepsCommittedMessagesAndStopLetsTheJvmExit(@TempDir Path tmp) throws Exception {
-    Path log = tmp.resolve("child.log");
-    Process child = new ProcessBuilder(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-        "-cp", System.getProperty("java.class.path"),
-        RestartAndExitMain.class.getName())
-        .redirectErrorStream(true)
-        .redirectOutput(log.toFile())
-        .start();
-    boolean exited = child.waitFor(150, TimeUnit.SECONDS);
-    if (!exited) {
-      child.destroyForcibly();
-    }
-    String output = Files.readString(log);
+  void brokerRestartKeepsCommittedMessagesAndStopLetsTheJvmExit(ChildJvms jvms) throws Exception {
+    ChildJvm child = jvms.launch(RestartAndExitMain.class).heap("512m").start();
+    boolean exited = child.process().waitFor(150, TimeUnit.SECONDS);
+    String output = child.output();
     assertThat(exited).as("the JVM exits by itself after stop(); output:%n%s", output).isTrue();
-    assertThat(child.exitValue()).as(output).isZero();
+    assertThat(child.process().exitValue()).as(output).isZero();
     assertThat(output).contains("RECEIVED kept").contains("STOPPED");
   }
 

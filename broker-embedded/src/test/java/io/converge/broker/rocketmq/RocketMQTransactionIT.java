@@ -2,6 +2,7 @@ package io.converge.broker.rocketmq;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.UUID;
@@ -46,7 +47,9 @@ class RocketMQTransactionIT {
       producer.sendMessageInTransaction(new Message(topic, "yes".getBytes(UTF_8)), LocalTransactionState.COMMIT_MESSAGE);
       consumer.await(m -> body(m).equals("yes"), 1, WAIT);
       // past several check-back scans: a rolled-back half message must never surface
-      Thread.sleep(mq.settings().transactionTimeout().plus(mq.settings().transactionCheckInterval()).multipliedBy(2).toMillis());
+      Duration scans = mq.settings().transactionTimeout().plus(mq.settings().transactionCheckInterval()).multipliedBy(2);
+      await("no rolled-back message").during(scans).atMost(scans.plusSeconds(5))
+          .until(() -> consumer.received(m -> body(m).equals("no")).isEmpty());
       assertThat(consumer.received(m -> body(m).equals("no"))).isEmpty();
     } finally {
       producer.shutdown();

@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.converge.broker.child.ChildJvm;
+import io.converge.broker.child.ChildJvmExtension;
+import io.converge.broker.child.ChildJvms;
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.postgres.PostgresExtension;
 import io.converge.producer.schema.Migrations;
@@ -15,20 +18,16 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.io.TempDir;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
@@ -36,7 +35,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * stored): its key is not stuck. A retry on another instance gets 409 while the dead claim's lease
  * runs, then takes the claim over and runs the handler once.
  */
-@ExtendWith(PostgresExtension.class)
+@ExtendWith({PostgresExtension.class, ChildJvmExtension.class})
 class IdempotencyKillIT {
 
   static final Duration LEASE = Duration.ofSeconds(10); // the early retry must come within it on a loaded machine
@@ -50,7 +49,7 @@ class IdempotencyKillIT {
   }
 
   @Test
-  void aKeyWhoseInstanceDiedMidHandlerIsTakenOverAfterTheLease(ConvergePostgres pg, @TempDir Path tmp) throws Exception {
+  void aKeyWhoseInstanceDiedMidHandlerIsTakenOverAfterTheLease(ConvergePostgres pg, ChildJvms jvms) throws Exception {
     DataSource db = pg.newSchema("idemkill");
     Migrations.apply(db, "idempotency");
     String schema;
@@ -59,16 +58,8 @@ class IdempotencyKillIT {
       rs.next();
       schema = rs.getString(1);
     }
-    Path log = tmp.resolve("child.log");
-    Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-        "-Dkill.jdbc.url=" + pg.jdbcUrl(), "-Dkill.jdbc.user=" + pg.user(), "-Dkill.jdbc.password=" + pg.password(),
-        "-Dkill.schema=" + schema, KilledApiMain.class.getName())
-        .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-    try {
-      await().atMost(Duration.ofSeconds(60)).until(() -> Files.readString(log).contains("READY "));
-      String childBase = Files.readString(log).lines().filter(l -> l.startsWith("READY ")).findFirst().orElseThrow()
-          .substring("READY ".length());
+    try (ChildJvm child = jvms.launch(KilledApiMain.class).database(pg.jdbcUrl(), pg.user(), pg.password(), schema).start()) {
+      String childBase = child.awaitLine(KilledApiMain.READY, Duration.ofSeconds(60)).substring(KilledApiMain.READY.length());
       HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
       String key = UUID.randomUUID().toString();
       String body = "{\"amount\":12000,\"currency\":\"CNY\"}";
@@ -86,9 +77,9 @@ class IdempotencyKillIT {
         // the first attempt dies with its instance: the client sees the connection drop
         assertThatThrownBy(() -> http.send(request(childBase, key, body), HttpResponse.BodyHandlers.ofString()))
             .isInstanceOf(IOException.class);
-        assertThat(child.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        assertThat(child.exitValue()).as(Files.readString(log)).isEqualTo(137);
-        assertThat(Files.readString(log)).contains("HANDLING " + key);
+        int exit = child.awaitExit(Duration.ofSeconds(30)); // fails when the child did not exit
+        assertThat(exit).as(child.output()).isEqualTo(ChildJvm.HALTED);
+        assertThat(child.output()).contains(KilledApiMain.HANDLING + key);
         JdbcTemplate jdbc = new JdbcTemplate(db);
         assertThat(jdbc.queryForObject("SELECT status FROM converge_idempotency_key WHERE idem_key = ?", String.class, key))
             .isEqualTo("PROCESSING");
@@ -111,8 +102,6 @@ class IdempotencyKillIT {
         assertThat(jdbc.queryForObject("SELECT status FROM converge_idempotency_key WHERE idem_key = ?", String.class, key))
             .isEqualTo("COMPLETED");
       }
-    } finally {
-      child.destroyForcibly();
     }
   }
 

@@ -1,11 +1,12 @@
 package io.converge.consumer.http;
 
+import io.converge.broker.child.ChildJvm;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.time.Duration;
 import java.util.List;
-import org.postgresql.ds.PGSimpleDataSource;
+import javax.sql.DataSource;
 
 /**
  * A child JVM for {@link IdempotencyKillIT}: an API instance whose handler halts the JVM (as a kill -9
@@ -13,27 +14,25 @@ import org.postgresql.ds.PGSimpleDataSource;
  */
 public final class KilledApiMain {
 
+  /** Printed with the instance's base URL once it serves. */
+  static final String READY = "READY ";
+  /** Printed with the request's key just before the halt. */
+  static final String HANDLING = "HANDLING ";
+
   private KilledApiMain() {}
 
-  /** Settings from system properties {@code kill.*}. */
+  /** The database from {@link ChildJvm#database()}. */
   public static void main(String[] args) throws Exception {
-    PGSimpleDataSource ds = new PGSimpleDataSource();
-    ds.setUrl(System.getProperty("kill.jdbc.url"));
-    ds.setUser(System.getProperty("kill.jdbc.user"));
-    ds.setPassword(System.getProperty("kill.jdbc.password"));
-    ds.setCurrentSchema(System.getProperty("kill.schema"));
+    DataSource ds = ChildJvm.database();
     HttpServlet dying = new HttpServlet() {
       @Override
       protected void doPost(HttpServletRequest req, HttpServletResponse resp) {
-        System.out.println("HANDLING " + req.getHeader("Idempotency-Key"));
-        System.out.flush();
-        Runtime.getRuntime().halt(137);
+        ChildJvm.halt(HANDLING + req.getHeader("Idempotency-Key"));
       }
     };
     BareTomcat tomcat = new BareTomcat().mount("/api", IdempotencyKillIT.filter(ds), dying).start();
-    System.out.println("READY " + tomcat.base());
-    System.out.flush();
-    Thread.sleep(Duration.ofMinutes(2).toMillis()); // the test kills it long before
+    ChildJvm.mark(READY + tomcat.base());
+    Thread.sleep(Duration.ofMinutes(2).toMillis()); // keeps the JVM alive (Tomcat's threads are daemons) until the request halts it
     System.exit(1);
   }
 

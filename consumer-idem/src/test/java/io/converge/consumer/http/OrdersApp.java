@@ -66,7 +66,7 @@ class OrdersApp {
         throws InterruptedException {
       int run = count(tenant, key);
       if (body.contains("\"sleep\"")) {
-        Thread.sleep(400);
+        Thread.sleep(400); // a slow handler is what the test exercises, not a wait
       }
       return ResponseEntity.created(URI.create("/orders/" + run)).header("X-Run", Integer.toString(run))
           .body("{\"tenant\":\"" + tenant + "\",\"run\":" + run + "}");

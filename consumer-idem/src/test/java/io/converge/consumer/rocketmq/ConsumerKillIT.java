@@ -3,6 +3,9 @@ package io.converge.consumer.rocketmq;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.converge.broker.child.ChildJvm;
+import io.converge.broker.child.ChildJvmExtension;
+import io.converge.broker.child.ChildJvms;
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.postgres.PostgresExtension;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
@@ -13,8 +16,6 @@ import io.converge.consumer.Outcome;
 import io.converge.producer.Envelope;
 import io.converge.producer.schema.Migrations;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -23,20 +24,18 @@ import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.common.message.Message;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.io.TempDir;
 
 /** A consumer process killed after its transaction committed and before the ack: one effect. */
-@ExtendWith({RocketMQExtension.class, PostgresExtension.class})
+@ExtendWith({RocketMQExtension.class, PostgresExtension.class, ChildJvmExtension.class})
 class ConsumerKillIT {
 
   @Test
-  void killedAfterCommitBeforeAckIsRedeliveredAndAbsorbed(EmbeddedRocketMQ mq, ConvergePostgres pg, @TempDir Path tmp)
+  void killedAfterCommitBeforeAckIsRedeliveredAndAbsorbed(EmbeddedRocketMQ mq, ConvergePostgres pg, ChildJvms jvms)
       throws Exception {
     DataSource db = pg.newSchema("consumerkill");
     Migrations.apply(db, "consumer");
@@ -50,30 +49,28 @@ class ConsumerKillIT {
     String group = RocketMQExtension.uniqueTopic("killgroup");
     mq.createTopic(topic);
 
-    Path log = tmp.resolve("child.log");
-    Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-        "-Dkill.jdbc.url=" + pg.jdbcUrl(), "-Dkill.jdbc.user=" + pg.user(), "-Dkill.jdbc.password=" + pg.password(),
-        "-Dkill.schema=" + schema, "-Dkill.group=" + group, "-Dkill.topic=" + topic,
-        "-Dkill.nameServer=" + mq.nameServerAddress(), KilledConsumerMain.class.getName())
-        .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-    await().atMost(Duration.ofSeconds(60)).until(() -> Files.readString(log).contains("READY"));
-    Thread.sleep(3000); // the child's first rebalance takes the queues
+    ChildJvm child = jvms.launch(KilledConsumerMain.class).database(pg.jdbcUrl(), pg.user(), pg.password(), schema)
+        .property(KilledConsumerMain.GROUP, group).property(KilledConsumerMain.TOPIC, topic)
+        .property(KilledConsumerMain.NAME_SERVER, mq.nameServerAddress()).start();
+    child.awaitLine(KilledConsumerMain.READY, Duration.ofSeconds(60));
 
     String id = UUID.randomUUID().toString();
     DefaultMQProducer producer = new DefaultMQProducer(RocketMQExtension.uniqueTopic("killp"));
     producer.setNamesrvAddr(mq.nameServerAddress());
     producer.start();
     try {
-      Message m = new Message(topic, "*", "order-1", "{}".getBytes(StandardCharsets.UTF_8));
-      m.putUserProperty(Envelope.MESSAGE_ID, id);
-      producer.send(m);
+      // a new group's first rebalance starts at the queues' last offsets: probes until one is consumed
+      await("the child consumes").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).until(() -> {
+        send(producer, topic, KilledConsumerMain.PROBE + UUID.randomUUID());
+        return child.output().contains(KilledConsumerMain.PROBED);
+      });
+      send(producer, topic, id);
     } finally {
       producer.shutdown();
     }
-    assertThat(child.waitFor(90, TimeUnit.SECONDS)).as(Files.readString(log)).isTrue();
-    assertThat(child.exitValue()).as(Files.readString(log)).isEqualTo(137);
-    assertThat(Files.readString(log)).contains("COMMITTED " + id + " PROCESSED");
+    int exit = child.awaitExit(Duration.ofSeconds(90)); // fails with the output when the child did not exit
+    assertThat(exit).as(child.output()).isEqualTo(ChildJvm.HALTED);
+    assertThat(child.output()).contains(KilledConsumerMain.COMMITTED + id + " PROCESSED");
     assertThat(effects(db, id)).isEqualTo(1);
 
     // a new instance of the group: the broker redelivers the unacked message, the claim absorbs it
@@ -110,6 +107,12 @@ class ConsumerKillIT {
     }
     assertThat(outcomes).containsOnly(Outcome.DUPLICATE);
     assertThat(effects(db, id)).isEqualTo(1);
+  }
+
+  private static void send(DefaultMQProducer producer, String topic, String id) throws Exception {
+    Message m = new Message(topic, "*", "order-1", "{}".getBytes(StandardCharsets.UTF_8));
+    m.putUserProperty(Envelope.MESSAGE_ID, id);
+    producer.send(m);
   }
 
   private static int effects(DataSource db, String id) throws Exception {

@@ -1,27 +1,35 @@
 package io.converge.consumer.rocketmq;
 
+import io.converge.broker.child.ChildJvm;
 import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.Outcome;
 import java.sql.PreparedStatement;
-import org.postgresql.ds.PGSimpleDataSource;
+import javax.sql.DataSource;
 
 /**
  * The consuming process of {@link ConsumerKillIT}: processes one message through the RocketMQ binding
  * and halts the JVM ({@code Runtime.halt}, like kill -9) right after the handler's transaction
- * committed and before the binding acks it.
+ * committed and before the binding acks it; probe messages (id {@value #PROBE}...) only show that it consumes.
  */
 public final class KilledConsumerMain {
+
+  /** Printed once the binding is started. */
+  static final String READY = "READY";
+  /** The id prefix of a probe message: processed and acked, then printed with {@link #PROBED}. */
+  static final String PROBE = "probe-";
+  /** Printed with a probe's id: the binding consumes (its rebalance took the queues). */
+  static final String PROBED = "PROBED ";
+  /** Printed with the message id and the outcome just before the halt. */
+  static final String COMMITTED = "COMMITTED ";
+  /** System properties the test passes (the database comes through {@link ChildJvm.Builder#database}). */
+  static final String GROUP = "kill.group", TOPIC = "kill.topic", NAME_SERVER = "kill.nameServer";
 
   private KilledConsumerMain() {}
 
   public static void main(String[] args) throws Exception {
-    PGSimpleDataSource db = new PGSimpleDataSource();
-    db.setUrl(System.getProperty("kill.jdbc.url"));
-    db.setUser(System.getProperty("kill.jdbc.user"));
-    db.setPassword(System.getProperty("kill.jdbc.password", ""));
-    db.setCurrentSchema(System.getProperty("kill.schema"));
-    IdempotentHandler real = IdempotentHandler.builder().group(System.getProperty("kill.group")).dataSource(db)
+    DataSource db = ChildJvm.database();
+    IdempotentHandler real = IdempotentHandler.builder().group(System.getProperty(GROUP)).dataSource(db)
         .handler((c, m) -> {
           try (PreparedStatement ps = c.prepareStatement("INSERT INTO kill_ledger (message_id) VALUES (?)")) {
             ps.setString(1, m.envelopeMessageId());
@@ -32,9 +40,11 @@ public final class KilledConsumerMain {
       @Override
       public Outcome handle(IncomingMessage message) {
         Outcome outcome = real.handle(message); // the dedup claim and the handler's row are committed here
-        System.out.println("COMMITTED " + message.envelopeMessageId() + " " + outcome);
-        System.out.flush();
-        Runtime.getRuntime().halt(137); // before the binding returns: no ack reaches the broker
+        if (message.envelopeMessageId().startsWith(PROBE)) {
+          ChildJvm.mark(PROBED + message.envelopeMessageId()); // the binding holds the queues: acked normally
+          return outcome;
+        }
+        ChildJvm.halt(COMMITTED + message.envelopeMessageId() + " " + outcome); // before the binding returns: no ack
         return outcome;
       }
 
@@ -48,11 +58,10 @@ public final class KilledConsumerMain {
         return real.group();
       }
     };
-    RocketMQIdempotentConsumer.builder().nameServer(System.getProperty("kill.nameServer"))
-        .topic(System.getProperty("kill.topic")).handler(haltAfterCommit).start();
-    System.out.println("READY");
-    System.out.flush();
-    Thread.sleep(120_000);
+    RocketMQIdempotentConsumer.builder().nameServer(System.getProperty(NAME_SERVER))
+        .topic(System.getProperty(TOPIC)).handler(haltAfterCommit).start();
+    ChildJvm.mark(READY);
+    Thread.sleep(120_000); // keeps the JVM alive until the message halts it
     System.out.println("NO MESSAGE");
     System.exit(3);
   }

@@ -26,6 +26,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -43,6 +44,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class RocketMQIdempotentConsumerIT {
 
   private static final Duration WAIT = Duration.ofSeconds(60);
+  private static final String PROBE = "probe-";
   private static DefaultMQProducer producer;
 
   private final EmbeddedRocketMQ mq;
@@ -97,15 +99,24 @@ class RocketMQIdempotentConsumerIT {
 
   /** Wraps a handler to count the outcomes the binding saw. */
   private static IdempotentHandler counting(IdempotentHandler h, Map<Outcome, AtomicInteger> seen) {
+    return around(h, message -> {
+      Outcome o = h.handle(message);
+      seen.computeIfAbsent(o, k -> new AtomicInteger()).incrementAndGet();
+      return o;
+    });
+  }
+
+  /** {@code h} whose {@code handle} is {@code handle}. */
+  private static IdempotentHandler around(IdempotentHandler h, java.util.function.Function<IncomingMessage, Outcome> handle) {
     return new IdempotentHandler() {
       @Override public Outcome handle(IncomingMessage message) {
-        Outcome o = h.handle(message);
-        seen.computeIfAbsent(o, k -> new AtomicInteger()).incrementAndGet();
-        return o;
+        return handle.apply(message);
       }
+
       @Override public Outcome resume(long dlqId) {
         return h.resume(dlqId);
       }
+
       @Override public String group() {
         return h.group();
       }
@@ -114,6 +125,20 @@ class RocketMQIdempotentConsumerIT {
 
   private long effects(String id) throws Exception {
     return count(ds, "SELECT count(*) FROM ledger WHERE message_id = '" + id + "'");
+  }
+
+  /**
+   * Records that instance {@code name} consumed a probe message (id {@value #PROBE}...) and acks it
+   * without running {@code h}; passes every other message to {@code h}.
+   */
+  private static IdempotentHandler probing(String name, Set<String> probed, IdempotentHandler h) {
+    return around(h, message -> {
+      if (message.envelopeMessageId() != null && message.envelopeMessageId().startsWith(PROBE)) {
+        probed.add(name);
+        return Outcome.PROCESSED;
+      }
+      return h.handle(message);
+    });
   }
 
   private static void insertLedger(Connection c, IncomingMessage m) throws Exception {
@@ -152,12 +177,17 @@ class RocketMQIdempotentConsumerIT {
     Map<Outcome, AtomicInteger> seen = new ConcurrentHashMap<>();
     MessageHandler slow = (c, m) -> {
       insertLedger(c, m);
-      Thread.sleep(50);
+      Thread.sleep(50); // a slow handler: the copies overlap on the claim (what the test exercises, not a wait)
     };
     String id = UUID.randomUUID().toString();
-    try (RocketMQIdempotentConsumer a = consume(topic, counting(handler(group, slow).build(), seen));
-         RocketMQIdempotentConsumer b = consume(topic, counting(handler(group, slow).build(), seen))) {
-      Thread.sleep(3000); // let both instances take queues in the rebalance
+    Set<String> probed = ConcurrentHashMap.newKeySet();
+    try (RocketMQIdempotentConsumer a = consume(topic, probing("a", probed, counting(handler(group, slow).build(), seen)));
+         RocketMQIdempotentConsumer b = consume(topic, probing("b", probed, counting(handler(group, slow).build(), seen)))) {
+      // both instances took queues in the rebalance once each consumed a probe (spread over the queues)
+      await("both instances consume").atMost(WAIT).pollInterval(Duration.ofMillis(200)).until(() -> {
+        send(topic, PROBE + UUID.randomUUID(), "probe", "{}");
+        return probed.size() == 2;
+      });
       for (int i = 0; i < 20; i++) {
         send(topic, id, "k-" + i, "{}"); // different keys: spread over the queues of both instances
       }

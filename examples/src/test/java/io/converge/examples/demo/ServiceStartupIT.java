@@ -2,6 +2,7 @@ package io.converge.examples.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.DevPlatform;
 import io.converge.broker.postgres.ConvergePostgres;
@@ -9,6 +10,7 @@ import io.converge.broker.postgres.PostgresExtension;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.examples.order.OrderServiceApp;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -78,11 +80,8 @@ class ServiceStartupIT {
     long before = connectionsTo(port);
     CompletableFuture<ConfigurableApplicationContext> started = CompletableFuture.supplyAsync(() ->
         new SpringApplicationBuilder(OrderServiceApp.class).properties("spring.config.name=order").run(args.toArray(String[]::new)));
-    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-    while (connectionsTo(port) <= before && !started.isDone()) {
-      assertThat(System.nanoTime()).as("the service opened a connection to the frozen database within 2 min").isLessThan(deadline);
-      Thread.sleep(100);
-    }
+    await("the service opened a connection to the frozen database within 2 min").atMost(Duration.ofMinutes(2))
+        .pollInterval(Duration.ofMillis(100)).until(() -> connectionsTo(port) > before || started.isDone());
     Thread.sleep(FROZEN_AFTER_CONNECT.toMillis()); // the outage itself, not a synchronisation
     pg.thaw();
     return started;

@@ -3,6 +3,9 @@ package io.converge.outbox.cdc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.converge.broker.child.ChildJvm;
+import io.converge.broker.child.ChildJvmExtension;
+import io.converge.broker.child.ChildJvms;
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.outbox.Deliveries;
@@ -13,8 +16,6 @@ import io.converge.outbox.RelayFixture;
 import io.converge.outbox.cdc.CdcSupport.Schema;
 import io.converge.outbox.rocketmq.RocketMQSink;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
@@ -26,14 +27,13 @@ import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The CDC relay's gaps (issue 13.4, 13.5, 13.17): rows committed before its slot existed, a slot dropped
  * and re-created, an engine whose walsender is terminated, a DB-only resume, and a JVM whose main
  * returns without closing the relay.
  */
-@ExtendWith({RocketMQExtension.class, RelayBed.Extension.class})
+@ExtendWith({RocketMQExtension.class, RelayBed.Extension.class, ChildJvmExtension.class})
 class CdcGapsIT {
 
   private static Schema newOutbox() throws Exception {
@@ -178,24 +178,21 @@ class CdcGapsIT {
   }
 
   @Test
-  void jvmWhoseMainReturnsWithoutClosingTheRelayExits(@TempDir Path tmp) throws Exception {
+  void jvmWhoseMainReturnsWithoutClosingTheRelayExits(ChildJvms jvms) throws Exception {
     Schema o = newOutbox();
     String name = name("exit");
     ConvergePostgres pg = ConvergePostgres.shared();
-    List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-        "-Dcdc.jdbc.url=" + pg.jdbcUrl(), "-Dcdc.jdbc.user=" + pg.user(), "-Dcdc.jdbc.password=" + pg.password(),
-        "-Dcdc.schema=" + o.name(), "-Dcdc.name=" + name, CdcReturningMain.class.getName());
-    Path log = tmp.resolve("child.log");
-    Process child = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    ChildJvm child = jvms.launch(CdcReturningMain.class)
+        .property("cdc.jdbc.url", pg.jdbcUrl()).property("cdc.jdbc.user", pg.user()).property("cdc.jdbc.password", pg.password())
+        .property("cdc.schema", o.name()).property("cdc.name", name).start();
     try {
-      boolean exited = child.waitFor(90, TimeUnit.SECONDS);
-      String output = Files.readString(log);
+      boolean exited = child.process().waitFor(90, TimeUnit.SECONDS);
+      String output = child.output();
       assertThat(output).as("the child started the relay").contains(CdcReturningMain.RETURNING);
       assertThat(exited).as("the JVM exits by itself after main returned; output:%n%s", output).isTrue();
-      assertThat(child.exitValue()).isZero();
+      assertThat(child.process().exitValue()).isZero();
     } finally {
-      child.destroyForcibly();
+      child.close();
       string(o.ds(), "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'converge_cdc_" + name
           + "' AND NOT active");
     }

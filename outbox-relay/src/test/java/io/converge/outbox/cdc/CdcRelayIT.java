@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.converge.broker.child.ChildJvm;
+import io.converge.broker.child.ChildJvmExtension;
+import io.converge.broker.child.ChildJvms;
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
@@ -17,6 +20,10 @@ import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import io.converge.producer.schema.Migrations;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -30,14 +37,13 @@ import javax.sql.DataSource;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The CDC relay on the embedded PostgreSQL's WAL into the embedded RocketMQ: committed rows in per-key
  * order, rolled-back rows never, and after a kill -9 everything delivered with a replay bounded by
  * the offset flush (not the whole history).
  */
-@ExtendWith({RocketMQExtension.class, RelayBed.Extension.class})
+@ExtendWith({RocketMQExtension.class, RelayBed.Extension.class, ChildJvmExtension.class})
 class CdcRelayIT {
 
   private record Outbox(DataSource ds, String schema) {}
@@ -103,7 +109,7 @@ class CdcRelayIT {
   }
 
   @Test
-  void killedRelayResumesFromItsStoredOffsetAndLosesNothing(EmbeddedRocketMQ mq, @TempDir Path tmp) throws Exception {
+  void killedRelayResumesFromItsStoredOffsetAndLosesNothing(EmbeddedRocketMQ mq, ChildJvms jvms) throws Exception {
     Outbox o = newOutbox();
     String topic = RocketMQExtension.uniqueTopic("cdckill");
     mq.createTopic(topic);
@@ -111,17 +117,11 @@ class CdcRelayIT {
     ConvergePostgres pg = ConvergePostgres.shared();
     List<String> all = new ArrayList<>();
     try (Deliveries deliveries = new Deliveries(mq, topic); TxnProducer p = producer(o.ds())) {
-      List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-          "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-          "-Dcdc.jdbc.url=" + pg.jdbcUrl(), "-Dcdc.jdbc.user=" + pg.user(), "-Dcdc.jdbc.password=" + pg.password(),
-          "-Dcdc.schema=" + o.schema(), "-Dcdc.nameServer=" + mq.nameServerAddress(), "-Dcdc.name=" + name,
-          "-Dcdc.haltAfter=250", CdcChildMain.class.getName());
-      Path log = tmp.resolve("cdc-child.log");
-      Process child = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (!Files.readString(log).contains("CDC-STARTED") && System.nanoTime() < deadline) {
-        Thread.sleep(100);
-      }
+      ChildJvm child = jvms.launch(CdcChildMain.class).heap("384m")
+          .property("cdc.jdbc.url", pg.jdbcUrl()).property("cdc.jdbc.user", pg.user()).property("cdc.jdbc.password", pg.password())
+          .property("cdc.schema", o.schema()).property("cdc.nameServer", mq.nameServerAddress()).property("cdc.name", name)
+          .property("cdc.haltAfter", 250).start();
+      child.awaitLine("CDC-STARTED", Duration.ofSeconds(60));
       CdcSupport.awaitSlotActive(o.ds(), "converge_cdc_" + name);
       // phase 1: 200 rows, relayed and their offset flushed before anything goes wrong
       for (int i = 0; i < 200; i++) {
@@ -133,13 +133,9 @@ class CdcRelayIT {
       for (int i = 0; i < 100; i++) {
         all.add(publish(p, topic, "cart-" + (i % 9)));
       }
-      boolean exited = child.waitFor(90, TimeUnit.SECONDS);
-      if (!exited) {
-        child.destroyForcibly();
-      }
-      String output = Files.readString(log);
-      assertThat(exited).as("CDC child exited; output:%n%s", output).isTrue();
-      assertThat(child.exitValue()).as("CDC child halted; output:%n%s", output).isEqualTo(137);
+      int exit = child.awaitExit(Duration.ofSeconds(90)); // fails with the output when the child did not exit
+      String output = child.output();
+      assertThat(exit).as("CDC child halted; output:%n%s", output).isEqualTo(ChildJvm.HALTED);
 
       try (RocketMQSink sink = RocketMQSink.nameServer(mq.nameServerAddress()).group("cdc-heir-" + name).build()) {
         CdcRelay heir = relay(name, o).sink(sink).build();

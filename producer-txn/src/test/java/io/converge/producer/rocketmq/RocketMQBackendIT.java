@@ -4,6 +4,9 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.converge.broker.child.ChildJvm;
+import io.converge.broker.child.ChildJvmExtension;
+import io.converge.broker.child.ChildJvms;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.producer.InvalidMessageException;
@@ -11,20 +14,13 @@ import io.converge.producer.MessageIds;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TransactionTimedOutException;
 import io.converge.producer.TxnProducer;
-import java.io.File;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Arrays;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.io.TempDir;
 
 /** RocketMQ-specific behaviour beyond the shared contract. */
-@ExtendWith(RocketMQExtension.class)
+@ExtendWith({RocketMQExtension.class, ChildJvmExtension.class})
 class RocketMQBackendIT {
 
   private static OrdersTable orders;
@@ -45,7 +41,7 @@ class RocketMQBackendIT {
       assertThatThrownBy(() -> p.inTransaction(tx -> {
         OrdersTable.insert(tx.connection(), id);
         tx.publish(OutgoingMessage.builder(topic).id(id).payload("slow".getBytes(UTF_8)).build());
-        Thread.sleep(500);
+        Thread.sleep(500); // the slow unit under test: past its 300 ms timeout
         return null;
       })).isInstanceOf(TransactionTimedOutException.class)
           .satisfies(e -> assertThat(((TransactionTimedOutException) e).messageId()).isEqualTo(id));
@@ -62,16 +58,10 @@ class RocketMQBackendIT {
 
   /** In a child JVM whose classpath lacks rocketmq-client: the error names the artifact to add. */
   @Test
-  void withoutTheRocketMQClientTheErrorNamesTheArtifact(@TempDir Path tmp) throws Exception {
-    String classpath = Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
-        .filter(entry -> !entry.contains("rocketmq-client"))
-        .collect(Collectors.joining(File.pathSeparator));
-    Path log = tmp.resolve("child.log");
-    Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-cp", classpath, MissingClientMain.class.getName())
-        .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-    assertThat(child.waitFor(60, TimeUnit.SECONDS)).isTrue();
-    String output = Files.readString(log);
+  void withoutTheRocketMQClientTheErrorNamesTheArtifact(ChildJvms jvms) throws Exception {
+    ChildJvm child = jvms.launch(MissingClientMain.class).classpath(entry -> !entry.contains("rocketmq-client")).start();
+    child.awaitExit(Duration.ofSeconds(60)); // fails with the output when the child did not exit
+    String output = child.output();
     assertThat(output).as(output).contains("MISSING: The RocketMQ backend needs org.apache.rocketmq:rocketmq-client");
   }
 }

@@ -1,10 +1,13 @@
 package io.converge.producer.rocketmq;
 
+import static org.awaitility.Awaitility.await;
+
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.spi.TxnLog;
 import io.converge.producer.testing.ChildProducerFactory;
+import io.converge.producer.testing.ContractBroker;
 import io.converge.producer.testing.MessageSink;
 import io.converge.producer.testing.TxnProducerContract;
 import java.time.Duration;
@@ -30,23 +33,13 @@ class RocketMQTxnProducerIT extends TxnProducerContract {
   }
 
   @Override
-  protected void createTopic(String topic) {
-    mq.createTopic(topic);
+  protected ContractBroker broker() {
+    return ContractBroker.rocketMQ(mq);
   }
 
   @Override
   protected MessageSink consume(String topic) {
     return new RocketMQSink(mq, topic);
-  }
-
-  @Override
-  protected void stopBroker() {
-    mq.stopBroker();
-  }
-
-  @Override
-  protected void startBroker() {
-    mq.startBroker();
   }
 
   @Override
@@ -73,17 +66,7 @@ class RocketMQTxnProducerIT extends TxnProducerContract {
   @Override
   protected void awaitDiscarded(String id) {
     TxnLog log = new TxnLog(db);
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (log.outcome(id) != TxnLog.Outcome.ROLLED_BACK) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("no check-back rolled back message " + id + " within 30 s");
-      }
-      try {
-        Thread.sleep(50);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AssertionError(e);
-      }
-    }
+    await("a check-back rolled back message " + id).atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+        .until(() -> log.outcome(id) == TxnLog.Outcome.ROLLED_BACK);
   }
 }

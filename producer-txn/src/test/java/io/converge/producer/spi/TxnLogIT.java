@@ -2,6 +2,7 @@ package io.converge.producer.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.producer.LateCommitFencedException;
@@ -129,7 +130,7 @@ class TxnLogIT {
       log.recordCommitted(retry, id, "attempt-2", "g", "t");
       CompletableFuture<TxnLog.Outcome> checkBack =
           CompletableFuture.supplyAsync(() -> log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT));
-      Thread.sleep(300);
+      awaitBlockedOnARowLock();
       assertThat(checkBack).as("the fence waits on the retry's uncommitted row").isNotDone();
       retry.commit();
       assertThat(checkBack.get(10, TimeUnit.SECONDS)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
@@ -150,7 +151,7 @@ class TxnLogIT {
           throw new java.util.concurrent.CompletionException(e);
         }
       });
-      Thread.sleep(300);
+      awaitBlockedOnARowLock();
       assertThat(retry).as("the retry's row waits on the uncommitted fence").isNotDone();
       fence.commit();
       retry.get(10, TimeUnit.SECONDS);
@@ -180,7 +181,7 @@ class TxnLogIT {
       log.recordCommitted(local, id, "g", "t");
       CompletableFuture<TxnLog.Outcome> checkBack =
           CompletableFuture.supplyAsync(() -> log.resolve(id, null, "g", "t", Duration.ofMinutes(5), TIMEOUT));
-      Thread.sleep(300);
+      awaitBlockedOnARowLock();
       assertThat(checkBack).as("the fence waits on the uncommitted row").isNotDone();
       local.commit();
       assertThat(checkBack.get(10, TimeUnit.SECONDS)).isEqualTo(TxnLog.Outcome.COMMITTED);
@@ -305,5 +306,18 @@ class TxnLogIT {
       assertThat(rs.getInt(1)).isEqualTo(40);
       assertThat(rs.getInt(2)).isEqualTo(40);
     }
+  }
+
+  /** Waits until a session of this database waits on a lock taken on {@code converge_txn_log} (a marker, not a guess). */
+  private void awaitBlockedOnARowLock() {
+    await("a statement on converge_txn_log waits on a lock").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+        .until(() -> {
+          try (Connection c = db.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(
+              "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+                  + " AND query LIKE '%converge_txn_log%'")) {
+            rs.next();
+            return rs.getLong(1) > 0;
+          }
+        });
   }
 }

@@ -2,13 +2,14 @@ package io.converge.producer.testing;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
+import io.converge.broker.child.ChildJvm;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.spi.CrashPoints;
 import java.sql.PreparedStatement;
 import java.util.HashMap;
 import java.util.Map;
-import org.postgresql.ds.PGSimpleDataSource;
+import javax.sql.DataSource;
 
 /**
  * The producing process of a crash test: runs one unit of work (a business row and one message) and
@@ -19,31 +20,28 @@ public final class ChildProducerMain {
 
   /** Printed just before the halt. */
   public static final String HALTING = "CHILD-HALTING-AT ";
+  /** System properties the test passes (the database comes through {@link ChildJvm.Builder#database}). */
+  static final String CRASH = "converge.child.crash", FACTORY = "converge.child.factory", GROUP = "converge.child.group",
+      TOPIC = "converge.child.topic", ID = "converge.child.id", ENV = "converge.child.env.";
 
   private ChildProducerMain() {}
 
   public static void main(String[] args) throws Exception {
-    CrashPoints.Point crash = CrashPoints.Point.valueOf(System.getProperty("converge.child.crash"));
-    PGSimpleDataSource db = new PGSimpleDataSource();
-    db.setUrl(System.getProperty("converge.child.jdbc.url"));
-    db.setUser(System.getProperty("converge.child.jdbc.user"));
-    db.setPassword(System.getProperty("converge.child.jdbc.password", ""));
-    db.setCurrentSchema(System.getProperty("converge.child.schema"));
+    CrashPoints.Point crash = CrashPoints.Point.valueOf(System.getProperty(CRASH));
+    DataSource db = ChildJvm.database();
     Map<String, String> env = new HashMap<>();
     System.getProperties().stringPropertyNames().stream()
-        .filter(k -> k.startsWith("converge.child.env."))
-        .forEach(k -> env.put(k.substring("converge.child.env.".length()), System.getProperty(k)));
-    String group = System.getProperty("converge.child.group");
-    String topic = System.getProperty("converge.child.topic");
-    String id = System.getProperty("converge.child.id");
-    ChildProducerFactory factory = (ChildProducerFactory) Class.forName(System.getProperty("converge.child.factory"))
+        .filter(k -> k.startsWith(ENV))
+        .forEach(k -> env.put(k.substring(ENV.length()), System.getProperty(k)));
+    String group = System.getProperty(GROUP);
+    String topic = System.getProperty(TOPIC);
+    String id = System.getProperty(ID);
+    ChildProducerFactory factory = (ChildProducerFactory) Class.forName(System.getProperty(FACTORY))
         .getDeclaredConstructor().newInstance();
     TxnProducer producer = factory.create(group, topic, db, env);
     CrashPoints.install(point -> {
       if (point == crash) {
-        System.out.println(HALTING + point);
-        System.out.flush();
-        Runtime.getRuntime().halt(137);
+        ChildJvm.halt(HALTING + point);
       }
     });
     producer.inTransaction(tx -> {

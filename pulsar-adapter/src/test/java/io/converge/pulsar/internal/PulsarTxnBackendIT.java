@@ -110,8 +110,9 @@ class PulsarTxnBackendIT {
       });
       unit(backend, tx -> tx.publish(message(topic, marker)));
       received.await(marker);
-      // the marker was committed last: anything of the first two units would have come before it; wait a little more
-      Thread.sleep(2000);
+      // the marker was committed last: anything of the first two units would have come before it; watch a little more
+      await("only A, C, E and the marker").during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10))
+          .until(() -> received.ids().equals(List.of(a, c, e, marker)));
       assertThat(received.ids()).as("B and D were rolled back with their savepoints").containsExactly(a, c, e, marker);
       assertThat(received.headers.get(1)).as("C's properties").isEqualTo(c);
     }
@@ -188,7 +189,8 @@ class PulsarTxnBackendIT {
           PulsarTxnBackend two = new PulsarTxnBackend(context(group), fast)) {
         await().atMost(Duration.ofSeconds(60)).until(() -> received.ids().containsAll(ids));
         await().atMost(Duration.ofSeconds(10)).until(() -> openRows() == 0);
-        Thread.sleep(2000);
+        await("no transaction re-published twice").during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10))
+            .until(() -> received.ids().size() == ids.size());
       }
       assertThat(received.ids()).as("each timed-out transaction re-published by one instance").hasSize(ids.size())
           .containsExactlyInAnyOrderElementsOf(ids);

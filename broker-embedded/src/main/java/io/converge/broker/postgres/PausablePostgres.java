@@ -1,8 +1,7 @@
-package io.converge.consumer.outage;
+package io.converge.broker.postgres;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import io.converge.broker.postgres.ConvergePostgres;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,10 +11,10 @@ import java.util.stream.Stream;
 /**
  * A second embedded PostgreSQL of the test's own, which the test freezes (SIGSTOP of the postmaster and
  * its backends: connections hang, new ones time out) and thaws again: a database outage without
- * losing the server's state.
+ * losing the server's state. Its pools are HikariCP's (an optional dependency of this module: a test
+ * that uses this class adds {@code com.zaxxer:HikariCP}). Thread-safe.
  */
 public final class PausablePostgres implements AutoCloseable {
-
 
   private final Path dataDir;
   private final ConvergePostgres server;
@@ -39,6 +38,9 @@ public final class PausablePostgres implements AutoCloseable {
     config.setUsername(server.user());
     config.setPassword(server.password());
     config.setMaximumPoolSize(4);
+    // no idle minimum: HikariCP refills to it after each eviction, asynchronously, so a connection opened
+    // just before a freeze would be handed out unchecked (used < 500 ms ago) and hang until the thaw
+    config.setMinimumIdle(0);
     config.setConnectionTimeout(connectionTimeoutMillis);
     // a new connection to the frozen server fails instead of hanging until the thaw (pgjdbc's default is none)
     config.addDataSourceProperty("loginTimeout", Long.toString(Math.max(1, (connectionTimeoutMillis + 999) / 1000)));
@@ -52,7 +54,8 @@ public final class PausablePostgres implements AutoCloseable {
   /**
    * Stops (SIGSTOP) the postmaster and all its backends ({@link ConvergePostgres#freeze()}). The pools' idle
    * connections are evicted first: a connection used in the last 500 ms is handed out unchecked by HikariCP and a
-   * statement on it would hang until the thaw (the test wants each getConnection to meet the outage).
+   * statement on it would hang until the thaw (the test wants each getConnection to meet the outage). The
+   * pools keep no idle minimum, so nothing refills them before the freeze takes effect.
    */
   public void freeze() {
     pools.forEach(p -> p.getHikariPoolMXBean().softEvictConnections());
