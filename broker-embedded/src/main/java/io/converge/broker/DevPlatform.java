@@ -28,7 +28,7 @@ public final class DevPlatform implements AutoCloseable {
   private boolean pulsarOwned;
 
   private DevPlatform(EmbeddedRocketMQ rocketmq, ConvergePostgres postgres, EmbeddedPulsar pulsar, boolean owned,
-                      boolean autoCreateTopics) {
+      boolean autoCreateTopics) {
     this.rocketmq = rocketmq;
     this.postgres = postgres;
     this.pulsar = pulsar;
@@ -100,7 +100,8 @@ public final class DevPlatform implements AutoCloseable {
     out.println("RocketMQ name server : " + rocketmq.nameServerAddress() + "   (converge.rocketmq.name-server)");
     out.println("RocketMQ broker      : " + rocketmq.brokerAddress()
         + (autoCreateTopics ? " (topics are created on first send)" : ""));
-    out.println("PostgreSQL JDBC URL  : " + postgres.jdbcUrl() + "   user " + postgres.user() + "   (converge.jdbc.url)");
+    out.println(
+        "PostgreSQL JDBC URL  : " + postgres.jdbcUrl() + "   user " + postgres.user() + "   (converge.jdbc.url)");
     if (pulsar != null) {
       out.println("Pulsar service URL   : " + pulsar.serviceUrl() + "   (converge.pulsar.service-url)");
       out.println("Pulsar admin URL     : " + pulsar.httpUrl());
@@ -145,11 +146,13 @@ public final class DevPlatform implements AutoCloseable {
 
   /** How to start a {@link DevPlatform}. Not thread-safe. */
   public static final class Builder {
+
     private boolean autoCreateTopics;
     private boolean fastTransactionChecks;
     private boolean startPulsar;
 
-    private Builder() {}
+    private Builder() {
+    }
 
     /** RocketMQ creates a topic on its first send (default: topics are created with {@link DevPlatform#newTopic}). */
     public Builder autoCreateTopics() {

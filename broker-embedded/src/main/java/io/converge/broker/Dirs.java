@@ -10,7 +10,8 @@ import java.nio.file.attribute.BasicFileAttributes;
 /** Directories of embedded servers: created, checked for writing, deleted. Stateless. */
 public final class Dirs {
 
-  private Dirs() {}
+  private Dirs() {
+  }
 
   /** A new temporary directory named after {@code prefix}. */
   public static Path temp(String prefix) {
@@ -46,6 +47,7 @@ public final class Dirs {
     }
     try {
       Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+
         @Override
         public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
           Files.deleteIfExists(file);

@@ -54,7 +54,8 @@ public final class Freezer {
     if (frozen.isEmpty()) {
       return;
     }
-    List<Long> alive = frozen.stream().filter(pid -> ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)).toList();
+    List<Long> alive = frozen.stream().filter(pid -> ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
+        .toList();
     frozen.clear();
     if (!alive.isEmpty()) {
       signal("CONT", alive, true);
@@ -79,7 +80,8 @@ public final class Freezer {
       Process kill = new ProcessBuilder(command).redirectErrorStream(true).start();
       if (!kill.waitFor(10, TimeUnit.SECONDS)) {
         kill.destroyForcibly();
-        throw new EmbeddedServerException("kill -" + signal + " of " + server + " pids " + pids + " did not return within 10 s");
+        throw new EmbeddedServerException(
+            "kill -" + signal + " of " + server + " pids " + pids + " did not return within 10 s");
       }
       String out = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
       boolean onlyGone = out.lines().allMatch(l -> l.contains("No such process"));

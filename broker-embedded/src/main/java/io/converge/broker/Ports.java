@@ -10,7 +10,8 @@ public final class Ports {
 
   private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
 
-  private Ports() {}
+  private Ports() {
+  }
 
   /** A port that is free on 127.0.0.1 now (it may be taken by the time it is used: bind promptly). */
   public static int free() {

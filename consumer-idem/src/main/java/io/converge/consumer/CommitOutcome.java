@@ -22,7 +22,8 @@ public final class CommitOutcome {
 
   private static final ThreadLocal<Watch> CURRENT = new ThreadLocal<>();
 
-  private CommitOutcome() {}
+  private CommitOutcome() {
+  }
 
   /** Starts watching the current thread's commits until the returned watch is closed (watches nest). */
   public static Watch watch() {
@@ -52,6 +53,7 @@ public final class CommitOutcome {
 
   /** The commits of one thread between {@link #watch()} and {@link #close()}; not thread-safe (thread-confined). */
   public static final class Watch implements AutoCloseable {
+
     private final Watch outer;
     /** The producer's observer this watch replaced, restored on close. */
     private final Runnable replacedObserver;

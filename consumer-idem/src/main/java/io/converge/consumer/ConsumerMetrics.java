@@ -12,8 +12,10 @@ public interface ConsumerMetrics {
   void outcome(String group, String topic, Outcome outcome);
 
   /** An attempt failed with {@code kind}. */
-  default void failure(String group, String topic, FailureKind kind) {}
+  default void failure(String group, String topic, FailureKind kind) {
+  }
 
   /** Counts nothing. */
-  ConsumerMetrics NONE = (group, topic, outcome) -> {};
+  ConsumerMetrics NONE = (group, topic, outcome) -> {
+  };
 }

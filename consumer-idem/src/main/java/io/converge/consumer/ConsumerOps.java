@@ -18,11 +18,13 @@ public final class ConsumerOps {
 
   /** A parked message. {@code messageId} is null when the message had none. */
   public record DeadLetter(long id, String tenant, String group, String topic, String messageId, String reasonCode,
-      String reason, int attempts, Instant createdAt, Duration age) {}
+      String reason, int attempts, Instant createdAt, Duration age) {
+  }
 
   /** A manual ticket. */
   public record Ticket(long id, String tenant, String group, String topic, String messageId, Long dlqId, String kind,
-      String reason, String status, Instant createdAt, Duration age) {}
+      String reason, String status, Instant createdAt, Duration age) {
+  }
 
   private static final String PARKED = """
       SELECT id, tenant, consumer_group, topic, message_id, reason_code, reason, attempts, created_at
@@ -63,8 +65,10 @@ public final class ConsumerOps {
   public List<DeadLetter> parked(int limit) {
     return query(PARKED, limit, rs -> {
       Instant created = rs.getTimestamp("created_at").toInstant();
-      return new DeadLetter(rs.getLong("id"), rs.getString("tenant"), rs.getString("consumer_group"), rs.getString("topic"),
-          rs.getString("message_id"), rs.getString("reason_code"), rs.getString("reason"), rs.getInt("attempts"), created,
+      return new DeadLetter(rs.getLong("id"), rs.getString("tenant"), rs.getString("consumer_group"),
+          rs.getString("topic"),
+          rs.getString("message_id"), rs.getString("reason_code"), rs.getString("reason"), rs.getInt("attempts"),
+          created,
           Duration.between(created, clock.instant()));
     });
   }

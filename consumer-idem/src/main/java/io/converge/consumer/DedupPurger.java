@@ -43,7 +43,8 @@ public final class DedupPurger {
     this.clock = Objects.requireNonNull(clock, "clock");
     this.retention = Require.atLeast("converge.consumer.dedup.retention", retention, MIN_RETENTION,
         MIN_RETENTION + " (longer than the broker's redelivery window)");
-    this.batchSize = Require.between("converge.consumer.dedup.purge-batch-size", batchSize, 1, BatchPurger.MAX_BATCH_SIZE);
+    this.batchSize = Require.between("converge.consumer.dedup.purge-batch-size", batchSize, 1,
+        BatchPurger.MAX_BATCH_SIZE);
     this.purger = BatchPurger.of(dataSource, "converge_dedup", "processed_at");
   }
 
@@ -59,6 +60,7 @@ public final class DedupPurger {
    */
   public long purgeExpired(int maxBatches) {
     Cutoff cutoff = Cutoff.before(clock.instant().minus(retention));
-    return purger.purge("converge_dedup rows " + cutoff, cutoff, batchSize, maxBatches, n -> { });
+    return purger.purge("converge_dedup rows " + cutoff, cutoff, batchSize, maxBatches, n -> {
+    });
   }
 }

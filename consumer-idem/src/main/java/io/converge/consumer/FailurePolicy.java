@@ -20,7 +20,8 @@ import java.util.Objects;
  * @param maxOutageBackoff the cap of the delay between runs while the database or a broker is
  *     unavailable, at least {@code initialBackoff}, at most 1 h; default {@value #DEFAULT_MAX_OUTAGE_BACKOFF_SECONDS} s
  */
-public record FailurePolicy(int maxAttempts, Duration initialBackoff, Duration maxBackoff, double multiplier, double jitter,
+public record FailurePolicy(int maxAttempts, Duration initialBackoff, Duration maxBackoff, double multiplier,
+    double jitter,
     Duration maxOutageBackoff) {
 
   /** The default number of attempts (the article's "three failures, then a person"). */
@@ -40,12 +41,14 @@ public record FailurePolicy(int maxAttempts, Duration initialBackoff, Duration m
     Require.atLeast("policy.maxBackoff", maxBackoff, initialBackoff, "initialBackoff (" + initialBackoff + ")");
     Require.that(multiplier >= 1.0 && multiplier <= 10.0, "policy.multiplier", "be between 1.0 and 10.0", multiplier);
     Require.that(jitter >= 0.0 && jitter <= 1.0, "policy.jitter", "be between 0.0 and 1.0", jitter);
-    Require.that(maxOutageBackoff.compareTo(initialBackoff) >= 0 && maxOutageBackoff.compareTo(Duration.ofHours(1)) <= 0,
+    Require.that(
+        maxOutageBackoff.compareTo(initialBackoff) >= 0 && maxOutageBackoff.compareTo(Duration.ofHours(1)) <= 0,
         "policy.maxOutageBackoff", "be between initialBackoff (" + initialBackoff + ") and 1h", maxOutageBackoff);
   }
 
   /** A policy with the default {@code maxOutageBackoff} (30 s, or {@code initialBackoff} when that is longer). */
-  public FailurePolicy(int maxAttempts, Duration initialBackoff, Duration maxBackoff, double multiplier, double jitter) {
+  public FailurePolicy(int maxAttempts, Duration initialBackoff, Duration maxBackoff, double multiplier,
+      double jitter) {
     this(maxAttempts, initialBackoff, maxBackoff, multiplier, jitter, defaultOutageCap(initialBackoff));
   }
 

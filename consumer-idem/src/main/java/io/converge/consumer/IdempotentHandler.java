@@ -54,6 +54,7 @@ public interface IdempotentHandler {
 
   /** Builds an {@link IdempotentHandler}. Not thread-safe; defaults are applied and validated in {@link #build()}. */
   final class Builder {
+
     private static final Pattern GROUP = Pattern.compile("[A-Za-z0-9_%|-]{1,128}");
 
     private String group;
@@ -63,11 +64,13 @@ public interface IdempotentHandler {
     private MessageIdResolver idResolver = MessageIdResolver.envelope();
     private FailurePolicy policy = FailurePolicy.defaults();
     private FailureClassifier classifier = FailureClassifier.defaults();
-    private BusinessFailureHook onBusinessFailure = (c, m, e) -> {};
+    private BusinessFailureHook onBusinessFailure = (c, m, e) -> {
+    };
     private ConsumerMetrics metrics = ConsumerMetrics.NONE;
     private Clock clock = Clock.systemUTC();
 
-    private Builder() {}
+    private Builder() {
+    }
 
     /** The consumer group (dedup scope); required; letters, digits, {@code _ - % |}, 1..128. */
     public Builder group(String group) {
@@ -148,13 +151,15 @@ public interface IdempotentHandler {
         }
         tx = TransactionRunner.jdbc(dataSource);
       }
-      return new IdempotentHandlerImpl(group, handler, tx, idResolver, policy, classifier, onBusinessFailure, metrics, clock);
+      return new IdempotentHandlerImpl(group, handler, tx, idResolver, policy, classifier, onBusinessFailure, metrics,
+          clock);
     }
   }
 
   /** Runs in the transaction that records a business failure. */
   @FunctionalInterface
   interface BusinessFailureHook {
+
     /** Reacts to {@code failure} of {@code message} on {@code connection}. */
     void accept(Connection connection, IncomingMessage message, Throwable failure) throws Exception;
   }

@@ -10,7 +10,8 @@ public class IllegalTransitionException extends EntityStateException {
 
   /** Entity {@code entityType}/{@code entityId} cannot go from {@code from} to {@code to}. */
   public IllegalTransitionException(String entityType, Object entityId, String from, String to) {
-    super("Illegal transition of " + entityType + " " + entityId + ": " + from + " -> " + to + " is not allowed", entityType,
+    super("Illegal transition of " + entityType + " " + entityId + ": " + from + " -> " + to + " is not allowed",
+        entityType,
         entityId);
     this.from = from;
     this.to = to;

@@ -95,6 +95,7 @@ public final class IncomingMessage {
 
   /** Builds an {@link IncomingMessage}. Not thread-safe. */
   public static final class Builder {
+
     private String topic;
     private final Map<String, String> headers = new LinkedHashMap<>();
     private byte[] payload = new byte[0];
@@ -102,7 +103,8 @@ public final class IncomingMessage {
     private String brokerKey;
     private int deliveryCount = 1;
 
-    private Builder() {}
+    private Builder() {
+    }
 
     /** The topic; required. */
     public Builder topic(String topic) {

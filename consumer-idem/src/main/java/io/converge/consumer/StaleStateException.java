@@ -13,7 +13,8 @@ public class StaleStateException extends EntityStateException {
   private final long expectedVersion;
 
   /** The CAS of {@code entityType}/{@code entityId} from {@code expectedState}@{@code expectedVersion} lost. */
-  public StaleStateException(String entityType, Object entityId, String expectedState, long expectedVersion, String detail) {
+  public StaleStateException(String entityType, Object entityId, String expectedState, long expectedVersion,
+      String detail) {
     super("Lost race on " + entityType + " " + entityId + ": expected state " + expectedState + " at version "
         + expectedVersion + ", " + detail, entityType, entityId);
     this.expectedState = expectedState;

@@ -40,9 +40,11 @@ public final class StateMachine<S extends Enum<S>> {
   }
 
   /** A state with the version it was read at. */
-  public record Versioned<S>(S state, long version) {}
+  public record Versioned<S>(S state, long version) {
+  }
 
-  private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
+  private static final Pattern IDENTIFIER = Pattern
+      .compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
   private static final int RETRIES = 3;
 
   private final String entityType;
@@ -59,8 +61,10 @@ public final class StateMachine<S extends Enum<S>> {
     b.allowed.forEach((from, tos) -> copy.put(from, Collections.unmodifiableSet(EnumSet.copyOf(tos))));
     this.allowed = Collections.unmodifiableMap(copy);
     this.conflictPolicy = b.conflictPolicy;
-    this.selectSql = "SELECT " + b.stateColumn + ", " + b.versionColumn + " FROM " + b.table + " WHERE " + b.idColumn + " = ?";
-    this.updateSql = "UPDATE " + b.table + " SET " + b.stateColumn + " = ?, " + b.versionColumn + " = " + b.versionColumn
+    this.selectSql = "SELECT " + b.stateColumn + ", " + b.versionColumn + " FROM " + b.table + " WHERE " + b.idColumn
+        + " = ?";
+    this.updateSql = "UPDATE " + b.table + " SET " + b.stateColumn + " = ?, " + b.versionColumn + " = "
+        + b.versionColumn
         + " + 1 WHERE " + b.idColumn + " = ? AND " + b.stateColumn + " = ? AND " + b.versionColumn + " = ?";
   }
 
@@ -76,7 +80,8 @@ public final class StateMachine<S extends Enum<S>> {
 
   /** True when the whitelist allows {@code from -> to}. */
   public boolean isAllowed(S from, S to) {
-    return allowed.getOrDefault(Objects.requireNonNull(from, "from"), Set.of()).contains(Objects.requireNonNull(to, "to"));
+    return allowed.getOrDefault(Objects.requireNonNull(from, "from"), Set.of())
+        .contains(Objects.requireNonNull(to, "to"));
   }
 
   /** The states reachable from {@code from} in one transition; empty for a final state. */
@@ -134,9 +139,9 @@ public final class StateMachine<S extends Enum<S>> {
    * @throws ConvergeException when no entity {@code id} exists
    */
   public Versioned<S> transition(Connection c, Object id, S to) throws SQLException {
-    for (int attempt = 0; ; attempt++) {
-      Versioned<S> current = read(c, id).orElseThrow(() ->
-          new ConvergeException("No " + entityType + " " + id + ": cannot move it to " + to));
+    for (int attempt = 0;; attempt++) {
+      Versioned<S> current = read(c, id)
+          .orElseThrow(() -> new ConvergeException("No " + entityType + " " + id + ": cannot move it to " + to));
       if (current.state() == to && conflictPolicy == ConflictPolicy.ACCEPT_IF_ALREADY_IN_TARGET && !isAllowed(to, to)) {
         return current;
       }
@@ -168,12 +173,14 @@ public final class StateMachine<S extends Enum<S>> {
   }
 
   private StaleStateException stale(Connection c, Object id, S from, long expectedVersion) throws SQLException {
-    String now = read(c, id).map(v -> "but it is " + v.state() + " at version " + v.version()).orElse("but it no longer exists");
+    String now = read(c, id).map(v -> "but it is " + v.state() + " at version " + v.version())
+        .orElse("but it no longer exists");
     return new StaleStateException(entityType, id, from.name(), expectedVersion, now);
   }
 
   /** Builds a {@link StateMachine}. Not thread-safe. */
   public static final class Builder<S extends Enum<S>> {
+
     private final String entityType;
     private final Class<S> states;
     private final Map<S, Set<S>> allowed;
@@ -224,7 +231,8 @@ public final class StateMachine<S extends Enum<S>> {
     /** The state machine. @throws IllegalArgumentException for an empty whitelist or an unsafe SQL identifier */
     public StateMachine<S> build() {
       if (allowed.isEmpty()) {
-        throw new IllegalArgumentException("stateMachine." + entityType + " must allow at least one transition, but allows none");
+        throw new IllegalArgumentException(
+            "stateMachine." + entityType + " must allow at least one transition, but allows none");
       }
       identifier("table", table);
       identifier("idColumn", idColumn);

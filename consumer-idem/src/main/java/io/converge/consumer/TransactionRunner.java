@@ -16,6 +16,7 @@ public interface TransactionRunner {
   /** Work on the transaction's connection; must not commit, roll back or close it. */
   @FunctionalInterface
   interface Work<T> {
+
     /** Does the work. */
     T run(Connection connection) throws Exception;
   }

@@ -85,7 +85,8 @@ public final class Unavailability {
       "org.springframework.transaction.TransactionSystemException",
       "org.springframework.transaction.HeuristicCompletionException");
 
-  private Unavailability() {}
+  private Unavailability() {
+  }
 
   /**
    * True when {@code failure} (nullable) or one of its causes is an unavailability, and none reports a commit whose

@@ -8,7 +8,8 @@ import javax.sql.DataSource;
 /** Small JDBC helpers for the integration tests. */
 final class Db {
 
-  private Db() {}
+  private Db() {
+  }
 
   static void exec(DataSource ds, String sql) {
     try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {

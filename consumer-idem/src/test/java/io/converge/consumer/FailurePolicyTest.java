@@ -30,28 +30,35 @@ class FailurePolicyTest {
     assertThat(classifier.classify(new SQLException("statement timeout", "57014"))).isEqualTo(FailureKind.TECHNICAL);
     assertThat(classifier.classify(new IOException("timeout"))).isEqualTo(FailureKind.TECHNICAL);
     assertThat(classifier.classify(new IllegalStateException("unknown"))).isEqualTo(FailureKind.TECHNICAL);
-    assertThat(classifier.classify(new BusinessException("ACCOUNT_NOT_FOUND", "no account 7"))).isEqualTo(FailureKind.BUSINESS);
+    assertThat(classifier.classify(new BusinessException("ACCOUNT_NOT_FOUND", "no account 7")))
+        .isEqualTo(FailureKind.BUSINESS);
     assertThat(classifier.classify(new MoneyAnomalyException("amount mismatch", "100.00 EUR", "10.00 EUR")))
         .isEqualTo(FailureKind.MONEY_ANOMALY);
   }
 
   @Test
   void outagesOfTheDatabaseOrABrokerAreUnavailabilityNotAttempts() {
-    assertThat(classifier.classify(new SQLTransientConnectionException("pool timeout after 2000ms"))).isEqualTo(FailureKind.UNAVAILABLE);
+    assertThat(classifier.classify(new SQLTransientConnectionException("pool timeout after 2000ms")))
+        .isEqualTo(FailureKind.UNAVAILABLE);
     assertThat(classifier.classify(new SQLRecoverableException("socket closed"))).isEqualTo(FailureKind.UNAVAILABLE);
-    for (String state : new String[] {"08001", "08006", "57P01", "57P03", "53300", "40001", "40P01"}) {
-      assertThat(classifier.classify(new RuntimeException(new SQLException("x", state)))).as(state).isEqualTo(FailureKind.UNAVAILABLE);
+    for (String state : new String[]{"08001", "08006", "57P01", "57P03", "53300", "40001", "40P01"}) {
+      assertThat(classifier.classify(new RuntimeException(new SQLException("x", state)))).as(state)
+          .isEqualTo(FailureKind.UNAVAILABLE);
     }
     assertThat(classifier.classify(new ConvergeException("publish failed", null,
         new BrokerUnavailableException("RocketMQ refused", "m1", null)))).isEqualTo(FailureKind.UNAVAILABLE);
-    assertThat(classifier.classify(new DatabaseUnavailableException("db", null, null))).isEqualTo(FailureKind.UNAVAILABLE);
-    assertThat(classifier.classify(new CannotCreateTransactionException("no connection"))).isEqualTo(FailureKind.UNAVAILABLE);
+    assertThat(classifier.classify(new DatabaseUnavailableException("db", null, null)))
+        .isEqualTo(FailureKind.UNAVAILABLE);
+    assertThat(classifier.classify(new CannotCreateTransactionException("no connection")))
+        .isEqualTo(FailureKind.UNAVAILABLE);
     assertThat(classifier.classify(new DataAccessResourceFailureException("down"))).isEqualTo(FailureKind.UNAVAILABLE);
     // a lost optimistic race is the handler's own logic
     assertThat(classifier.classify(new OptimisticLockingFailureException("stale"))).isEqualTo(FailureKind.TECHNICAL);
     // failures that repeat for ever when the handler itself is too slow or its id is fenced count as attempts
-    assertThat(classifier.classify(new TransactionTimedOutException("slow", "m1", null))).isEqualTo(FailureKind.TECHNICAL);
-    assertThat(classifier.classify(new LateCommitFencedException("fenced", "m1", null))).isEqualTo(FailureKind.TECHNICAL);
+    assertThat(classifier.classify(new TransactionTimedOutException("slow", "m1", null)))
+        .isEqualTo(FailureKind.TECHNICAL);
+    assertThat(classifier.classify(new LateCommitFencedException("fenced", "m1", null)))
+        .isEqualTo(FailureKind.TECHNICAL);
     assertThat(classifier.classify(new QueryTimeoutException("slow"))).isEqualTo(FailureKind.TECHNICAL);
     assertThat(classifier.classify(new SQLTimeoutException("statement timeout"))).isEqualTo(FailureKind.TECHNICAL);
     // a refusal wins over an outage found deeper in the chain
@@ -61,7 +68,8 @@ class FailurePolicyTest {
 
   @Test
   void outageBackoffUsesTheSameCurveCappedSeparately() {
-    FailurePolicy p = new FailurePolicy(3, Duration.ofMillis(100), Duration.ofMillis(400), 2.0, 0.0, Duration.ofSeconds(2));
+    FailurePolicy p = new FailurePolicy(3, Duration.ofMillis(100), Duration.ofMillis(400), 2.0, 0.0,
+        Duration.ofSeconds(2));
     assertThat(p.delay(10, 0.5)).isEqualTo(Duration.ofMillis(400));
     assertThat(p.outageDelay(1, 0.5)).isEqualTo(Duration.ofMillis(100));
     assertThat(p.outageDelay(4, 0.5)).isEqualTo(Duration.ofMillis(800));

@@ -30,7 +30,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(PostgresExtension.class)
 class IdempotentHandlerIT {
 
-  private static final FailurePolicy FAST = FailurePolicy.defaults().withBackoff(Duration.ofMillis(5), Duration.ofMillis(20));
+  private static final FailurePolicy FAST = FailurePolicy.defaults().withBackoff(Duration.ofMillis(5),
+      Duration.ofMillis(20));
 
   private final DataSource ds;
 
@@ -45,7 +46,8 @@ class IdempotentHandlerIT {
   }
 
   private static IncomingMessage message(String id) {
-    return IncomingMessage.builder().topic("payments").header(Envelope.MESSAGE_ID, id).payload("{\"amount\":\"10.00\"}").build();
+    return IncomingMessage.builder().topic("payments").header(Envelope.MESSAGE_ID, id).payload("{\"amount\":\"10.00\"}")
+        .build();
   }
 
   private long effects(String id) {
@@ -71,7 +73,8 @@ class IdempotentHandlerIT {
     assertThat(runs).hasValue(1);
     assertThat(effects(id)).isEqualTo(1);
     // another group is another dedup scope: it handles the same message once too
-    assertThat(handler("seq-other", (c, m) -> Db.insertLedger(c, m)).build().handle(message(id))).isEqualTo(Outcome.PROCESSED);
+    assertThat(handler("seq-other", (c, m) -> Db.insertLedger(c, m)).build().handle(message(id)))
+        .isEqualTo(Outcome.PROCESSED);
     // the same id in another tenant is another message
     IncomingMessage otherTenant = IncomingMessage.builder().topic("payments").header(Envelope.MESSAGE_ID, id)
         .header(Envelope.TENANT, "acme").build();
@@ -211,7 +214,8 @@ class IdempotentHandlerIT {
     Future<Outcome> result = pool.submit(() -> h.handle(message(id)));
     assertThat(failing.await(10, TimeUnit.SECONDS)).isTrue();
     pool.shutdownNow(); // interrupts the waiting thread, as closing a binding does
-    assertThatThrownBy(() -> result.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(io.converge.producer.ConvergeException.class)
+    assertThatThrownBy(() -> result.get(10, TimeUnit.SECONDS))
+        .hasCauseInstanceOf(io.converge.producer.ConvergeException.class)
         .hasMessageContaining("waited for an outage to end; it must be redelivered");
     assertThat(Db.count(ds, "SELECT count(*) FROM converge_dedup WHERE message_id = '" + id + "'")).isZero();
     assertThat(Db.count(ds, "SELECT count(*) FROM converge_consumer_attempt WHERE message_id = '" + id + "'")).isZero();
@@ -229,7 +233,8 @@ class IdempotentHandlerIT {
     assertThat(h.handle(message(id))).isEqualTo(Outcome.DEAD_LETTERED);
     assertThat(runs).hasValue(3);
     assertThat(effects(id)).isZero();
-    assertThat(Db.string(ds, "SELECT reason_code || ' ' || attempts || ' ' || status FROM converge_dlq WHERE message_id = '" + id + "'"))
+    assertThat(Db.string(ds,
+        "SELECT reason_code || ' ' || attempts || ' ' || status FROM converge_dlq WHERE message_id = '" + id + "'"))
         .isEqualTo("RETRIES_EXHAUSTED 3 PARKED");
     assertThat(Db.string(ds, "SELECT kind || ' ' || status FROM converge_ticket WHERE message_id = '" + id + "'"))
         .isEqualTo("RETRIES_EXHAUSTED OPEN");
@@ -261,7 +266,8 @@ class IdempotentHandlerIT {
     assertThat(h.handle(message(id))).isEqualTo(Outcome.DUPLICATE);
     assertThat(runs).hasValue(1);
     ConsumerOps ops = ConsumerOps.of(ds, Clock.systemUTC());
-    ConsumerOps.Ticket ticket = ops.openTickets(100).stream().filter(t -> id.equals(t.messageId())).findFirst().orElseThrow();
+    ConsumerOps.Ticket ticket = ops.openTickets(100).stream().filter(t -> id.equals(t.messageId())).findFirst()
+        .orElseThrow();
     assertThat(ticket.kind()).isEqualTo("MONEY_ANOMALY");
     assertThat(ticket.reason()).contains("expected 100.00 EUR, actual 10.00 EUR");
 
@@ -279,18 +285,21 @@ class IdempotentHandlerIT {
   void messageWithoutIdIsParkedWithAClearReasonAndNeverHandled() {
     AtomicInteger runs = new AtomicInteger();
     IdempotentHandler h = handler("noid", (c, m) -> runs.incrementAndGet()).build();
-    IncomingMessage noId = IncomingMessage.builder().topic("payments").brokerMessageId("AC110001-noid").brokerKey("order-1")
+    IncomingMessage noId = IncomingMessage.builder().topic("payments").brokerMessageId("AC110001-noid")
+        .brokerKey("order-1")
         .payload("{\"amount\":1}").build();
     assertThat(h.handle(noId)).isEqualTo(Outcome.DEAD_LETTERED);
     IncomingMessage badId = IncomingMessage.builder().topic("payments").brokerMessageId("AC110001-badid")
         .header(Envelope.MESSAGE_ID, "has spaces in it").build();
     assertThat(h.handle(badId)).isEqualTo(Outcome.DEAD_LETTERED);
     assertThat(runs).hasValue(0);
-    assertThat(Db.string(ds, "SELECT reason_code || ' | ' || reason FROM converge_dlq WHERE broker_message_id = 'AC110001-noid'"))
+    assertThat(Db.string(ds,
+        "SELECT reason_code || ' | ' || reason FROM converge_dlq WHERE broker_message_id = 'AC110001-noid'"))
         .startsWith("MISSING_MESSAGE_ID | ").contains("no header converge-message-id");
     assertThat(Db.string(ds, "SELECT reason FROM converge_dlq WHERE broker_message_id = 'AC110001-badid'"))
         .contains("printable ASCII");
-    assertThat(Db.count(ds, "SELECT count(*) FROM converge_dlq WHERE broker_message_id LIKE 'AC110001-%' AND message_id IS NULL"))
+    assertThat(Db.count(ds,
+        "SELECT count(*) FROM converge_dlq WHERE broker_message_id LIKE 'AC110001-%' AND message_id IS NULL"))
         .isEqualTo(2);
   }
 
@@ -300,7 +309,8 @@ class IdempotentHandlerIT {
     IdempotentHandler h = handler("fallback", (c, m) -> runs.incrementAndGet())
         .messageId(MessageIdResolver.envelope().orElse(MessageIdResolver.payloadField("eventId"))).build();
     String eventId = UUID.randomUUID().toString();
-    IncomingMessage foreign = IncomingMessage.builder().topic("payments").payload("{\"eventId\":\"" + eventId + "\"}").build();
+    IncomingMessage foreign = IncomingMessage.builder().topic("payments").payload("{\"eventId\":\"" + eventId + "\"}")
+        .build();
     assertThat(h.handle(foreign)).isEqualTo(Outcome.PROCESSED);
     assertThat(h.handle(foreign)).isEqualTo(Outcome.DUPLICATE);
     assertThat(runs).hasValue(1);

@@ -16,7 +16,8 @@ class MessageIdResolverTest {
   void defaultReadsOnlyTheEnvelopeHeader() {
     MessageIdResolver r = MessageIdResolver.envelope();
     assertThat(r.resolve(msg().header(Envelope.MESSAGE_ID, "0190-abc").build())).contains("0190-abc");
-    assertThat(r.resolve(msg().brokerKey("k1").brokerMessageId("AC11").payload("{\"eventId\":\"e1\"}").build())).isEmpty();
+    assertThat(r.resolve(msg().brokerKey("k1").brokerMessageId("AC11").payload("{\"eventId\":\"e1\"}").build()))
+        .isEmpty();
     assertThat(r.resolve(msg().header(Envelope.MESSAGE_ID, "  ").build())).isEmpty();
   }
 

@@ -2,6 +2,7 @@ package io.converge.consumer;
 
 /** The card payment of the article's chapter 4.1. */
 enum PaymentState {
+
   CREATED, AUTHORIZING, AUTHORIZED, FAILED, CAPTURING, CAPTURED, REFUNDING, REFUNDED, REVERSED, CANCELED;
 
   /** The article's whitelist, on table {@code payment}. */

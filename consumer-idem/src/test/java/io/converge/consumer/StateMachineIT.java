@@ -34,7 +34,8 @@ class StateMachineIT {
 
   @BeforeAll
   static void schema(DataSource ds) {
-    Db.exec(ds, "CREATE TABLE payment (id BIGINT PRIMARY KEY, state VARCHAR(16) NOT NULL, version BIGINT NOT NULL DEFAULT 0)");
+    Db.exec(ds,
+        "CREATE TABLE payment (id BIGINT PRIMARY KEY, state VARCHAR(16) NOT NULL, version BIGINT NOT NULL DEFAULT 0)");
   }
 
   private long newPayment(PaymentState state) {

@@ -24,8 +24,9 @@ class UnavailabilityTest {
     // Hikari's pool timeout, wrapped twice
     assertThat(Unavailability.isUnavailability(new IllegalStateException("tx",
         new RuntimeException(new SQLTransientConnectionException("Connection is not available"))))).isTrue();
-    for (String state : new String[] {"08006", "08001", "53300", "57P01", "57014", "40001", "40P01", "55P03"}) {
-      assertThat(Unavailability.isUnavailability(new RuntimeException(new SQLException("x", state)))).as(state).isTrue();
+    for (String state : new String[]{"08006", "08001", "53300", "57P01", "57014", "40001", "40P01", "55P03"}) {
+      assertThat(Unavailability.isUnavailability(new RuntimeException(new SQLException("x", state)))).as(state)
+          .isTrue();
     }
   }
 
@@ -48,7 +49,7 @@ class UnavailabilityTest {
     Throwable converge = new CommitOutcomeUnknownException("Commit of a unit of work of group g failed", "m1", broken);
     Throwable jdbcCommit = new TransactionSystemException("JDBC commit failed", broken);
     Throwable heuristic = new HeuristicCompletionException(HeuristicCompletionException.STATE_MIXED, broken);
-    for (Throwable unknown : new Throwable[] {converge, jdbcCommit, heuristic}) {
+    for (Throwable unknown : new Throwable[]{converge, jdbcCommit, heuristic}) {
       assertThat(Unavailability.isCommitOutcomeUnknown(unknown)).as(unknown.toString()).isTrue();
       assertThat(Unavailability.isUnavailability(unknown)).as(unknown.toString()).isFalse();
       // wrapped (Spring MVC's ServletException), and wrapping an outage elsewhere in the chain

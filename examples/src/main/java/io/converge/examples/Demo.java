@@ -21,7 +21,8 @@ import java.util.Map;
  */
 public final class Demo {
 
-  private Demo() {}
+  private Demo() {
+  }
 
   public static void main(String[] args) throws Exception {
     List<String> positional = new ArrayList<>();

@@ -26,7 +26,9 @@ public record CliSchema(ConvergePostgres pg, DataSource dataSource, String schem
     for (String m : migrations) {
       Migrations.apply(ds, m);
     }
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT current_schema()")) {
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT current_schema()")) {
       rs.next();
       return new CliSchema(pg, ds, rs.getString(1));
     }
@@ -40,7 +42,8 @@ public record CliSchema(ConvergePostgres pg, DataSource dataSource, String schem
   /** Runs {@code converge command...} with the database options of {@code otherSchema} (e.g. one that does not exist). */
   public CliRun runIn(String otherSchema, String... command) {
     List<String> args = new ArrayList<>(List.of(command));
-    args.addAll(List.of("--jdbc-url", pg.jdbcUrl(), "--user", pg.user(), "--password", pg.password(), "--schema", otherSchema));
+    args.addAll(
+        List.of("--jdbc-url", pg.jdbcUrl(), "--user", pg.user(), "--password", pg.password(), "--schema", otherSchema));
     return CliRun.of(args.toArray(String[]::new));
   }
 
@@ -55,7 +58,9 @@ public record CliSchema(ConvergePostgres pg, DataSource dataSource, String schem
 
   /** The first column of the first row of {@code sql}, a count or an id. */
   public long count(String sql) throws Exception {
-    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(sql)) {
       rs.next();
       return rs.getLong(1);
     }

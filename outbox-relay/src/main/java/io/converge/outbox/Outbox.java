@@ -35,14 +35,15 @@ public final class Outbox {
    * @param parkedAt when it was parked
    * @param createdAt when it was written
    */
-  public record Parked(String messageId, String key, String topic, int attempts, String reason, Instant parkedAt, Instant createdAt) {}
+  public record Parked(String messageId, String key, String topic, int attempts, String reason, Instant parkedAt,
+      Instant createdAt) {
+  }
 
   private static final String PARKED = """
       SELECT message_id, order_key, topic, attempts, last_error, parked_at, created_at
       FROM converge_outbox WHERE published_at IS NULL AND parked_at IS NOT NULL ORDER BY seq LIMIT ?
       """;
-  private static final String PARKED_COUNT =
-      "SELECT count(*) FROM converge_outbox WHERE published_at IS NULL AND parked_at IS NOT NULL";
+  private static final String PARKED_COUNT = "SELECT count(*) FROM converge_outbox WHERE published_at IS NULL AND parked_at IS NOT NULL";
   private static final String OLDEST_MILLIS = """
       SELECT (extract(epoch FROM now() - o.created_at) * 1000)::bigint FROM converge_outbox o
       WHERE o.published_at IS NULL AND o.parked_at IS NULL
@@ -80,7 +81,8 @@ public final class Outbox {
 
   /** How many rows are parked. */
   public long parkedCount() {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(PARKED_COUNT);
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(PARKED_COUNT);
         ResultSet rs = ps.executeQuery()) {
       rs.next();
       return rs.getLong(1);
@@ -105,7 +107,8 @@ public final class Outbox {
 
   /** The age of the oldest unpublished row that is neither parked nor behind a parked row of its key; zero when there is none. */
   public Duration lag() {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(OLDEST_MILLIS);
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(OLDEST_MILLIS);
         ResultSet rs = ps.executeQuery()) {
       return rs.next() ? Duration.ofMillis(Math.max(0, rs.getLong(1))) : Duration.ZERO;
     } catch (SQLException e) {

@@ -23,7 +23,8 @@ public final class OutboxBackend implements BackendFactory {
 
   private static final OutboxBackend INSTANCE = new OutboxBackend();
 
-  private OutboxBackend() {}
+  private OutboxBackend() {
+  }
 
   /** The outbox backend (it has no settings: the relay has them). */
   public static OutboxBackend outbox() {

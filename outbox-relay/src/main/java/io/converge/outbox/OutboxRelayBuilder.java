@@ -49,7 +49,8 @@ public final class OutboxRelayBuilder {
       Duration purgeInterval,
       int purgeBatchSize,
       Duration metricsInterval,
-      RelayMetrics metrics) {}
+      RelayMetrics metrics) {
+  }
 
   private String name = "outbox-relay-" + UUID.randomUUID().toString().substring(0, 8);
   private DataSource dataSource;
@@ -67,7 +68,8 @@ public final class OutboxRelayBuilder {
   private Duration metricsInterval = Duration.ofSeconds(5);
   private RelayMetrics metrics = RelayMetrics.NONE;
 
-  OutboxRelayBuilder() {}
+  OutboxRelayBuilder() {
+  }
 
   /** The relay's name, used for its thread and logs. */
   public OutboxRelayBuilder name(String name) {
@@ -158,7 +160,8 @@ public final class OutboxRelayBuilder {
    * @throws IllegalArgumentException naming the setting and its bad value
    */
   public OutboxRelay build() {
-    Require.that(name != null && name.matches("[A-Za-z0-9_.-]{1,100}"), "relay.name", "match [A-Za-z0-9_.-]{1,100}", name);
+    Require.that(name != null && name.matches("[A-Za-z0-9_.-]{1,100}"), "relay.name", "match [A-Za-z0-9_.-]{1,100}",
+        name);
     Require.present("relay.dataSource", dataSource);
     Require.present("relay.sink", sink);
     Require.between("relay.batchSize", batchSize, 1, 10_000);
@@ -168,7 +171,8 @@ public final class OutboxRelayBuilder {
     Require.positive("relay.brokerBackoffBase", brokerBackoffBase);
     Require.positive("relay.idlePollMin", idlePollMin);
     Require.positive("relay.metricsInterval", metricsInterval);
-    Require.atLeast("relay.brokerBackoffMax", brokerBackoffMax, brokerBackoffBase, "relay.brokerBackoffBase (" + brokerBackoffBase + ")");
+    Require.atLeast("relay.brokerBackoffMax", brokerBackoffMax, brokerBackoffBase,
+        "relay.brokerBackoffBase (" + brokerBackoffBase + ")");
     Require.atLeast("relay.idlePollMax", idlePollMax, idlePollMin, "relay.idlePollMin (" + idlePollMin + ")");
     Require.notNegative("relay.retention", retention);
     Require.notNegative("relay.purgeInterval", purgeInterval);

@@ -52,7 +52,8 @@ class BrokerOutageIT {
       int committedBefore = committed.size();
       // the outage lasts 10 s; all along, nothing is parked and no attempt is counted
       await().during(OUTAGE).atMost(OUTAGE.plusSeconds(10)).pollInterval(Duration.ofMillis(500))
-          .failFast("an outage parks nothing and counts no attempt", () -> bed.count("attempts > 0 OR parked_at IS NOT NULL") > 0)
+          .failFast("an outage parks nothing and counts no attempt",
+              () -> bed.count("attempts > 0 OR parked_at IS NOT NULL") > 0)
           .until(() -> true);
       int failedDuringOutage = sink.failures.get() - failuresBefore;
       int committedDuringOutage = committed.size() - committedBefore;
@@ -66,7 +67,8 @@ class BrokerOutageIT {
 
       bed.deliveries.awaitAll(List.copyOf(committed), Duration.ofSeconds(90));
       System.out.printf("outage: %d committed during 10 s, %d failed sends (%d calls), %d delivered in all (%d ids)%n",
-          committedDuringOutage, failedDuringOutage, sink.calls.get() - callsBefore, bed.deliveries.raw().size(), committed.size());
+          committedDuringOutage, failedDuringOutage, sink.calls.get() - callsBefore, bed.deliveries.raw().size(),
+          committed.size());
       assertThat(committedDuringOutage).as("units of work commit while the broker is down").isGreaterThan(100);
       assertThat(failedDuringOutage).as("backoff, not a busy loop").isPositive().isLessThan(60);
       assertThat(Outbox.on(bed.ds).parkedCount()).as("an outage never parks a key").isZero();

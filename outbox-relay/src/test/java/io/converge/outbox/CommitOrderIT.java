@@ -62,7 +62,8 @@ class CommitOrderIT {
     t2.start();
     // T2 either commits at once (no key lock) or waits for T1's lock: wait for one of them
     await("T2 commits or waits within 30 s").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
-        .until(() -> !t2.isAlive() || bed.scalar("SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'advisory'") > 0);
+        .until(() -> !t2.isAlive()
+            || bed.scalar("SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'advisory'") > 0);
     t1MayCommit.countDown();
     t1.join(30_000);
     t2.join(30_000);

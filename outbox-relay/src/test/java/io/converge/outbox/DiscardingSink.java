@@ -12,8 +12,10 @@ public final class DiscardingSink implements OutboxSink {
   }
 
   @Override
-  public void send(OutboxRecord record) {}
+  public void send(OutboxRecord record) {
+  }
 
   @Override
-  public void close() {}
+  public void close() {
+  }
 }

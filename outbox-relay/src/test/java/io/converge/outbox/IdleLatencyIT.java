@@ -50,7 +50,8 @@ class IdleLatencyIT {
         latencies.add((System.nanoTime() - start) / 1_000_000);
       }
       latencies.sort(null);
-      System.out.printf("idle: %d outbox scans in 5 s; commit-to-consumer latency ms sorted %s%n", idleScans, latencies);
+      System.out.printf("idle: %d outbox scans in 5 s; commit-to-consumer latency ms sorted %s%n", idleScans,
+          latencies);
       assertThat(latencies.get(latencies.size() / 2)).as("median ms").isLessThan(500);
       assertThat(latencies.get(latencies.size() - 1)).as("max ms").isLessThan(1000);
       assertThat(idleScans).as("outbox scans in 5 idle seconds").isLessThan(150);

@@ -42,7 +42,8 @@ class MissingTopicIT {
         assertThat(row.attempts()).isEqualTo(3);
         assertThat(row.reason()).contains("InvalidMessageException").contains(missing);
       });
-      assertThat(RelayFixture.count(ds, "message_id = '" + behind + "' AND published_at IS NULL")).as("the key waits").isOne();
+      assertThat(RelayFixture.count(ds, "message_id = '" + behind + "' AND published_at IS NULL")).as("the key waits")
+          .isOne();
       String later = bed.publish("healthy-0");
       bed.deliveries.awaitAll(List.of(later), Duration.ofSeconds(30));
     }

@@ -48,7 +48,8 @@ class OutboxTxnProducerIT extends TxnProducerContract {
     TxnProducer p = new OutboxChildFactory().create(group, topic, ds, childEnv());
     if (relay == null) {
       relay = OutboxRelay.builder().dataSource(db)
-          .sink(RocketMQSink.nameServer(mq.nameServerAddress()).group("relay-" + UUID.randomUUID().toString().substring(0, 8))
+          .sink(RocketMQSink.nameServer(mq.nameServerAddress())
+              .group("relay-" + UUID.randomUUID().toString().substring(0, 8))
               .sendTimeout(Duration.ofSeconds(1)).build())
           .brokerBackoff(Duration.ofMillis(100), Duration.ofSeconds(2))
           .build();
@@ -90,6 +91,7 @@ class OutboxTxnProducerIT extends TxnProducerContract {
 
   @Override
   protected void awaitDiscarded(String id) {
-    throw new UnsupportedOperationException("the outbox never discards a message: the contract runs case 5b instead of 5");
+    throw new UnsupportedOperationException(
+        "the outbox never discards a message: the contract runs case 5b instead of 5");
   }
 }

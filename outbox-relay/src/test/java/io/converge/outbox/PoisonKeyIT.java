@@ -27,8 +27,8 @@ class PoisonKeyIT {
     Deliveries deliveries = bed.deliveries;
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     try (OutboxRelay relay = bed.relay(bed.sink().maxMessageBytes(64 * 1024).build())
-            .maxAttempts(3).retryBase(Duration.ofMillis(100)).metricsInterval(Duration.ofMillis(200))
-            .metrics(MicrometerRelayMetrics.of(registry)).build()) {
+        .maxAttempts(3).retryBase(Duration.ofMillis(100)).metricsInterval(Duration.ofMillis(200))
+        .metrics(MicrometerRelayMetrics.of(registry)).build()) {
       String poison = bed.publish("poison", new byte[100 * 1024]);
       String afterPoison = bed.publish("poison");
       relay.start();

@@ -28,9 +28,12 @@ class PurgeIT {
     }
     // 150 published two days ago, 50 published an hour ago, 50 old unpublished, 10 old parked
     execute(ds, "UPDATE converge_outbox SET created_at = now() - interval '3 days'");
-    execute(ds, "UPDATE converge_outbox SET published_at = now() - interval '2 days' WHERE seq IN (SELECT seq FROM converge_outbox ORDER BY seq LIMIT 150)");
-    execute(ds, "UPDATE converge_outbox SET published_at = now() - interval '1 hour' WHERE seq IN (SELECT seq FROM converge_outbox WHERE published_at IS NULL ORDER BY seq LIMIT 50)");
-    execute(ds, "UPDATE converge_outbox SET parked_at = now() - interval '2 days', attempts = 5 WHERE seq IN (SELECT seq FROM converge_outbox WHERE published_at IS NULL ORDER BY seq DESC LIMIT 10)");
+    execute(ds,
+        "UPDATE converge_outbox SET published_at = now() - interval '2 days' WHERE seq IN (SELECT seq FROM converge_outbox ORDER BY seq LIMIT 150)");
+    execute(ds,
+        "UPDATE converge_outbox SET published_at = now() - interval '1 hour' WHERE seq IN (SELECT seq FROM converge_outbox WHERE published_at IS NULL ORDER BY seq LIMIT 50)");
+    execute(ds,
+        "UPDATE converge_outbox SET parked_at = now() - interval '2 days', attempts = 5 WHERE seq IN (SELECT seq FROM converge_outbox WHERE published_at IS NULL ORDER BY seq DESC LIMIT 10)");
 
     List<Long> progress = new ArrayList<>();
     long purged = Outbox.on(ds).purge(Duration.ofDays(1), 40, progress::add);
@@ -41,9 +44,12 @@ class PurgeIT {
     assertThat(count(ds, "published_at IS NOT NULL")).isEqualTo(50);
     assertThat(count(ds, "published_at IS NULL AND parked_at IS NULL")).isEqualTo(50);
     assertThat(count(ds, "parked_at IS NOT NULL")).isEqualTo(10);
-    assertThat(Outbox.on(ds).purge(Duration.ofDays(1), 40, n -> { })).isZero();
+    assertThat(Outbox.on(ds).purge(Duration.ofDays(1), 40, n -> {
+    })).isZero();
 
-    assertThatThrownBy(() -> Outbox.on(ds).purge(Duration.ofDays(1), 0, n -> { }))
-        .isInstanceOf(IllegalArgumentException.class).hasMessage("outbox.purgeBatchSize must be between 1 and 100000, but was 0");
+    assertThatThrownBy(() -> Outbox.on(ds).purge(Duration.ofDays(1), 0, n -> {
+    }))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("outbox.purgeBatchSize must be between 1 and 100000, but was 0");
   }
 }

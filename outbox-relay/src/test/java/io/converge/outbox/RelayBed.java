@@ -112,7 +112,8 @@ public final class RelayBed implements AutoCloseable {
     private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(RelayBed.class);
 
     /** Created by JUnit. */
-    public Extension() {}
+    public Extension() {
+    }
 
     @Override
     public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {

@@ -13,12 +13,14 @@ public final class RelayChildMain {
 
   static final String HALTING = "RELAY-HALTING-AFTER-SEND ";
 
-  private RelayChildMain() {}
+  private RelayChildMain() {
+  }
 
   public static void main(String[] args) throws Exception {
     DataSource db = ChildJvm.database();
     int haltAfter = Integer.parseInt(System.getProperty("relay.haltAfter"));
-    HaltingSink halting = new HaltingSink(RocketMQSink.nameServer(System.getProperty("relay.nameServer")).group("relay-child").build(),
+    HaltingSink halting = new HaltingSink(
+        RocketMQSink.nameServer(System.getProperty("relay.nameServer")).group("relay-child").build(),
         haltAfter, HALTING);
     OutboxRelay relay = OutboxRelay.builder().name("child").dataSource(db).sink(halting).batchSize(50).build();
     relay.start();

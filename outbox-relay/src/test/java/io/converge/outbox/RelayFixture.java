@@ -21,7 +21,8 @@ import javax.sql.DataSource;
 /** Test support for the relay ITs: a fresh outbox schema, producers, relays on the embedded RocketMQ. */
 public final class RelayFixture {
 
-  private RelayFixture() {}
+  private RelayFixture() {
+  }
 
   /** A new schema with the producer and outbox migrations. */
   public static DataSource newOutbox() {
@@ -46,7 +47,8 @@ public final class RelayFixture {
   }
 
   public static RocketMQSink.Builder sink(EmbeddedRocketMQ mq) {
-    return RocketMQSink.nameServer(mq.nameServerAddress()).group("relay-" + UUID.randomUUID().toString().substring(0, 8))
+    return RocketMQSink.nameServer(mq.nameServerAddress())
+        .group("relay-" + UUID.randomUUID().toString().substring(0, 8))
         .sendTimeout(Duration.ofSeconds(1));
   }
 
@@ -78,6 +80,7 @@ public final class RelayFixture {
 
   /** A sink that counts the sends it is asked for (successful or not) and passes them on. */
   static final class CountingSink implements OutboxSink {
+
     final OutboxSink delegate;
     final AtomicInteger calls = new AtomicInteger();
     final AtomicInteger failures = new AtomicInteger();

@@ -38,7 +38,9 @@ class RelayKillIT {
   void killMidBatchLosesNothing(EmbeddedRocketMQ mq, ChildJvms jvms) throws Exception {
     DataSource ds = RelayFixture.newOutbox();
     String schema;
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT current_schema()")) {
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT current_schema()")) {
       rs.next();
       schema = rs.getString(1);
     }

@@ -74,7 +74,8 @@ class RelayOrderIT {
       List<MessageExt> raw = bed.deliveries.raw();
       assertThat(raw).as("no row published twice in normal operation").hasSize(all.size());
       Map<String, List<MessageExt>> byKey = raw.stream()
-          .collect(Collectors.groupingBy(m -> m.getUserProperty(Envelope.KEY), LinkedHashMap::new, Collectors.toList()));
+          .collect(
+              Collectors.groupingBy(m -> m.getUserProperty(Envelope.KEY), LinkedHashMap::new, Collectors.toList()));
       for (Map.Entry<String, List<String>> e : committed.entrySet()) {
         List<MessageExt> got = byKey.get(e.getKey());
         Set<Integer> queues = got.stream().map(MessageExt::getQueueId).collect(Collectors.toSet());

@@ -70,7 +70,8 @@ class RocketMQSendAllIT {
             .map(m -> m.getUserProperty(Envelope.MESSAGE_ID)).toList();
         List<String> sentOrder = result.sent().stream().filter(r -> r.key().equals(key))
             .map(OutboxRecord::messageId).toList();
-        assertThat(byKey.get(key).stream().map(MessageExt::getQueueId).distinct()).as("%s on one queue", key).hasSize(1);
+        assertThat(byKey.get(key).stream().map(MessageExt::getQueueId).distinct()).as("%s on one queue", key)
+            .hasSize(1);
         assertThat(brokerOrder).as("order of %s", key).containsExactlyElementsOf(sentOrder);
         assertThat(sentOrder).hasSize(key.equals("key-7") ? 5 : 20);
       }

@@ -26,5 +26,6 @@ public final class Envelope {
   /** The tenant of a message that names none. */
   public static final String DEFAULT_TENANT = "default";
 
-  private Envelope() {}
+  private Envelope() {
+  }
 }

@@ -28,13 +28,15 @@ public final class MicrometerMetrics implements ProducerMetrics {
     this.rollback = checkbacks(registry, group, "ROLLBACK");
     this.unknown = checkbacks(registry, group, "UNKNOWN");
     this.pastRetention = Counter.builder("txn.checkbacks.past-retention")
-        .description("check-backs for a message older than the log retention without a row: answered UNKNOWN, ticket raised")
+        .description(
+            "check-backs for a message older than the log retention without a row: answered UNKNOWN, ticket raised")
         .tag("group", group).register(registry);
     this.endsDropped = Counter.builder("txn.ends.dropped")
         .description("ENDs dropped because the broker was too slow; the check-back resolves their messages")
         .tag("group", group).register(registry);
     registry.gauge("txn.pending", java.util.List.of(io.micrometer.core.instrument.Tag.of("group", group)), pending);
-    this.send = Timer.builder("txn.send.latency").description("time of one send to the broker").tag("group", group).register(registry);
+    this.send = Timer.builder("txn.send.latency").description("time of one send to the broker").tag("group", group)
+        .register(registry);
   }
 
   private static Counter checkbacks(MeterRegistry registry, String group, String answer) {

@@ -103,6 +103,7 @@ public final class OutgoingMessage {
 
   /** Builds an {@link OutgoingMessage}; not thread-safe. */
   public static final class Builder {
+
     private final String topic;
     private String id;
     private String key;
@@ -165,7 +166,8 @@ public final class OutgoingMessage {
           "be 1-64 printable characters", tenant);
       for (Map.Entry<String, String> h : headers.entrySet()) {
         check(HEADER.matcher(h.getKey()).matches() && h.getValue() != null && printable(h.getValue()),
-            "message.header '" + h.getKey() + "'", "match " + HEADER.pattern() + " with a printable value", h.getValue());
+            "message.header '" + h.getKey() + "'", "match " + HEADER.pattern() + " with a printable value",
+            h.getValue());
       }
       Objects.requireNonNull(payload, "payload");
       return new OutgoingMessage(this);

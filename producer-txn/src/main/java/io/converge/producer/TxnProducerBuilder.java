@@ -46,7 +46,8 @@ public final class TxnProducerBuilder {
       Duration brokerCheckWindow,
       Duration purgeInterval,
       ProducerMetrics metrics,
-      Clock clock) {}
+      Clock clock) {
+  }
 
   private final Function<Settings, TxnProducer> factory;
   private String group;
@@ -167,9 +168,11 @@ public final class TxnProducerBuilder {
         "be between 100 ms and 10 min", localTransactionTimeout);
     Require.atLeast("producer.brokerCheckWindow", brokerCheckWindow, Duration.ofSeconds(1), "1 s");
     Duration minRetention = brokerCheckWindow.multipliedBy(2).compareTo(Duration.ofHours(1)) > 0
-        ? brokerCheckWindow.multipliedBy(2) : Duration.ofHours(1);
+        ? brokerCheckWindow.multipliedBy(2)
+        : Duration.ofHours(1);
     Require.atLeast("producer.logRetention", logRetention, minRetention, minRetention
-        + " (twice producer.brokerCheckWindow " + brokerCheckWindow + " = transactionCheckMax x transactionCheckInterval,"
+        + " (twice producer.brokerCheckWindow " + brokerCheckWindow
+        + " = transactionCheckMax x transactionCheckInterval,"
         + " and at least 1 hour)");
     Require.notNegative("producer.purgeInterval", purgeInterval);
     return factory.apply(new Settings(group, dataSource, backend, List.copyOf(topics), maxPayloadBytes,

@@ -37,7 +37,8 @@ public final class TxnTickets {
    * @param lastCheckAt the latest check-back
    */
   public record Ticket(String messageId, String group, String topic, String kind, String reason, int checks,
-      Instant createdAt, Instant lastCheckAt) {}
+      Instant createdAt, Instant lastCheckAt) {
+  }
 
   private final OpsRows rows;
 
@@ -53,7 +54,8 @@ public final class TxnTickets {
   /** The open tickets of every group, oldest first, at most {@code limit}. */
   public List<Ticket> open(int limit) {
     return rows.list("the producer's tickets", OPEN, limit, Integer.MAX_VALUE, rs -> new Ticket(rs.getString(1),
-        rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getInt(6), rs.getTimestamp(7).toInstant(),
+        rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getInt(6),
+        rs.getTimestamp(7).toInstant(),
         rs.getTimestamp(8).toInstant()));
   }
 

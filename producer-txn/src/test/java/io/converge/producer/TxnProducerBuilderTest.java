@@ -14,6 +14,7 @@ import org.postgresql.ds.PGSimpleDataSource;
 class TxnProducerBuilderTest {
 
   private static final BackendFactory NEVER = new BackendFactory() {
+
     @Override
     public String name() {
       return "never";
@@ -41,7 +42,8 @@ class TxnProducerBuilderTest {
         .hasMessage("producer.logRetention must be at least PT1H (twice producer.brokerCheckWindow PT7M30S"
             + " = transactionCheckMax x transactionCheckInterval, and at least 1 hour), but was PT5M");
     // issue 13.3: a broker that asks for 100 x 60 s needs rows kept longer than that
-    assertThatThrownBy(() -> valid().brokerCheckWindow(Duration.ofMinutes(100)).logRetention(Duration.ofHours(3)).build())
+    assertThatThrownBy(
+        () -> valid().brokerCheckWindow(Duration.ofMinutes(100)).logRetention(Duration.ofHours(3)).build())
         .hasMessageContaining("producer.logRetention must be at least PT3H20M").hasMessageContaining("but was PT3H");
     assertThatThrownBy(() -> valid().brokerCheckWindow(Duration.ZERO).build())
         .hasMessage("producer.brokerCheckWindow must be at least 1 s, but was PT0S");

@@ -111,7 +111,8 @@ public final class PulsarBackend implements BackendFactory {
     OptionalDependency.require("The Pulsar backend", "org.apache.pulsar:pulsar-client", "4.2.4", PulsarBackend.class,
         "org.apache.pulsar.client.api.PulsarClient");
     checkMarginCoversSend();
-    return new PulsarTxnBackend(context, settings.withTransactionTimeout(transactionTimeoutFor(context.localTransactionTimeout())));
+    return new PulsarTxnBackend(context,
+        settings.withTransactionTimeout(transactionTimeoutFor(context.localTransactionTimeout())));
   }
 
   /**
@@ -121,8 +122,9 @@ public final class PulsarBackend implements BackendFactory {
    */
   void checkMarginCoversSend() {
     if (settings.commitMargin().compareTo(settings.sendTimeout()) < 0) {
-      throw new IllegalArgumentException("pulsar.commitMargin must be at least pulsar.sendTimeout (" + settings.sendTimeout()
-          + "), but was " + settings.commitMargin());
+      throw new IllegalArgumentException(
+          "pulsar.commitMargin must be at least pulsar.sendTimeout (" + settings.sendTimeout()
+              + "), but was " + settings.commitMargin());
     }
   }
 

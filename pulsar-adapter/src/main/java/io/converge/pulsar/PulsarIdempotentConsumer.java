@@ -47,7 +47,7 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
   private final InFlightHandlers inFlight;
 
   private PulsarIdempotentConsumer(PulsarClient client, boolean ownsClient, List<Consumer<byte[]>> consumers,
-                                   String subscription, InFlightHandlers inFlight) {
+      String subscription, InFlightHandlers inFlight) {
     this.client = client;
     this.ownsClient = ownsClient;
     this.consumers = consumers;
@@ -99,6 +99,7 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
 
   /** Delivers one message at a time per consumer to the handler; acks on an outcome, nacks otherwise. */
   private static final class Listener implements MessageListener<byte[]> {
+
     private static final long serialVersionUID = 1L;
     private final transient IdempotentHandler handler;
     private final transient InFlightHandlers inFlight;
@@ -128,7 +129,8 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
         consumer.negativeAcknowledge(m);
         return;
       }
-      log.debug("Pulsar message {} of subscription {}: {}, acking", m.getMessageId(), consumer.getSubscription(), outcome);
+      log.debug("Pulsar message {} of subscription {}: {}, acking", m.getMessageId(), consumer.getSubscription(),
+          outcome);
       consumer.acknowledgeAsync(m).exceptionally(e -> {
         // the outcome is recorded: a redelivery after a lost ack is a duplicate, absorbed by the dedup
         log.debug("ack of {} failed, a duplicate may follow: {}", m.getMessageId(), e.toString());
@@ -139,6 +141,7 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
 
   /** Settings of a {@link PulsarIdempotentConsumer}; validated by {@link #start()}. */
   public static final class Builder {
+
     private String serviceUrl;
     private PulsarClient client;
     private String topic;
@@ -149,7 +152,8 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
     private Duration redeliveryDelay = Duration.ofSeconds(1);
     private SubscriptionInitialPosition initialPosition = SubscriptionInitialPosition.Earliest;
 
-    private Builder() {}
+    private Builder() {
+    }
 
     /** The Pulsar service URL ({@code pulsar://host:6650}); a client is created and closed with the consumer. */
     public Builder serviceUrl(String serviceUrl) {
@@ -218,8 +222,9 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
       Require.that(topic != null && !topic.isBlank(), "pulsar.topic", "not be blank", topic);
       Require.that(handler != null, "pulsar.handler", "be set", null);
       if ((serviceUrl == null || serviceUrl.isBlank()) == (client == null)) {
-        throw new IllegalArgumentException("pulsar: exactly one of serviceUrl and client must be set, but serviceUrl was "
-            + serviceUrl + " and client " + client);
+        throw new IllegalArgumentException(
+            "pulsar: exactly one of serviceUrl and client must be set, but serviceUrl was "
+                + serviceUrl + " and client " + client);
       }
       Require.between("pulsar.consumers", consumers, 1, 64);
       Require.between("pulsar.receiverQueueSize", receiverQueueSize, 1, 10_000);

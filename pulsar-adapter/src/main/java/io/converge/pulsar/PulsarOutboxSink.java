@@ -116,6 +116,7 @@ public final class PulsarOutboxSink implements OutboxSink {
 
   /** Settings of a {@link PulsarOutboxSink}; not thread-safe. */
   public static final class Builder {
+
     private final String serviceUrl;
     private Duration sendTimeout = Duration.ofSeconds(3);
 

@@ -16,7 +16,8 @@ class PulsarBackendTest {
   @Test
   void badSettingsAreRefusedQuotingTheValue() {
     assertThatThrownBy(() -> PulsarBackend.serviceUrl("http://x:8080"))
-        .isInstanceOf(IllegalArgumentException.class).hasMessage("pulsar.serviceUrl must be pulsar://host:port[,host:port...], but was http://x:8080");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("pulsar.serviceUrl must be pulsar://host:port[,host:port...], but was http://x:8080");
     assertThatThrownBy(() -> PulsarBackend.serviceUrl(null)).isInstanceOf(IllegalArgumentException.class);
     PulsarBackend ok = PulsarBackend.serviceUrl("pulsar://127.0.0.1:6650");
     assertThatThrownBy(() -> ok.transactionTimeout(Duration.ofMillis(10)))
@@ -35,7 +36,8 @@ class PulsarBackendTest {
     assertThatThrownBy(() -> PulsarBackend.serviceUrl("pulsar://127.0.0.1:1").transactionTimeout(Duration.ofSeconds(30))
         .create(context))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("pulsar.transactionTimeout must be at least the local-transaction timeout plus pulsar.commitMargin (PT33S), but was PT30S");
+        .hasMessage(
+            "pulsar.transactionTimeout must be at least the local-transaction timeout plus pulsar.commitMargin (PT33S), but was PT30S");
   }
 
   @Test
@@ -43,7 +45,8 @@ class PulsarBackendTest {
     BackendContext context = new BackendContext("g", null, new TxnLog(null), Duration.ofSeconds(10), List.of(),
         ProducerMetrics.NONE, Clock.systemUTC());
     // the Pulsar commit may take the send timeout: with less margin it can land after the broker's abort
-    assertThatThrownBy(() -> PulsarBackend.serviceUrl("pulsar://127.0.0.1:1").commitMargin(Duration.ofSeconds(2)).create(context))
+    assertThatThrownBy(
+        () -> PulsarBackend.serviceUrl("pulsar://127.0.0.1:1").commitMargin(Duration.ofSeconds(2)).create(context))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("pulsar.commitMargin must be at least pulsar.sendTimeout (PT3S), but was PT2S");
     assertThatThrownBy(() -> PulsarBackend.serviceUrl("pulsar://127.0.0.1:1").recoveryMaxAttempts(0))

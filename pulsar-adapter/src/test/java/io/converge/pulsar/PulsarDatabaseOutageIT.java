@@ -78,7 +78,7 @@ class PulsarDatabaseOutageIT {
     JdbcTemplate dedup = new JdbcTemplate(db);
     List<String> ids = new ArrayList<>();
     try (PulsarIdempotentConsumer consumer = PulsarIdempotentConsumer.builder().client(client).topic(topic)
-            .handler(handler(group, metrics)).consumers(2).start();
+        .handler(handler(group, metrics)).consumers(2).start();
         Producer<byte[]> producer = client.newProducer().topic(topic).create()) {
       ids.add(send(producer, "k0"));
       ids.add(send(producer, "k1"));
@@ -172,6 +172,7 @@ class PulsarDatabaseOutageIT {
 
   /** Counts failures by kind. */
   private static final class Counting implements ConsumerMetrics {
+
     private final Map<FailureKind, AtomicInteger> failures = new ConcurrentHashMap<>();
 
     @Override
@@ -180,7 +181,8 @@ class PulsarDatabaseOutageIT {
     }
 
     @Override
-    public void outcome(String group, String topic, Outcome outcome) {}
+    public void outcome(String group, String topic, Outcome outcome) {
+    }
 
     int failures(FailureKind kind) {
       AtomicInteger n = failures.get(kind);

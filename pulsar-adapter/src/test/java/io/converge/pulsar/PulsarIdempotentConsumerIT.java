@@ -59,7 +59,8 @@ class PulsarIdempotentConsumerIT {
 
   /** The handler's business write: one row per run, on the dedup transaction's connection. */
   private static final MessageHandler RECORD = (c, m) -> {
-    try (PreparedStatement ps = c.prepareStatement("INSERT INTO effect (message_id, topic_key, seq) VALUES (?, ?, ?)")) {
+    try (
+        PreparedStatement ps = c.prepareStatement("INSERT INTO effect (message_id, topic_key, seq) VALUES (?, ?, ?)")) {
       ps.setString(1, m.envelopeMessageId());
       ps.setString(2, m.brokerKey());
       ps.setInt(3, Integer.parseInt(m.payloadAsString()));
@@ -74,7 +75,7 @@ class PulsarIdempotentConsumerIT {
     String other = UUID.randomUUID().toString();
     try (PulsarIdempotentConsumer consumer = PulsarIdempotentConsumer.builder().client(client).topic(topic)
         .handler(handler("dup-" + UUID.randomUUID(), RECORD, db)).consumers(4).start();
-         Producer<byte[]> producer = client.newProducer().topic(topic).create()) {
+        Producer<byte[]> producer = client.newProducer().topic(topic).create()) {
       ExecutorService senders = Executors.newFixedThreadPool(10);
       for (int i = 0; i < 20; i++) {
         // different keys: the copies go to different consumers and race on the claim
@@ -99,6 +100,7 @@ class PulsarIdempotentConsumerIT {
     List<Integer> deliveries = new CopyOnWriteArrayList<>();
     // the first delivery commits its effect, then the ack is lost (the listener sees a failure and nacks)
     IdempotentHandler losesFirstAck = new IdempotentHandler() {
+
       @Override
       public io.converge.consumer.Outcome handle(IncomingMessage m) {
         io.converge.consumer.Outcome o = real.handle(m);
@@ -123,7 +125,7 @@ class PulsarIdempotentConsumerIT {
     String id = UUID.randomUUID().toString();
     try (PulsarIdempotentConsumer consumer = PulsarIdempotentConsumer.builder().client(client).topic(topic)
         .handler(losesFirstAck).redeliveryDelay(Duration.ofMillis(200)).consumers(1).start();
-         Producer<byte[]> producer = client.newProducer().topic(topic).create()) {
+        Producer<byte[]> producer = client.newProducer().topic(topic).create()) {
       send(producer, id, "k", 1);
       await().atMost(Duration.ofSeconds(30)).until(() -> outcomes.size() >= 2);
       await("acked now: nothing more comes").during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(5))
@@ -141,7 +143,7 @@ class PulsarIdempotentConsumerIT {
     String marker = UUID.randomUUID().toString();
     try (PulsarIdempotentConsumer consumer = PulsarIdempotentConsumer.builder().client(client).topic(topic)
         .handler(handler("tenant-" + UUID.randomUUID(), RECORD, db)).consumers(1).start();
-         Producer<byte[]> producer = client.newProducer().topic(topic).create()) {
+        Producer<byte[]> producer = client.newProducer().topic(topic).create()) {
       for (String tenant : List.of("acme", "globex", "acme")) {
         producer.newMessage().key("k").properties(Map.of(Envelope.MESSAGE_ID, id, Envelope.TENANT, tenant))
             .value("1".getBytes(StandardCharsets.UTF_8)).send();
@@ -157,7 +159,8 @@ class PulsarIdempotentConsumerIT {
   void databaseDownIsWaitedOutWithoutARedeliveryOrAnAttempt() throws Exception {
     String topic = PulsarExtension.uniqueTopic("nack");
     AtomicInteger failuresLeft = new AtomicInteger(2); // the claim's transaction and the failure record
-    DataSource flaky = (DataSource) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {DataSource.class},
+    DataSource flaky = (DataSource) Proxy.newProxyInstance(getClass().getClassLoader(),
+        new Class<?>[]{DataSource.class},
         (proxy, method, args) -> {
           if (method.getName().equals("getConnection") && failuresLeft.getAndDecrement() > 0) {
             throw new SQLException("connection refused (test: database down)", "08001");
@@ -174,7 +177,7 @@ class PulsarIdempotentConsumerIT {
         .handler(IdempotentHandler.builder().group("nack-" + UUID.randomUUID()).dataSource(flaky).handler(counting)
             .policy(FailurePolicy.defaults().withMaxAttempts(1)).build())
         .redeliveryDelay(Duration.ofMillis(200)).consumers(1).start();
-         Producer<byte[]> producer = client.newProducer().topic(topic).create()) {
+        Producer<byte[]> producer = client.newProducer().topic(topic).create()) {
       send(producer, id, "k", 1);
       await().atMost(Duration.ofSeconds(30)).until(() -> count("message_id = '" + id + "'") == 1);
       assertThat(failuresLeft.get()).isNegative();
@@ -197,13 +200,14 @@ class PulsarIdempotentConsumerIT {
     String id = UUID.randomUUID().toString();
     try (PulsarIdempotentConsumer consumer = PulsarIdempotentConsumer.builder().client(client).topic(topic)
         .handler(IdempotentHandler.builder().group(group).dataSource(db).handler(poison)
-            .policy(FailurePolicy.defaults().withMaxAttempts(3).withBackoff(Duration.ofMillis(10), Duration.ofMillis(50)))
+            .policy(
+                FailurePolicy.defaults().withMaxAttempts(3).withBackoff(Duration.ofMillis(10), Duration.ofMillis(50)))
             .build())
         .redeliveryDelay(Duration.ofMillis(200)).consumers(1).start();
-         Producer<byte[]> producer = client.newProducer().topic(topic).create()) {
+        Producer<byte[]> producer = client.newProducer().topic(topic).create()) {
       send(producer, id, "k", 1);
-      await().atMost(Duration.ofSeconds(30)).until(() ->
-          query("SELECT count(*) FROM converge_dlq WHERE consumer_group = '" + group + "'").get(0) == 1);
+      await().atMost(Duration.ofSeconds(30))
+          .until(() -> query("SELECT count(*) FROM converge_dlq WHERE consumer_group = '" + group + "'").get(0) == 1);
       await("acked: no redelivery runs the handler again").during(Duration.ofMillis(1500)).atMost(Duration.ofSeconds(5))
           .until(() -> runs.get() == 3);
       assertThat(runs).hasValue(3);
@@ -213,9 +217,11 @@ class PulsarIdempotentConsumerIT {
   @Test
   void oneKeyIsHandledInPublishOrderAcrossConsumers() throws Exception {
     String topic = PulsarExtension.uniqueTopic("order");
-    try (PulsarIdempotentConsumer consumer = PulsarIdempotentConsumer.builder().serviceUrl(pulsar.serviceUrl()).topic(topic)
-        .handler(handler("order-" + UUID.randomUUID(), RECORD, db)).consumers(3).start();
-         Producer<byte[]> producer = client.newProducer().topic(topic).create()) {
+    try (
+        PulsarIdempotentConsumer consumer = PulsarIdempotentConsumer.builder().serviceUrl(pulsar.serviceUrl())
+            .topic(topic)
+            .handler(handler("order-" + UUID.randomUUID(), RECORD, db)).consumers(3).start();
+        Producer<byte[]> producer = client.newProducer().topic(topic).create()) {
       for (int seq = 0; seq < 40; seq++) {
         send(producer, UUID.randomUUID().toString(), topic + "-key-" + (seq % 4), seq);
       }
@@ -231,13 +237,16 @@ class PulsarIdempotentConsumerIT {
   @Test
   void invalidSettingsAreNamed() {
     IdempotentHandler h = handler("x", RECORD, db);
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> PulsarIdempotentConsumer.builder().handler(h).topic("t").start())
+    org.assertj.core.api.Assertions
+        .assertThatThrownBy(() -> PulsarIdempotentConsumer.builder().handler(h).topic("t").start())
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("serviceUrl");
-    org.assertj.core.api.Assertions.assertThatThrownBy(() ->
-            PulsarIdempotentConsumer.builder().client(client).handler(h).topic("t").consumers(0).start())
+    org.assertj.core.api.Assertions
+        .assertThatThrownBy(
+            () -> PulsarIdempotentConsumer.builder().client(client).handler(h).topic("t").consumers(0).start())
         .hasMessageContaining("pulsar.consumers must be between 1 and 64, but was 0");
-    org.assertj.core.api.Assertions.assertThatThrownBy(() ->
-            PulsarIdempotentConsumer.builder().client(client).handler(h).topic("t").receiverQueueSize(0).start())
+    org.assertj.core.api.Assertions
+        .assertThatThrownBy(
+            () -> PulsarIdempotentConsumer.builder().client(client).handler(h).topic("t").receiverQueueSize(0).start())
         .hasMessageContaining("pulsar.receiverQueueSize must be between 1 and 10000, but was 0");
   }
 
@@ -256,7 +265,9 @@ class PulsarIdempotentConsumerIT {
 
   private static List<Long> query(String sql) throws SQLException {
     List<Long> out = new java.util.ArrayList<>();
-    try (Connection c = db.getConnection(); java.sql.Statement s = c.createStatement(); java.sql.ResultSet rs = s.executeQuery(sql)) {
+    try (Connection c = db.getConnection();
+        java.sql.Statement s = c.createStatement();
+        java.sql.ResultSet rs = s.executeQuery(sql)) {
       while (rs.next()) {
         out.add(rs.getLong(1));
       }

@@ -143,7 +143,8 @@ class PulsarOutboxSinkIT {
         received.awaitIds(10);
       }
       // a relay killed after its sends and before its marks left rows 5..9 unmarked
-      execute(ds, "UPDATE converge_outbox SET published_at = NULL WHERE seq > (SELECT min(seq) + 4 FROM converge_outbox)");
+      execute(ds,
+          "UPDATE converge_outbox SET published_at = NULL WHERE seq > (SELECT min(seq) + 4 FROM converge_outbox)");
       for (int n = 10; n < 15; n++) {
         ids.add(publish(p, topic, "k", n));
       }
@@ -153,7 +154,8 @@ class PulsarOutboxSinkIT {
       }
       List<String> delivered = received.messages.stream().map(m -> m.getProperty(Envelope.MESSAGE_ID)).toList();
       assertThat(new ArrayList<>(new LinkedHashSet<>(delivered))).as("first deliveries in commit order").isEqualTo(ids);
-      assertThat(delivered.subList(10, 20)).as("the re-sent rows, in order, then the new ones").isEqualTo(ids.subList(5, 15));
+      assertThat(delivered.subList(10, 20)).as("the re-sent rows, in order, then the new ones")
+          .isEqualTo(ids.subList(5, 15));
     }
   }
 
@@ -162,10 +164,10 @@ class PulsarOutboxSinkIT {
     String topic = topic("relay-big");
     DataSource ds = newOutbox();
     try (Received received = new Received(topic);
-         TxnProducer p = TxnProducer.builder().group("g-big").dataSource(ds).backend(OutboxBackend.outbox())
-             .maxPayloadBytes(8 * 1024 * 1024).build();
-         OutboxRelay relay = OutboxRelay.builder().dataSource(ds).sink(sink()).maxAttempts(2)
-             .retryBase(Duration.ofMillis(50)).brokerBackoff(Duration.ofMillis(100), Duration.ofSeconds(1)).build()) {
+        TxnProducer p = TxnProducer.builder().group("g-big").dataSource(ds).backend(OutboxBackend.outbox())
+            .maxPayloadBytes(8 * 1024 * 1024).build();
+        OutboxRelay relay = OutboxRelay.builder().dataSource(ds).sink(sink()).maxAttempts(2)
+            .retryBase(Duration.ofMillis(50)).brokerBackoff(Duration.ofMillis(100), Duration.ofSeconds(1)).build()) {
       String big = p.inTransaction(tx -> tx.publish(OutgoingMessage.builder(topic).key("big")
           .payload(new byte[6 * 1024 * 1024]).build()));
       String small = publish(p, topic, "small", 1);
@@ -176,7 +178,8 @@ class PulsarOutboxSinkIT {
         assertThat(parked.messageId()).isEqualTo(big);
         assertThat(parked.reason()).contains("Pulsar refused message " + big);
       });
-      assertThat(received.messages).singleElement().satisfies(m -> assertThat(m.getProperty(Envelope.MESSAGE_ID)).isEqualTo(small));
+      assertThat(received.messages).singleElement()
+          .satisfies(m -> assertThat(m.getProperty(Envelope.MESSAGE_ID)).isEqualTo(small));
     }
   }
 
@@ -189,9 +192,9 @@ class PulsarOutboxSinkIT {
     terminate(dead);
     DataSource ds = newOutbox();
     try (Received received = new Received(live);
-         TxnProducer p = producer(ds);
-         OutboxRelay relay = OutboxRelay.builder().dataSource(ds).sink(sink()).maxAttempts(3)
-             .retryBase(Duration.ofMillis(50)).brokerBackoff(Duration.ofMillis(100), Duration.ofSeconds(1)).build()) {
+        TxnProducer p = producer(ds);
+        OutboxRelay relay = OutboxRelay.builder().dataSource(ds).sink(sink()).maxAttempts(3)
+            .retryBase(Duration.ofMillis(50)).brokerBackoff(Duration.ofMillis(100), Duration.ofSeconds(1)).build()) {
       String refused = publish(p, dead, "dead-key", 1);
       String flows = publish(p, live, "live-key", 1);
       relay.start();
@@ -256,7 +259,8 @@ class PulsarOutboxSinkIT {
   private static void createPartitioned(String topic, int n) throws Exception {
     String path = "/admin/v2/persistent/public/default/" + topic + "/partitions";
     HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(pulsar.httpUrl() + path))
-        .header("Content-Type", "application/json").PUT(HttpRequest.BodyPublishers.ofString(Integer.toString(n))).build(),
+        .header("Content-Type", "application/json").PUT(HttpRequest.BodyPublishers.ofString(Integer.toString(n)))
+        .build(),
         HttpResponse.BodyHandlers.ofString());
     assertThat(r.statusCode()).as("create %s: %s", topic, r.body()).isBetween(200, 299);
   }
@@ -265,8 +269,9 @@ class PulsarOutboxSinkIT {
   private static void terminate(String topic) throws Exception {
     HttpClient http = HttpClient.newHttpClient();
     String base = pulsar.httpUrl() + "/admin/v2/persistent/public/default/" + topic;
-    HttpResponse<String> created = http.send(HttpRequest.newBuilder(URI.create(base)).PUT(HttpRequest.BodyPublishers.noBody())
-        .build(), HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> created = http
+        .send(HttpRequest.newBuilder(URI.create(base)).PUT(HttpRequest.BodyPublishers.noBody())
+            .build(), HttpResponse.BodyHandlers.ofString());
     assertThat(created.statusCode()).as("create %s: %s", topic, created.body()).isBetween(200, 299);
     HttpResponse<String> terminated = http.send(HttpRequest.newBuilder(URI.create(base + "/terminate"))
         .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
@@ -275,6 +280,7 @@ class PulsarOutboxSinkIT {
 
   /** Every message of a topic, in the order one exclusive subscription from the earliest receives them. */
   private static final class Received implements AutoCloseable {
+
     final List<Message<byte[]>> messages = new CopyOnWriteArrayList<>();
     private final Consumer<byte[]> consumer;
 
@@ -288,8 +294,8 @@ class PulsarOutboxSinkIT {
     }
 
     void awaitIds(int distinct) {
-      await().atMost(Duration.ofSeconds(60)).until(() ->
-          messages.stream().map(m -> m.getProperty(Envelope.MESSAGE_ID)).distinct().count() >= distinct);
+      await().atMost(Duration.ofSeconds(60))
+          .until(() -> messages.stream().map(m -> m.getProperty(Envelope.MESSAGE_ID)).distinct().count() >= distinct);
     }
 
     Map<String, List<Message<byte[]>>> byKey() {

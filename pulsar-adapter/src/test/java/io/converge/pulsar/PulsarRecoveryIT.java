@@ -50,12 +50,14 @@ class PulsarRecoveryIT {
   private TxnProducer producer(String group, String topic, EmbeddedPulsar pulsar, SimpleMeterRegistry registry) {
     return TxnProducer.builder().group(group).dataSource(db)
         .backend(PulsarBackend.serviceUrl(pulsar.serviceUrl()).transactionTimeout(PulsarChildFactory.TXN_TIMEOUT)
-            .commitMargin(PulsarChildFactory.COMMIT_MARGIN).sendTimeout(PulsarChildFactory.SEND_TIMEOUT).recoveryInterval(Duration.ofMillis(300)).meterRegistry(registry))
+            .commitMargin(PulsarChildFactory.COMMIT_MARGIN).sendTimeout(PulsarChildFactory.SEND_TIMEOUT)
+            .recoveryInterval(Duration.ofMillis(300)).meterRegistry(registry))
         .topics(topic).localTransactionTimeout(PulsarChildFactory.LOCAL_TX_TIMEOUT).build();
   }
 
   private long openRows() throws Exception {
-    try (Connection c = db.getConnection(); Statement s = c.createStatement();
+    try (Connection c = db.getConnection();
+        Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SELECT count(*) FROM converge_pulsar_txn")) {
       rs.next();
       return rs.getLong(1);
@@ -63,7 +65,8 @@ class PulsarRecoveryIT {
   }
 
   @Test
-  void aTransactionTimedOutAfterTheDbCommitIsRepublishedWithTheSameIdByAnotherInstance(EmbeddedPulsar pulsar) throws Exception {
+  void aTransactionTimedOutAfterTheDbCommitIsRepublishedWithTheSameIdByAnotherInstance(EmbeddedPulsar pulsar)
+      throws Exception {
     String topic = "rec-" + UUID.randomUUID().toString().substring(0, 8);
     String group = "g-" + UUID.randomUUID().toString().substring(0, 8);
     String id = MessageIds.shared().next();
@@ -90,7 +93,8 @@ class PulsarRecoveryIT {
 
       SimpleMeterRegistry heirRegistry = new SimpleMeterRegistry();
       try (TxnProducer heir = producer(group, topic, pulsar, heirRegistry)) {
-        await("republished").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).until(() -> !sink.received().isEmpty());
+        await("republished").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+            .until(() -> !sink.received().isEmpty());
         List<Delivered> got = sink.received();
         assertThat(got).extracting(Delivered::id).containsExactly(id);
         assertThat(got.get(0).key()).isEqualTo("k-1");
@@ -124,7 +128,8 @@ class PulsarRecoveryIT {
           }
         }
       });
-      Thread paused = new Thread(() -> p.inTransaction(tx -> tx.publish(OutgoingMessage.builder(topic).payload("y".getBytes(UTF_8)).build())));
+      Thread paused = new Thread(
+          () -> p.inTransaction(tx -> tx.publish(OutgoingMessage.builder(topic).payload("y".getBytes(UTF_8)).build())));
       paused.start();
       await("the paused unit in the open gauge").atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20))
           .until(() -> registry.get("txn.pulsar.open").gauge().value() >= 1);

@@ -27,7 +27,8 @@ final class PulsarSink implements MessageSink {
           .subscriptionName("sink-" + UUID.randomUUID())
           .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
           .messageListener((c, m) -> {
-            received.add(new Delivered(m.getProperty(Envelope.MESSAGE_ID), m.getKey(), Map.copyOf(m.getProperties()), m.getValue()));
+            received.add(new Delivered(m.getProperty(Envelope.MESSAGE_ID), m.getKey(), Map.copyOf(m.getProperties()),
+                m.getValue()));
             c.acknowledgeAsync(m);
           })
           .subscribe();

@@ -48,6 +48,7 @@ class PulsarTxnProducerIT extends TxnProducerContract {
   @Override
   protected ContractBroker broker() {
     return new ContractBroker() {
+
       @Override
       public void createTopic(String topic) {
         PulsarTxnProducerIT.createTopic(topic);
@@ -66,7 +67,8 @@ class PulsarTxnProducerIT extends TxnProducerContract {
   }
 
   private static void createTopic(String topic) {
-    HttpRequest put = HttpRequest.newBuilder(URI.create(pulsar.httpUrl() + "/admin/v2/persistent/public/default/" + topic))
+    HttpRequest put = HttpRequest
+        .newBuilder(URI.create(pulsar.httpUrl() + "/admin/v2/persistent/public/default/" + topic))
         .PUT(HttpRequest.BodyPublishers.noBody()).build();
     try {
       int status = HttpClient.newHttpClient().send(put, HttpResponse.BodyHandlers.discarding()).statusCode();

@@ -86,7 +86,8 @@ public record ChildJvm(String name, Process process, Path log) implements AutoCl
       }
       if (exited || System.nanoTime() > deadline) {
         throw new AssertionError(name + " printed no line starting with '" + prefix + "' "
-            + (exited ? "before it exited with " + process.exitValue() : "within " + timeout) + "; output:\n" + output());
+            + (exited ? "before it exited with " + process.exitValue() : "within " + timeout) + "; output:\n"
+            + output());
       }
       Thread.sleep(20); // the poll interval of a wait with a deadline
     }
@@ -166,8 +167,9 @@ public record ChildJvm(String name, Process process, Path log) implements AutoCl
     public ChildJvm start() {
       List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
           "-Xmx" + heap, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp",
-          String.join(java.io.File.pathSeparator, List.of(System.getProperty("java.class.path").split(java.io.File.pathSeparator))
-              .stream().filter(classpath).toList())));
+          String.join(java.io.File.pathSeparator,
+              List.of(System.getProperty("java.class.path").split(java.io.File.pathSeparator))
+                  .stream().filter(classpath).toList())));
       properties.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
       cmd.add(main.getName());
       cmd.addAll(args);

@@ -59,6 +59,7 @@ public final class ChildJvmExtension implements ParameterResolver, AfterEachCall
 
   /** A child's output attached to a failure; no stack trace of its own. */
   private static final class ChildOutput extends Exception {
+
     ChildOutput(String message) {
       super(message, null, false, false);
     }

@@ -56,7 +56,7 @@ public final class ConvergePostgres implements AutoCloseable {
   private boolean closed;
 
   private ConvergePostgres(String jdbcUrl, String user, String password, EmbeddedPostgres embedded, Path dataDir,
-                           Path serverDir) {
+      Path serverDir) {
     this.jdbcUrl = jdbcUrl;
     this.user = user;
     this.password = password;
@@ -75,7 +75,9 @@ public final class ConvergePostgres implements AutoCloseable {
       shared = url != null
           ? external(url, setting("converge.jdbc.user", "CONVERGE_JDBC_USER", "postgres"),
               setting("converge.jdbc.password", "CONVERGE_JDBC_PASSWORD", ""))
-          : embedded(Durability.parse(setting("converge.postgres.durability", "CONVERGE_POSTGRES_DURABILITY", "durable")), 0, null);
+          : embedded(
+              Durability.parse(setting("converge.postgres.durability", "CONVERGE_POSTGRES_DURABILITY", "durable")), 0,
+              null);
       ConvergePostgres instance = shared;
       Runtime.getRuntime().addShutdownHook(new Thread(instance::close, "converge-postgres-stop"));
     }
@@ -116,7 +118,8 @@ public final class ConvergePostgres implements AutoCloseable {
       EmbeddedPostgres pg = builder.start();
       LOG.info("Embedded PostgreSQL started in {} ms on port {} ({})",
           (System.nanoTime() - t0) / 1_000_000, pg.getPort(), durability);
-      return new ConvergePostgres(pg.getJdbcUrl("postgres", "postgres"), "postgres", "", pg, temporary ? dir : null, dir);
+      return new ConvergePostgres(pg.getJdbcUrl("postgres", "postgres"), "postgres", "", pg, temporary ? dir : null,
+          dir);
     } catch (IOException | RuntimeException e) {
       if (temporary) {
         Dirs.deleteQuietly(dir);
@@ -177,7 +180,8 @@ public final class ConvergePostgres implements AutoCloseable {
     if (prefix == null || !SCHEMA_PREFIX.matcher(prefix).matches()) {
       throw new IllegalArgumentException("schema prefix must match " + SCHEMA_PREFIX.pattern() + ", but was " + prefix);
     }
-    String schema = prefix + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10).toLowerCase(Locale.ROOT);
+    String schema = prefix + "_"
+        + UUID.randomUUID().toString().replace("-", "").substring(0, 10).toLowerCase(Locale.ROOT);
     try (Connection c = dataSource().getConnection(); Statement s = c.createStatement()) {
       s.execute("CREATE SCHEMA " + schema);
     } catch (SQLException e) {
@@ -273,6 +277,7 @@ public final class ConvergePostgres implements AutoCloseable {
 
   /** Whether the embedded server flushes commits to disk. */
   public enum Durability {
+
     /** fsync, synchronous_commit and full_page_writes on: what production does; for benchmarks and crash tests. */
     DURABLE,
     /** all three off: faster, loses recent commits if the machine (not the process) crashes. */

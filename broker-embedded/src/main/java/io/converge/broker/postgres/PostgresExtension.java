@@ -13,10 +13,12 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  */
 public final class PostgresExtension implements ParameterResolver {
 
-  private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(PostgresExtension.class);
+  private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace
+      .create(PostgresExtension.class);
 
   /** Created by JUnit. */
-  public PostgresExtension() {}
+  public PostgresExtension() {
+  }
 
   @Override
   public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {

@@ -23,7 +23,8 @@ final class ChildClasspath {
   static final String LIST = "io/converge/broker/pulsar/server/classpath.txt";
   private static final String PLACEHOLDER = "@LOCAL_REPO@";
 
-  private ChildClasspath() {}
+  private ChildClasspath() {
+  }
 
   /**
    * Resolves the classpath against the {@link #localRepository() local Maven repository}.

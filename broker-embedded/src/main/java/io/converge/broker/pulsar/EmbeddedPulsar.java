@@ -132,7 +132,7 @@ public final class EmbeddedPulsar implements AutoCloseable {
       // the data directory is kept, temporary or not: its log is what explains the failure
       String reason = e instanceof TimeoutException ? "did not start within " + startTimeout
           : e instanceof InterruptedException ? "start was interrupted"
-          : "child JVM exited with code " + exitCode(failed) + " before it was ready";
+              : "child JVM exited with code " + exitCode(failed) + " before it was ready";
       throw new PulsarStartException(reason, log, tail(log),
           e instanceof ExecutionException ? e.getCause() : e instanceof InterruptedException ? e : null);
     }
@@ -308,6 +308,7 @@ public final class EmbeddedPulsar implements AutoCloseable {
 
   /** Builds an {@link EmbeddedPulsar}; not thread-safe. */
   public static final class Builder {
+
     private Path dataDir;
     private static final Pattern SETTING_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
     private Duration startTimeout = Duration.ofSeconds(120);
@@ -316,7 +317,8 @@ public final class EmbeddedPulsar implements AutoCloseable {
         "-Xmx768m", "-XX:MaxDirectMemorySize=256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
         "-Djava.net.preferIPv4Stack=true"));
 
-    private Builder() {}
+    private Builder() {
+    }
 
     /** The data directory; default a new temporary directory, deleted on {@link #stop()}. */
     public Builder dataDir(Path dir) {

@@ -17,7 +17,8 @@ public final class PulsarExtension implements ParameterResolver {
   private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(PulsarExtension.class);
 
   /** Created by JUnit. */
-  public PulsarExtension() {}
+  public PulsarExtension() {
+  }
 
   @Override
   public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
@@ -40,10 +41,12 @@ public final class PulsarExtension implements ParameterResolver {
     if (prefix == null || !PREFIX.matcher(prefix).matches()) {
       throw new IllegalArgumentException("prefix must match " + PREFIX.pattern() + ", but was " + prefix);
     }
-    return "persistent://public/default/" + prefix + "-" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    return "persistent://public/default/" + prefix + "-"
+        + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
   }
 
   private static final class Shared implements AutoCloseable {
+
     final EmbeddedPulsar server = EmbeddedPulsar.builder().build().start();
 
     @Override

@@ -79,8 +79,7 @@ final class BrokerLauncher {
     NettyServerConfig server = new NettyServerConfig();
     server.setBindAddress(LOOPBACK);
     server.setListenPort(brokerPort);
-    BrokerController controller =
-        new BrokerController(brokerConfig(), server, new NettyClientConfig(), storeConfig());
+    BrokerController controller = new BrokerController(brokerConfig(), server, new NettyClientConfig(), storeConfig());
     try {
       if (!controller.initialize()) {
         throw new EmbeddedServerException("RocketMQ broker failed to initialize its store in " + settings.storeDir());
@@ -107,7 +106,8 @@ final class BrokerLauncher {
     }
     if (store != null && store.getMessageRocksDBStorage() != null) {
       try {
-        Object scheduler = field(store.getMessageRocksDBStorage().getClass(), "scheduler").get(store.getMessageRocksDBStorage());
+        Object scheduler = field(store.getMessageRocksDBStorage().getClass(), "scheduler")
+            .get(store.getMessageRocksDBStorage());
         if (scheduler instanceof ExecutorService executor) {
           executor.shutdownNow();
         }
@@ -117,7 +117,6 @@ final class BrokerLauncher {
     }
     LOG.debug("RocketMQ broker stopped in {} ms", (System.nanoTime() - t0) / 1_000_000);
   }
-
 
   private BrokerConfig brokerConfig() {
     BrokerConfig config = new BrokerConfig();

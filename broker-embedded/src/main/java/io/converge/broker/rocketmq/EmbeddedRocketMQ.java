@@ -269,10 +269,12 @@ public final class EmbeddedRocketMQ implements AutoCloseable {
       boolean autoCreateTopics,
       Duration transactionCheckInterval,
       Duration transactionTimeout,
-      int transactionCheckMax) {}
+      int transactionCheckMax) {
+  }
 
   /** Builds an {@link EmbeddedRocketMQ}; not thread-safe. */
   public static final class Builder {
+
     private Path storeDir;
     private int nameServerPort;
     private int brokerPort;
@@ -284,7 +286,8 @@ public final class EmbeddedRocketMQ implements AutoCloseable {
     private Duration transactionTimeout = Duration.ofSeconds(6);
     private int checkMax = 15;
 
-    private Builder() {}
+    private Builder() {
+    }
 
     /** The store directory; default a new temporary directory, deleted on {@link #stop()}. */
     public Builder storeDir(Path dir) {
@@ -356,13 +359,15 @@ public final class EmbeddedRocketMQ implements AutoCloseable {
       requirePort("nameServerPort", nameServerPort);
       requirePort("brokerPort", brokerPort);
       if (brokerPort != 0 && brokerPort < 1026) {
-        throw new IllegalArgumentException("rocketmq.brokerPort must be above 1025 (port - 2 is opened too), but was " + brokerPort);
+        throw new IllegalArgumentException(
+            "rocketmq.brokerPort must be above 1025 (port - 2 is opened too), but was " + brokerPort);
       }
       if (brokerName == null || !brokerName.matches("[A-Za-z0-9_-]{1,64}")) {
         throw new IllegalArgumentException("rocketmq.brokerName must match [A-Za-z0-9_-]{1,64}, but was " + brokerName);
       }
       if (queuesPerTopic < 1 || queuesPerTopic > 64) {
-        throw new IllegalArgumentException("rocketmq.queuesPerTopic must be between 1 and 64, but was " + queuesPerTopic);
+        throw new IllegalArgumentException(
+            "rocketmq.queuesPerTopic must be between 1 and 64, but was " + queuesPerTopic);
       }
       requirePositive("transactionCheckInterval", checkInterval);
       requirePositive("transactionTimeout", transactionTimeout);

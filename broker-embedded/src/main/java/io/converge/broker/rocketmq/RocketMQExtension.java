@@ -28,10 +28,12 @@ import org.junit.jupiter.api.extension.ParameterResolver;
 public final class RocketMQExtension implements ParameterResolver {
 
   private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9_-]{1,80}");
-  private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(RocketMQExtension.class);
+  private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace
+      .create(RocketMQExtension.class);
 
   /** Created by JUnit. */
-  public RocketMQExtension() {}
+  public RocketMQExtension() {
+  }
 
   @Override
   public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
@@ -63,6 +65,7 @@ public final class RocketMQExtension implements ParameterResolver {
 
   /** Holds the shared server; JUnit closes it when the root context closes. */
   private static final class Shared implements AutoCloseable {
+
     final EmbeddedRocketMQ server = EmbeddedRocketMQ.builder().fastTransactionChecks().build().start();
 
     @Override

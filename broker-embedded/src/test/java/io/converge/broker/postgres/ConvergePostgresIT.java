@@ -40,8 +40,10 @@ class ConvergePostgresIT {
       s.execute("INSERT INTO t VALUES (1)");
     }
     DataSource other = pg.newSchema("other");
-    try (Connection c = other.getConnection(); Statement s = c.createStatement();
-         ResultSet rs = s.executeQuery("SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 't'")) {
+    try (Connection c = other.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 't'")) {
       rs.next();
       assertThat(rs.getInt(1)).as("a table of another schema is not visible").isZero();
     }
@@ -64,7 +66,8 @@ class ConvergePostgresIT {
             .isInstanceOf(TimeoutException.class);
         PGSimpleDataSource impatient = (PGSimpleDataSource) pg.dataSource();
         impatient.setLoginTimeout(2);
-        assertThatThrownBy(impatient::getConnection).as("a new connection cannot log in").isInstanceOf(SQLException.class);
+        assertThatThrownBy(impatient::getConnection).as("a new connection cannot log in")
+            .isInstanceOf(SQLException.class);
         pg.thaw();
         assertThat(pg.isFrozen()).isFalse();
         assertThat(query.get(30, TimeUnit.SECONDS)).as("the pending query is answered once thawed").isEqualTo(42);
@@ -80,7 +83,8 @@ class ConvergePostgresIT {
   @Test
   void externalServerCannotBeFrozen(ConvergePostgres shared) {
     ConvergePostgres external = ConvergePostgres.external(shared.jdbcUrl(), shared.user(), shared.password());
-    assertThatThrownBy(external::freeze).isInstanceOf(EmbeddedServerException.class).hasMessageContaining(shared.jdbcUrl());
+    assertThatThrownBy(external::freeze).isInstanceOf(EmbeddedServerException.class)
+        .hasMessageContaining(shared.jdbcUrl());
   }
 
   @Test
@@ -120,7 +124,9 @@ class ConvergePostgresIT {
   }
 
   private static String setting(DataSource ds, String name) throws Exception {
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SHOW " + name)) {
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SHOW " + name)) {
       rs.next();
       return rs.getString(1);
     }

@@ -45,7 +45,7 @@ class EmbeddedPulsarIT {
   void sentMessageIsConsumed() throws Exception {
     String topic = PulsarExtension.uniqueTopic("plain");
     try (Consumer<String> consumer = subscribe(topic);
-         Producer<String> producer = client.newProducer(Schema.STRING).topic(topic).create()) {
+        Producer<String> producer = client.newProducer(Schema.STRING).topic(topic).create()) {
       producer.send("hello");
       Message<String> m = consumer.receive(20, TimeUnit.SECONDS);
       assertThat(m).isNotNull();
@@ -57,7 +57,8 @@ class EmbeddedPulsarIT {
   void frozenBrokerAnswersNothingUntilThawed(EmbeddedPulsar pulsar) throws Exception {
     String topic = PulsarExtension.uniqueTopic("frozen");
     try (Consumer<String> consumer = subscribe(topic);
-         Producer<String> producer = client.newProducer(Schema.STRING).topic(topic).sendTimeout(0, TimeUnit.SECONDS).create()) {
+        Producer<String> producer = client.newProducer(Schema.STRING).topic(topic).sendTimeout(0, TimeUnit.SECONDS)
+            .create()) {
       pulsar.freeze();
       CompletableFuture<MessageId> sent;
       try {
@@ -80,9 +81,10 @@ class EmbeddedPulsarIT {
   void transactionOverTwoTopicsCommitsAndAbortsAsOne() throws Exception {
     String a = PulsarExtension.uniqueTopic("txa");
     String b = PulsarExtension.uniqueTopic("txb");
-    try (Consumer<String> ca = subscribe(a); Consumer<String> cb = subscribe(b);
-         Producer<String> pa = client.newProducer(Schema.STRING).topic(a).sendTimeout(0, TimeUnit.SECONDS).create();
-         Producer<String> pb = client.newProducer(Schema.STRING).topic(b).sendTimeout(0, TimeUnit.SECONDS).create()) {
+    try (Consumer<String> ca = subscribe(a);
+        Consumer<String> cb = subscribe(b);
+        Producer<String> pa = client.newProducer(Schema.STRING).topic(a).sendTimeout(0, TimeUnit.SECONDS).create();
+        Producer<String> pb = client.newProducer(Schema.STRING).topic(b).sendTimeout(0, TimeUnit.SECONDS).create()) {
       Transaction aborted = client.newTransaction().withTransactionTimeout(1, TimeUnit.MINUTES).build().get();
       pa.newMessage(aborted).value("aborted-a").send();
       pb.newMessage(aborted).value("aborted-b").send();

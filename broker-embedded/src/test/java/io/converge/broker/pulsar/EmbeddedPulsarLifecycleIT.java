@@ -75,9 +75,9 @@ class EmbeddedPulsarLifecycleIT {
   @Test
   void brokerSettingReachesTheBroker() throws Exception {
     try (EmbeddedPulsar pulsar = EmbeddedPulsar.builder().brokerSetting("maxMessageSize", "65536").build().start();
-         PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
-         Producer<byte[]> producer = client.newProducer().topic(PulsarExtension.uniqueTopic("limit"))
-             .enableBatching(false).create()) {
+        PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).build();
+        Producer<byte[]> producer = client.newProducer().topic(PulsarExtension.uniqueTopic("limit"))
+            .enableBatching(false).create()) {
       producer.send(new byte[60_000]);
       assertThatThrownBy(() -> producer.send(new byte[70_000]))
           .isInstanceOf(PulsarClientException.InvalidMessageException.class)
@@ -90,8 +90,8 @@ class EmbeddedPulsarLifecycleIT {
     EmbeddedPulsar pulsar = EmbeddedPulsar.builder().brokerSetting("noSuchSetting", "1").build();
     Path dataDir = pulsar.dataDir();
 
-    assertThatThrownBy(pulsar::start).isInstanceOfSatisfying(PulsarStartException.class, e ->
-        assertThat(e.getMessage()).contains("exited with code 2", "unknown broker setting noSuchSetting"));
+    assertThatThrownBy(pulsar::start).isInstanceOfSatisfying(PulsarStartException.class,
+        e -> assertThat(e.getMessage()).contains("exited with code 2", "unknown broker setting noSuchSetting"));
     deleteRecursively(dataDir);
   }
 

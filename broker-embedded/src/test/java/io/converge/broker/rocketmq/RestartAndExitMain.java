@@ -13,7 +13,8 @@ import org.apache.rocketmq.common.message.Message;
  */
 public final class RestartAndExitMain {
 
-  private RestartAndExitMain() {}
+  private RestartAndExitMain() {
+  }
 
   public static void main(String[] args) throws Exception {
     try {

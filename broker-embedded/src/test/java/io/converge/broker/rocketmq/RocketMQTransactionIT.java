@@ -31,7 +31,8 @@ class RocketMQTransactionIT {
     producer.setNamesrvAddr(mq.nameServerAddress());
     producer.start();
     try (RecordingConsumer consumer = RecordingConsumer.start(mq, topic)) {
-      assertThat(producer.send(new Message(topic, "hello".getBytes(UTF_8))).getSendStatus()).isEqualTo(SendStatus.SEND_OK);
+      assertThat(producer.send(new Message(topic, "hello".getBytes(UTF_8))).getSendStatus())
+          .isEqualTo(SendStatus.SEND_OK);
       assertThat(new String(consumer.awaitCount(1, WAIT).get(0).getBody(), UTF_8)).isEqualTo("hello");
     } finally {
       producer.shutdown();
@@ -43,11 +44,14 @@ class RocketMQTransactionIT {
     String topic = topic(mq, "txn");
     TransactionMQProducer producer = txProducer(mq, RocketMQExtension.uniqueTopic("tg"), new Answer(null));
     try (RecordingConsumer consumer = RecordingConsumer.start(mq, topic)) {
-      producer.sendMessageInTransaction(new Message(topic, "no".getBytes(UTF_8)), LocalTransactionState.ROLLBACK_MESSAGE);
-      producer.sendMessageInTransaction(new Message(topic, "yes".getBytes(UTF_8)), LocalTransactionState.COMMIT_MESSAGE);
+      producer.sendMessageInTransaction(new Message(topic, "no".getBytes(UTF_8)),
+          LocalTransactionState.ROLLBACK_MESSAGE);
+      producer.sendMessageInTransaction(new Message(topic, "yes".getBytes(UTF_8)),
+          LocalTransactionState.COMMIT_MESSAGE);
       consumer.await(m -> body(m).equals("yes"), 1, WAIT);
       // past several check-back scans: a rolled-back half message must never surface
-      Duration scans = mq.settings().transactionTimeout().plus(mq.settings().transactionCheckInterval()).multipliedBy(2);
+      Duration scans = mq.settings().transactionTimeout().plus(mq.settings().transactionCheckInterval())
+          .multipliedBy(2);
       await("no rolled-back message").during(scans).atMost(scans.plusSeconds(5))
           .until(() -> consumer.received(m -> body(m).equals("no")).isEmpty());
       assertThat(consumer.received(m -> body(m).equals("no"))).isEmpty();
@@ -114,6 +118,7 @@ class RocketMQTransactionIT {
 
   /** Answers the local transaction with the state passed as argument, and check-backs with a fixed one. */
   private static final class Answer implements TransactionListener {
+
     final LocalTransactionState onCheck;
     final AtomicInteger checks = new AtomicInteger();
 

@@ -20,7 +20,8 @@ public final class IdempotencyFilterBuilder {
   private IdempotencyMetrics metrics = IdempotencyMetrics.NONE;
   private Clock clock = Clock.systemUTC();
 
-  IdempotencyFilterBuilder() {}
+  IdempotencyFilterBuilder() {
+  }
 
   /** The database holding {@code converge_idempotency_key} (see {@code Migrations.apply(ds, "idempotency")}). Required. */
   public IdempotencyFilterBuilder dataSource(DataSource dataSource) {

@@ -49,6 +49,7 @@ public final class IdempotencyKeyPurger {
    */
   public long purgeExpired(int maxBatches) {
     // an instance whose clock runs ahead would purge keys before their TTL: the database's clock decides
-    return purger.purge("expired Idempotency-Keys", Cutoff.olderThan(Duration.ZERO), batchSize, maxBatches, n -> { });
+    return purger.purge("expired Idempotency-Keys", Cutoff.olderThan(Duration.ZERO), batchSize, maxBatches, n -> {
+    });
   }
 }

@@ -10,7 +10,8 @@ package io.converge.consumer.http;
 public interface IdempotencyMetrics {
 
   /** A new key was claimed and the handler runs. */
-  default void claimed(String endpoint) {}
+  default void claimed(String endpoint) {
+  }
 
   /** A stored response was replayed. */
   void hit(String endpoint);
@@ -22,21 +23,27 @@ public interface IdempotencyMetrics {
   void inProgress(String endpoint);
 
   /** A request was refused for {@code problem} (malformed key, body, tenant, store down). */
-  default void rejected(String endpoint, IdempotencyProblem problem) {}
+  default void rejected(String endpoint, IdempotencyProblem problem) {
+  }
 
   /** A claim whose lease had expired (its process died) was taken over. */
-  default void takenOver(String endpoint) {}
+  default void takenOver(String endpoint) {
+  }
 
   /** Counts nothing. */
   IdempotencyMetrics NONE = new IdempotencyMetrics() {
-    @Override
-    public void hit(String endpoint) {}
 
     @Override
-    public void conflict(String endpoint) {}
+    public void hit(String endpoint) {
+    }
 
     @Override
-    public void inProgress(String endpoint) {}
+    public void conflict(String endpoint) {
+    }
+
+    @Override
+    public void inProgress(String endpoint) {
+    }
   };
 
 }

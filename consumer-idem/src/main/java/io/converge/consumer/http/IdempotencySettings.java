@@ -30,8 +30,8 @@ public record IdempotencySettings(Duration ttl, Duration lease, String keyHeader
   /** The default key header. */
   public static final String DEFAULT_KEY_HEADER = "Idempotency-Key";
   /** The default replayed response headers. */
-  public static final List<String> DEFAULT_REPLAYED_HEADERS =
-      List.of("Content-Type", "Content-Language", "Location", "ETag", "Last-Modified", "Retry-After");
+  public static final List<String> DEFAULT_REPLAYED_HEADERS = List.of("Content-Type", "Content-Language", "Location",
+      "ETag", "Last-Modified", "Retry-After");
   /** The default largest fingerprinted body. */
   public static final int DEFAULT_MAX_BODY_BYTES = 1 << 20;
 

@@ -84,7 +84,8 @@ final class ConsumerStore {
       UPDATE converge_dlq SET status = 'RESUMED', resolved_at = ? WHERE id = ? AND status = 'PARKED'
       """;
 
-  private ConsumerStore() {}
+  private ConsumerStore() {
+  }
 
   /** True when this transaction now owns the id; false when it was already claimed (a duplicate). */
   static boolean claim(Connection c, String tenant, String group, String messageId, String outcome, String detail,
@@ -122,7 +123,8 @@ final class ConsumerStore {
 
   static long insertDlq(Connection c, String group, IncomingMessage m, String messageId, String reasonCode,
       String reason, int attempts, Instant now) throws SQLException {
-    return insert(c, INSERT_DLQ, m.tenant(), group, m.topic(), messageId, m.brokerMessageId(), reasonCode, reason, attempts,
+    return insert(c, INSERT_DLQ, m.tenant(), group, m.topic(), messageId, m.brokerMessageId(), reasonCode, reason,
+        attempts,
         HeaderCodec.encode(m.headers()), m.payload(), now);
   }
 
@@ -140,7 +142,8 @@ final class ConsumerStore {
         if (!rs.next()) {
           return null;
         }
-        return IncomingMessage.builder().topic(rs.getString("topic")).headers(HeaderCodec.decode(rs.getString("headers")))
+        return IncomingMessage.builder().topic(rs.getString("topic"))
+            .headers(HeaderCodec.decode(rs.getString("headers")))
             .payload(rs.getBytes("payload")).brokerMessageId(rs.getString("broker_message_id"))
             .deliveryCount(Math.max(1, rs.getInt("attempts") + 1)).build();
       }

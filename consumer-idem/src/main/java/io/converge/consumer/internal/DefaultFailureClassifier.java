@@ -18,7 +18,8 @@ public final class DefaultFailureClassifier implements FailureClassifier {
   /** The single instance. */
   public static final DefaultFailureClassifier INSTANCE = new DefaultFailureClassifier();
 
-  private DefaultFailureClassifier() {}
+  private DefaultFailureClassifier() {
+  }
 
   @Override
   public FailureKind classify(Throwable failure) {

@@ -9,7 +9,8 @@ import java.util.Map;
 /** Headers as {@code name=value} lines, both percent-encoded: readable by ops, lossless (DLQ headers, stored HTTP responses). */
 public final class HeaderCodec {
 
-  private HeaderCodec() {}
+  private HeaderCodec() {
+  }
 
   public static String encode(Map<String, String> headers) {
     StringBuilder b = new StringBuilder();

@@ -38,7 +38,8 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
 
   /** Use {@link IdempotentHandler#builder()}. */
   public IdempotentHandlerImpl(String group, MessageHandler handler, TransactionRunner tx, MessageIdResolver idResolver,
-      FailurePolicy policy, FailureClassifier classifier, BusinessFailureHook onBusinessFailure, ConsumerMetrics metrics,
+      FailurePolicy policy, FailureClassifier classifier, BusinessFailureHook onBusinessFailure,
+      ConsumerMetrics metrics,
       Clock clock) {
     this.group = group;
     this.handler = handler;
@@ -116,7 +117,8 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
             outcome);
       }
       if (outcome == Outcome.DUPLICATE) {
-        log.debug("Duplicate message {} of group {} on {}: acked without running the handler", id, group, message.topic());
+        log.debug("Duplicate message {} of group {} on {}: acked without running the handler", id, group,
+            message.topic());
       } else {
         log.debug("Message {} of group {}: {}", id, group, outcome);
       }
@@ -181,14 +183,16 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
     } catch (RuntimeException e) {
       throw e;
     } catch (Exception e) {
-      throw new ConvergeException("Resuming converge_dlq.id " + dlqId + " of group " + group + " failed; it stays parked", e);
+      throw new ConvergeException(
+          "Resuming converge_dlq.id " + dlqId + " of group " + group + " failed; it stays parked", e);
     }
   }
 
   private Outcome deadLetterWithoutId(IncomingMessage message, MissingMessageIdException e) {
     long dlqId = run(message, null, () -> tx.inTransaction(c -> ConsumerStore.insertDlq(c, group, message, null,
         "MISSING_MESSAGE_ID", e.getMessage(), 0, clock.instant())));
-    log.warn("Message without usable id parked as converge_dlq.id={} (group {}, topic {}, broker id {}): {}", dlqId, group,
+    log.warn("Message without usable id parked as converge_dlq.id={} (group {}, topic {}, broker id {}): {}", dlqId,
+        group,
         message.topic(), message.brokerMessageId(), e.getMessage());
     metrics.outcome(group, message.topic(), Outcome.DEAD_LETTERED);
     return Outcome.DEAD_LETTERED;
@@ -204,7 +208,8 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
   }
 
   /** On a connection that holds the claim: records the refusal and runs the hook. */
-  private Outcome markBusinessFailure(Connection c, IncomingMessage message, String tenant, String id, Exception failure)
+  private Outcome markBusinessFailure(Connection c, IncomingMessage message, String tenant, String id,
+      Exception failure)
       throws Exception {
     String detail = abbreviate(String.valueOf(failure.getMessage()), MAX_ERROR_TEXT);
     ConsumerStore.setOutcome(c, tenant, group, id, "BUSINESS_FAILURE", detail);
@@ -217,8 +222,8 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
   /** Null means: retry now (after the backoff). */
   private Outcome afterTechnicalFailure(IncomingMessage message, String tenant, String id, Exception failure) {
     String error = abbreviate(failure.toString(), MAX_ERROR_TEXT);
-    int attempts = run(message, id, () -> tx.inTransaction(c ->
-        ConsumerStore.recordAttempt(c, tenant, group, id, error, clock.instant())));
+    int attempts = run(message, id,
+        () -> tx.inTransaction(c -> ConsumerStore.recordAttempt(c, tenant, group, id, error, clock.instant())));
     if (attempts >= policy.maxAttempts()) {
       return park(message, tenant, id, "DEAD_LETTERED", "RETRIES_EXHAUSTED", failure, attempts);
     }
@@ -254,6 +259,7 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
 
   @FunctionalInterface
   private interface Step<T> {
+
     T run() throws Exception;
   }
 

@@ -7,7 +7,8 @@ package io.converge.consumer.internal;
  */
 public final class JsonFields {
 
-  private JsonFields() {}
+  private JsonFields() {
+  }
 
   /** The value of top-level {@code field} in {@code json} as text, or null. */
   public static String topLevel(String json, String field) {
@@ -52,6 +53,7 @@ public final class JsonFields {
   }
 
   private static final class Cursor {
+
     final String s;
     int pos;
 

@@ -4,6 +4,7 @@ import io.converge.producer.ConvergeException;
 
 /** Nothing was recorded for the message: the binding must not ack it (the broker redelivers it). */
 final class OutcomeNotRecordedException extends ConvergeException {
+
   private static final long serialVersionUID = 1L;
 
   OutcomeNotRecordedException(String message, String messageId, Throwable cause) {

@@ -12,7 +12,8 @@ final class ResolvedId {
   // printable ASCII without spaces, as every Converge id (UUIDv7) and any sane business id is
   private static final Pattern VALID_ID = Pattern.compile("[\\x21-\\x7e]{1,200}");
 
-  private ResolvedId() {}
+  private ResolvedId() {
+  }
 
   /**
    * The id of {@code message}.
@@ -32,7 +33,8 @@ final class ResolvedId {
     }
     if (!VALID_ID.matcher(id.get()).matches()) {
       throw new MissingMessageIdException(message.topic(), message.brokerMessageId(),
-          "the id must be 1..200 printable ASCII characters without spaces, but was '" + IdempotentHandlerImpl.abbreviate(id.get(), 80) + "'");
+          "the id must be 1..200 printable ASCII characters without spaces, but was '"
+              + IdempotentHandlerImpl.abbreviate(id.get(), 80) + "'");
     }
     return id.get();
   }

@@ -64,9 +64,10 @@ public final class MicrometerConsumerMetrics implements ConsumerMetrics {
 
   /** A count read at most every {@link #GAUGE_REFRESH}: a scrape must not hammer the database. */
   private static final class CachedCount {
+
     private final ConsumerOps ops;
     private final Clock clock;
-    private final AtomicReference<double[]> last = new AtomicReference<>(new double[] {Double.NaN, Long.MIN_VALUE});
+    private final AtomicReference<double[]> last = new AtomicReference<>(new double[]{Double.NaN, Long.MIN_VALUE});
 
     CachedCount(ConsumerOps ops, Clock clock) {
       this.ops = ops;
@@ -78,7 +79,7 @@ public final class MicrometerConsumerMetrics implements ConsumerMetrics {
       Instant now = clock.instant();
       if (now.toEpochMilli() - (long) l[1] >= GAUGE_REFRESH.toMillis()) {
         try {
-          l = new double[] {ops.countParked(), now.toEpochMilli()};
+          l = new double[]{ops.countParked(), now.toEpochMilli()};
           last.set(l);
         } catch (RuntimeException e) {
           return l[0]; // the last known value; the failure shows in the consumers' own errors

@@ -38,7 +38,8 @@ final class PushConsumer implements MessageListenerConcurrently {
     PushConsumer push = new PushConsumer(group, handler, redeliveryDelayLevel);
     // A handler waits out a database or broker outage on its consumer thread; RocketMQ sends a message
     // that is consumed for longer than consumeTimeout back to the broker (a second copy), so it is set long.
-    push.consumer = RocketMQClients.startPushConsumer(nameServer, group, instanceName, threads, consumeTimeout, topic, tags,
+    push.consumer = RocketMQClients.startPushConsumer(nameServer, group, instanceName, threads, consumeTimeout, topic,
+        tags,
         push);
     log.debug("RocketMQ consumer of group {} started on topic {}", group, topic);
     return push;

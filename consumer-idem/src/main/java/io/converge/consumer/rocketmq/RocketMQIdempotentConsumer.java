@@ -50,6 +50,7 @@ public final class RocketMQIdempotentConsumer implements AutoCloseable {
 
   /** Builds and starts a {@link RocketMQIdempotentConsumer}. Not thread-safe. */
   public static final class Builder {
+
     private String nameServer;
     private String topic;
     private String tags = "*";
@@ -60,7 +61,8 @@ public final class RocketMQIdempotentConsumer implements AutoCloseable {
     private String instanceName;
     private Duration consumeTimeout = DEFAULT_CONSUME_TIMEOUT;
 
-    private Builder() {}
+    private Builder() {
+    }
 
     /** The name server list, {@code host:port;host:port}; required. */
     public Builder nameServer(String nameServer) {
@@ -140,19 +142,23 @@ public final class RocketMQIdempotentConsumer implements AutoCloseable {
         throw new IllegalArgumentException("rocketmq.handler must be set, but was null");
       }
       if (consumeThreads < 1 || consumeThreads > 256) {
-        throw new IllegalArgumentException("rocketmq.consumeThreads must be between 1 and 256, but was " + consumeThreads);
+        throw new IllegalArgumentException(
+            "rocketmq.consumeThreads must be between 1 and 256, but was " + consumeThreads);
       }
       if (redeliveryDelayLevel < 0 || redeliveryDelayLevel > 18) {
-        throw new IllegalArgumentException("rocketmq.redeliveryDelayLevel must be between 0 and 18, but was " + redeliveryDelayLevel);
+        throw new IllegalArgumentException(
+            "rocketmq.redeliveryDelayLevel must be between 0 and 18, but was " + redeliveryDelayLevel);
       }
       if (consumeTimeout == null || consumeTimeout.compareTo(Duration.ofMinutes(1)) < 0
           || consumeTimeout.compareTo(Duration.ofDays(7)) > 0) {
-        throw new IllegalArgumentException("rocketmq.consumeTimeout must be between 1 min and 7 d, but was " + consumeTimeout);
+        throw new IllegalArgumentException(
+            "rocketmq.consumeTimeout must be between 1 min and 7 d, but was " + consumeTimeout);
       }
       RocketMQSettings.requireClient("binding");
       String g = group != null ? group : handler.group();
-      return new RocketMQIdempotentConsumer(PushConsumer.start(nameServer, topic, tags, g, Objects.requireNonNull(handler),
-          consumeThreads, redeliveryDelayLevel, instanceName, consumeTimeout));
+      return new RocketMQIdempotentConsumer(
+          PushConsumer.start(nameServer, topic, tags, g, Objects.requireNonNull(handler),
+              consumeThreads, redeliveryDelayLevel, instanceName, consumeTimeout));
     }
 
     private static void require(String name, String value) {

@@ -25,6 +25,7 @@ public interface ConsumerBinding {
 
   /** A running subscription. */
   interface Subscription extends AutoCloseable {
+
     /** Stops deliveries; idempotent. */
     @Override
     void close();

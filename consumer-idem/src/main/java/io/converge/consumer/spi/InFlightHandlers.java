@@ -20,7 +20,8 @@ public final class InFlightHandlers {
   private volatile boolean closed;
 
   /** Tracks no thread yet. */
-  public InFlightHandlers() {}
+  public InFlightHandlers() {
+  }
 
   /**
    * {@code handler.handle(message)} on the calling thread.

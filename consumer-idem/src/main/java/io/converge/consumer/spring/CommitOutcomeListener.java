@@ -63,6 +63,7 @@ final class CommitOutcomeListener implements TransactionExecutionListener {
 
   /** Adds the listener to every {@link ConfigurableTransactionManager} bean (Spring's transaction managers). */
   static final class Registrar implements BeanPostProcessor {
+
     private final CommitOutcomeListener listener = new CommitOutcomeListener();
 
     @Override

@@ -32,7 +32,8 @@ public record ConsumerProperties(
    *     outage) before RocketMQ redelivers a second copy; 1m..7d, default 24h
    */
   public record Rocketmq(String nameServer, @DefaultValue("4") int consumeThreads,
-      @DefaultValue("24h") Duration consumeTimeout) {}
+      @DefaultValue("24h") Duration consumeTimeout) {
+  }
 
   /**
    * {@code converge.consumer.policies.<name>.*}; defaults are {@link FailurePolicy#defaults()}'s.
@@ -46,7 +47,8 @@ public record ConsumerProperties(
    *     attempt is counted then); default 30s
    */
   public record Policy(@DefaultValue("3") int maxAttempts, @DefaultValue("200ms") Duration initialBackoff,
-      @DefaultValue("10s") Duration maxBackoff, @DefaultValue("2.0") double multiplier, @DefaultValue("0.2") double jitter,
+      @DefaultValue("10s") Duration maxBackoff, @DefaultValue("2.0") double multiplier,
+      @DefaultValue("0.2") double jitter,
       @DefaultValue("30s") Duration maxOutageBackoff) {
 
     FailurePolicy toFailurePolicy(String name) {
@@ -66,7 +68,8 @@ public record ConsumerProperties(
    * @param purgeInterval time between purges; default 10m
    */
   public record Dedup(@DefaultValue("7d") Duration retention, @DefaultValue("1000") int purgeBatchSize,
-      @DefaultValue("10m") Duration purgeInterval) {}
+      @DefaultValue("10m") Duration purgeInterval) {
+  }
 
   FailurePolicy policy(String name) {
     Policy p = policies == null ? null : policies.get(name);

@@ -17,7 +17,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 
@@ -58,7 +57,8 @@ class ConvergeConsumerAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   DedupPurger convergeDedupPurger(DataSource dataSource, ConsumerProperties properties) {
-    return new DedupPurger(dataSource, properties.dedup().retention(), properties.dedup().purgeBatchSize(), Clock.systemUTC());
+    return new DedupPurger(dataSource, properties.dedup().retention(), properties.dedup().purgeBatchSize(),
+        Clock.systemUTC());
   }
 
   @Bean
@@ -75,13 +75,16 @@ class ConvergeConsumerAutoConfiguration {
 
   @Bean
   IdempotentConsumerRegistrar convergeIdempotentConsumers(ApplicationContext context, ConsumerProperties properties,
-      TransactionRunner transactions, ConsumerMetrics metrics, ConsumerOps ops, ObjectProvider<ConsumerBinding> binding) {
+      TransactionRunner transactions, ConsumerMetrics metrics, ConsumerOps ops,
+      ObjectProvider<ConsumerBinding> binding) {
     return new IdempotentConsumerRegistrar(context, properties, transactions, metrics, binding.getIfUnique());
   }
 
   /** Keeps Micrometer types out of the configuration class, so that it loads without Micrometer. */
   static final class MicrometerSupport {
-    private MicrometerSupport() {}
+
+    private MicrometerSupport() {
+    }
 
     static ConsumerMetrics metrics(ApplicationContext context, ConsumerOps ops) {
       if (!ClassPresence.micrometer()) {
@@ -92,7 +95,9 @@ class ConvergeConsumerAutoConfiguration {
   }
 
   static final class ClassPresence {
-    private ClassPresence() {}
+
+    private ClassPresence() {
+    }
 
     static boolean micrometer() {
       return org.springframework.util.ClassUtils.isPresent("io.micrometer.core.instrument.MeterRegistry",

@@ -45,7 +45,8 @@ import org.springframework.context.annotation.Configuration;
 @EnableConfigurationProperties(IdempotencyProperties.class)
 class ConvergeIdempotencyAutoConfiguration {
 
-  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(ConvergeIdempotencyAutoConfiguration.class);
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory
+      .getLogger(ConvergeIdempotencyAutoConfiguration.class);
 
   @Bean
   @ConditionalOnMissingBean
@@ -114,6 +115,7 @@ class ConvergeIdempotencyAutoConfiguration {
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass(name = "org.springframework.transaction.ConfigurableTransactionManager")
   static class CommitOutcomes {
+
     @Bean
     static BeanPostProcessor convergeCommitOutcomeListenerRegistrar() {
       return new CommitOutcomeListener.Registrar();

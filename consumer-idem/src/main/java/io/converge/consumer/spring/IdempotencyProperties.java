@@ -37,8 +37,9 @@ public record IdempotencyProperties(
     @DefaultValue("24h") Duration ttl,
     @DefaultValue("1m") Duration lease,
     @DefaultValue(IdempotencySettings.DEFAULT_KEY_HEADER) String keyHeader,
-    @DefaultValue({"Content-Type", "Content-Language", "Location", "ETag", "Last-Modified", "Retry-After"})
-    List<String> replayedHeaders,
+    @DefaultValue({
+        "Content-Type", "Content-Language", "Location", "ETag", "Last-Modified",
+        "Retry-After"}) List<String> replayedHeaders,
     List<String> ignoredFields,
     @DefaultValue("1MB") DataSize maxBodySize,
     @DefaultValue("2s") Duration defaultExpectedDuration,
@@ -58,7 +59,8 @@ public record IdempotencyProperties(
    * @param ignoredFields this endpoint's own ignored JSON paths
    */
   public record Endpoint(@DefaultValue("POST") String method, String path, Duration expectedDuration,
-      @DefaultValue("true") boolean required, List<String> ignoredFields) {}
+      @DefaultValue("true") boolean required, List<String> ignoredFields) {
+  }
 
   /**
    * {@code converge.idempotency.tenant.*}.
@@ -87,9 +89,11 @@ public record IdempotencyProperties(
   IdempotencySettings settings() {
     long size = maxBodySize.toBytes();
     if (size > Integer.MAX_VALUE) {
-      throw new IllegalArgumentException("converge.idempotency.max-body-size must be at most 64MB, but was " + maxBodySize);
+      throw new IllegalArgumentException(
+          "converge.idempotency.max-body-size must be at most 64MB, but was " + maxBodySize);
     }
-    IdempotencySettings settings = new IdempotencySettings(ttl, lease, keyHeader, replayedHeaders, ignoredFields, (int) size);
+    IdempotencySettings settings = new IdempotencySettings(ttl, lease, keyHeader, replayedHeaders, ignoredFields,
+        (int) size);
     if (defaultExpectedDuration == null || defaultExpectedDuration.isNegative() || defaultExpectedDuration.isZero()
         || defaultExpectedDuration.compareTo(lease) >= 0) {
       throw new IllegalArgumentException("converge.idempotency.default-expected-duration must be positive and shorter "
@@ -105,7 +109,8 @@ public record IdempotencyProperties(
         Endpoint e = endpoints.get(i);
         try {
           out.add(new IdempotentEndpoint(e.method(), e.path(),
-              e.expectedDuration() == null ? defaultExpectedDuration : e.expectedDuration(), e.required(), e.ignoredFields()));
+              e.expectedDuration() == null ? defaultExpectedDuration : e.expectedDuration(), e.required(),
+              e.ignoredFields()));
         } catch (IllegalArgumentException ex) {
           throw new IllegalArgumentException("converge.idempotency.endpoints[" + i + "]: " + ex.getMessage(), ex);
         }

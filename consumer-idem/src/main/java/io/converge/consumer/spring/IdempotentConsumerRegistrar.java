@@ -100,7 +100,8 @@ final class IdempotentConsumerRegistrar implements SmartLifecycle {
     } catch (Exception e) {
       throw new IllegalStateException("@IdempotentConsumer " + where + " cannot subscribe to " + topic, e);
     }
-    log.info("@IdempotentConsumer {} subscribed to {} as group {} (policy {})", where, topic, group, annotation.policy());
+    log.info("@IdempotentConsumer {} subscribed to {} as group {} (policy {})", where, topic, group,
+        annotation.policy());
   }
 
   private ConsumerBinding.Subscription subscribeRocketMQ(String topic, IdempotentHandler handler) {

@@ -19,7 +19,8 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
  */
 final class IdempotentMethodScanner {
 
-  private IdempotentMethodScanner() {}
+  private IdempotentMethodScanner() {
+  }
 
   static List<IdempotentEndpoint> scan(ApplicationContext context, Duration expectedDuration) {
     List<IdempotentEndpoint> out = new ArrayList<>();

@@ -12,7 +12,8 @@ import org.springframework.context.ApplicationContext;
 /** Loaded only when Micrometer is on the class path. */
 final class MicrometerBridge {
 
-  private MicrometerBridge() {}
+  private MicrometerBridge() {
+  }
 
   static ConsumerMetrics metrics(ApplicationContext context, ConsumerOps ops) {
     MeterRegistry registry = context.getBeanProvider(MeterRegistry.class).getIfUnique();

@@ -22,8 +22,8 @@ final class SpringTransactionRunner implements TransactionRunner {
   SpringTransactionRunner(PlatformTransactionManager transactionManager, DataSource dataSource) {
     this.transactionManager = transactionManager;
     this.dataSource = dataSource;
-    org.springframework.transaction.support.DefaultTransactionDefinition d =
-        new org.springframework.transaction.support.DefaultTransactionDefinition(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+    org.springframework.transaction.support.DefaultTransactionDefinition d = new org.springframework.transaction.support.DefaultTransactionDefinition(
+        TransactionDefinition.PROPAGATION_REQUIRES_NEW);
     d.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
     d.setName("converge-consumer");
     this.definition = d;

@@ -114,7 +114,8 @@ class IdempotencyFilterIT {
   }
 
   /** A response read off a raw socket. */
-  record Raw(int status, String head, String body) {}
+  record Raw(int status, String head, String body) {
+  }
 
   /** A request with its path sent exactly as written (clients normalise dot segments and refuse some escapes). */
   private static Raw raw(String path, String tenant, String key, String json) throws Exception {
@@ -141,8 +142,10 @@ class IdempotencyFilterIT {
 
   private static void assertProblem(HttpResponse<String> r, int status, String code) {
     assertThat(r.statusCode()).as(r.body()).isEqualTo(status);
-    assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(ct -> assertThat(ct).startsWith("application/problem+json"));
-    assertThat(r.body()).contains("\"type\":\"urn:converge:idempotency:" + code + "\"").contains("\"status\":" + status);
+    assertThat(r.headers().firstValue("Content-Type"))
+        .hasValueSatisfying(ct -> assertThat(ct).startsWith("application/problem+json"));
+    assertThat(r.body()).contains("\"type\":\"urn:converge:idempotency:" + code + "\"")
+        .contains("\"status\":" + status);
   }
 
   @Test
@@ -267,7 +270,8 @@ class IdempotencyFilterIT {
         INSERT INTO converge_idempotency_key (tenant, idem_key, fingerprint, method, path, status, lease_owner,
             leased_until, expected_ms, claimed_at, expires_at)
         VALUES ('t1', ?, ?, 'POST', '/orders', 'PROCESSING', ?, now() + interval '20 seconds', 5000,
-                now() - interval '500 milliseconds', now() + interval '1 day')""", live, fingerprint, UUID.randomUUID());
+                now() - interval '500 milliseconds', now() + interval '1 day')""", live, fingerprint,
+        UUID.randomUUID());
     double inProgress = count("idempotency.in_progress");
     HttpResponse<String> busy = post("/orders", "t1", live, body);
     assertProblem(busy, 409, "in-progress");
@@ -296,7 +300,8 @@ class IdempotencyFilterIT {
 
     // a late completion by the dead owner would change nothing: the compare-and-swap on the owner fails
     assertThat(jdbc.update("UPDATE converge_idempotency_key SET status = 'COMPLETED', response_status = 500 "
-        + "WHERE tenant = 't1' AND idem_key = ? AND lease_owner = ? AND status = 'PROCESSING'", crashed, deadOwner)).isZero();
+        + "WHERE tenant = 't1' AND idem_key = ? AND lease_owner = ? AND status = 'PROCESSING'", crashed, deadOwner))
+        .isZero();
   }
 
   @Test
@@ -319,8 +324,11 @@ class IdempotencyFilterIT {
 
     IdempotencyKeyPurger purger = app.getBean(IdempotencyKeyPurger.class);
     assertThat(purger.purgeExpired(10)).isGreaterThanOrEqualTo(1);
-    assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_idempotency_key WHERE idem_key = ?", Long.class, key)).isZero();
-    assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_idempotency_key WHERE idem_key = ?", Long.class, kept)).isOne();
+    assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_idempotency_key WHERE idem_key = ?", Long.class, key))
+        .isZero();
+    assertThat(
+        jdbc.queryForObject("SELECT count(*) FROM converge_idempotency_key WHERE idem_key = ?", Long.class, kept))
+        .isOne();
   }
 
   @Test
@@ -346,7 +354,8 @@ class IdempotencyFilterIT {
     assertProblem(post("/orders", "tm", "k".repeat(256), "{}"), 400, "key-invalid");
     // the JDK client replaces non-ASCII header bytes: send this one on a raw socket
     String raw = rawPost("/orders", "tm", "caf\u00e9-1".getBytes(StandardCharsets.ISO_8859_1), "{}");
-    assertThat(raw).startsWith("HTTP/1.1 400").contains("urn:converge:idempotency:key-invalid").contains("U+00E9 at index 3");
+    assertThat(raw).startsWith("HTTP/1.1 400").contains("urn:converge:idempotency:key-invalid")
+        .contains("U+00E9 at index 3");
     HttpRequest twice = HttpRequest.newBuilder(URI.create(base + "/orders")).header("Content-Type", "application/json")
         .header("X-Tenant-Id", "tm").header("Idempotency-Key", "a").header("Idempotency-Key", "b")
         .POST(HttpRequest.BodyPublishers.ofString("{}")).build();
@@ -357,7 +366,8 @@ class IdempotencyFilterIT {
     String longest = "k".repeat(254) + UUID.randomUUID().toString().substring(0, 1);
     HttpResponse<String> ok = post("/orders", "tm", longest, "{}");
     assertThat(ok.statusCode()).isEqualTo(201);
-    assertThat(post("/orders", "tm", "\"" + longest + "\"", "{}").headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(post("/orders", "tm", "\"" + longest + "\"", "{}").headers().firstValue("Idempotent-Replayed"))
+        .hasValue("true");
   }
 
   @Test
@@ -367,7 +377,8 @@ class IdempotencyFilterIT {
     assertProblem(r, 400, "body-invalid");
     assertThat(r.body()).contains("Invalid JSON body at offset 14");
     assertProblem(post("/orders", "t1", key, "[\"" + "x".repeat(70_000) + "\"]"), 413, "body-too-large");
-    assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_idempotency_key WHERE idem_key = ?", Long.class, key)).isZero();
+    assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_idempotency_key WHERE idem_key = ?", Long.class, key))
+        .isZero();
     // the key is still free: the corrected request runs
     assertThat(post("/orders", "t1", key, "{\"amount\":100}").statusCode()).isEqualTo(201);
   }

@@ -41,6 +41,7 @@ class IdempotencyFilterServletIT {
 
   /** Counts its runs per key; what it answers depends on the path. */
   static final class Shop extends HttpServlet {
+
     @Override
     protected void doPost(HttpServletRequest req, HttpServletResponse resp) throws IOException {
       int run = runs.computeIfAbsent(String.valueOf(req.getHeader("Idempotency-Key")), k -> new AtomicInteger())
@@ -93,8 +94,9 @@ class IdempotencyFilterServletIT {
     long ms = (long) (LEASE.toMillis() * leases) + 1000;
     org.awaitility.Awaitility.await().atMost(Duration.ofMillis(ms + 20_000)).pollInterval(Duration.ofMillis(200))
         .until(() -> {
-          try (java.sql.Connection c = db.getConnection(); java.sql.PreparedStatement ps = c.prepareStatement(
-              "SELECT now() > claimed_at + ? * interval '1 millisecond' FROM converge_idempotency_key WHERE idem_key = ?")) {
+          try (java.sql.Connection c = db.getConnection();
+              java.sql.PreparedStatement ps = c.prepareStatement(
+                  "SELECT now() > claimed_at + ? * interval '1 millisecond' FROM converge_idempotency_key WHERE idem_key = ?")) {
             ps.setLong(1, ms);
             ps.setString(2, key);
             try (java.sql.ResultSet rs = ps.executeQuery()) {
@@ -125,7 +127,8 @@ class IdempotencyFilterServletIT {
     pool.setMaximumPoolSize(2);
     pool.setConnectionTimeout(250);
     busyPool = new com.zaxxer.hikari.HikariDataSource(pool);
-    List<IdempotentEndpoint> quick = List.of(IdempotentEndpoint.of("POST", "/**").withExpectedDuration(Duration.ofMillis(500)));
+    List<IdempotentEndpoint> quick = List
+        .of(IdempotentEndpoint.of("POST", "/**").withExpectedDuration(Duration.ofMillis(500)));
     tomcat = new BareTomcat()
         .mount("/shop", IdempotencyFilter.builder().dataSource(ds).tenantResolver(TenantResolver.fixed("shop"))
             .endpoints(all).build(), new Shop())
@@ -154,8 +157,8 @@ class IdempotencyFilterServletIT {
       port = s.getLocalPort();
     }
     PGSimpleDataSource ds = new PGSimpleDataSource();
-    ds.setServerNames(new String[] {"127.0.0.1"});
-    ds.setPortNumbers(new int[] {port});
+    ds.setServerNames(new String[]{"127.0.0.1"});
+    ds.setPortNumbers(new int[]{port});
     ds.setDatabaseName("postgres");
     ds.setConnectTimeout(2);
     return ds;
@@ -188,16 +191,17 @@ class IdempotencyFilterServletIT {
   @Test
   void aLiveHandlerSlowerThanItsLeaseKeepsItsKey() throws Exception {
     String key = UUID.randomUUID().toString();
-    java.util.concurrent.CompletableFuture<HttpResponse<String>> first = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
-      try {
-        return post("/short/slow", key, "application/json", "{}");
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
-      }
-    });
+    java.util.concurrent.CompletableFuture<HttpResponse<String>> first = java.util.concurrent.CompletableFuture
+        .supplyAsync(() -> {
+          try {
+            return post("/short/slow", key, "application/json", "{}");
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        });
     org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> claimed(key));
     // retries past one and past two leases of the claim, which its heartbeat renews
-    for (double leases : new double[] {1, 2}) {
+    for (double leases : new double[]{1, 2}) {
       awaitLeasesPast(key, leases);
       HttpResponse<String> retry = post("/short/slow", key, "application/json", "{}");
       assertThat(retry.statusCode()).as("a retry while the first runs, body %s", retry.body()).isEqualTo(409);
@@ -225,7 +229,8 @@ class IdempotencyFilterServletIT {
 
   private static boolean claimed(String key) throws java.sql.SQLException {
     try (java.sql.Connection c = db.getConnection();
-        java.sql.PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM converge_idempotency_key WHERE idem_key = ?")) {
+        java.sql.PreparedStatement ps = c
+            .prepareStatement("SELECT count(*) FROM converge_idempotency_key WHERE idem_key = ?")) {
       ps.setString(1, key);
       try (java.sql.ResultSet rs = ps.executeQuery()) {
         rs.next();
@@ -318,7 +323,8 @@ class IdempotencyFilterServletIT {
     String key = UUID.randomUUID().toString();
     HttpResponse<String> first = post("/shop/pay?currency=EUR&split=2", key, "application/json", "{\"amount\":5}");
     assertThat(first.statusCode()).isEqualTo(201);
-    HttpResponse<String> reordered = post("/shop/pay?split=%32&currency=EUR", key, "application/json", "{\"amount\":5}");
+    HttpResponse<String> reordered = post("/shop/pay?split=%32&currency=EUR", key, "application/json",
+        "{\"amount\":5}");
     assertThat(reordered.body()).isEqualTo(first.body());
     assertThat(reordered.headers().firstValue("Idempotent-Replayed")).hasValue("true");
     HttpResponse<String> other = post("/shop/pay?currency=USD&split=2", key, "application/json", "{\"amount\":5}");

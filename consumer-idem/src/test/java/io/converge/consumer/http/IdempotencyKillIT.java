@@ -44,7 +44,8 @@ class IdempotencyKillIT {
     IdempotencySettings d = IdempotencySettings.defaults();
     return IdempotencyFilter.builder().dataSource(ds).tenantResolver(TenantResolver.fixed("shop"))
         .endpoints(KilledApiMain.endpoints())
-        .settings(new IdempotencySettings(d.ttl(), LEASE, d.keyHeader(), d.replayedHeaders(), List.of(), d.maxBodyBytes()))
+        .settings(
+            new IdempotencySettings(d.ttl(), LEASE, d.keyHeader(), d.replayedHeaders(), List.of(), d.maxBodyBytes()))
         .build();
   }
 
@@ -53,18 +54,22 @@ class IdempotencyKillIT {
     DataSource db = pg.newSchema("idemkill");
     Migrations.apply(db, "idempotency");
     String schema;
-    try (Connection c = db.getConnection(); Statement s = c.createStatement();
-         ResultSet rs = s.executeQuery("SELECT current_schema()")) {
+    try (Connection c = db.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT current_schema()")) {
       rs.next();
       schema = rs.getString(1);
     }
-    try (ChildJvm child = jvms.launch(KilledApiMain.class).database(pg.jdbcUrl(), pg.user(), pg.password(), schema).start()) {
-      String childBase = child.awaitLine(KilledApiMain.READY, Duration.ofSeconds(60)).substring(KilledApiMain.READY.length());
+    try (ChildJvm child = jvms.launch(KilledApiMain.class).database(pg.jdbcUrl(), pg.user(), pg.password(), schema)
+        .start()) {
+      String childBase = child.awaitLine(KilledApiMain.READY, Duration.ofSeconds(60))
+          .substring(KilledApiMain.READY.length());
       HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
       String key = UUID.randomUUID().toString();
       String body = "{\"amount\":12000,\"currency\":\"CNY\"}";
       AtomicInteger runs = new AtomicInteger();
       HttpServlet heir = new HttpServlet() {
+
         @Override
         protected void doPost(HttpServletRequest req, HttpServletResponse resp) throws IOException {
           resp.setStatus(201);
@@ -81,7 +86,8 @@ class IdempotencyKillIT {
         assertThat(exit).as(child.output()).isEqualTo(ChildJvm.HALTED);
         assertThat(child.output()).contains(KilledApiMain.HANDLING + key);
         JdbcTemplate jdbc = new JdbcTemplate(db);
-        assertThat(jdbc.queryForObject("SELECT status FROM converge_idempotency_key WHERE idem_key = ?", String.class, key))
+        assertThat(
+            jdbc.queryForObject("SELECT status FROM converge_idempotency_key WHERE idem_key = ?", String.class, key))
             .isEqualTo("PROCESSING");
 
         // while the dead claim's lease runs, a retry is told to wait: a slow instance is not presumed dead
@@ -91,15 +97,16 @@ class IdempotencyKillIT {
         assertThat(runs).hasValue(0);
 
         // after the lease: taken over, run once, stored
-        await().atMost(Duration.ofSeconds(40)).pollInterval(Duration.ofMillis(500)).until(() ->
-            http.send(request(other.base(), key, body), HttpResponse.BodyHandlers.ofString()).statusCode() == 201);
+        await().atMost(Duration.ofSeconds(40)).pollInterval(Duration.ofMillis(500)).until(() -> http
+            .send(request(other.base(), key, body), HttpResponse.BodyHandlers.ofString()).statusCode() == 201);
         assertThat(runs).hasValue(1);
         HttpResponse<String> replay = http.send(request(other.base(), key, body), HttpResponse.BodyHandlers.ofString());
         assertThat(replay.statusCode()).isEqualTo(201);
         assertThat(replay.body()).isEqualTo("{\"charge\":1}");
         assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
         assertThat(runs).hasValue(1);
-        assertThat(jdbc.queryForObject("SELECT status FROM converge_idempotency_key WHERE idem_key = ?", String.class, key))
+        assertThat(
+            jdbc.queryForObject("SELECT status FROM converge_idempotency_key WHERE idem_key = ?", String.class, key))
             .isEqualTo("COMPLETED");
       }
     }

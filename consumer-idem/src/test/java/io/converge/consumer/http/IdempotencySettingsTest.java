@@ -48,12 +48,14 @@ class IdempotencySettingsTest {
 
   @Test
   void theBuilderNamesWhatIsMissingAndRefusesAnEndpointSlowerThanTheLease() {
-    assertThatThrownBy(() -> IdempotencyFilter.builder().tenantResolver(TenantResolver.fixed("t")).endpoints(List.of()).build())
+    assertThatThrownBy(
+        () -> IdempotencyFilter.builder().tenantResolver(TenantResolver.fixed("t")).endpoints(List.of()).build())
         .isInstanceOf(NullPointerException.class).hasMessage("dataSource");
     assertThatThrownBy(() -> IdempotencyFilter.builder().dataSource(new PGSimpleDataSource())
         .tenantResolver(TenantResolver.fixed("t"))
         .endpoints(List.of(IdempotentEndpoint.of("POST", "/slow").withExpectedDuration(Duration.ofMinutes(2)))).build())
-        .hasMessage("endpoint POST /slow: expected-duration must be shorter than converge.idempotency.lease (PT1M), but was PT2M");
+        .hasMessage(
+            "endpoint POST /slow: expected-duration must be shorter than converge.idempotency.lease (PT1M), but was PT2M");
     assertThatThrownBy(() -> TenantResolver.header(" ")).hasMessageContaining("but was ' '");
   }
 }

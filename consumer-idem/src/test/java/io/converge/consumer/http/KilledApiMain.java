@@ -19,12 +19,14 @@ public final class KilledApiMain {
   /** Printed with the request's key just before the halt. */
   static final String HANDLING = "HANDLING ";
 
-  private KilledApiMain() {}
+  private KilledApiMain() {
+  }
 
   /** The database from {@link ChildJvm#database()}. */
   public static void main(String[] args) throws Exception {
     DataSource ds = ChildJvm.database();
     HttpServlet dying = new HttpServlet() {
+
       @Override
       protected void doPost(HttpServletRequest req, HttpServletResponse resp) {
         ChildJvm.halt(HANDLING + req.getHeader("Idempotency-Key"));

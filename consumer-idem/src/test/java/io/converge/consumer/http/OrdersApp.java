@@ -46,6 +46,7 @@ class OrdersApp {
 
   @RestController
   static class Orders {
+
     /** Executions per tenant/key, and a global run number that makes every execution's body unique. */
     final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
     final AtomicInteger runNumber = new AtomicInteger();
@@ -100,11 +101,13 @@ class OrdersApp {
 
     /** Runs a Spring transaction on {@link #tinyPool}: when the pool is exhausted it fails with Hikari's timeout. */
     @PostMapping("/charges/pooled")
-    ResponseEntity<String> pooled(@RequestHeader("X-Tenant-Id") String tenant, @RequestHeader("Idempotency-Key") String key) {
+    ResponseEntity<String> pooled(@RequestHeader("X-Tenant-Id") String tenant,
+        @RequestHeader("Idempotency-Key") String key) {
       int run = count(tenant, key);
       Integer one = new org.springframework.transaction.support.TransactionTemplate(
           new org.springframework.jdbc.support.JdbcTransactionManager(tinyPool))
-          .execute(s -> new org.springframework.jdbc.core.JdbcTemplate(tinyPool).queryForObject("SELECT 1", Integer.class));
+          .execute(
+              s -> new org.springframework.jdbc.core.JdbcTemplate(tinyPool).queryForObject("SELECT 1", Integer.class));
       return ResponseEntity.status(201).body("{\"run\":" + run + ",\"one\":" + one + "}");
     }
 
@@ -116,18 +119,20 @@ class OrdersApp {
     ResponseEntity<String> chargedThenDown(@RequestHeader("X-Tenant-Id") String tenant,
         @RequestHeader("Idempotency-Key") String key) {
       int run = count(tenant, key);
-      new org.springframework.transaction.support.TransactionTemplate(transactions).executeWithoutResult(s ->
-          new org.springframework.jdbc.core.JdbcTemplate(dataSource)
+      new org.springframework.transaction.support.TransactionTemplate(transactions)
+          .executeWithoutResult(s -> new org.springframework.jdbc.core.JdbcTemplate(dataSource)
               .update("INSERT INTO cut_charge(idem_key, run) VALUES (?, ?)", key, run));
       new org.springframework.transaction.support.TransactionTemplate(
           new org.springframework.jdbc.support.JdbcTransactionManager(tinyPool))
-          .execute(s -> new org.springframework.jdbc.core.JdbcTemplate(tinyPool).queryForObject("SELECT 1", Integer.class));
+          .execute(
+              s -> new org.springframework.jdbc.core.JdbcTemplate(tinyPool).queryForObject("SELECT 1", Integer.class));
       return ResponseEntity.status(201).body("{\"run\":" + run + "}");
     }
 
     /** Fails with an outage on its first run, which {@link #databaseDown} renders as a 500 of the application's. */
     @PostMapping("/charges/rendered")
-    ResponseEntity<String> rendered(@RequestHeader("X-Tenant-Id") String tenant, @RequestHeader("Idempotency-Key") String key) {
+    ResponseEntity<String> rendered(@RequestHeader("X-Tenant-Id") String tenant,
+        @RequestHeader("Idempotency-Key") String key) {
       int run = count(tenant, key);
       if (runs(tenant, key) == 1) {
         throw new io.converge.producer.DatabaseUnavailableException("the ledger database is down", null, null);
@@ -158,7 +163,8 @@ class OrdersApp {
       return cut(tenant, key, new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource));
     }
 
-    private ResponseEntity<String> cut(String tenant, String key, org.springframework.transaction.PlatformTransactionManager tm) {
+    private ResponseEntity<String> cut(String tenant, String key,
+        org.springframework.transaction.PlatformTransactionManager tm) {
       int run = count(tenant, key);
       new org.springframework.transaction.support.TransactionTemplate(tm).executeWithoutResult(s -> {
         org.springframework.jdbc.core.JdbcTemplate tx = new org.springframework.jdbc.core.JdbcTemplate(dataSource);
@@ -166,6 +172,7 @@ class OrdersApp {
         int pid = tx.queryForObject("SELECT pg_backend_pid()", Integer.class);
         org.springframework.transaction.support.TransactionSynchronizationManager.registerSynchronization(
             new org.springframework.transaction.support.TransactionSynchronization() {
+
               @Override
               public void beforeCommit(boolean readOnly) {
                 // another connection (not the transaction's), waiting until the backend is gone
@@ -188,7 +195,8 @@ class OrdersApp {
 
     /** A 500 the application answers on purpose: stored and replayed. */
     @PostMapping("/charges/refused")
-    ResponseEntity<String> refused(@RequestHeader("X-Tenant-Id") String tenant, @RequestHeader("Idempotency-Key") String key) {
+    ResponseEntity<String> refused(@RequestHeader("X-Tenant-Id") String tenant,
+        @RequestHeader("Idempotency-Key") String key) {
       return ResponseEntity.status(500).body("{\"run\":" + count(tenant, key) + ",\"error\":\"acquirer said no\"}");
     }
 

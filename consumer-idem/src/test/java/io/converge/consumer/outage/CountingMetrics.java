@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /** Counts the failures the handler saw, by kind. */
 public final class CountingMetrics implements ConsumerMetrics {
+
   private final Map<FailureKind, AtomicInteger> failures = new ConcurrentHashMap<>();
 
   @Override
@@ -16,7 +17,8 @@ public final class CountingMetrics implements ConsumerMetrics {
   }
 
   @Override
-  public void outcome(String group, String topic, io.converge.consumer.Outcome outcome) {}
+  public void outcome(String group, String topic, io.converge.consumer.Outcome outcome) {
+  }
 
   /** Failures of {@code kind} so far. */
   public int failures(FailureKind kind) {

@@ -41,7 +41,8 @@ class DatabaseOutageIT {
   static final Duration MAX_OUTAGE = Duration.ofSeconds(20);
 
   @Test
-  void messagesArrivingDuringADatabaseOutageAreProcessedOnceAfterIt(EmbeddedRocketMQ mq, DataSource ds) throws Exception {
+  void messagesArrivingDuringADatabaseOutageAreProcessedOnceAfterIt(EmbeddedRocketMQ mq, DataSource ds)
+      throws Exception {
     Migrations.apply(ds, "consumer");
     String topic = RocketMQExtension.uniqueTopic("dbout");
     String group = RocketMQExtension.uniqueTopic("dbout-group");
@@ -52,8 +53,9 @@ class DatabaseOutageIT {
         s.execute("CREATE TABLE effects (message_id text NOT NULL)");
       }
       IdempotentHandler handler = IdempotentHandler.builder().group(group).dataSource(ds).metrics(metrics)
-          .policy(FailurePolicy.defaults().withMaxAttempts(3).withBackoff(Duration.ofMillis(100), Duration.ofMillis(200))
-              .withMaxOutageBackoff(Duration.ofSeconds(1)))
+          .policy(
+              FailurePolicy.defaults().withMaxAttempts(3).withBackoff(Duration.ofMillis(100), Duration.ofMillis(200))
+                  .withMaxOutageBackoff(Duration.ofSeconds(1)))
           .handler((c, m) -> {
             try (Connection hc = pool.getConnection();
                 PreparedStatement ps = hc.prepareStatement("INSERT INTO effects VALUES (?)")) {
@@ -90,11 +92,15 @@ class DatabaseOutageIT {
 
         await().atMost(Duration.ofSeconds(90)).until(() -> dedup.queryForObject(
             "SELECT count(*) FROM converge_dedup WHERE consumer_group = ?", Long.class, group) == ids.size());
-        assertThat(dedup.queryForList("SELECT DISTINCT outcome FROM converge_dedup WHERE consumer_group = ?", String.class,
-            group)).containsExactly("PROCESSED");
-        assertThat(dedup.queryForObject("SELECT count(*) FROM converge_dlq WHERE consumer_group = ?", Long.class, group))
+        assertThat(
+            dedup.queryForList("SELECT DISTINCT outcome FROM converge_dedup WHERE consumer_group = ?", String.class,
+                group))
+            .containsExactly("PROCESSED");
+        assertThat(
+            dedup.queryForObject("SELECT count(*) FROM converge_dlq WHERE consumer_group = ?", Long.class, group))
             .as("parked messages").isZero();
-        assertThat(dedup.queryForObject("SELECT count(*) FROM converge_ticket WHERE consumer_group = ?", Long.class, group))
+        assertThat(
+            dedup.queryForObject("SELECT count(*) FROM converge_ticket WHERE consumer_group = ?", Long.class, group))
             .as("tickets").isZero();
         assertThat(dedup.queryForObject("SELECT count(*) FROM converge_consumer_attempt WHERE consumer_group = ?",
             Long.class, group)).as("counted attempts").isZero();

@@ -40,7 +40,9 @@ class ConsumerKillIT {
     DataSource db = pg.newSchema("consumerkill");
     Migrations.apply(db, "consumer");
     String schema;
-    try (Connection c = db.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT current_schema()")) {
+    try (Connection c = db.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT current_schema()")) {
       rs.next();
       schema = rs.getString(1);
       s.execute("CREATE TABLE kill_ledger (id bigserial PRIMARY KEY, message_id text NOT NULL)");
@@ -82,6 +84,7 @@ class ConsumerKillIT {
       }
     }).build();
     IdempotentHandler recording = new IdempotentHandler() {
+
       @Override
       public Outcome handle(IncomingMessage message) {
         Outcome o = real.handle(message);
@@ -116,7 +119,8 @@ class ConsumerKillIT {
   }
 
   private static int effects(DataSource db, String id) throws Exception {
-    try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM kill_ledger WHERE message_id = ?")) {
+    try (Connection c = db.getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM kill_ledger WHERE message_id = ?")) {
       ps.setString(1, id);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();

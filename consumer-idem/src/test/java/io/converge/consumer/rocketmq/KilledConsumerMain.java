@@ -25,7 +25,8 @@ public final class KilledConsumerMain {
   /** System properties the test passes (the database comes through {@link ChildJvm.Builder#database}). */
   static final String GROUP = "kill.group", TOPIC = "kill.topic", NAME_SERVER = "kill.nameServer";
 
-  private KilledConsumerMain() {}
+  private KilledConsumerMain() {
+  }
 
   public static void main(String[] args) throws Exception {
     DataSource db = ChildJvm.database();
@@ -37,6 +38,7 @@ public final class KilledConsumerMain {
           }
         }).build();
     IdempotentHandler haltAfterCommit = new IdempotentHandler() {
+
       @Override
       public Outcome handle(IncomingMessage message) {
         Outcome outcome = real.handle(message); // the dedup claim and the handler's row are committed here

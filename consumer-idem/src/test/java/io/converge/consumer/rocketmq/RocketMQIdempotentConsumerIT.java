@@ -107,17 +107,22 @@ class RocketMQIdempotentConsumerIT {
   }
 
   /** {@code h} whose {@code handle} is {@code handle}. */
-  private static IdempotentHandler around(IdempotentHandler h, java.util.function.Function<IncomingMessage, Outcome> handle) {
+  private static IdempotentHandler around(IdempotentHandler h,
+      java.util.function.Function<IncomingMessage, Outcome> handle) {
     return new IdempotentHandler() {
-      @Override public Outcome handle(IncomingMessage message) {
+
+      @Override
+      public Outcome handle(IncomingMessage message) {
         return handle.apply(message);
       }
 
-      @Override public Outcome resume(long dlqId) {
+      @Override
+      public Outcome resume(long dlqId) {
         return h.resume(dlqId);
       }
 
-      @Override public String group() {
+      @Override
+      public String group() {
         return h.group();
       }
     };
@@ -167,7 +172,8 @@ class RocketMQIdempotentConsumerIT {
     assertThat(effects(id)).isEqualTo(1);
     assertThat(registry.get("consumer.processed").counter().count()).isEqualTo(1.0);
     assertThat(registry.get("consumer.duplicates").counter().count()).isEqualTo(4.0);
-    assertThat(count(ds, "SELECT count(*) FROM converge_dedup WHERE tenant = 'acme' AND message_id = '" + id + "'")).isEqualTo(1);
+    assertThat(count(ds, "SELECT count(*) FROM converge_dedup WHERE tenant = 'acme' AND message_id = '" + id + "'"))
+        .isEqualTo(1);
   }
 
   @Test
@@ -181,8 +187,11 @@ class RocketMQIdempotentConsumerIT {
     };
     String id = UUID.randomUUID().toString();
     Set<String> probed = ConcurrentHashMap.newKeySet();
-    try (RocketMQIdempotentConsumer a = consume(topic, probing("a", probed, counting(handler(group, slow).build(), seen)));
-         RocketMQIdempotentConsumer b = consume(topic, probing("b", probed, counting(handler(group, slow).build(), seen)))) {
+    try (
+        RocketMQIdempotentConsumer a = consume(topic,
+            probing("a", probed, counting(handler(group, slow).build(), seen)));
+        RocketMQIdempotentConsumer b = consume(topic,
+            probing("b", probed, counting(handler(group, slow).build(), seen)))) {
       // both instances took queues in the rebalance once each consumed a probe (spread over the queues)
       await("both instances consume").atMost(WAIT).pollInterval(Duration.ofMillis(200)).until(() -> {
         send(topic, PROBE + UUID.randomUUID(), "probe", "{}");
@@ -206,7 +215,9 @@ class RocketMQIdempotentConsumerIT {
     List<Outcome> outcomes = new java.util.concurrent.CopyOnWriteArrayList<>();
     AtomicInteger deliveries = new AtomicInteger();
     IdempotentHandler crashAfterCommit = new IdempotentHandler() {
-      @Override public Outcome handle(IncomingMessage message) {
+
+      @Override
+      public Outcome handle(IncomingMessage message) {
         Outcome o = real.handle(message); // committed
         outcomes.add(o);
         if (deliveries.incrementAndGet() == 1) {
@@ -214,10 +225,12 @@ class RocketMQIdempotentConsumerIT {
         }
         return o;
       }
-      @Override public Outcome resume(long dlqId) {
+      @Override
+      public Outcome resume(long dlqId) {
         return real.resume(dlqId);
       }
-      @Override public String group() {
+      @Override
+      public String group() {
         return real.group();
       }
     };
@@ -254,7 +267,8 @@ class RocketMQIdempotentConsumerIT {
     assertThat(effects(id)).isZero();
     assertThat(seen.get(Outcome.BUSINESS_FAILURE)).hasValue(1);
     assertThat(seen.get(Outcome.DUPLICATE)).hasValue(1);
-    assertThat(string(ds, "SELECT outcome FROM converge_dedup WHERE message_id = '" + id + "'")).isEqualTo("BUSINESS_FAILURE");
+    assertThat(string(ds, "SELECT outcome FROM converge_dedup WHERE message_id = '" + id + "'"))
+        .isEqualTo("BUSINESS_FAILURE");
   }
 
   @Test
@@ -265,11 +279,14 @@ class RocketMQIdempotentConsumerIT {
     IdempotentHandler h = handler(group, (c, m) -> runs.incrementAndGet()).build();
     try (RocketMQIdempotentConsumer consumer = consume(topic, h)) {
       send(topic, null, "order-4", "{\"foreign\":true}");
-      await().atMost(WAIT).until(() -> count(ds, "SELECT count(*) FROM converge_dlq WHERE consumer_group = '" + group + "'") == 1);
+      await().atMost(WAIT)
+          .until(() -> count(ds, "SELECT count(*) FROM converge_dlq WHERE consumer_group = '" + group + "'") == 1);
     }
     assertThat(runs).hasValue(0);
-    assertThat(string(ds, "SELECT reason_code || ' ' || topic || ' ' || convert_from(payload, 'UTF8') FROM converge_dlq "
-        + "WHERE consumer_group = '" + group + "'")).isEqualTo("MISSING_MESSAGE_ID " + topic + " {\"foreign\":true}");
+    assertThat(string(ds,
+        "SELECT reason_code || ' ' || topic || ' ' || convert_from(payload, 'UTF8') FROM converge_dlq "
+            + "WHERE consumer_group = '" + group + "'"))
+        .isEqualTo("MISSING_MESSAGE_ID " + topic + " {\"foreign\":true}");
     assertThat(string(ds, "SELECT headers FROM converge_dlq WHERE consumer_group = '" + group + "'"))
         .contains("converge-tenant=acme").doesNotContain("KEYS=");
   }
@@ -286,7 +303,8 @@ class RocketMQIdempotentConsumerIT {
     String id = UUID.randomUUID().toString();
     try (RocketMQIdempotentConsumer consumer = consume(topic, h)) {
       send(topic, id, "order-5", "{}");
-      await().atMost(WAIT).until(() -> count(ds, "SELECT count(*) FROM converge_ticket WHERE message_id = '" + id + "'") == 1);
+      await().atMost(WAIT)
+          .until(() -> count(ds, "SELECT count(*) FROM converge_ticket WHERE message_id = '" + id + "'") == 1);
     }
     assertThat(runs).hasValue(3);
     assertThat(string(ds, "SELECT reason_code || ' ' || attempts FROM converge_dlq WHERE message_id = '" + id + "'"))

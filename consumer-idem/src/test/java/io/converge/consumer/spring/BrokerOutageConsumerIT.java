@@ -44,7 +44,8 @@ class BrokerOutageConsumerIT {
   private static final Duration MAX_OUTAGE = Duration.ofSeconds(20);
 
   @Test
-  void aHandlerWhosePublishMeetsAStoppedBrokerWaitsAndRunsOnceAfterIt(EmbeddedRocketMQ input, DataSource ds) throws Exception {
+  void aHandlerWhosePublishMeetsAStoppedBrokerWaitsAndRunsOnceAfterIt(EmbeddedRocketMQ input, DataSource ds)
+      throws Exception {
     Migrations.apply(ds, "consumer");
     Migrations.apply(ds, "producer");
     JdbcTemplate jdbc = new JdbcTemplate(ds);
@@ -57,14 +58,15 @@ class BrokerOutageConsumerIT {
     try (EmbeddedRocketMQ output = EmbeddedRocketMQ.builder().brokerName("outage-out").build().start()) {
       output.createTopic(outTopic);
       try (TxnProducer txn = TxnProducer.builder().group(RocketMQExtension.uniqueTopic("brout-txn")).dataSource(ds)
-              .backend(RocketMQBackend.nameServer(output.nameServerAddress()).sendTimeout(Duration.ofSeconds(2)))
-              .topics(outTopic).build();
+          .backend(RocketMQBackend.nameServer(output.nameServerAddress()).sendTimeout(Duration.ofSeconds(2)))
+          .topics(outTopic).build();
           RecordingConsumer published = RecordingConsumer.start(output, outTopic)) {
         TransactionalPublisher publisher = new TransactionalPublisher(txn, ds);
         IdempotentHandler handler = IdempotentHandler.builder().group(group).metrics(metrics)
             .transactions(new SpringTransactionRunner(new DataSourceTransactionManager(ds), ds))
-            .policy(FailurePolicy.defaults().withMaxAttempts(3).withBackoff(Duration.ofMillis(100), Duration.ofMillis(200))
-                .withMaxOutageBackoff(Duration.ofSeconds(1)))
+            .policy(
+                FailurePolicy.defaults().withMaxAttempts(3).withBackoff(Duration.ofMillis(100), Duration.ofMillis(200))
+                    .withMaxOutageBackoff(Duration.ofSeconds(1)))
             .handler((c, m) -> {
               jdbc.update("INSERT INTO outage_ledger VALUES (?)", m.envelopeMessageId());
               publisher.publish(OutgoingMessage.builder(outTopic).id(MessageIds.shared().next())
@@ -97,9 +99,11 @@ class BrokerOutageConsumerIT {
               "SELECT count(*) FROM converge_dedup WHERE consumer_group = ?", Long.class, group) == ids.size());
           assertThat(jdbc.queryForList("SELECT DISTINCT outcome FROM converge_dedup WHERE consumer_group = ?",
               String.class, group)).containsExactly("PROCESSED");
-          assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_dlq WHERE consumer_group = ?", Long.class, group))
+          assertThat(
+              jdbc.queryForObject("SELECT count(*) FROM converge_dlq WHERE consumer_group = ?", Long.class, group))
               .as("parked messages").isZero();
-          assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_ticket WHERE consumer_group = ?", Long.class, group))
+          assertThat(
+              jdbc.queryForObject("SELECT count(*) FROM converge_ticket WHERE consumer_group = ?", Long.class, group))
               .as("tickets").isZero();
           for (String id : ids) {
             assertThat(jdbc.queryForObject("SELECT count(*) FROM outage_ledger WHERE message_id = ?", Long.class, id))

@@ -13,7 +13,8 @@ import org.springframework.boot.context.properties.source.MapConfigurationProper
 class ConsumerPropertiesTest {
 
   private static ConsumerProperties bind(Map<String, String> values) {
-    return new Binder(new MapConfigurationPropertySource(values)).bindOrCreate("converge.consumer", ConsumerProperties.class);
+    return new Binder(new MapConfigurationPropertySource(values)).bindOrCreate("converge.consumer",
+        ConsumerProperties.class);
   }
 
   @Test
@@ -27,11 +28,13 @@ class ConsumerPropertiesTest {
   @Test
   void outageSettingsBindAndAreValidated() {
     ConsumerProperties p = bind(Map.of("converge.consumer.policies.payments.max-outage-backoff", "5s",
-        "converge.consumer.rocketmq.consume-timeout", "2h", "converge.consumer.policies.bad.max-outage-backoff", "1ms"));
+        "converge.consumer.rocketmq.consume-timeout", "2h", "converge.consumer.policies.bad.max-outage-backoff",
+        "1ms"));
     assertThat(p.policy("payments").maxOutageBackoff()).isEqualTo(Duration.ofSeconds(5));
     assertThat(p.rocketmq().consumeTimeout()).isEqualTo(Duration.ofHours(2));
     assertThatThrownBy(() -> p.policy("bad")).isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("converge.consumer.policies.bad: policy.maxOutageBackoff must be between initialBackoff (PT0.2S) and 1h,"
-            + " but was PT0.001S");
+        .hasMessage(
+            "converge.consumer.policies.bad: policy.maxOutageBackoff must be between initialBackoff (PT0.2S) and 1h,"
+                + " but was PT0.001S");
   }
 }

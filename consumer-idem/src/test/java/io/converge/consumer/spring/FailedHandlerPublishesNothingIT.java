@@ -43,7 +43,8 @@ class FailedHandlerPublishesNothingIT {
 
   @Test
   void businessFailureOnTheRocketMQBackendDeliversNothing(EmbeddedRocketMQ mq) throws Exception {
-    rocketmqScenario(mq, "biz", () -> new BusinessException("OUT_OF_STOCK", "no stock for sku 7"), Outcome.BUSINESS_FAILURE);
+    rocketmqScenario(mq, "biz", () -> new BusinessException("OUT_OF_STOCK", "no stock for sku 7"),
+        Outcome.BUSINESS_FAILURE);
   }
 
   @Test
@@ -59,15 +60,19 @@ class FailedHandlerPublishesNothingIT {
 
   @Test
   void moneyAnomalyOnTheOutboxBackendLeavesNoOutboxRow() {
-    outboxScenario("omoney", () -> new MoneyAnomalyException("amount mismatch", "10.00 EUR", "1.00 EUR"), Outcome.TICKETED);
+    outboxScenario("omoney", () -> new MoneyAnomalyException("amount mismatch", "10.00 EUR", "1.00 EUR"),
+        Outcome.TICKETED);
   }
 
-  private void rocketmqScenario(EmbeddedRocketMQ mq, String prefix, java.util.function.Supplier<RuntimeException> failure,
+  private void rocketmqScenario(EmbeddedRocketMQ mq, String prefix,
+      java.util.function.Supplier<RuntimeException> failure,
       Outcome expected) throws Exception {
     String topic = RocketMQExtension.uniqueTopic("reserved-" + prefix);
     mq.createTopic(topic);
     DataSource ds = ConvergePostgres.shared().newSchema("failpub_" + prefix);
-    try (TxnProducer producer = TxnProducer.builder().group(RocketMQExtension.uniqueTopic("stock-" + prefix)).dataSource(ds)
+    try (
+        TxnProducer producer = TxnProducer.builder().group(RocketMQExtension.uniqueTopic("stock-" + prefix))
+            .dataSource(ds)
             .backend(RocketMQBackend.nameServer(mq.nameServerAddress())).topics(topic).build();
         RecordingConsumer delivered = RecordingConsumer.start(mq, topic)) {
       Scenario s = new Scenario(ds, producer, topic, failure);
@@ -106,6 +111,7 @@ class FailedHandlerPublishesNothingIT {
 
   /** A stock table, a handler that reserves stock, publishes stock-reserved, then fails for the failing order. */
   private static final class Scenario {
+
     final JdbcTemplate jdbc;
     final IdempotentHandler handler;
     final String failingId = UUID.randomUUID().toString();
@@ -149,8 +155,10 @@ class FailedHandlerPublishesNothingIT {
       assertThat(jdbc.queryForList("SELECT outcome FROM converge_dedup WHERE message_id = ?", String.class, failingId))
           .containsExactly(expected.name());
       assertThat(handler.handle(message(failingId))).isEqualTo(Outcome.DUPLICATE);
-      long tickets = jdbc.queryForObject("SELECT count(*) FROM converge_ticket WHERE message_id = ?", Long.class, failingId);
-      long parked = jdbc.queryForObject("SELECT count(*) FROM converge_dlq WHERE message_id = ?", Long.class, failingId);
+      long tickets = jdbc.queryForObject("SELECT count(*) FROM converge_ticket WHERE message_id = ?", Long.class,
+          failingId);
+      long parked = jdbc.queryForObject("SELECT count(*) FROM converge_dlq WHERE message_id = ?", Long.class,
+          failingId);
       if (expected == Outcome.BUSINESS_FAILURE) {
         assertThat(hooks).hasValue(1);
         assertThat(tickets + parked).isZero();

@@ -33,7 +33,8 @@ class IdempotencyAutoConfigurationIT {
   void enabledRegistersTheFilterMigratesAndSchedulesThePurge(DataSource ds) {
     runner(ds).withPropertyValues("converge.idempotency.enabled=true", "converge.idempotency.filter-order=-50")
         .run(context -> {
-          assertThat(context).hasNotFailed().hasSingleBean(IdempotencyFilter.class).hasSingleBean(IdempotencyKeyPurger.class);
+          assertThat(context).hasNotFailed().hasSingleBean(IdempotencyFilter.class)
+              .hasSingleBean(IdempotencyKeyPurger.class);
           FilterRegistrationBean<?> registration = context.getBean(FilterRegistrationBean.class);
           assertThat(registration.getFilter()).isSameAs(context.getBean(IdempotencyFilter.class));
           assertThat(registration.getOrder()).isEqualTo(-50);
@@ -47,7 +48,8 @@ class IdempotencyAutoConfigurationIT {
   /** A request with this principal (null: anonymous) and this X-Tenant-Id header (nullable). */
   private static jakarta.servlet.http.HttpServletRequest request(String principal, String tenantHeader) {
     return (jakarta.servlet.http.HttpServletRequest) java.lang.reflect.Proxy.newProxyInstance(
-        IdempotencyAutoConfigurationIT.class.getClassLoader(), new Class<?>[] {jakarta.servlet.http.HttpServletRequest.class},
+        IdempotencyAutoConfigurationIT.class.getClassLoader(),
+        new Class<?>[]{jakarta.servlet.http.HttpServletRequest.class},
         (proxy, method, args) -> switch (method.getName()) {
           case "getUserPrincipal" -> principal == null ? null : (java.security.Principal) () -> principal;
           case "getHeader" -> "X-Tenant-Id".equalsIgnoreCase((String) args[0]) ? tenantHeader : null;
@@ -69,7 +71,8 @@ class IdempotencyAutoConfigurationIT {
   void aHeaderTenantIsAnExplicitSettingWarnedAboutAtStartUp(DataSource ds,
       org.springframework.boot.test.system.CapturedOutput output) {
     runner(ds).withPropertyValues("converge.idempotency.enabled=true", "converge.idempotency.tenant.source=header")
-        .run(context -> assertThat(context.getBean(TenantResolver.class).resolve(request("alice", "bob"))).isEqualTo("bob"));
+        .run(context -> assertThat(context.getBean(TenantResolver.class).resolve(request("alice", "bob")))
+            .isEqualTo("bob"));
     assertThat(output).contains("converge.idempotency.tenant.source=header")
         .contains("must be set by a trusted gateway");
   }
@@ -90,10 +93,12 @@ class IdempotencyAutoConfigurationIT {
         "converge.idempotency.tenant.source=cookie");
     assertFails(ds, "converge.idempotency.endpoints[0]: endpoint path must start with /, but was 'orders'",
         "converge.idempotency.endpoints[0].path=orders");
-    assertFails(ds, "endpoint POST /orders: expected-duration must be shorter than converge.idempotency.lease (PT10S), but was PT15S",
+    assertFails(ds,
+        "endpoint POST /orders: expected-duration must be shorter than converge.idempotency.lease (PT10S), but was PT15S",
         "converge.idempotency.lease=10s", "converge.idempotency.endpoints[0].path=/orders",
         "converge.idempotency.endpoints[0].expected-duration=15s");
-    assertFails(ds, "converge.idempotency.default-expected-duration must be positive and shorter than converge.idempotency.lease",
+    assertFails(ds,
+        "converge.idempotency.default-expected-duration must be positive and shorter than converge.idempotency.lease",
         "converge.idempotency.default-expected-duration=2m");
     assertFails(ds, "converge.idempotency.purge-interval must be at least 1s, but was PT0S",
         "converge.idempotency.purge-interval=0s");

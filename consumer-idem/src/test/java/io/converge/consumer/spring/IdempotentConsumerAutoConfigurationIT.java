@@ -32,6 +32,7 @@ class IdempotentConsumerAutoConfigurationIT {
 
   /** A user's Spring bean. */
   static class PaymentListener {
+
     final JdbcTemplate jdbc;
     final AtomicInteger runs = new AtomicInteger();
 
@@ -53,6 +54,7 @@ class IdempotentConsumerAutoConfigurationIT {
 
   @Configuration(proxyBeanMethods = false)
   static class App {
+
     @Bean
     JdbcTemplate jdbcTemplate(DataSource ds) {
       return new JdbcTemplate(ds);
@@ -65,11 +67,13 @@ class IdempotentConsumerAutoConfigurationIT {
   }
 
   @Test
-  void annotatedMethodIsSubscribedDeduplicatedAndJoinsTheTransaction(EmbeddedRocketMQ mq, DataSource ds) throws Exception {
+  void annotatedMethodIsSubscribedDeduplicatedAndJoinsTheTransaction(EmbeddedRocketMQ mq, DataSource ds)
+      throws Exception {
     String topic = RocketMQExtension.uniqueTopic("spring");
     String group = RocketMQExtension.uniqueTopic("spring-group");
     mq.createTopic(topic);
-    new JdbcTemplate(ds).execute("CREATE TABLE IF NOT EXISTS spring_ledger (id BIGSERIAL PRIMARY KEY, message_id TEXT, body TEXT)");
+    new JdbcTemplate(ds)
+        .execute("CREATE TABLE IF NOT EXISTS spring_ledger (id BIGSERIAL PRIMARY KEY, message_id TEXT, body TEXT)");
     DefaultMQProducer producer = new DefaultMQProducer(RocketMQExtension.uniqueTopic("spring-producer"));
     producer.setNamesrvAddr(mq.nameServerAddress());
     producer.setInstanceName(UUID.randomUUID().toString());
@@ -96,16 +100,21 @@ class IdempotentConsumerAutoConfigurationIT {
             await().atMost(Duration.ofSeconds(60)).until(() -> jdbc.queryForObject(
                 "SELECT count(*) FROM converge_dedup WHERE consumer_group = ?", Long.class, group) == 2);
             Thread.sleep(1000); // let any stray duplicate finish
-            assertThat(jdbc.queryForObject("SELECT count(*) FROM spring_ledger WHERE message_id = ?", Long.class, ok)).isEqualTo(1);
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM spring_ledger WHERE message_id = ?", Long.class, ok))
+                .isEqualTo(1);
             // the rejected message's JdbcTemplate insert was rolled back with the dedup transaction
-            assertThat(jdbc.queryForObject("SELECT count(*) FROM spring_ledger WHERE message_id = ?", Long.class, rejected)).isZero();
-            assertThat(jdbc.queryForObject("SELECT outcome FROM converge_dedup WHERE message_id = ?", String.class, rejected))
+            assertThat(
+                jdbc.queryForObject("SELECT count(*) FROM spring_ledger WHERE message_id = ?", Long.class, rejected))
+                .isZero();
+            assertThat(
+                jdbc.queryForObject("SELECT outcome FROM converge_dedup WHERE message_id = ?", String.class, rejected))
                 .isEqualTo("BUSINESS_FAILURE");
             // the ok message ran once; a copy of the rejected one may run again after the first one's rollback
             // released the claim (issue 13.1), but its refusal is recorded once
             assertThat(listener.runs.get()).isBetween(2, 4);
             assertThat(context).hasSingleBean(ConsumerOps.class);
-            assertThat(context.getBean(io.converge.consumer.DedupPurger.class).retention()).isEqualTo(Duration.ofDays(3));
+            assertThat(context.getBean(io.converge.consumer.DedupPurger.class).retention())
+                .isEqualTo(Duration.ofDays(3));
           });
     } finally {
       producer.shutdown();
@@ -116,7 +125,8 @@ class IdempotentConsumerAutoConfigurationIT {
   void aConsumerBindingBeanReplacesRocketMQ(DataSource ds) {
     String topic = RocketMQExtension.uniqueTopic("bound");
     String group = RocketMQExtension.uniqueTopic("bound-group");
-    new JdbcTemplate(ds).execute("CREATE TABLE IF NOT EXISTS spring_ledger (id BIGSERIAL PRIMARY KEY, message_id TEXT, body TEXT)");
+    new JdbcTemplate(ds)
+        .execute("CREATE TABLE IF NOT EXISTS spring_ledger (id BIGSERIAL PRIMARY KEY, message_id TEXT, body TEXT)");
     java.util.Map<String, io.converge.consumer.IdempotentHandler> subscribed = new java.util.concurrent.ConcurrentHashMap<>();
     AtomicInteger closed = new AtomicInteger();
     io.converge.consumer.spi.ConsumerBinding binding = (t, handler) -> {
@@ -136,7 +146,8 @@ class IdempotentConsumerAutoConfigurationIT {
           assertThat(handler).isNotNull();
           assertThat(handler.group()).isEqualTo(group);
           String id = UUID.randomUUID().toString();
-          IncomingMessage m = IncomingMessage.builder().topic(topic).header(Envelope.MESSAGE_ID, id).payload("{\"pay\":2}").build();
+          IncomingMessage m = IncomingMessage.builder().topic(topic).header(Envelope.MESSAGE_ID, id)
+              .payload("{\"pay\":2}").build();
           assertThat(handler.handle(m)).isEqualTo(io.converge.consumer.Outcome.PROCESSED);
           assertThat(handler.handle(m)).isEqualTo(io.converge.consumer.Outcome.DUPLICATE);
           assertThat(context.getBean(PaymentListener.class).runs).hasValue(1);

@@ -19,7 +19,8 @@ public class Account {
   @Version
   private long version;
 
-  protected Account() {}
+  protected Account() {
+  }
 
   /** A new account holding {@code balanceCents}. */
   public Account(String customerId, long balanceCents) {

@@ -24,7 +24,8 @@ public class AccountEntry {
   @Column(name = "created_at", nullable = false)
   private Instant createdAt;
 
-  protected AccountEntry() {}
+  protected AccountEntry() {
+  }
 
   AccountEntry(String orderId, String customerId, long amountCents, Instant createdAt) {
     this.orderId = orderId;

@@ -10,7 +10,8 @@ import org.springframework.data.repository.query.Param;
 public interface AccountRepository extends JpaRepository<Account, String> {
 
   /** The balance and version as they are in the database now (not a managed entity). */
-  record Balance(long balanceCents, long version) {}
+  record Balance(long balanceCents, long version) {
+  }
 
   @Query("select new io.converge.examples.account.AccountRepository$Balance(a.balanceCents, a.version)"
       + " from Account a where a.customerId = :c")

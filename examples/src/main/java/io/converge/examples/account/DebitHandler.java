@@ -33,8 +33,9 @@ class DebitHandler {
   private final Topics topics;
   private final Clock clock = Clock.systemUTC();
 
-  DebitHandler(AccountRepository accounts, AccountEntryRepository entries, TransactionalPublisher publisher, EventCodec codec,
-               Topics topics) {
+  DebitHandler(AccountRepository accounts, AccountEntryRepository entries, TransactionalPublisher publisher,
+      EventCodec codec,
+      Topics topics) {
     this.accounts = accounts;
     this.entries = entries;
     this.publisher = publisher;

@@ -11,7 +11,8 @@ import java.util.UUID;
  */
 public final class AllInOne {
 
-  private AllInOne() {}
+  private AllInOne() {
+  }
 
   public static void main(String[] args) throws Exception {
     Backend backend = Backend.parse(args.length > 0 ? args[0] : "rocketmq");

@@ -4,6 +4,7 @@ import java.util.Locale;
 
 /** The three {@code TxnProducer} backends the services can run on: one value of {@code converge.producer.mode}. */
 public enum Backend {
+
   /** RocketMQ half messages with check-back; consumers on RocketMQ. */
   ROCKETMQ,
   /** The transactional outbox and its relay into RocketMQ; consumers on RocketMQ. */

@@ -46,8 +46,9 @@ public final class DemoRunner {
     for (String name : backends.split(",")) {
       Backend backend = Backend.parse(name);
       String run = backend.mode() + "-" + UUID.randomUUID().toString().substring(0, 6);
-      out.println("Running " + orders + " orders on backend " + backend.mode() + (outages.any() ? ", outages: " + outages : "")
-          + " ...");
+      out.println(
+          "Running " + orders + " orders on backend " + backend.mode() + (outages.any() ? ", outages: " + outages : "")
+              + " ...");
       Report report = saga(backend, run).run(run, orders);
       out.println("  RocketMQ name server " + platform.rocketmq().nameServerAddress() + ", PostgreSQL "
           + platform.postgres().jdbcUrl() + (backend.onPulsar() ? ", Pulsar " + platform.pulsar().serviceUrl() : ""));

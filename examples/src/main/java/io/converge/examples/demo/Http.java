@@ -26,6 +26,7 @@ final class Http {
 
   /** A response: status, the JSON body as a map, and whether the server marked it a replay. */
   record Reply(int status, Map<String, Object> body, boolean replayed) {
+
     /** The status of a request that got no answer before its deadline. */
     static final int NO_ANSWER = 0;
 
@@ -36,7 +37,8 @@ final class Http {
   }
 
   /** How many requests were retried, and how many got no final answer within their deadline. */
-  record Counts(int retries, int gaveUp) {}
+  record Counts(int retries, int gaveUp) {
+  }
 
   /** The tenant the demo's clients send ({@code X-Tenant-Id}). */
   static final String TENANT = "shop-1";
@@ -47,7 +49,8 @@ final class Http {
   /** Default deadline of one request, retries included. */
   static final Duration DEADLINE = Duration.ofMinutes(3);
 
-  private static final TypeReference<Map<String, Object>> MAP = new TypeReference<>() {};
+  private static final TypeReference<Map<String, Object>> MAP = new TypeReference<>() {
+  };
   private static final Duration ATTEMPT_TIMEOUT = Duration.ofSeconds(30);
   private static final long FIRST_BACKOFF_MS = 200;
   private static final long MAX_BACKOFF_MS = 5_000;
@@ -113,7 +116,7 @@ final class Http {
     boolean keyed = request.headers().firstValue("Idempotency-Key").isPresent();
     long end = System.nanoTime() + deadline.toNanos();
     long backoff = FIRST_BACKOFF_MS;
-    for (int attempt = 1; ; attempt++) {
+    for (int attempt = 1;; attempt++) {
       Reply reply = null;
       String failure;
       long retryAfterMs = 0;
@@ -130,11 +133,13 @@ final class Http {
       } catch (IOException e) { // connection reset or closed by the server
         failure = e.toString();
       }
-      long sleep = Math.min(MAX_BACKOFF_MS, Math.max(retryAfterMs, backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1)));
+      long sleep = Math.min(MAX_BACKOFF_MS,
+          Math.max(retryAfterMs, backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1)));
       if (System.nanoTime() + sleep * 1_000_000 > end) {
         gaveUp.incrementAndGet();
-        return reply != null ? reply : new Reply(Reply.NO_ANSWER, Map.of("error", "no answer within " + deadline
-            + " after " + attempt + " attempts; last: " + failure), false);
+        return reply != null ? reply
+            : new Reply(Reply.NO_ANSWER, Map.of("error", "no answer within " + deadline
+                + " after " + attempt + " attempts; last: " + failure), false);
       }
       retries.incrementAndGet();
       Thread.sleep(sleep);

@@ -27,7 +27,8 @@ final class OrderTraffic {
 
   /** What the clients saw. */
   record Result(int keys, Set<String> orderIds, int retries, int retriesReplayed, int concurrentBursts,
-                int inProgress409, int mismatch422, List<String> anomalies) {}
+      int inProgress409, int mismatch422, List<String> anomalies) {
+  }
 
   private final Http http;
   private final String run;

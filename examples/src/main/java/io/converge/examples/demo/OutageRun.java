@@ -15,6 +15,7 @@ final class OutageRun implements AutoCloseable {
 
   /** What the demo can do to its servers in one phase. */
   interface Servers {
+
     void freezeDb();
 
     void thawDb();
@@ -27,6 +28,7 @@ final class OutageRun implements AutoCloseable {
     /** What the outages of a {@code backend} phase act on: PostgreSQL, and the phase's broker. */
     static Servers of(DevPlatform platform, Backend backend) {
       return new Servers() {
+
         @Override
         public void freezeDb() {
           platform.postgres().freeze();

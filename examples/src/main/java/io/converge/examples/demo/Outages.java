@@ -25,7 +25,6 @@ public record Outages(Duration freezeDb, Duration stopBroker) {
   /** How long after the traffic starts the first outage begins. */
   static final Duration DELAY = Duration.ofSeconds(3);
 
-
   /** @throws IllegalArgumentException quoting a negative or over-30-minute value */
   public Outages {
     check("--freeze-db", freezeDb);
@@ -55,8 +54,9 @@ public record Outages(Duration freezeDb, Duration stopBroker) {
     return switch (name) {
       case "--freeze-db" -> new Outages(parse(name, value), stopBroker);
       case "--stop-broker" -> new Outages(freezeDb, parse(name, value));
-      default -> throw new IllegalArgumentException("demo option must be --freeze-db=<duration> or --stop-broker=<duration>, but was "
-          + option);
+      default -> throw new IllegalArgumentException(
+          "demo option must be --freeze-db=<duration> or --stop-broker=<duration>, but was "
+              + option);
     };
   }
 
@@ -83,6 +83,7 @@ public record Outages(Duration freezeDb, Duration stopBroker) {
 
   @Override
   public String toString() {
-    return any() ? "PostgreSQL frozen " + freezeDb.toSeconds() + " s, broker out " + stopBroker.toSeconds() + " s" : "none";
+    return any() ? "PostgreSQL frozen " + freezeDb.toSeconds() + " s, broker out " + stopBroker.toSeconds() + " s"
+        : "none";
   }
 }

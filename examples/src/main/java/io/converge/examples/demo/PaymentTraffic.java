@@ -13,7 +13,8 @@ final class PaymentTraffic {
 
   /** What the clients saw. */
   record Result(int charges, int retriesSame, int reuse400, int refunds, int refundRetriesSame, int secondRefund409,
-                List<String> anomalies) {}
+      List<String> anomalies) {
+  }
 
   private final Http http;
   private final String run;
@@ -39,7 +40,8 @@ final class PaymentTraffic {
       if (first.status() == 200 && again.status() == 200 && first.body().equals(again.body())) {
         same++;
       } else {
-        anomalies.add("charge " + j + ": " + first.status() + " " + first.body() + " then " + again.status() + " " + again.body());
+        anomalies.add("charge " + j + ": " + first.status() + " " + first.body() + " then " + again.status() + " "
+            + again.body());
         continue;
       }
       String chargeId = first.field("id");
@@ -51,7 +53,8 @@ final class PaymentTraffic {
         if (r.status() == 400 && Objects.equals(chargeId, firstId)) {
           reuse++;
         } else {
-          anomalies.add("charge " + j + ": out_trade_no reused with another amount answered " + r.status() + " " + r.body());
+          anomalies
+              .add("charge " + j + ": out_trade_no reused with another amount answered " + r.status() + " " + r.body());
         }
       }
       if (j % 3 == 0 && "CAPTURED".equals(first.field("state"))) {
@@ -64,7 +67,8 @@ final class PaymentTraffic {
         if (r1.status() == 200 && r1.body().equals(r2.body())) {
           refundSame++;
         } else {
-          anomalies.add("refund " + j + ": " + r1.status() + " " + r1.body() + " then " + r2.status() + " " + r2.body());
+          anomalies
+              .add("refund " + j + ": " + r1.status() + " " + r1.body() + " then " + r2.status() + " " + r2.body());
         }
         if (r3.status() == 409) {
           second++;

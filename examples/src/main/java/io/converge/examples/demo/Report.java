@@ -6,9 +6,9 @@ import java.util.List;
 
 /** The reconciliation of one run; {@link #consistent()} is false when any invariant failed. */
 record Report(Backend backend, OrderTraffic.Result traffic, PaymentTraffic.Result payments, long orders, long paid,
-              long canceledForStock, long canceledForPayment, long open, long paidCents, long debitedCents,
-              long compensations, long notifications, int duplicatesInjected, long duplicatesAbsorbed, Http.Counts client,
-              long parkedOrTickets, long stored5xx, Duration took, List<String> violations) {
+    long canceledForStock, long canceledForPayment, long open, long paidCents, long debitedCents,
+    long compensations, long notifications, int duplicatesInjected, long duplicatesAbsorbed, Http.Counts client,
+    long parkedOrTickets, long stored5xx, Duration took, List<String> violations) {
 
   boolean consistent() {
     return violations.isEmpty();
@@ -21,13 +21,15 @@ record Report(Backend backend, OrderTraffic.Result traffic, PaymentTraffic.Resul
     out.printf("  orders stored                         %7d%n", orders);
     out.printf("  orders paid                           %7d%n", paid);
     out.printf("  orders canceled: no stock             %7d%n", canceledForStock);
-    out.printf("  orders canceled: payment refused      %7d   (each compensated: stock released)%n", canceledForPayment);
+    out.printf("  orders canceled: payment refused      %7d   (each compensated: stock released)%n",
+        canceledForPayment);
     out.printf("  orders still open                     %7d%n", open);
     out.printf("  compensations run (stock released)    %7d%n", compensations);
     out.printf("  money debited (cents)                 %7d%n", debitedCents);
     out.printf("  sum of paid orders (cents)            %7d%n", paidCents);
     out.printf("  notifications                         %7d%n", notifications);
-    out.printf("  HTTP retries, same key                %7d   replayed: %d%n", traffic.retries(), traffic.retriesReplayed());
+    out.printf("  HTTP retries, same key                %7d   replayed: %d%n", traffic.retries(),
+        traffic.retriesReplayed());
     out.printf("  HTTP bursts of 3, same key            %7d   409 in progress: %d%n", traffic.concurrentBursts(),
         traffic.inProgress409());
     out.printf("  same key, other body -> 422           %7d%n", traffic.mismatch422());

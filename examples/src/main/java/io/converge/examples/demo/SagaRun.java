@@ -45,7 +45,7 @@ final class SagaRun {
    * @param trafficSpread how long the order traffic is spread over (zero: as fast as answered)
    */
   SagaRun(Backend backend, ConvergePostgres pg, Map<String, String> transport, Supplier<DuplicateInjector> injector,
-          Duration settleTimeout, OutageRun outage, Duration trafficSpread) {
+      Duration settleTimeout, OutageRun outage, Duration trafficSpread) {
     this.backend = backend;
     this.pg = pg;
     this.transport = transport;
@@ -68,7 +68,8 @@ final class SagaRun {
       OrderTraffic.Result traffic = new OrderTraffic(http, run).run(orders, trafficSpread);
       outages.awaitEnd(Duration.ofMinutes(1));
       int injected = injectDuplicates(services);
-      PaymentTraffic.Result payments = new PaymentTraffic(http.port(services.port("payment")), run).run(Math.max(10, orders / 10));
+      PaymentTraffic.Result payments = new PaymentTraffic(http.port(services.port("payment")), run)
+          .run(Math.max(10, orders / 10));
       boolean settled = awaitSettled(services);
       return reconcile(services, traffic, payments, http.counts(), injected, settled,
           Duration.ofNanos(System.nanoTime() - started));
@@ -77,7 +78,7 @@ final class SagaRun {
 
   private static void seed(SagaServices s) throws SQLException {
     try (Connection c = s.db("inventory").getConnection();
-         PreparedStatement ps = c.prepareStatement("INSERT INTO stock (sku, available) VALUES (?, ?)")) {
+        PreparedStatement ps = c.prepareStatement("INSERT INTO stock (sku, available) VALUES (?, ?)")) {
       for (String sku : OrderTraffic.SKUS) {
         ps.setString(1, sku);
         ps.setLong(2, STOCK_PER_SKU);
@@ -89,7 +90,7 @@ final class SagaRun {
       ps.executeBatch();
     }
     try (Connection c = s.db("account").getConnection();
-         PreparedStatement ps = c.prepareStatement("INSERT INTO account (customer_id, balance_cents) VALUES (?, ?)")) {
+        PreparedStatement ps = c.prepareStatement("INSERT INTO account (customer_id, balance_cents) VALUES (?, ?)")) {
       for (int i = 0; i < OrderTraffic.CUSTOMERS; i++) {
         String customer = String.format("c-%02d", i);
         ps.setString(1, customer);
@@ -106,16 +107,17 @@ final class SagaRun {
     String topic = s.topics().of(Topics.ORDER_CREATED);
     int sent = 0;
     try (DuplicateInjector raw = injector.get();
-         Connection c = s.db("order").getConnection();
-         Statement st = c.createStatement();
-         ResultSet rs = st.executeQuery("""
-             SELECT id, customer_id, sku, quantity, amount_cents, created_event_id FROM orders ORDER BY created_at""")) {
+        Connection c = s.db("order").getConnection();
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("""
+            SELECT id, customer_id, sku, quantity, amount_cents, created_event_id FROM orders ORDER BY created_at""")) {
       int row = 0;
       while (rs.next()) {
         if (row++ % 7 != 0) {
           continue;
         }
-        OrderCreated e = new OrderCreated(rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4), rs.getLong(5));
+        OrderCreated e = new OrderCreated(rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4),
+            rs.getLong(5));
         raw.send(OutgoingMessage.builder(topic).id(rs.getString(6)).key(e.orderId()).payload(codec.bytes(e)).build());
         sent++;
       }
@@ -157,6 +159,7 @@ final class SagaRun {
 
   /** Dead letters and tickets of the consuming services. */
   private record Parked(long deadLetters, long tickets) {
+
     long total() {
       return deadLetters + tickets;
     }
@@ -172,18 +175,22 @@ final class SagaRun {
     return new Parked(dlq, tickets);
   }
 
-  private Report reconcile(SagaServices s, OrderTraffic.Result traffic, PaymentTraffic.Result payments, Http.Counts client,
-                           int injected, boolean settled, Duration took) throws SQLException {
+  private Report reconcile(SagaServices s, OrderTraffic.Result traffic, PaymentTraffic.Result payments,
+      Http.Counts client,
+      int injected, boolean settled, Duration took) throws SQLException {
     DataSource orders = s.db("order");
     DataSource inventory = s.db("inventory");
     DataSource account = s.db("account");
     long created = count(orders, "SELECT count(*) FROM orders");
     long paid = count(orders, "SELECT count(*) FROM orders WHERE state = 'PAID'");
-    long canceledStock = count(orders, "SELECT count(*) FROM orders WHERE state = 'CANCELED' AND cancel_reason LIKE 'stock:%'");
-    long canceledPayment = count(orders, "SELECT count(*) FROM orders WHERE state = 'CANCELED' AND cancel_reason LIKE 'payment:%'");
+    long canceledStock = count(orders,
+        "SELECT count(*) FROM orders WHERE state = 'CANCELED' AND cancel_reason LIKE 'stock:%'");
+    long canceledPayment = count(orders,
+        "SELECT count(*) FROM orders WHERE state = 'CANCELED' AND cancel_reason LIKE 'payment:%'");
     long open = count(orders, "SELECT count(*) FROM orders WHERE state = 'CREATED'");
     long paidCents = count(orders, "SELECT coalesce(sum(amount_cents), 0) FROM orders WHERE state = 'PAID'");
-    long initialMoney = (OrderTraffic.CUSTOMERS - OrderTraffic.POOR.size()) * BALANCE + OrderTraffic.POOR.size() * POOR_BALANCE;
+    long initialMoney = (OrderTraffic.CUSTOMERS - OrderTraffic.POOR.size()) * BALANCE
+        + OrderTraffic.POOR.size() * POOR_BALANCE;
     long debited = initialMoney - count(account, "SELECT coalesce(sum(balance_cents), 0) FROM account");
     long ledger = count(account, "SELECT coalesce(sum(amount_cents), 0) FROM account_entry");
     long ledgerRows = count(account, "SELECT count(*) FROM account_entry");
@@ -194,7 +201,8 @@ final class SagaRun {
     long stockTotal = count(inventory, "SELECT coalesce(sum(available + reserved + sold), 0) FROM stock");
     long notified = count(s.db("notification"), "SELECT count(*) FROM notification");
     Map<String, Long> soldBySku = perSku(inventory, "SELECT sku, sold FROM stock");
-    Map<String, Long> paidBySku = perSku(orders, "SELECT sku, sum(quantity) FROM orders WHERE state = 'PAID' GROUP BY sku");
+    Map<String, Long> paidBySku = perSku(orders,
+        "SELECT sku, sum(quantity) FROM orders WHERE state = 'PAID' GROUP BY sku");
     long charges = count(s.db("payment"), "SELECT count(*) FROM charge");
     long refundRows = count(s.db("payment"), "SELECT count(*) FROM refund");
     long refundedCharges = count(s.db("payment"), "SELECT count(*) FROM charge WHERE state = 'REFUNDED'");
@@ -204,23 +212,28 @@ final class SagaRun {
     check(violations, settled, "every order ended within " + settleTimeout.toSeconds() + " s (open orders: " + open
         + ", stock still held: " + held + ")");
     check(violations, created == traffic.orderIds().size() && created == traffic.keys(),
-        "one order per Idempotency-Key: " + traffic.keys() + " keys, " + traffic.orderIds().size() + " order ids answered, "
-        + created + " orders stored");
-    check(violations, paid + canceledStock + canceledPayment + open == created, "every order is paid, canceled or open");
-    check(violations, debited == paidCents, "money debited (" + debited + ") == sum of paid orders (" + paidCents + ")");
+        "one order per Idempotency-Key: " + traffic.keys() + " keys, " + traffic.orderIds().size()
+            + " order ids answered, "
+            + created + " orders stored");
+    check(violations, paid + canceledStock + canceledPayment + open == created,
+        "every order is paid, canceled or open");
+    check(violations, debited == paidCents,
+        "money debited (" + debited + ") == sum of paid orders (" + paidCents + ")");
     check(violations, ledger == paidCents && ledgerRows == paid, "one ledger entry per paid order, same amounts");
     check(violations, sold == paidUnits && soldBySku.entrySet().stream()
-            .allMatch(e -> e.getValue().equals(paidBySku.getOrDefault(e.getKey(), 0L))),
+        .allMatch(e -> e.getValue().equals(paidBySku.getOrDefault(e.getKey(), 0L))),
         "stock sold == units of paid orders, per SKU (" + soldBySku + " vs " + paidBySku + ")");
     check(violations, held == 0, "no stock left reserved (" + held + ")");
-    check(violations, stockTotal == OrderTraffic.SKUS.size() * STOCK_PER_SKU + SCARCE_STOCK, "no stock created or lost");
+    check(violations, stockTotal == OrderTraffic.SKUS.size() * STOCK_PER_SKU + SCARCE_STOCK,
+        "no stock created or lost");
     check(violations, released == canceledPayment, "one compensation (stock released) per order canceled for payment ("
         + released + " vs " + canceledPayment + ")");
     check(violations, notified == paid, "one notification per paid order (" + notified + " vs " + paid + ")");
-    check(violations, charges == payments.charges(), "one charge per out_trade_no (" + charges + " for " + payments.charges() + ")");
+    check(violations, charges == payments.charges(),
+        "one charge per out_trade_no (" + charges + " for " + payments.charges() + ")");
     check(violations, refundRows == payments.refunds() && refundedCharges == payments.refunds(),
         "one refund per refunded charge (" + refundRows + " refunds, " + refundedCharges + " refunded charges, "
-        + payments.refunds() + " requested)");
+            + payments.refunds() + " requested)");
     long absorbed = s.consumerCount("duplicates");
     check(violations, absorbed >= injected, "every injected duplicate absorbed (" + absorbed + " of " + injected + ")");
     check(violations, canceledPayment > 0 && canceledStock > 0 && paid > 0,
@@ -228,12 +241,14 @@ final class SagaRun {
     Parked parked = parked(s);
     long stored5xx = countIfTable(orders, "converge_idempotency_key",
         "SELECT count(*) FROM converge_idempotency_key WHERE response_status >= 500");
-    check(violations, parked.total() == 0, "no dead letter and no ticket (" + parked.deadLetters() + " in converge_dlq, "
-        + parked.tickets() + " in converge_ticket)");
+    check(violations, parked.total() == 0,
+        "no dead letter and no ticket (" + parked.deadLetters() + " in converge_dlq, "
+            + parked.tickets() + " in converge_ticket)");
     check(violations, stored5xx == 0, "no 5xx stored as an Idempotency-Key's answer (" + stored5xx + ")");
     check(violations, client.gaveUp() == 0, "every HTTP request answered within " + Http.DEADLINE.toMinutes()
         + " min of retries (" + client.gaveUp() + " gave up)");
-    return new Report(backend, traffic, payments, created, paid, canceledStock, canceledPayment, open, paidCents, debited,
+    return new Report(backend, traffic, payments, created, paid, canceledStock, canceledPayment, open, paidCents,
+        debited,
         released, notified, injected, absorbed, client, parked.total(), stored5xx, took, violations);
   }
 
@@ -253,7 +268,7 @@ final class SagaRun {
   /** {@code sql}'s count, or 0 when {@code table} does not exist in the data source's schema. */
   private static long countIfTable(DataSource db, String table, String sql) throws SQLException {
     try (Connection c = db.getConnection();
-         PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+        PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
       ps.setString(1, table);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();

@@ -26,7 +26,8 @@ import org.springframework.context.ConfigurableApplicationContext;
 final class SagaServices implements AutoCloseable {
 
   /** A service: its name (config file and schema prefix) and its application class. */
-  private record Service(String name, Class<?> app) {}
+  private record Service(String name, Class<?> app) {
+  }
 
   private static final List<Service> SERVICES = List.of(
       new Service("notification", NotificationServiceApp.class),
@@ -57,7 +58,7 @@ final class SagaServices implements AutoCloseable {
    * listen on the ports of their configuration files (order 8081, payment 8085) instead of free ones.
    */
   static SagaServices start(Backend backend, ConvergePostgres pg, String run, Map<String, String> transport,
-                            boolean fixedPorts) {
+      boolean fixedPorts) {
     SagaServices s = new SagaServices(new Topics("-" + run));
     try {
       for (Service svc : SERVICES) {
@@ -65,7 +66,8 @@ final class SagaServices implements AutoCloseable {
         String schema = ((PGSimpleDataSource) db).getCurrentSchema();
         s.databases.put(svc.name(), db);
         Map<String, String> p = new LinkedHashMap<>(transport);
-        p.put("spring.datasource.url", pg.jdbcUrl() + (pg.jdbcUrl().contains("?") ? "&" : "?") + "currentSchema=" + schema);
+        p.put("spring.datasource.url",
+            pg.jdbcUrl() + (pg.jdbcUrl().contains("?") ? "&" : "?") + "currentSchema=" + schema);
         p.put("spring.datasource.username", pg.user());
         p.put("spring.datasource.password", pg.password());
         if (!fixedPorts) {

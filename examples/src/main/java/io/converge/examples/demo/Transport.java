@@ -8,7 +8,8 @@ import java.util.Map;
 /** The {@code converge.*} properties that put the services on a backend's broker. */
 final class Transport {
 
-  private Transport() {}
+  private Transport() {
+  }
 
   /**
    * The broker properties of {@code backend} on {@code platform}; on RocketMQ, creates run {@code run}'s

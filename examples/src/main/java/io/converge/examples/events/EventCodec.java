@@ -15,7 +15,8 @@ import tools.jackson.databind.json.JsonMapper;
  */
 public final class EventCodec {
 
-  private final JsonMapper json = JsonMapper.builder().enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES).build();
+  private final JsonMapper json = JsonMapper.builder().enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+      .build();
 
   /** A message to {@code topic} with key {@code key} whose payload is {@code event} as JSON. */
   public OutgoingMessage message(String topic, String key, Object event) {
@@ -36,8 +37,10 @@ public final class EventCodec {
     try {
       return json.readValue(message.payload(), type);
     } catch (JacksonException e) {
-      throw new BusinessException("undecodable-event", "Message " + message.envelopeMessageId() + " on " + message.topic()
-          + " is not a " + type.getSimpleName() + ": " + e.getOriginalMessage(), e);
+      throw new BusinessException("undecodable-event",
+          "Message " + message.envelopeMessageId() + " on " + message.topic()
+              + " is not a " + type.getSimpleName() + ": " + e.getOriginalMessage(),
+          e);
     }
   }
 }

@@ -6,20 +6,26 @@ package io.converge.examples.events;
  */
 public final class Events {
 
-  private Events() {}
+  private Events() {
+  }
 
   /** order → inventory: an order was placed. */
-  public record OrderCreated(String orderId, String customerId, String sku, int quantity, long amountCents) {}
+  public record OrderCreated(String orderId, String customerId, String sku, int quantity, long amountCents) {
+  }
 
   /** inventory → account: the stock is held for the order; the buyer may be debited. */
-  public record StockReserved(String orderId, String customerId, String sku, int quantity, long amountCents) {}
+  public record StockReserved(String orderId, String customerId, String sku, int quantity, long amountCents) {
+  }
 
   /** inventory → order: no stock; the order is canceled (nothing to compensate). */
-  public record StockRejected(String orderId, String sku, int quantity, String reason) {}
+  public record StockRejected(String orderId, String sku, int quantity, String reason) {
+  }
 
   /** account → order, inventory, notification: the buyer was debited. */
-  public record PaymentSucceeded(String orderId, String customerId, long amountCents) {}
+  public record PaymentSucceeded(String orderId, String customerId, long amountCents) {
+  }
 
   /** account → order, inventory: the debit was refused; inventory releases the stock (compensation). */
-  public record PaymentFailed(String orderId, String customerId, long amountCents, String reason) {}
+  public record PaymentFailed(String orderId, String customerId, long amountCents, String reason) {
+  }
 }

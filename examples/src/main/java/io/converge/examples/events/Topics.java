@@ -34,6 +34,7 @@ public record Topics(String suffix) {
 
   /** Every topic of the saga, full names. */
   public List<String> all() {
-    return List.of(of(ORDER_CREATED), of(STOCK_RESERVED), of(STOCK_REJECTED), of(PAYMENT_SUCCEEDED), of(PAYMENT_FAILED));
+    return List.of(of(ORDER_CREATED), of(STOCK_RESERVED), of(STOCK_REJECTED), of(PAYMENT_SUCCEEDED),
+        of(PAYMENT_FAILED));
   }
 }

@@ -33,7 +33,7 @@ class InventoryHandlers {
   private final Topics topics;
 
   InventoryHandlers(StockRepository stock, ReservationRepository reservations, TransactionalPublisher publisher,
-                    EventCodec codec, Topics topics) {
+      EventCodec codec, Topics topics) {
     this.stock = stock;
     this.reservations = reservations;
     this.publisher = publisher;
@@ -78,7 +78,8 @@ class InventoryHandlers {
   /** Moves the reservation out of RESERVED; empty when it is already in {@code to}. */
   private Optional<Reservation> finish(String orderId, Reservation.State to) {
     Reservation r = reservations.findById(orderId)
-        .orElseThrow(() -> new IllegalStateException("No reservation for order " + orderId + " (its payment outcome came first?)"));
+        .orElseThrow(() -> new IllegalStateException(
+            "No reservation for order " + orderId + " (its payment outcome came first?)"));
     if (r.getState() == to) {
       return Optional.empty();
     }

@@ -14,7 +14,9 @@ import jakarta.persistence.Version;
 public class Reservation {
 
   /** RESERVED → SOLD (paid) | RELEASED (compensated). */
-  public enum State { RESERVED, SOLD, RELEASED }
+  public enum State {
+    RESERVED, SOLD, RELEASED
+  }
 
   @Id
   @Column(name = "order_id")
@@ -29,7 +31,8 @@ public class Reservation {
   @Version
   private long version;
 
-  protected Reservation() {}
+  protected Reservation() {
+  }
 
   Reservation(String orderId, String sku, int quantity) {
     this.orderId = orderId;

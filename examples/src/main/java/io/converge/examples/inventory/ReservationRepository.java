@@ -3,4 +3,5 @@ package io.converge.examples.inventory;
 import org.springframework.data.jpa.repository.JpaRepository;
 
 /** Reservations by order id. */
-public interface ReservationRepository extends JpaRepository<Reservation, String> {}
+public interface ReservationRepository extends JpaRepository<Reservation, String> {
+}

@@ -25,7 +25,8 @@ public class Stock {
   @Version
   private long version;
 
-  protected Stock() {}
+  protected Stock() {
+  }
 
   /** New stock of {@code available} units. */
   public Stock(String sku, long available) {

@@ -21,7 +21,8 @@ public class Notification {
   @Column(name = "sent_at", nullable = false)
   private Instant sentAt;
 
-  protected Notification() {}
+  protected Notification() {
+  }
 
   Notification(String orderId, String customerId, String text, Instant sentAt) {
     this.orderId = orderId;

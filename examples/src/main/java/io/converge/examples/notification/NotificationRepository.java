@@ -3,4 +3,5 @@ package io.converge.examples.notification;
 import org.springframework.data.jpa.repository.JpaRepository;
 
 /** Notifications by order id. */
-public interface NotificationRepository extends JpaRepository<Notification, String> {}
+public interface NotificationRepository extends JpaRepository<Notification, String> {
+}

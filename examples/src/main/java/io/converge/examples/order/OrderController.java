@@ -27,7 +27,8 @@ class OrderController {
   }
 
   /** The body of {@code POST /orders}. */
-  record PlaceOrder(String customerId, String sku, Integer quantity, Long amountCents) {}
+  record PlaceOrder(String customerId, String sku, Integer quantity, Long amountCents) {
+  }
 
   @PostMapping("/orders")
   ResponseEntity<Map<String, Object>> place(@RequestBody PlaceOrder body) {
@@ -43,7 +44,8 @@ class OrderController {
   @GetMapping("/orders/{id}")
   ResponseEntity<Map<String, Object>> get(@PathVariable String id) {
     return orders.findById(id).map(o -> ResponseEntity.ok(view(o)))
-        .orElseGet(() -> ResponseEntity.status(HttpStatus.NOT_FOUND).body(Map.of("error", "unknown-order", "orderId", id)));
+        .orElseGet(
+            () -> ResponseEntity.status(HttpStatus.NOT_FOUND).body(Map.of("error", "unknown-order", "orderId", id)));
   }
 
   private static Map<String, Object> view(PurchaseOrder o) {

@@ -49,7 +49,8 @@ class OrderOutcomes {
 
   private void move(String orderId, OrderState to, String reason) {
     PurchaseOrder o = orders.findById(orderId)
-        .orElseThrow(() -> new IllegalStateException("No order " + orderId + " (its outcome " + to + " arrived first?)"));
+        .orElseThrow(
+            () -> new IllegalStateException("No order " + orderId + " (its outcome " + to + " arrived first?)"));
     if (o.moveTo(to, reason, clock.instant())) {
       log.debug("order {} is {}", orderId, to);
     }

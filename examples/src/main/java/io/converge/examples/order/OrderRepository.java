@@ -3,4 +3,5 @@ package io.converge.examples.order;
 import org.springframework.data.jpa.repository.JpaRepository;
 
 /** Orders by id. */
-public interface OrderRepository extends JpaRepository<PurchaseOrder, String> {}
+public interface OrderRepository extends JpaRepository<PurchaseOrder, String> {
+}

@@ -37,7 +37,8 @@ public class OrderService {
     String id = "ord-" + UUID.randomUUID();
     OutgoingMessage m = codec.message(topics.of(Topics.ORDER_CREATED), id,
         new OrderCreated(id, customerId, sku, quantity, amountCents));
-    PurchaseOrder order = orders.save(new PurchaseOrder(id, customerId, sku, quantity, amountCents, m.id(), clock.instant()));
+    PurchaseOrder order = orders
+        .save(new PurchaseOrder(id, customerId, sku, quantity, amountCents, m.id(), clock.instant()));
     publisher.publish(m);
     log.debug("order {} placed for {} ({} x {}, {} cents)", id, customerId, quantity, sku, amountCents);
     return order;

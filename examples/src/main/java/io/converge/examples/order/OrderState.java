@@ -4,6 +4,7 @@ import io.converge.consumer.StateMachine;
 
 /** An order's states; {@link #MACHINE} is the whitelist of moves. */
 public enum OrderState {
+
   /** Placed; the saga runs. */
   CREATED,
   /** Stock sold and buyer debited. Final. */

@@ -38,9 +38,11 @@ public class PurchaseOrder {
   @Version
   private long version;
 
-  protected PurchaseOrder() {}
+  protected PurchaseOrder() {
+  }
 
-  PurchaseOrder(String id, String customerId, String sku, int quantity, long amountCents, String createdEventId, Instant now) {
+  PurchaseOrder(String id, String customerId, String sku, int quantity, long amountCents, String createdEventId,
+      Instant now) {
     this.id = id;
     this.customerId = customerId;
     this.sku = sku;

@@ -29,7 +29,8 @@ public class Charge {
   @Version
   private long version;
 
-  protected Charge() {}
+  protected Charge() {
+  }
 
   public String getId() {
     return id;

@@ -4,6 +4,7 @@ import io.converge.consumer.StateMachine;
 
 /** The card-payment states of article 4.1; {@link #MACHINE} is their whitelist. */
 public enum ChargeState {
+
   CREATED, AUTHORIZING, AUTHORIZED, CAPTURING, CAPTURED, REFUNDING, REFUNDED, FAILED, REVERSED, CANCELED;
 
   /**

@@ -60,19 +60,24 @@ public class Charges {
   public Map<String, Object> charge(String merchantId, String outTradeNo, Long amountCents, String currency) {
     if (blank(merchantId) || blank(outTradeNo) || outTradeNo.length() > 64 || amountCents == null || amountCents < 1
         || currency == null || !currency.matches("[A-Z]{3}")) {
-      throw new PaymentException(400, "invalid-charge", "merchantId, outTradeNo (at most 64 characters), amountCents >= 1"
-          + " and a 3-letter currency are required, but were " + merchantId + ", " + outTradeNo + ", " + amountCents + ", "
-          + currency, null);
+      throw new PaymentException(400, "invalid-charge",
+          "merchantId, outTradeNo (at most 64 characters), amountCents >= 1"
+              + " and a 3-letter currency are required, but were " + merchantId + ", " + outTradeNo + ", " + amountCents
+              + ", "
+              + currency,
+          null);
     }
     String id = "ch-" + UUID.randomUUID();
     Integer inserted = tx.execute(s -> jdbc.update(INSERT_CHARGE, id, merchantId, outTradeNo, amountCents, currency));
     Charge first = charges.findByMerchantIdAndOutTradeNo(merchantId, outTradeNo).orElseThrow();
     if (inserted == null || inserted == 0) {
       if (first.getAmountCents() != amountCents || !first.getCurrency().equals(currency)) {
-        log.warn("charge {}: out_trade_no {} of merchant {} reused with {} {} (first: {} {})", first.getId(), outTradeNo,
+        log.warn("charge {}: out_trade_no {} of merchant {} reused with {} {} (first: {} {})", first.getId(),
+            outTradeNo,
             merchantId, amountCents, currency, first.getAmountCents(), first.getCurrency());
         throw new PaymentException(400, "out-trade-no-reused", "out_trade_no " + outTradeNo + " was first used for "
-            + first.getAmountCents() + " " + first.getCurrency() + ", not " + amountCents + " " + currency, view(first));
+            + first.getAmountCents() + " " + first.getCurrency() + ", not " + amountCents + " " + currency,
+            view(first));
       }
       return view(first);
     }
@@ -101,16 +106,20 @@ public class Charges {
     Charge charge = charges.findById(chargeId)
         .orElseThrow(() -> new PaymentException(404, "unknown-charge", "No charge " + chargeId, null));
     if (blank(outRefundNo) || outRefundNo.length() > 64 || amountCents == null) {
-      throw new PaymentException(400, "invalid-refund", "outRefundNo (at most 64 characters) and amountCents are required,"
-          + " but were " + outRefundNo + ", " + amountCents, null);
+      throw new PaymentException(400, "invalid-refund",
+          "outRefundNo (at most 64 characters) and amountCents are required,"
+              + " but were " + outRefundNo + ", " + amountCents,
+          null);
     }
     var existing = refunds.findByChargeIdAndOutRefundNo(chargeId, outRefundNo);
     if (existing.isPresent()) {
       return sameRefund(existing.get(), amountCents);
     }
     if (amountCents != charge.getAmountCents()) {
-      throw new PaymentException(400, "partial-refund", "Refunds are of the whole charge " + chargeId + ": amountCents must be "
-          + charge.getAmountCents() + ", but was " + amountCents, null);
+      throw new PaymentException(400, "partial-refund",
+          "Refunds are of the whole charge " + chargeId + ": amountCents must be "
+              + charge.getAmountCents() + ", but was " + amountCents,
+          null);
     }
     String id = "rf-" + UUID.randomUUID();
     Integer inserted;
@@ -139,13 +148,16 @@ public class Charges {
 
   /** The charge {@code id} as the API shows it. */
   public Map<String, Object> get(String id) {
-    return view(charges.findById(id).orElseThrow(() -> new PaymentException(404, "unknown-charge", "No charge " + id, null)));
+    return view(
+        charges.findById(id).orElseThrow(() -> new PaymentException(404, "unknown-charge", "No charge " + id, null)));
   }
 
   private Map<String, Object> sameRefund(Refund r, long amountCents) {
     if (r.getAmountCents() != amountCents) {
-      throw new PaymentException(400, "out-refund-no-reused", "out_refund_no " + r.getOutRefundNo() + " was first used for "
-          + r.getAmountCents() + ", not " + amountCents, view(r));
+      throw new PaymentException(400, "out-refund-no-reused",
+          "out_refund_no " + r.getOutRefundNo() + " was first used for "
+              + r.getAmountCents() + ", not " + amountCents,
+          view(r));
     }
     return view(r);
   }

@@ -23,10 +23,12 @@ class PaymentController {
   }
 
   /** The body of {@code POST /charges}. */
-  record ChargeRequest(String merchantId, String outTradeNo, Long amountCents, String currency) {}
+  record ChargeRequest(String merchantId, String outTradeNo, Long amountCents, String currency) {
+  }
 
   /** The body of {@code POST /charges/{id}/refunds}. */
-  record RefundRequest(String outRefundNo, Long amountCents) {}
+  record RefundRequest(String outRefundNo, Long amountCents) {
+  }
 
   @PostMapping("/charges")
   Map<String, Object> charge(@RequestBody ChargeRequest r) {

@@ -20,7 +20,8 @@ public class Refund {
   private long amountCents;
   private String state;
 
-  protected Refund() {}
+  protected Refund() {
+  }
 
   public String getId() {
     return id;

@@ -30,7 +30,8 @@ class DemoIT {
   @Test
   void everyBackendReconciles(EmbeddedRocketMQ mq, ConvergePostgres pg, EmbeddedPulsar pulsar) throws Exception {
     ByteArrayOutputStream text = new ByteArrayOutputStream();
-    DemoRunner runner = new DemoRunner(DevPlatform.of(mq, pg, pulsar), new PrintStream(text, true, StandardCharsets.UTF_8));
+    DemoRunner runner = new DemoRunner(DevPlatform.of(mq, pg, pulsar),
+        new PrintStream(text, true, StandardCharsets.UTF_8));
     boolean ok = runner.run(ORDERS, "rocketmq,outbox,pulsar");
     String printed = text.toString(StandardCharsets.UTF_8);
     assertThat(ok).as(printed).isTrue();

@@ -36,7 +36,8 @@ class DemoOutageIT {
       "spring.datasource.hikari.validation-timeout", "1000");
 
   @Test
-  void everyBackendReconcilesAfterDatabaseAndBrokerOutages(EmbeddedRocketMQ mq, ConvergePostgres pg, EmbeddedPulsar pulsar)
+  void everyBackendReconcilesAfterDatabaseAndBrokerOutages(EmbeddedRocketMQ mq, ConvergePostgres pg,
+      EmbeddedPulsar pulsar)
       throws Exception {
     ByteArrayOutputStream text = new ByteArrayOutputStream();
     PrintStream out = new PrintStream(text, true, StandardCharsets.UTF_8);
@@ -54,20 +55,23 @@ class DemoOutageIT {
     assertThat(runner.reports()).hasSize(3).allSatisfy(r -> {
       assertThat(r.parkedOrTickets()).as("dead letters and tickets, backend " + r.backend() + "\n" + printed).isZero();
       assertThat(r.stored5xx()).as("stored 5xx answers, backend " + r.backend() + "\n" + printed).isZero();
-      assertThat(r.client().gaveUp()).as("requests without an answer, backend " + r.backend() + "\n" + printed).isZero();
+      assertThat(r.client().gaveUp()).as("requests without an answer, backend " + r.backend() + "\n" + printed)
+          .isZero();
       assertThat(r.violations()).as(printed).isEmpty();
       assertThat(r.paid()).isPositive();
       assertThat(r.debitedCents()).isEqualTo(r.paidCents());
     });
-    assertThat(runner.reports()).as("the clients felt the outages: they retried").anySatisfy(r ->
-        assertThat(r.client().retries()).isPositive());
+    assertThat(runner.reports()).as("the clients felt the outages: they retried")
+        .anySatisfy(r -> assertThat(r.client().retries()).isPositive());
     assertThat(ok).as(printed).isTrue();
   }
 
   /** Prints to the test's log too, so that a long run shows its progress. */
   private static final class Tee extends PrintStream {
+
     Tee(PrintStream copy) {
       super(new java.io.OutputStream() {
+
         @Override
         public void write(int b) {
           copy.write(b);

@@ -33,7 +33,6 @@ import org.springframework.context.ConfigurableApplicationContext;
 @ExtendWith({RocketMQExtension.class, PostgresExtension.class})
 class ServiceStartupIT {
 
-
   @Test
   void orderServiceStartedWhileTheDatabaseIsFrozenStartsOnceItIsBack(EmbeddedRocketMQ mq, ConvergePostgres pg)
       throws Exception {
@@ -73,13 +72,15 @@ class ServiceStartupIT {
    * service has opened a connection to it and {@link #FROZEN_AFTER_CONNECT} has passed (more than two
    * pool timeouts): a busy machine may take long to reach the database, so the freeze follows the start.
    */
-  private static CompletableFuture<ConfigurableApplicationContext> startWhileFrozen(ConvergePostgres pg, List<String> args)
+  private static CompletableFuture<ConfigurableApplicationContext> startWhileFrozen(ConvergePostgres pg,
+      List<String> args)
       throws Exception {
     int port = Integer.parseInt(pg.jdbcUrl().replaceAll(".*:(\\d+)/.*", "$1"));
     pg.freeze();
     long before = connectionsTo(port);
-    CompletableFuture<ConfigurableApplicationContext> started = CompletableFuture.supplyAsync(() ->
-        new SpringApplicationBuilder(OrderServiceApp.class).properties("spring.config.name=order").run(args.toArray(String[]::new)));
+    CompletableFuture<ConfigurableApplicationContext> started = CompletableFuture
+        .supplyAsync(() -> new SpringApplicationBuilder(OrderServiceApp.class).properties("spring.config.name=order")
+            .run(args.toArray(String[]::new)));
     await("the service opened a connection to the frozen database within 2 min").atMost(Duration.ofMinutes(2))
         .pollInterval(Duration.ofMillis(100)).until(() -> connectionsTo(port) > before || started.isDone());
     Thread.sleep(FROZEN_AFTER_CONNECT.toMillis()); // the outage itself, not a synchronisation
@@ -121,7 +122,8 @@ class ServiceStartupIT {
 
   private static List<String> orderServiceArgs(EmbeddedRocketMQ mq, ConvergePostgres pg) {
     String run = "startup-" + UUID.randomUUID().toString().substring(0, 6);
-    Map<String, String> p = new LinkedHashMap<>(Transport.properties(DevPlatform.of(mq, pg, null), Backend.OUTBOX, run));
+    Map<String, String> p = new LinkedHashMap<>(
+        Transport.properties(DevPlatform.of(mq, pg, null), Backend.OUTBOX, run));
     String schema = ((PGSimpleDataSource) pg.newSchema("order_" + run.replace('-', '_'))).getCurrentSchema();
     p.put("spring.datasource.url", pg.jdbcUrl() + (pg.jdbcUrl().contains("?") ? "&" : "?") + "currentSchema=" + schema);
     p.put("spring.datasource.username", pg.user());

@@ -44,8 +44,10 @@ class PaymentApiIT {
     String schema = ((PGSimpleDataSource) db).getCurrentSchema();
     jdbc = new JdbcTemplate(db);
     app = new SpringApplicationBuilder(PaymentServiceApp.class).properties("spring.config.name=payment").run(
-        "--spring.datasource.url=" + pg.jdbcUrl() + (pg.jdbcUrl().contains("?") ? "&" : "?") + "currentSchema=" + schema,
-        "--spring.datasource.username=" + pg.user(), "--spring.datasource.password=" + pg.password(), "--server.port=0");
+        "--spring.datasource.url=" + pg.jdbcUrl() + (pg.jdbcUrl().contains("?") ? "&" : "?") + "currentSchema="
+            + schema,
+        "--spring.datasource.username=" + pg.user(), "--spring.datasource.password=" + pg.password(),
+        "--server.port=0");
     base = "http://127.0.0.1:" + app.getEnvironment().getRequiredProperty("local.server.port");
   }
 
@@ -59,39 +61,48 @@ class PaymentApiIT {
   @Test
   void twentyConcurrentChargesWithOneOutTradeNoMakeOneCaptureAndOneAnswer() throws Exception {
     String outTradeNo = "t-" + UUID.randomUUID();
-    Map<String, Object> body = Map.of("merchantId", "m-7", "outTradeNo", outTradeNo, "amountCents", 4200, "currency", "EUR");
+    Map<String, Object> body = Map.of("merchantId", "m-7", "outTradeNo", outTradeNo, "amountCents", 4200, "currency",
+        "EUR");
     List<Reply> replies = concurrently(20, () -> post("/charges", body));
     assertThat(replies).allSatisfy(r -> assertThat(r.status()).isEqualTo(200));
     assertThat(replies.stream().map(r -> r.body().get("id")).distinct()).hasSize(1);
-    assertThat(jdbc.queryForObject("SELECT count(*) FROM charge WHERE out_trade_no = ?", Long.class, outTradeNo)).isEqualTo(1);
+    assertThat(jdbc.queryForObject("SELECT count(*) FROM charge WHERE out_trade_no = ?", Long.class, outTradeNo))
+        .isEqualTo(1);
     assertThat(post("/charges", body).body().get("state")).isEqualTo("CAPTURED");
   }
 
   @Test
   void sameOutTradeNoWithAnotherAmountIs400WithTheFirstCharge() throws Exception {
     String outTradeNo = "t-" + UUID.randomUUID();
-    Reply first = post("/charges", Map.of("merchantId", "m-7", "outTradeNo", outTradeNo, "amountCents", 100, "currency", "EUR"));
-    Reply other = post("/charges", Map.of("merchantId", "m-7", "outTradeNo", outTradeNo, "amountCents", 10000, "currency", "EUR"));
+    Reply first = post("/charges",
+        Map.of("merchantId", "m-7", "outTradeNo", outTradeNo, "amountCents", 100, "currency", "EUR"));
+    Reply other = post("/charges",
+        Map.of("merchantId", "m-7", "outTradeNo", outTradeNo, "amountCents", 10000, "currency", "EUR"));
     assertThat(other.status()).isEqualTo(400);
     assertThat(other.body().get("error")).isEqualTo("out-trade-no-reused");
     assertThat(other.body().get("first")).isEqualTo(first.body());
     // another merchant may use the same out_trade_no
-    assertThat(post("/charges", Map.of("merchantId", "m-8", "outTradeNo", outTradeNo, "amountCents", 10000, "currency", "EUR"))
-        .status()).isEqualTo(200);
+    assertThat(
+        post("/charges", Map.of("merchantId", "m-8", "outTradeNo", outTradeNo, "amountCents", 10000, "currency", "EUR"))
+            .status())
+        .isEqualTo(200);
   }
 
   @Test
   void concurrentRefundsUnderDifferentNumbersRefundOnce() throws Exception {
-    Reply charge = post("/charges", Map.of("merchantId", "m-7", "outTradeNo", "t-" + UUID.randomUUID(), "amountCents", 900,
-        "currency", "EUR"));
+    Reply charge = post("/charges",
+        Map.of("merchantId", "m-7", "outTradeNo", "t-" + UUID.randomUUID(), "amountCents", 900,
+            "currency", "EUR"));
     String id = (String) charge.body().get("id");
     java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
     List<Reply> replies = concurrently(10,
-        () -> post("/charges/" + id + "/refunds", Map.of("outRefundNo", "r-" + n.incrementAndGet(), "amountCents", 900)));
+        () -> post("/charges/" + id + "/refunds",
+            Map.of("outRefundNo", "r-" + n.incrementAndGet(), "amountCents", 900)));
     assertThat(replies.stream().filter(r -> r.status() == 200)).hasSize(1);
     assertThat(replies.stream().filter(r -> r.status() == 409)).hasSize(9);
     assertThat(jdbc.queryForObject("SELECT count(*) FROM refund WHERE charge_id = ?", Long.class, id)).isEqualTo(1);
-    assertThat(post("/charges/" + id + "/refunds", Map.of("outRefundNo", "r-x", "amountCents", 900)).status()).isEqualTo(409);
+    assertThat(post("/charges/" + id + "/refunds", Map.of("outRefundNo", "r-x", "amountCents", 900)).status())
+        .isEqualTo(409);
     assertThat(jdbc.queryForObject("SELECT state FROM charge WHERE id = ?", String.class, id)).isEqualTo("REFUNDED");
   }
 
@@ -108,19 +119,25 @@ class PaymentApiIT {
 
   @Test
   void invalidInputIs400() throws Exception {
-    assertThat(post("/charges", Map.of("merchantId", "m-7", "outTradeNo", "x", "amountCents", 0, "currency", "EUR")).status())
+    assertThat(
+        post("/charges", Map.of("merchantId", "m-7", "outTradeNo", "x", "amountCents", 0, "currency", "EUR")).status())
         .isEqualTo(400);
-    assertThat(post("/charges", Map.of("merchantId", "m-7", "outTradeNo", "x", "amountCents", 5, "currency", "euro")).status())
+    assertThat(
+        post("/charges", Map.of("merchantId", "m-7", "outTradeNo", "x", "amountCents", 5, "currency", "euro")).status())
         .isEqualTo(400);
     assertThat(post("/charges/ch-none/refunds", Map.of("outRefundNo", "r", "amountCents", 5)).status()).isEqualTo(404);
   }
 
-  record Reply(int status, Map<String, Object> body) {}
+  record Reply(int status, Map<String, Object> body) {
+  }
 
   private Reply post(String path, Map<String, ?> body) throws Exception {
-    HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(URI.create(base + path)).header("Content-Type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body))).build(), HttpResponse.BodyHandlers.ofByteArray());
-    return new Reply(r.statusCode(), JSON.readValue(r.body(), new TypeReference<Map<String, Object>>() {}));
+    HttpResponse<byte[]> r = http.send(
+        HttpRequest.newBuilder(URI.create(base + path)).header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body))).build(),
+        HttpResponse.BodyHandlers.ofByteArray());
+    return new Reply(r.statusCode(), JSON.readValue(r.body(), new TypeReference<Map<String, Object>>() {
+    }));
   }
 
   private static List<Reply> concurrently(int n, Callable<Reply> call) throws Exception {

@@ -17,33 +17,29 @@ import picocli.CommandLine.Spec;
  * {@code converge bench}: runs scenarios, alone or in pairs, against freshly started embedded servers;
  * with {@code --markdown FILE}, also writes their tables as Markdown ({@code docs/benchmarks.md} is made so).
  */
-@Command(
-    name = "bench",
-    mixinStandardHelpOptions = true,
-    description = {
-        "Runs a named scenario against embedded RocketMQ and PostgreSQL (fsync on) with warm-up and",
-        "repeated runs; prints median and spread, and for --baseline the ratio A/B run by run.",
-        "Scenarios: see --list (baselines rocketmq-send, rocketmq-txn-send, pg-insert, pulsar-send, pulsar-txn[-100];",
-        "Converge's own, e.g. txn-producer-rocketmq, txn-producer-pulsar[-100]). Pulsar starts in a child JVM when needed.",
-        "Drain scenarios (outbox-drain, outbox-drain-sequential, claim-mark, cdc-drain) fill --rows rows and time --threads relays draining them.",
-        "Several scenarios run one after the other, e.g. txn-producer-rocketmq:pg-insert outbox-write:pg-insert --markdown docs/benchmarks.md."})
+@Command(name = "bench", mixinStandardHelpOptions = true, description = {
+    "Runs a named scenario against embedded RocketMQ and PostgreSQL (fsync on) with warm-up and",
+    "repeated runs; prints median and spread, and for --baseline the ratio A/B run by run.",
+    "Scenarios: see --list (baselines rocketmq-send, rocketmq-txn-send, pg-insert, pulsar-send, pulsar-txn[-100];",
+    "Converge's own, e.g. txn-producer-rocketmq, txn-producer-pulsar[-100]). Pulsar starts in a child JVM when needed.",
+    "Drain scenarios (outbox-drain, outbox-drain-sequential, claim-mark, cdc-drain) fill --rows rows and time --threads relays draining them.",
+    "Several scenarios run one after the other, e.g. txn-producer-rocketmq:pg-insert outbox-write:pg-insert --markdown docs/benchmarks.md."})
 public final class BenchCommand implements Callable<Integer> {
 
-  @Parameters(arity = "0..*", paramLabel = "SCENARIO[:BASELINE]",
-      description = "the scenarios to run, one after the other; a:b compares a with b in the same runs")
+  @Parameters(arity = "0..*", paramLabel = "SCENARIO[:BASELINE]", description = "the scenarios to run, one after the other; a:b compares a with b in the same runs")
   List<String> scenarios = new ArrayList<>();
 
   @Option(names = "--baseline", description = "a scenario to compare against, in the same runs, for each scenario given without one")
   String baseline;
 
-  @Option(names = "--markdown", paramLabel = "FILE",
-      description = "also write the result tables as Markdown to FILE, with the command, machine, JVM and date (not for drain scenarios)")
+  @Option(names = "--markdown", paramLabel = "FILE", description = "also write the result tables as Markdown to FILE, with the command, machine, JVM and date (not for drain scenarios)")
   Path markdown;
 
   @Spec
   CommandSpec spec;
 
-  @Option(names = {"-t", "--threads"}, split = ",", defaultValue = "1", description = "worker threads; a list runs each (default ${DEFAULT-VALUE})")
+  @Option(names = {"-t",
+      "--threads"}, split = ",", defaultValue = "1", description = "worker threads; a list runs each (default ${DEFAULT-VALUE})")
   List<Integer> threads;
 
   @Option(names = "--warmup", defaultValue = "PT5S", description = "warm-up per scenario, ISO-8601 (default ${DEFAULT-VALUE})")
@@ -65,7 +61,8 @@ public final class BenchCommand implements Callable<Integer> {
   int batch;
 
   /** A scenario to run and the one it is compared with (null for none). */
-  private record Pair(String scenario, String baseline) {}
+  private record Pair(String scenario, String baseline) {
+  }
 
   @Override
   public Integer call() throws Exception {
@@ -80,7 +77,8 @@ public final class BenchCommand implements Callable<Integer> {
     }
     if (pairs.stream().anyMatch(p -> DrainScenario.isDrain(p.scenario()))) {
       if (pairs.size() != 1 || markdown != null) {
-        throw new IllegalArgumentException("a drain scenario runs alone and without --markdown, but the scenarios were " + scenarios);
+        throw new IllegalArgumentException(
+            "a drain scenario runs alone and without --markdown, but the scenarios were " + scenarios);
       }
       return drain(pairs.get(0).scenario(), pairs.get(0).baseline());
     }
@@ -92,7 +90,8 @@ public final class BenchCommand implements Callable<Integer> {
       }
     }
     MarkdownReport report = new MarkdownReport("mvn -B -DskipTests -pl ops -am verify exec:java -Dexec.args=\""
-        + String.join(" ", spec.commandLine().getParseResult().originalArgs()) + "\"", new BenchRunner.Plan(1, warmup, duration, runs));
+        + String.join(" ", spec.commandLine().getParseResult().originalArgs()) + "\"",
+        new BenchRunner.Plan(1, warmup, duration, runs));
     try (BenchEnv env = BenchEnv.start()) {
       BenchRunner runner = new BenchRunner(env, System.out);
       for (Pair p : pairs) {
@@ -102,7 +101,8 @@ public final class BenchCommand implements Callable<Integer> {
           if (p.baseline() != null) {
             run.add(Scenarios.create(p.baseline()));
           }
-          System.out.printf("%n== %s%s, %d thread(s)%n", p.scenario(), p.baseline() == null ? "" : " vs " + p.baseline(), t);
+          System.out.printf("%n== %s%s, %d thread(s)%n", p.scenario(),
+              p.baseline() == null ? "" : " vs " + p.baseline(), t);
           report.add(run.get(0), p.baseline(), t, runner.run(run, new BenchRunner.Plan(t, warmup, duration, runs)));
         }
       }
@@ -121,7 +121,9 @@ public final class BenchCommand implements Callable<Integer> {
   /** Drain scenarios (outbox-drain, claim-mark): --threads is the number of relays. */
   private int drain(String scenario, String baseline) throws Exception {
     if (baseline != null && !DrainScenario.isDrain(baseline)) {
-      throw new IllegalArgumentException("a drain scenario compares only with another (outbox-drain, outbox-drain-sequential, claim-mark), but was " + baseline);
+      throw new IllegalArgumentException(
+          "a drain scenario compares only with another (outbox-drain, outbox-drain-sequential, claim-mark), but was "
+              + baseline);
     }
     if (rows < 1 || batch < 1 || batch > 10_000) {
       throw new IllegalArgumentException("bench.rows must be positive and bench.batch between 1 and 10000, but were "

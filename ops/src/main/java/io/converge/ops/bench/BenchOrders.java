@@ -18,7 +18,8 @@ public final class BenchOrders {
       """;
   private static final String INSERT = "INSERT INTO bench_orders (id, customer, amount_cents) VALUES (?, ?, ?)";
 
-  private BenchOrders() {}
+  private BenchOrders() {
+  }
 
   /** Creates the table in the data source's schema. */
   public static void create(DataSource db) throws SQLException {

@@ -28,6 +28,7 @@ public final class BenchRunner {
    * @param runs measured runs per scenario
    */
   public record Plan(int threads, Duration warmup, Duration duration, int runs) {
+
     /** Validates the plan. */
     public Plan {
       if (threads < 1 || threads > 256) {
@@ -46,7 +47,8 @@ public final class BenchRunner {
   }
 
   /** The measured throughputs (operations per second) of each scenario, one per run. */
-  public record Result(Map<String, List<Double>> throughputs) {}
+  public record Result(Map<String, List<Double>> throughputs) {
+  }
 
   private final BenchEnv env;
   private final PrintStream out;
@@ -89,7 +91,8 @@ public final class BenchRunner {
   }
 
   private void report(List<Scenario> scenarios, Plan plan, Map<String, List<Double>> results) {
-    out.printf("%nthreads=%d, %d runs of %s after %s warm-up%n", plan.threads(), plan.runs(), plan.duration(), plan.warmup());
+    out.printf("%nthreads=%d, %d runs of %s after %s warm-up%n", plan.threads(), plan.runs(), plan.duration(),
+        plan.warmup());
     for (Scenario s : scenarios) {
       Stats st = Stats.of(results.get(s.name()));
       out.printf("  %-28s median %,10.0f %s/s   min %,10.0f   max %,10.0f   spread %4.0f%%%n",

@@ -18,7 +18,8 @@ final class MarkdownReport {
 
   /** One measured scenario at one thread count; {@code baseline} and {@code ratio} are null without a baseline. */
   record Row(String scenario, String unit, int threads, Stats throughput, String baseline, Stats baselineThroughput,
-             Stats ratio) {}
+      Stats ratio) {
+  }
 
   private final String command;
   private final BenchRunner.Plan plan;
@@ -59,7 +60,8 @@ final class MarkdownReport {
         .append("\n```\n\n");
     md.append("- date: ").append(LocalDate.now(ZoneOffset.UTC)).append(" (UTC)\n");
     md.append("- machine: ").append(machine()).append('\n');
-    md.append("- JVM: ").append(System.getProperty("java.vm.name")).append(' ').append(System.getProperty("java.runtime.version"))
+    md.append("- JVM: ").append(System.getProperty("java.vm.name")).append(' ')
+        .append(System.getProperty("java.runtime.version"))
         .append(", max heap ").append(Runtime.getRuntime().maxMemory() >> 20).append(" MiB\n");
     md.append("- plan: ").append(plan.runs()).append(" runs of ").append(seconds(plan.duration().toMillis()))
         .append(" per scenario after ").append(seconds(plan.warmup().toMillis()))
@@ -68,7 +70,8 @@ final class MarkdownReport {
         + " all on the same machine as the load\n\n");
     md.append("What each scenario measures: the scenario table of `converge bench` in ops/README.md. Compare ratios,"
         + " not absolute numbers: the machine is shared and noisy.\n\n");
-    md.append("| scenario | threads | throughput (median) | min - max | baseline | baseline (median) | ratio (median) | ratio min - max |\n");
+    md.append(
+        "| scenario | threads | throughput (median) | min - max | baseline | baseline (median) | ratio (median) | ratio min - max |\n");
     md.append("|---|---:|---:|---:|---|---:|---:|---:|\n");
     for (Row r : rows) {
       md.append("| `").append(r.scenario()).append("` | ").append(r.threads()).append(" | ")

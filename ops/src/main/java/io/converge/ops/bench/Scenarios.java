@@ -34,7 +34,8 @@ public final class Scenarios {
     register("outbox-write", TxnProducerScenario::outbox);
   }
 
-  private Scenarios() {}
+  private Scenarios() {
+  }
 
   private static void register(String name, Supplier<Scenario> factory) {
     ALL.put(name, factory);

@@ -31,7 +31,8 @@ public record Stats(double median, double min, double max, int n) {
   /** Ratios a[i] / b[i], pair by pair (runs of a and b interleaved, so noise hits both alike). */
   public static List<Double> ratios(List<Double> a, List<Double> b) {
     if (a.size() != b.size()) {
-      throw new IllegalArgumentException("pairs need as many runs of each side, but were " + a.size() + " and " + b.size());
+      throw new IllegalArgumentException(
+          "pairs need as many runs of each side, but were " + a.size() + " and " + b.size());
     }
     List<Double> ratios = new ArrayList<>(a.size());
     for (int i = 0; i < a.size(); i++) {

@@ -18,14 +18,16 @@ import picocli.CommandLine.Option;
 public abstract class DbListCommand<T> extends DbCommand {
 
   /** One column: its header, its printf width ({@code %8s}, {@code %-24s}) and its value in a row. */
-  public record Column<T>(String header, String format, Function<T, Object> value) {}
+  public record Column<T>(String header, String format, Function<T, Object> value) {
+  }
 
   /**
    * The rows shown and how many there are.
    *
    * @param total all the rows, or -1 when unknown (the count line then says how many are shown)
    */
-  public record Page<T>(long total, List<T> rows) {}
+  public record Page<T>(long total, List<T> rows) {
+  }
 
   /** The most rows listed. */
   @Option(names = "--limit", defaultValue = "100", description = "most rows listed, 1 to 10000 (default ${DEFAULT-VALUE})")
@@ -68,7 +70,8 @@ public abstract class DbListCommand<T> extends DbCommand {
     List<Column<T>> columns = columns();
     StringBuilder format = new StringBuilder();
     for (int i = 0; i < columns.size(); i++) {
-      format.append(i == 0 ? "" : i == columns.size() - 1 ? "  " : " ").append(i == columns.size() - 1 ? "%s" : columns.get(i).format());
+      format.append(i == 0 ? "" : i == columns.size() - 1 ? "  " : " ")
+          .append(i == columns.size() - 1 ? "%s" : columns.get(i).format());
     }
     String line = format.append("%n").toString();
     out.printf(line, columns.stream().map(Column::header).toArray());

@@ -19,17 +19,15 @@ import picocli.CommandLine.Parameters;
  * {@code IdempotentHandler.resume(id)} in the application, not a CLI command. Exit 0 on success, 1
  * when the database fails, 2 on bad options, 3 when the id is not parked / not open.
  */
-@Command(
-    name = "dlq",
-    mixinStandardHelpOptions = true,
-    description = "Consumers' dead letters and tickets: list them with age and reason, discard or resolve one.",
-    subcommands = {DlqCommand.ListParked.class, DlqCommand.Discard.class, DlqCommand.Tickets.class, DlqCommand.Resolve.class,
-        CommandLine.HelpCommand.class})
+@Command(name = "dlq", mixinStandardHelpOptions = true, description = "Consumers' dead letters and tickets: list them with age and reason, discard or resolve one.", subcommands = {
+    DlqCommand.ListParked.class, DlqCommand.Discard.class, DlqCommand.Tickets.class, DlqCommand.Resolve.class,
+    CommandLine.HelpCommand.class})
 public final class DlqCommand extends CommandGroup {
 
   /** {@code converge dlq list}. */
   @Command(name = "list", mixinStandardHelpOptions = true, description = "Lists parked dead letters, oldest first.")
   static final class ListParked extends DbListCommand<ConsumerOps.DeadLetter> {
+
     ListParked() {
       super("dlq list", "dead letters");
     }
@@ -56,6 +54,7 @@ public final class DlqCommand extends CommandGroup {
   /** {@code converge dlq discard ID}. */
   @Command(name = "discard", mixinStandardHelpOptions = true, description = "Discards a parked dead letter (it is not processed).")
   static final class Discard extends DbActionCommand {
+
     @Parameters(index = "0", paramLabel = "ID", description = "the dead letter's id (from dlq list)")
     long id;
 
@@ -77,6 +76,7 @@ public final class DlqCommand extends CommandGroup {
   /** {@code converge dlq tickets}. */
   @Command(name = "tickets", mixinStandardHelpOptions = true, description = "Lists open tickets, oldest first.")
   static final class Tickets extends DbListCommand<ConsumerOps.Ticket> {
+
     Tickets() {
       super("dlq tickets", "open tickets");
     }
@@ -102,6 +102,7 @@ public final class DlqCommand extends CommandGroup {
   /** {@code converge dlq resolve ID --by NAME [--note TEXT]}. */
   @Command(name = "resolve", mixinStandardHelpOptions = true, description = "Closes an open ticket.")
   static final class Resolve extends DbActionCommand {
+
     @Parameters(index = "0", paramLabel = "ID", description = "the ticket's id (from dlq tickets)")
     long id;
 

@@ -19,16 +19,14 @@ import picocli.CommandLine.Parameters;
  * {@code CdcRelay.resume(key)} sends them at once). Exit 0 on success, 1 when the database fails, 2 on
  * bad options, 3 when the key has no parked row.
  */
-@Command(
-    name = "outbox",
-    mixinStandardHelpOptions = true,
-    description = "Parked outbox keys: list them with age and reason, resume one.",
-    subcommands = {OutboxCommand.Parked.class, OutboxCommand.Resume.class, CommandLine.HelpCommand.class})
+@Command(name = "outbox", mixinStandardHelpOptions = true, description = "Parked outbox keys: list them with age and reason, resume one.", subcommands = {
+    OutboxCommand.Parked.class, OutboxCommand.Resume.class, CommandLine.HelpCommand.class})
 public final class OutboxCommand extends CommandGroup {
 
   /** {@code converge outbox parked}. */
   @Command(name = "parked", mixinStandardHelpOptions = true, description = "Lists parked outbox rows, oldest first.")
   static final class Parked extends DbListCommand<Outbox.Parked> {
+
     Parked() {
       super("outbox parked", "parked rows");
     }
@@ -52,10 +50,10 @@ public final class OutboxCommand extends CommandGroup {
   }
 
   /** {@code converge outbox resume KEY}. */
-  @Command(name = "resume", mixinStandardHelpOptions = true,
-      description = "Resumes a parked key: its rows are sent again, in order, by the polling relays from their next poll"
-          + " or by a CDC relay's sweeper within its sweep age.")
+  @Command(name = "resume", mixinStandardHelpOptions = true, description = "Resumes a parked key: its rows are sent again, in order, by the polling relays from their next poll"
+      + " or by a CDC relay's sweeper within its sweep age.")
   static final class Resume extends DbActionCommand {
+
     @Parameters(index = "0", paramLabel = "KEY", description = "the parked key (the message key, or the message id of a keyless message)")
     String key;
 
@@ -66,8 +64,9 @@ public final class OutboxCommand extends CommandGroup {
     @Override
     protected String act(DataSource dataSource) {
       int rows = Outbox.on(dataSource).resume(key);
-      return rows == 0 ? null : "resumed key '" + key + "': " + rows
-          + " row(s) back in play for the relays (polling: next poll; CDC: the sweeper)";
+      return rows == 0 ? null
+          : "resumed key '" + key + "': " + rows
+              + " row(s) back in play for the relays (polling: next poll; CDC: the sweeper)";
     }
 
     @Override

@@ -19,11 +19,8 @@ import picocli.CommandLine.Parameters;
  * one once the cause is fixed. Exit 0 on success, 1 when the database fails, 2 on bad options, 3 when
  * the transaction is not parked.
  */
-@Command(
-    name = "pulsar",
-    mixinStandardHelpOptions = true,
-    description = "Parked Pulsar transactions: list them with age and reason, resume one.",
-    subcommands = {PulsarCommand.Parked.class, PulsarCommand.Resume.class, CommandLine.HelpCommand.class})
+@Command(name = "pulsar", mixinStandardHelpOptions = true, description = "Parked Pulsar transactions: list them with age and reason, resume one.", subcommands = {
+    PulsarCommand.Parked.class, PulsarCommand.Resume.class, CommandLine.HelpCommand.class})
 public final class PulsarCommand extends CommandGroup {
 
   private static final Pattern TXN_ID = Pattern.compile("\\(?(-?\\d+),(-?\\d+)\\)?");
@@ -31,6 +28,7 @@ public final class PulsarCommand extends CommandGroup {
   /** {@code converge pulsar parked}. */
   @Command(name = "parked", mixinStandardHelpOptions = true, description = "Lists parked Pulsar transactions, longest parked first.")
   static final class Parked extends DbListCommand<PulsarTxns.Parked> {
+
     Parked() {
       super("pulsar parked", "parked Pulsar transactions");
     }
@@ -54,9 +52,9 @@ public final class PulsarCommand extends CommandGroup {
   }
 
   /** {@code converge pulsar resume ID}. */
-  @Command(name = "resume", mixinStandardHelpOptions = true,
-      description = "Resumes a parked Pulsar transaction: the next recovery scan of its group re-publishes it.")
+  @Command(name = "resume", mixinStandardHelpOptions = true, description = "Resumes a parked Pulsar transaction: the next recovery scan of its group re-publishes it.")
   static final class Resume extends DbActionCommand {
+
     @Parameters(index = "0", paramLabel = "ID", description = "the transaction id as listed, (most,least)")
     String id;
 
@@ -77,7 +75,8 @@ public final class PulsarCommand extends CommandGroup {
       Matcher m = TXN_ID.matcher(id);
       m.matches();
       return PulsarTxns.on(dataSource).resume(Long.parseLong(m.group(1)), Long.parseLong(m.group(2)))
-          ? "resumed Pulsar transaction " + id + ": the next recovery scan of its group re-publishes it" : null;
+          ? "resumed Pulsar transaction " + id + ": the next recovery scan of its group re-publishes it"
+          : null;
     }
 
     @Override

@@ -20,16 +20,14 @@ import picocli.CommandLine.Parameters;
  * discarded by hand. Exit 0 on success, 1 when the database fails, 2 on bad options, 3 when the
  * message has no open ticket.
  */
-@Command(
-    name = "txn",
-    mixinStandardHelpOptions = true,
-    description = "Producer tickets (check-backs past the log retention): list them with age and reason, resolve one.",
-    subcommands = {TxnCommand.Tickets.class, TxnCommand.Resolve.class, CommandLine.HelpCommand.class})
+@Command(name = "txn", mixinStandardHelpOptions = true, description = "Producer tickets (check-backs past the log retention): list them with age and reason, resolve one.", subcommands = {
+    TxnCommand.Tickets.class, TxnCommand.Resolve.class, CommandLine.HelpCommand.class})
 public final class TxnCommand extends CommandGroup {
 
   /** {@code converge txn tickets}. */
   @Command(name = "tickets", mixinStandardHelpOptions = true, description = "Lists open producer tickets, oldest first.")
   static final class Tickets extends DbListCommand<TxnTickets.Ticket> {
+
     Tickets() {
       super("txn tickets", "open producer tickets");
     }
@@ -54,9 +52,9 @@ public final class TxnCommand extends CommandGroup {
   }
 
   /** {@code converge txn resolve MESSAGE_ID --by NAME [--note TEXT]}. */
-  @Command(name = "resolve", mixinStandardHelpOptions = true,
-      description = "Closes the open producer ticket of a message (after delivering or discarding it by hand).")
+  @Command(name = "resolve", mixinStandardHelpOptions = true, description = "Closes the open producer ticket of a message (after delivering or discarding it by hand).")
   static final class Resolve extends DbActionCommand {
+
     @Parameters(index = "0", paramLabel = "MESSAGE_ID", description = "the ticket's message id (from txn tickets)")
     String messageId;
 
@@ -80,7 +78,8 @@ public final class TxnCommand extends CommandGroup {
 
     @Override
     protected String act(DataSource dataSource) {
-      return TxnTickets.on(dataSource).resolve(messageId, by, note) ? "resolved the ticket of message " + messageId : null;
+      return TxnTickets.on(dataSource).resolve(messageId, by, note) ? "resolved the ticket of message " + messageId
+          : null;
     }
 
     @Override

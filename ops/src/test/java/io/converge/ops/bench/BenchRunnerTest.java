@@ -38,13 +38,15 @@ class BenchRunnerTest {
   }
 
   private record Fake(AtomicInteger calls, boolean fail) implements Scenario {
+
     @Override
     public String name() {
       return "fake";
     }
 
     @Override
-    public void setUp(BenchEnv env, int threads) {}
+    public void setUp(BenchEnv env, int threads) {
+    }
 
     @Override
     public int runOnce(int worker) {
@@ -56,6 +58,7 @@ class BenchRunnerTest {
     }
 
     @Override
-    public void close() {}
+    public void close() {
+    }
   }
 }

@@ -19,8 +19,10 @@ class MarkdownReportTest {
     runs.put("a", List.of(100.0, 200.0, 300.0));
     runs.put("b", List.of(400.0, 400.0, 600.0));
     report.add(new NamedScenario("a", "msg") {
+
       @Override
-      public void setUp(BenchEnv env, int threads) {}
+      public void setUp(BenchEnv env, int threads) {
+      }
 
       @Override
       public int runOnce(int worker) {
@@ -28,12 +30,14 @@ class MarkdownReportTest {
       }
 
       @Override
-      public void close() {}
+      public void close() {
+      }
     }, "b", 8, new BenchRunner.Result(runs));
 
     String page = report.render();
 
-    assertThat(page).contains("converge bench a:b", "- machine: ", "- JVM: ", "- date: ", "3 runs of 3 s", "1 s of warm-up");
+    assertThat(page).contains("converge bench a:b", "- machine: ", "- JVM: ", "- date: ", "3 runs of 3 s",
+        "1 s of warm-up");
     assertThat(page).contains("| `a` | 8 | 200 msg/s | 100 - 300 | `b` | 400 | 0.50 | 0.25 - 0.50 |");
   }
 }

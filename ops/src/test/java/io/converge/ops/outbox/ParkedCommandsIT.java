@@ -20,17 +20,18 @@ class ParkedCommandsIT {
   @BeforeEach
   void tables() throws Exception {
     db = CliSchema.create("parkedcli", "outbox", "consumer");
-    db.execute("INSERT INTO converge_outbox (message_id, producer_group, topic, order_key, msg_key, header_names, header_values,"
-          + " payload, created_at, attempts, last_error, parked_at) VALUES"
-          + " ('m-poison', 'g', 'orders', 'poison', 'poison', '{}', '{}', '\\x00', now() - interval '3 hours', 5,"
-          + "  'InvalidMessageException: 100 KiB over the 64 KiB limit', now() - interval '2 hours 5 minutes'),"
-          + " ('m-healthy', 'g', 'orders', 'healthy', 'healthy', '{}', '{}', '\\x00', now(), 0, NULL, NULL)",
-      "INSERT INTO converge_dlq (tenant, consumer_group, topic, message_id, reason_code, reason, attempts, headers,"
-          + " payload, status, created_at) VALUES ('t1', 'billing', 'charges', 'm-dead', 'RETRIES_EXHAUSTED',"
-          + " 'SQLException: deadlock detected', 8, '', '\\x00', 'PARKED', now() - interval '26 hours')",
-      "INSERT INTO converge_ticket (tenant, consumer_group, topic, message_id, kind, reason, status, created_at)"
-          + " VALUES ('t1', 'billing', 'charges', 'm-odd', 'MONEY_ANOMALY', 'debit exceeds the order total', 'OPEN',"
-          + " now() - interval '10 minutes')");
+    db.execute(
+        "INSERT INTO converge_outbox (message_id, producer_group, topic, order_key, msg_key, header_names, header_values,"
+            + " payload, created_at, attempts, last_error, parked_at) VALUES"
+            + " ('m-poison', 'g', 'orders', 'poison', 'poison', '{}', '{}', '\\x00', now() - interval '3 hours', 5,"
+            + "  'InvalidMessageException: 100 KiB over the 64 KiB limit', now() - interval '2 hours 5 minutes'),"
+            + " ('m-healthy', 'g', 'orders', 'healthy', 'healthy', '{}', '{}', '\\x00', now(), 0, NULL, NULL)",
+        "INSERT INTO converge_dlq (tenant, consumer_group, topic, message_id, reason_code, reason, attempts, headers,"
+            + " payload, status, created_at) VALUES ('t1', 'billing', 'charges', 'm-dead', 'RETRIES_EXHAUSTED',"
+            + " 'SQLException: deadlock detected', 8, '', '\\x00', 'PARKED', now() - interval '26 hours')",
+        "INSERT INTO converge_ticket (tenant, consumer_group, topic, message_id, kind, reason, status, created_at)"
+            + " VALUES ('t1', 'billing', 'charges', 'm-odd', 'MONEY_ANOMALY', 'debit exceeds the order total', 'OPEN',"
+            + " now() - interval '10 minutes')");
   }
 
   @Test
@@ -43,7 +44,8 @@ class ParkedCommandsIT {
     CliRun resume = db.run("outbox", "resume", "poison");
     assertThat(resume.status()).as(resume.err()).isZero();
     assertThat(resume.out()).contains("resumed key 'poison': 1 row(s)");
-    assertThat(db.count("SELECT count(*) FROM converge_outbox WHERE parked_at IS NULL AND attempts = 0 AND message_id = 'm-poison'"))
+    assertThat(db.count(
+        "SELECT count(*) FROM converge_outbox WHERE parked_at IS NULL AND attempts = 0 AND message_id = 'm-poison'"))
         .isOne();
     assertThat(db.run("outbox", "parked").out()).contains("0 parked rows");
 
@@ -65,11 +67,13 @@ class ParkedCommandsIT {
     assertThat(db.run("dlq", "discard", Long.toString(dlqId)).status()).as("no longer parked").isEqualTo(3);
 
     CliRun tickets = db.run("dlq", "tickets");
-    assertThat(tickets.out()).contains("MONEY_ANOMALY").contains("m-odd").contains("10m").contains("debit exceeds the order total");
+    assertThat(tickets.out()).contains("MONEY_ANOMALY").contains("m-odd").contains("10m")
+        .contains("debit exceeds the order total");
     long ticketId = db.count("SELECT id FROM converge_ticket WHERE message_id = 'm-odd'");
     CliRun resolve = db.run("dlq", "resolve", Long.toString(ticketId), "--by", "alice", "--note", "refunded by hand");
     assertThat(resolve.status()).as(resolve.err()).isZero();
-    assertThat(db.count("SELECT count(*) FROM converge_ticket WHERE status = 'RESOLVED' AND resolved_by = 'alice'")).isOne();
+    assertThat(db.count("SELECT count(*) FROM converge_ticket WHERE status = 'RESOLVED' AND resolved_by = 'alice'"))
+        .isOne();
     assertThat(db.run("dlq", "resolve", Long.toString(ticketId), "--by", "bob").status()).isEqualTo(3);
   }
 
@@ -86,6 +90,5 @@ class ParkedCommandsIT {
     assertThat(noOutbox.status()).isEqualTo(1);
     assertThat(noOutbox.err()).contains("outbox parked failed:");
   }
-
 
 }

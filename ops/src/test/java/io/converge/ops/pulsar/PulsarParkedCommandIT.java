@@ -20,24 +20,28 @@ class PulsarParkedCommandIT {
   void tables() throws Exception {
     db = CliSchema.create("pulsarcli", "pulsar");
     db.execute("INSERT INTO converge_pulsar_txn (txn_most, txn_least, producer_group, deadline, created_at, attempts,"
-          + " parked_at, reason) VALUES (0, 42, 'orders', now() - interval '3 hours', now() - interval '3 hours', 10,"
-          + " now() - interval '2 hours 5 minutes', 'Pulsar refused message m-1 on gone: TopicTerminatedException'),"
-          + " (0, 43, 'orders', now() + interval '1 minute', now(), 0, NULL, NULL)",
-      "INSERT INTO converge_pulsar_txn_message (message_id, txn_most, txn_least, topic, properties, payload)"
-          + " VALUES ('m-1', 0, 42, 'gone', '{}', '\\x00'), ('m-2', 0, 42, 'gone', '{}', '\\x00')");
+        + " parked_at, reason) VALUES (0, 42, 'orders', now() - interval '3 hours', now() - interval '3 hours', 10,"
+        + " now() - interval '2 hours 5 minutes', 'Pulsar refused message m-1 on gone: TopicTerminatedException'),"
+        + " (0, 43, 'orders', now() + interval '1 minute', now(), 0, NULL, NULL)",
+        "INSERT INTO converge_pulsar_txn_message (message_id, txn_most, txn_least, topic, properties, payload)"
+            + " VALUES ('m-1', 0, 42, 'gone', '{}', '\\x00'), ('m-2', 0, 42, 'gone', '{}', '\\x00')");
   }
 
   @Test
   void parkedTransactionsAreListedWithAgeAndReasonAndResumed() throws Exception {
     CliRun list = db.run("pulsar", "parked");
     assertThat(list.status()).as(list.err()).isZero();
-    assertThat(list.out()).contains("1 parked Pulsar transactions").contains("(0,42)").contains("orders").contains("2h 5m")
+    assertThat(list.out()).contains("1 parked Pulsar transactions").contains("(0,42)").contains("orders")
+        .contains("2h 5m")
         .contains("Pulsar refused message m-1 on gone: TopicTerminatedException").doesNotContain("(0,43)");
-    assertThat(list.out().lines().filter(l -> l.startsWith("(0,42)")).findFirst().orElseThrow()).matches("\\(0,42\\)\\s+orders\\s+2\\s+10\\s+.*");
+    assertThat(list.out().lines().filter(l -> l.startsWith("(0,42)")).findFirst().orElseThrow())
+        .matches("\\(0,42\\)\\s+orders\\s+2\\s+10\\s+.*");
 
     CliRun resume = db.run("pulsar", "resume", "(0,42)");
     assertThat(resume.status()).as(resume.err()).isZero();
-    assertThat(db.count("SELECT count(*) FROM converge_pulsar_txn WHERE parked_at IS NULL AND attempts = 0 AND txn_least = 42")).isOne();
+    assertThat(db
+        .count("SELECT count(*) FROM converge_pulsar_txn WHERE parked_at IS NULL AND attempts = 0 AND txn_least = 42"))
+        .isOne();
     assertThat(db.run("pulsar", "parked").out()).contains("0 parked Pulsar transactions");
 
     CliRun again = db.run("pulsar", "resume", "0,42");
@@ -47,6 +51,5 @@ class PulsarParkedCommandIT {
     assertThat(bad.status()).isEqualTo(2);
     assertThat(bad.err()).contains("ID must be (most,least), but was 42");
   }
-
 
 }

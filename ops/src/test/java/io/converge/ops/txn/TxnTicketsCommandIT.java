@@ -36,10 +36,12 @@ class TxnTicketsCommandIT {
   void producerTicketsAreListedWithAgeAndReasonAndResolved() throws Exception {
     CliRun list = db.run("txn", "tickets");
     assertThat(list.status()).as(list.err()).isZero();
-    assertThat(list.out()).contains("1 open producer tickets").contains("2h 5m").contains("older than the log retention")
+    assertThat(list.out()).contains("1 open producer tickets").contains("2h 5m")
+        .contains("older than the log retention")
         .doesNotContain("m-young");
     assertThat(list.out().lines().filter(l -> l.startsWith("m-purged")).findFirst().orElseThrow())
-        .matches("m-purged\\s+orders\\s+order-events\\s+CHECK_BACK_PAST_RETENTION\\s+2\\s+2h 5m\\s+check-back for a message.*");
+        .matches(
+            "m-purged\\s+orders\\s+order-events\\s+CHECK_BACK_PAST_RETENTION\\s+2\\s+2h 5m\\s+check-back for a message.*");
 
     CliRun resolve = db.run("txn", "resolve", "m-purged", "--by", "alice", "--note", "delivered by hand");
     assertThat(resolve.status()).as(resolve.err()).isZero();
@@ -63,6 +65,5 @@ class TxnTicketsCommandIT {
     assertThat(noTable.status()).isEqualTo(1);
     assertThat(noTable.err()).contains("txn tickets failed:");
   }
-
 
 }

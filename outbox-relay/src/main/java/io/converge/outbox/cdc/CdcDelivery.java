@@ -60,12 +60,13 @@ final class CdcDelivery implements DebeziumEngine.ChangeConsumer<RecordChangeEve
 
   @Override
   public void handleBatch(List<RecordChangeEvent<SourceRecord>> records,
-                          DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer) throws InterruptedException {
+      DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer) throws InterruptedException {
     Set<String> keys = new LinkedHashSet<>();
     for (RecordChangeEvent<SourceRecord> event : records) {
       Object value = event.record().value();
       // heartbeats (no "op", or an insert into converge_cdc_heartbeat) carry no outbox row
-      if (value instanceof Struct v && event.record().topic().endsWith(".converge_outbox") && v.schema().field("op") != null
+      if (value instanceof Struct v && event.record().topic().endsWith(".converge_outbox")
+          && v.schema().field("op") != null
           && "c".equals(v.getString("op"))) {
         keys.add(v.getStruct("after").getString("order_key"));
       }
@@ -101,7 +102,8 @@ final class CdcDelivery implements DebeziumEngine.ChangeConsumer<RecordChangeEve
       } catch (SQLException | RuntimeException e) {
         outages++;
         Duration delay = policy.outageDelay(outages);
-        LOG.warn("CDC relay {}: cannot relay {} keys ({}); retrying in {}", settings.name, keys.size(), e.toString(), delay);
+        LOG.warn("CDC relay {}: cannot relay {} keys ({}); retrying in {}", settings.name, keys.size(), e.toString(),
+            delay);
         sleeper.sleep(delay);
         continue;
       }
@@ -141,7 +143,8 @@ final class CdcDelivery implements DebeziumEngine.ChangeConsumer<RecordChangeEve
             RelayCycle.Result r = sweeper.run(c);
             count(r);
             if (r.published() > 0) {
-              LOG.info("CDC relay {}: the sweeper published {} rows the stream did not deliver", settings.name, r.published());
+              LOG.info("CDC relay {}: the sweeper published {} rows the stream did not deliver", settings.name,
+                  r.published());
             }
             if (r.brokerUnavailable() || r.published() + r.refused() == 0) {
               break;

@@ -44,7 +44,8 @@ final class CdcEngine {
   private volatile ScheduledExecutorService supervisor;
 
   /** An engine on slot {@code slot} whose batches go to {@code consumer}; not started. */
-  CdcEngine(CdcRelay.Builder settings, String slot, DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>> consumer) {
+  CdcEngine(CdcRelay.Builder settings, String slot,
+      DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>> consumer) {
     this.settings = settings;
     this.slot = slot;
     this.consumer = consumer;
@@ -55,7 +56,8 @@ final class CdcEngine {
   /** Starts the supervisor and the engine; returns the supervisor, for the relay's periodic tasks. */
   synchronized ScheduledExecutorService start() {
     closing = false;
-    supervisor = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "converge-cdc-" + settings.name + "-supervisor"));
+    supervisor = Executors
+        .newSingleThreadScheduledExecutor(r -> daemon(r, "converge-cdc-" + settings.name + "-supervisor"));
     launch();
     return supervisor;
   }
@@ -107,7 +109,8 @@ final class CdcEngine {
     restarts.incrementAndGet();
     lastFailure = message + (error == null ? "" : ": " + error);
     settings.metrics.cdcRestarted();
-    LOG.error("CDC relay {}: engine stopped ({}); restart {} in {} ms", settings.name, lastFailure, restarts.get(), delay, error);
+    LOG.error("CDC relay {}: engine stopped ({}); restart {} in {} ms", settings.name, lastFailure, restarts.get(),
+        delay, error);
     ScheduledExecutorService s = supervisor;
     if (s != null && !s.isShutdown()) {
       s.schedule(this::launch, delay, TimeUnit.MILLISECONDS);
@@ -188,7 +191,8 @@ final class CdcEngine {
       }
     }
     if (mainReturned) {
-      LOG.info("CDC relay {}: the application's main thread has ended and the relay was not closed: closing it", settings.name);
+      LOG.info("CDC relay {}: the application's main thread has ended and the relay was not closed: closing it",
+          settings.name);
       daemon(closer, "converge-cdc-" + settings.name + "-close").start();
     }
   }

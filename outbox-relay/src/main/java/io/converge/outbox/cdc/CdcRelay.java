@@ -85,13 +85,15 @@ public interface CdcRelay extends AutoCloseable {
    * @param lastFailure the last engine failure, or null
    * @param lagBytes the slot's lag in bytes of WAL ({@code cdc.lag}), -1 when it could not be read
    */
-  record Health(boolean running, long restarts, String lastFailure, long lagBytes) {}
+  record Health(boolean running, long restarts, String lastFailure, long lagBytes) {
+  }
 
   /** Reads the current state (one query for the lag). */
   Health health();
 
   /** The settings of a {@link CdcRelay}; validated by {@link #build()}. */
   final class Builder {
+
     private static final Pattern NAME = Pattern.compile("[a-z0-9_]{1,40}");
     private static final Pattern SCHEMA = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
 
@@ -113,7 +115,8 @@ public interface CdcRelay extends AutoCloseable {
     Duration metricsInterval = Duration.ofSeconds(5);
     RelayMetrics metrics = RelayMetrics.NONE;
 
-    private Builder() {}
+    private Builder() {
+    }
 
     /** The relay's name: slot and publication {@code converge_cdc_<name>}; lower-case letters, digits, _. */
     public Builder name(String name) {
@@ -214,12 +217,14 @@ public interface CdcRelay extends AutoCloseable {
      */
     public CdcRelay build() {
       Require.matches("cdc.name", name, NAME);
-      Require.that(jdbcUrl != null && jdbcUrl.startsWith("jdbc:postgresql://"), "cdc.jdbcUrl", "be jdbc:postgresql://host:port/db",
+      Require.that(jdbcUrl != null && jdbcUrl.startsWith("jdbc:postgresql://"), "cdc.jdbcUrl",
+          "be jdbc:postgresql://host:port/db",
           jdbcUrl);
       Require.matches("cdc.schema", schema, SCHEMA);
       Objects.requireNonNull(sink, "cdc.sink must be set");
       Require.between("cdc.maxAttempts", maxAttempts, 1, 1000);
-      Require.that(retryBase != null && retryMax != null && !retryBase.isNegative() && retryMax.compareTo(retryBase) >= 0,
+      Require.that(
+          retryBase != null && retryMax != null && !retryBase.isNegative() && retryMax.compareTo(retryBase) >= 0,
           "cdc.retryBackoff", "be 0 <= base <= max", retryBase + ", " + retryMax);
       Require.atLeast("cdc.offsetFlushInterval", offsetFlushInterval, Duration.ofMillis(10), "10ms");
       Require.positive("cdc.sweepAge", sweepAge);
@@ -229,7 +234,8 @@ public interface CdcRelay extends AutoCloseable {
       Require.positive("cdc.metricsInterval", metricsInterval);
       Require.atLeast("cdc.outageBackoffMax", outageMax, outageBase, "cdc.outageBackoffBase (" + outageBase + ")");
       Objects.requireNonNull(metrics, "cdc.metrics must be set");
-      OptionalDependency.require("The CDC relay", "io.debezium:debezium-embedded and io.debezium:debezium-connector-postgres",
+      OptionalDependency.require("The CDC relay",
+          "io.debezium:debezium-embedded and io.debezium:debezium-connector-postgres",
           "3.6.1.Final", CdcRelay.class, "io.debezium.connector.postgresql.PostgresConnector",
           "io.debezium.embedded.async.AsyncEmbeddedEngine");
       return new DebeziumCdcRelay(this);

@@ -106,9 +106,10 @@ final class CdcSlot {
   /** Drops slot, publication and the stored offsets of relay {@code relayName}. */
   void drop(String relayName) throws SQLException, InterruptedException {
     try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
-      for (int attempt = 0; ; attempt++) {
+      for (int attempt = 0;; attempt++) {
         try {
-          s.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '" + name + "'");
+          s.execute(
+              "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '" + name + "'");
           break;
         } catch (SQLException e) {
           if (attempt >= 20) {
@@ -118,7 +119,7 @@ final class CdcSlot {
         }
       }
       s.execute("DROP PUBLICATION IF EXISTS " + name);
-      for (String table : new String[] {"converge_cdc_offset", "converge_cdc_heartbeat"}) {
+      for (String table : new String[]{"converge_cdc_offset", "converge_cdc_heartbeat"}) {
         try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + table + " WHERE relay_name = ?")) {
           ps.setString(1, relayName);
           ps.executeUpdate();

@@ -120,7 +120,8 @@ final class DebeziumCdcRelay implements CdcRelay {
     try {
       slots.drop(settings.name);
     } catch (SQLException e) {
-      throw new ConvergeException("CDC relay " + settings.name + " cannot drop slot " + slot + ": " + e.getMessage(), e);
+      throw new ConvergeException("CDC relay " + settings.name + " cannot drop slot " + slot + ": " + e.getMessage(),
+          e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new ConvergeException("Interrupted while dropping slot " + slot, e);

@@ -6,7 +6,8 @@ import java.util.Properties;
 /** The Debezium engine configuration of a {@link CdcRelay}. */
 final class DebeziumProperties {
 
-  private DebeziumProperties() {}
+  private DebeziumProperties() {
+  }
 
   static Properties of(CdcRelay.Builder settings, String slot) {
     URI u = URI.create(settings.jdbcUrl.substring("jdbc:".length()));
@@ -31,15 +32,17 @@ final class DebeziumProperties {
     p.setProperty("slot.drop.on.stop", "false");
     p.setProperty("publication.name", slot);
     p.setProperty("publication.autocreate.mode", "disabled");
-    p.setProperty("table.include.list", settings.schema + ".converge_outbox," + settings.schema + ".converge_cdc_heartbeat");
+    p.setProperty("table.include.list",
+        settings.schema + ".converge_outbox," + settings.schema + ".converge_cdc_heartbeat");
     // rows committed before the slot are the sweeper's: no snapshot
     p.setProperty("snapshot.mode", "no_data");
     // the slot confirms its position also when only other tables change (else it holds WAL): PostgreSQL
     // sends nothing for transactions without a published change, so each heartbeat writes one
     p.setProperty("heartbeat.interval.ms", Long.toString(settings.heartbeatInterval.toMillis()));
     String beats = settings.schema + ".converge_cdc_heartbeat";
-    p.setProperty("heartbeat.action.query", "WITH gone AS (DELETE FROM " + beats + " WHERE relay_name = '" + settings.name
-        + "') INSERT INTO " + beats + " (relay_name) VALUES ('" + settings.name + "')");
+    p.setProperty("heartbeat.action.query",
+        "WITH gone AS (DELETE FROM " + beats + " WHERE relay_name = '" + settings.name
+            + "') INSERT INTO " + beats + " (relay_name) VALUES ('" + settings.name + "')");
     // a failure ends the engine: the relay restarts it with its own backoff (visible in health and metrics)
     p.setProperty("errors.max.retries", "0");
     p.setProperty("binary.handling.mode", "bytes");

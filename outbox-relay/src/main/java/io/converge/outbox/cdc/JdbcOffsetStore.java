@@ -39,7 +39,8 @@ public final class JdbcOffsetStore extends MemoryOffsetBackingStore {
   private String name;
 
   /** Instantiated by Debezium. */
-  public JdbcOffsetStore() {}
+  public JdbcOffsetStore() {
+  }
 
   @Override
   public void configure(WorkerConfig config) {

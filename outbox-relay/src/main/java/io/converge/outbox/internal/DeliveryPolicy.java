@@ -40,7 +40,8 @@ public record DeliveryPolicy(OutboxRows rows, int maxAttempts, Backoff retry, Du
    */
   public static DeliveryPolicy of(OutboxRows rows, int maxAttempts, Duration retryBase, Duration retryMax,
       Duration outageBase, Duration outageMax, RelayMetrics metrics) {
-    return new DeliveryPolicy(rows, maxAttempts, jittered(retryBase, retryMax), outageBase, jittered(outageBase, outageMax),
+    return new DeliveryPolicy(rows, maxAttempts, jittered(retryBase, retryMax), outageBase,
+        jittered(outageBase, outageMax),
         metrics);
   }
 
@@ -67,7 +68,8 @@ public record DeliveryPolicy(OutboxRows rows, int maxAttempts, Backoff retry, Du
    * @param parked of those, rows parked now (their key waits for a resume)
    * @param postponed rows not sent because the broker was unavailable (no attempt counted)
    */
-  public record Settled(int published, int refused, int parked, int postponed) {}
+  public record Settled(int published, int refused, int parked, int postponed) {
+  }
 
   /**
    * Writes the outcome of {@code result} (sent by {@code sinkName}) to the rows, in the caller's

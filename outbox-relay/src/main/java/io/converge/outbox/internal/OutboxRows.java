@@ -52,8 +52,7 @@ public final class OutboxRows {
       ORDER BY seq
       LIMIT ?
       """;
-  static final String MARK_PUBLISHED =
-      "UPDATE converge_outbox SET published_at = now() WHERE seq = ANY (?) AND published_at IS NULL";
+  static final String MARK_PUBLISHED = "UPDATE converge_outbox SET published_at = now() WHERE seq = ANY (?) AND published_at IS NULL";
   static final String REFUSED = """
       UPDATE converge_outbox
       SET attempts = attempts + 1, last_error = ?, next_attempt_at = now() + make_interval(secs => ?),
@@ -145,7 +144,8 @@ public final class OutboxRows {
    * Counts a refusal of {@code row} with its {@code reason}: due again after {@code retryIn}, parked when
    * this was attempt {@code maxAttempts} or later.
    */
-  public void refuse(Connection c, OutboxRecord row, String reason, Duration retryIn, int maxAttempts) throws SQLException {
+  public void refuse(Connection c, OutboxRecord row, String reason, Duration retryIn, int maxAttempts)
+      throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(REFUSED)) {
       ps.setString(1, abbreviate(reason));
       ps.setDouble(2, seconds(retryIn));

@@ -53,6 +53,7 @@ public final class OutboxTxnBackend implements TxnBackend {
   @Override
   public BackendTransaction begin() {
     return new BackendTransaction() {
+
       private OpenUnit unit;
 
       @Override
@@ -100,6 +101,7 @@ public final class OutboxTxnBackend implements TxnBackend {
 
   /** An open unit of work of this thread and the order keys it locked. Used by one thread. */
   private static final class OpenUnit {
+
     private final Connection connection;
     private final Set<String> keys = new HashSet<>();
 

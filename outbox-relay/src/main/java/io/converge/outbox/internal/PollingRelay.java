@@ -42,7 +42,8 @@ public final class PollingRelay implements OutboxRelay {
   /** A relay with {@code settings}, not started, reading time from {@code clock} and pausing with {@code sleeper}. */
   public PollingRelay(Settings settings, Clock clock, Sleeper sleeper) {
     this.settings = settings;
-    this.policy = DeliveryPolicy.of(new OutboxRows(), settings.maxAttempts(), settings.retryBase(), Duration.ofMinutes(5),
+    this.policy = DeliveryPolicy.of(new OutboxRows(), settings.maxAttempts(), settings.retryBase(),
+        Duration.ofMinutes(5),
         settings.brokerBackoffBase(), settings.brokerBackoffMax(), settings.metrics());
     this.cycle = new RelayCycle(settings.sink(), settings.batchSize(), policy, Duration.ZERO);
     this.outbox = Outbox.on(settings.dataSource());
@@ -123,7 +124,8 @@ public final class PollingRelay implements OutboxRelay {
 
   private void purge() {
     try {
-      long n = outbox.purge(settings.retention(), settings.purgeBatchSize(), total -> { });
+      long n = outbox.purge(settings.retention(), settings.purgeBatchSize(), total -> {
+      });
       if (n > 0) {
         LOG.debug("Outbox relay {} purged {} published rows", settings.name(), n);
       }

@@ -36,6 +36,7 @@ public final class RelayCycle {
    * @param more the claimed keys had more rows than one cycle reads: run again
    */
   public record Result(int published, int refused, int parked, boolean brokerUnavailable, int postponed, boolean more) {
+
     static final Result NONE = new Result(0, 0, 0, false, 0, false);
   }
 

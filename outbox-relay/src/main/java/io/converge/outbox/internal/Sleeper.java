@@ -13,7 +13,8 @@ public interface Sleeper {
   void sleep(Duration pause) throws InterruptedException;
 
   /** Ends the current and every later {@link #sleep} at once (a closing relay); the default does nothing. */
-  default void wake() {}
+  default void wake() {
+  }
 
   /** {@link Thread#sleep}: interruptible, not wakeable. */
   Sleeper THREAD = pause -> {
@@ -25,6 +26,7 @@ public interface Sleeper {
   /** A new sleeper that waits on a monitor and that {@link #wake} ends for good. */
   static Sleeper wakeable() {
     return new Sleeper() {
+
       private boolean woken;
 
       @Override

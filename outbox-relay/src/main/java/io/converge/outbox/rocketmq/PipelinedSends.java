@@ -31,6 +31,7 @@ final class PipelinedSends {
 
   /** Sends one record without waiting and reports null (stored) or the classified failure. */
   interface AsyncSend {
+
     void send(OutboxRecord record, Consumer<RuntimeException> done);
   }
 
@@ -86,6 +87,7 @@ final class PipelinedSends {
 
   /** The records of one key, sent one after the other. */
   private final class Chain {
+
     private final List<OutboxRecord> records;
     private final CountDownLatch done;
     private int next;

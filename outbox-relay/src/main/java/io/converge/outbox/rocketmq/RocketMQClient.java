@@ -45,6 +45,7 @@ final class RocketMQClient {
    */
   void sendAsync(OutboxRecord r, Consumer<RuntimeException> done) {
     SendCallback callback = new SendCallback() {
+
       @Override
       public void onSuccess(SendResult result) {
         stored(r, result);

@@ -67,6 +67,7 @@ public final class RocketMQSink implements OutboxSink {
 
   /** Settings of a {@link RocketMQSink}; not thread-safe. */
   public static final class Builder {
+
     private final String nameServer;
     private String group = "converge-outbox-relay";
     private Duration sendTimeout = RocketMQSettings.DEFAULT_SEND_TIMEOUT;
@@ -101,7 +102,8 @@ public final class RocketMQSink implements OutboxSink {
      * @throws ConvergeException when rocketmq-client is missing or the client cannot start
      */
     public RocketMQSink build() {
-      Require.that(group != null && group.matches("[A-Za-z0-9_-]{1,100}"), "rocketmq.group", "match [A-Za-z0-9_-]{1,100}", group);
+      Require.that(group != null && group.matches("[A-Za-z0-9_-]{1,100}"), "rocketmq.group",
+          "match [A-Za-z0-9_-]{1,100}", group);
       RocketMQSettings.sendTimeout(sendTimeout);
       Require.between("rocketmq.maxMessageBytes", maxMessageBytes, 1, 64 * 1024 * 1024);
       RocketMQSettings.requireClient("sink");

@@ -55,7 +55,7 @@ class OutboxAutoConfiguration {
   @ConditionalOnBean(DataSource.class)
   @ConditionalOnProperty(prefix = "converge.outbox", name = "relay-enabled", havingValue = "true", matchIfMissing = true)
   OutboxRelay convergeOutboxRelay(OutboxProperties p, DataSource dataSource, ObjectProvider<RelayMetrics> metrics,
-                                  ObjectProvider<OutboxSink> sinks) {
+      ObjectProvider<OutboxSink> sinks) {
     OutboxSink sink = sinks.getIfUnique();
     if (sink == null) {
       sink = defaultSink(p);
@@ -92,15 +92,18 @@ class OutboxAutoConfiguration {
       case "rocketmq" -> {
         if (!org.springframework.util.ClassUtils.isPresent("org.apache.rocketmq.client.producer.DefaultMQProducer",
             OutboxAutoConfiguration.class.getClassLoader())) {
-          throw new IllegalStateException("converge.outbox.sink=rocketmq needs org.apache.rocketmq:rocketmq-client on the "
-              + "classpath (or set converge.outbox.relay-enabled=false, or define an OutboxSink bean)");
+          throw new IllegalStateException(
+              "converge.outbox.sink=rocketmq needs org.apache.rocketmq:rocketmq-client on the "
+                  + "classpath (or set converge.outbox.relay-enabled=false, or define an OutboxSink bean)");
         }
         return RocketMQSink.nameServer(Objects.requireNonNull(p.nameServer(),
             "converge.outbox.name-server is required by the RocketMQ sink")).build();
       }
-      case "pulsar" -> throw new IllegalStateException("converge.outbox.sink=pulsar needs io.converge:converge-pulsar-adapter "
-          + "on the classpath and converge.pulsar.service-url (its auto-configuration provides the sink)");
-      default -> throw new IllegalArgumentException("converge.outbox.sink must be rocketmq or pulsar, but was " + p.sink());
+      case "pulsar" ->
+        throw new IllegalStateException("converge.outbox.sink=pulsar needs io.converge:converge-pulsar-adapter "
+            + "on the classpath and converge.pulsar.service-url (its auto-configuration provides the sink)");
+      default ->
+        throw new IllegalArgumentException("converge.outbox.sink must be rocketmq or pulsar, but was " + p.sink());
     }
   }
 
@@ -108,6 +111,7 @@ class OutboxAutoConfiguration {
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass(name = "io.micrometer.core.instrument.MeterRegistry")
   static class Metrics {
+
     @Bean
     @ConditionalOnMissingBean
     @ConditionalOnBean(MeterRegistry.class)

@@ -29,4 +29,5 @@ public record OutboxProperties(
     Integer maxAttempts,
     Duration retention,
     Duration purgeInterval,
-    Duration outageBackoffMax) {}
+    Duration outageBackoffMax) {
+}

@@ -12,14 +12,17 @@ public final class CdcChildMain {
 
   static final String HALTING = "CDC-HALTING-AFTER-SEND ";
 
-  private CdcChildMain() {}
+  private CdcChildMain() {
+  }
 
   public static void main(String[] args) throws Exception {
     int haltAfter = Integer.parseInt(System.getProperty("cdc.haltAfter"));
-    HaltingSink halting = new HaltingSink(RocketMQSink.nameServer(System.getProperty("cdc.nameServer")).group("cdc-child").build(),
+    HaltingSink halting = new HaltingSink(
+        RocketMQSink.nameServer(System.getProperty("cdc.nameServer")).group("cdc-child").build(),
         haltAfter, HALTING);
     CdcRelay relay = CdcRelay.builder().name(System.getProperty("cdc.name"))
-        .jdbcUrl(System.getProperty("cdc.jdbc.url"), System.getProperty("cdc.jdbc.user"), System.getProperty("cdc.jdbc.password"))
+        .jdbcUrl(System.getProperty("cdc.jdbc.url"), System.getProperty("cdc.jdbc.user"),
+            System.getProperty("cdc.jdbc.password"))
         .schema(System.getProperty("cdc.schema")).sink(halting).offsetFlushInterval(Duration.ofMillis(200)).build();
     relay.start();
     System.out.println("CDC-STARTED");

@@ -41,7 +41,8 @@ class CdcGapsIT {
   }
 
   private static CdcRelay.Builder relay(RelayBed bed, String name) {
-    return bed.cdc(name).offsetFlushInterval(Duration.ofMillis(200)).sweep(Duration.ofSeconds(2), Duration.ofMillis(500))
+    return bed.cdc(name).offsetFlushInterval(Duration.ofMillis(200))
+        .sweep(Duration.ofSeconds(2), Duration.ofMillis(500))
         .outageBackoff(Duration.ofMillis(200), Duration.ofSeconds(2));
   }
 
@@ -119,7 +120,8 @@ class CdcGapsIT {
       assertThat(relay.health().running()).isTrue();
       assertThat(relay.health().restarts()).isZero();
 
-      String pid = string(bed.ds, "SELECT active_pid FROM pg_replication_slots WHERE slot_name = '" + relay.slotName() + "'");
+      String pid = string(bed.ds,
+          "SELECT active_pid FROM pg_replication_slots WHERE slot_name = '" + relay.slotName() + "'");
       assertThat(pid).as("the engine's walsender").isNotNull();
       string(bed.ds, "SELECT pg_terminate_backend(" + pid + ")");
       await("the engine failure seen").atMost(Duration.ofSeconds(60)).until(() -> relay.health().restarts() >= 1);
@@ -159,12 +161,14 @@ class CdcGapsIT {
     String missing = RocketMQExtension.uniqueTopic("cdcmissing");
     String name = RelayBed.uniqueName("resume");
     try (RocketMQSink sink = bed.sink().group("cdc-" + name).build()) {
-      CdcRelay relay = relay(bed, name).sink(sink).maxAttempts(2).retryBackoff(Duration.ofMillis(50), Duration.ofMillis(200)).build();
+      CdcRelay relay = relay(bed, name).sink(sink).maxAttempts(2)
+          .retryBackoff(Duration.ofMillis(50), Duration.ofMillis(200)).build();
       relay.start();
       String orphan = RelayFixture.publish(bed.producer, missing, "orphan");
       String healthy = bed.publish("healthy");
       bed.deliveries.awaitAll(List.of(healthy), Duration.ofSeconds(60));
-      await("the row of the missing topic parked").atMost(Duration.ofSeconds(60)).until(() -> Outbox.on(bed.ds).parkedCount() == 1);
+      await("the row of the missing topic parked").atMost(Duration.ofSeconds(60))
+          .until(() -> Outbox.on(bed.ds).parkedCount() == 1);
       assertThat(Outbox.on(bed.ds).parked(1).get(0).messageId()).isEqualTo(orphan);
 
       bed.mq.createTopic(missing);
@@ -183,7 +187,8 @@ class CdcGapsIT {
     String name = name("exit");
     ConvergePostgres pg = ConvergePostgres.shared();
     ChildJvm child = jvms.launch(CdcReturningMain.class)
-        .property("cdc.jdbc.url", pg.jdbcUrl()).property("cdc.jdbc.user", pg.user()).property("cdc.jdbc.password", pg.password())
+        .property("cdc.jdbc.url", pg.jdbcUrl()).property("cdc.jdbc.user", pg.user())
+        .property("cdc.jdbc.password", pg.password())
         .property("cdc.schema", o.name()).property("cdc.name", name).start();
     try {
       boolean exited = child.process().waitFor(90, TimeUnit.SECONDS);
@@ -193,8 +198,9 @@ class CdcGapsIT {
       assertThat(child.process().exitValue()).isZero();
     } finally {
       child.close();
-      string(o.ds(), "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'converge_cdc_" + name
-          + "' AND NOT active");
+      string(o.ds(),
+          "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'converge_cdc_" + name
+              + "' AND NOT active");
     }
   }
 }

@@ -18,12 +18,6 @@ import io.converge.outbox.rocketmq.RocketMQSink;
 import io.converge.producer.Envelope;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import io.converge.producer.schema.Migrations;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -31,7 +25,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.apache.rocketmq.common.message.MessageExt;
@@ -46,7 +39,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith({RocketMQExtension.class, RelayBed.Extension.class, ChildJvmExtension.class})
 class CdcRelayIT {
 
-  private record Outbox(DataSource ds, String schema) {}
+  private record Outbox(DataSource ds, String schema) {
+  }
 
   private static Outbox newOutbox() throws Exception {
     CdcSupport.Schema s = CdcSupport.newSchema();
@@ -102,8 +96,10 @@ class CdcRelayIT {
       assertThat(bed.count("published_at IS NULL")).isZero();
       assertThat(relay.published()).isEqualTo(all.size());
       relay.dropSlot();
-      assertThat(bed.scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'converge_cdc_" + name + "'")).isZero();
-      assertThat(bed.scalar("SELECT count(*) FROM pg_publication WHERE pubname = 'converge_cdc_" + name + "'")).isZero();
+      assertThat(bed.scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'converge_cdc_" + name + "'"))
+          .isZero();
+      assertThat(bed.scalar("SELECT count(*) FROM pg_publication WHERE pubname = 'converge_cdc_" + name + "'"))
+          .isZero();
       assertThat(bed.scalar("SELECT count(*) FROM converge_cdc_offset WHERE relay_name = '" + name + "'")).isZero();
     }
   }
@@ -118,8 +114,10 @@ class CdcRelayIT {
     List<String> all = new ArrayList<>();
     try (Deliveries deliveries = new Deliveries(mq, topic); TxnProducer p = producer(o.ds())) {
       ChildJvm child = jvms.launch(CdcChildMain.class).heap("384m")
-          .property("cdc.jdbc.url", pg.jdbcUrl()).property("cdc.jdbc.user", pg.user()).property("cdc.jdbc.password", pg.password())
-          .property("cdc.schema", o.schema()).property("cdc.nameServer", mq.nameServerAddress()).property("cdc.name", name)
+          .property("cdc.jdbc.url", pg.jdbcUrl()).property("cdc.jdbc.user", pg.user())
+          .property("cdc.jdbc.password", pg.password())
+          .property("cdc.schema", o.schema()).property("cdc.nameServer", mq.nameServerAddress())
+          .property("cdc.name", name)
           .property("cdc.haltAfter", 250).start();
       child.awaitLine("CDC-STARTED", Duration.ofSeconds(60));
       CdcSupport.awaitSlotActive(o.ds(), "converge_cdc_" + name);
@@ -148,7 +146,8 @@ class CdcRelayIT {
           .collect(Collectors.groupingBy(m -> m.getUserProperty(Envelope.MESSAGE_ID), Collectors.counting()));
       assertThat(perId.keySet()).containsExactlyInAnyOrderElementsOf(all);
       long replayed = deliveries.raw().size() - all.size();
-      System.out.printf("CDC kill -9: %d rows, %d deliveries, %d replayed%n", all.size(), deliveries.raw().size(), replayed);
+      System.out.printf("CDC kill -9: %d rows, %d deliveries, %d replayed%n", all.size(), deliveries.raw().size(),
+          replayed);
       assertThat(replayed).as("replay bounded by the last flushed offset, not the history").isLessThanOrEqualTo(100);
     }
   }
@@ -164,8 +163,9 @@ class CdcRelayIT {
     Deliveries deliveries = bed.deliveries;
     String name = RelayBed.uniqueName("poison");
     try (RocketMQSink strict = bed.sink().group("cdc-strict-" + name).maxMessageBytes(64 * 1024).build();
-         RocketMQSink lenient = bed.sink().group("cdc-lenient-" + name).build()) {
-      CdcRelay relay = relay(bed, name).sink(strict).maxAttempts(3).retryBackoff(Duration.ofMillis(50), Duration.ofSeconds(1)).build();
+        RocketMQSink lenient = bed.sink().group("cdc-lenient-" + name).build()) {
+      CdcRelay relay = relay(bed, name).sink(strict).maxAttempts(3)
+          .retryBackoff(Duration.ofMillis(50), Duration.ofSeconds(1)).build();
       relay.start();
       CdcSupport.awaitSlotActive(ds, relay.slotName());
       String poison = bed.publish("poison", new byte[100 * 1024]);
@@ -176,7 +176,9 @@ class CdcRelayIT {
       }
       deliveries.awaitAll(healthy, Duration.ofSeconds(60));
       awaitParked(ds, 1); // the head; the key's later rows wait unpublished, as with the polling relay
-      assertThat(bed.count("message_id = '" + poison + "' AND attempts = 3 AND last_error LIKE '%InvalidMessageException%'")).isOne();
+      assertThat(
+          bed.count("message_id = '" + poison + "' AND attempts = 3 AND last_error LIKE '%InvalidMessageException%'"))
+          .isOne();
 
       // a restart forgets nothing: the table says the key is parked, so its new rows wait behind it
       relay.close();
@@ -200,7 +202,8 @@ class CdcRelayIT {
       assertThat(raised.resume("poison")).as("nothing left to resume").isZero();
       deliveries.awaitAll(List.of(poison, afterPoison, whileParked), Duration.ofSeconds(60));
       List<String> poisonOrder = deliveries.raw().stream().filter(m -> "poison".equals(m.getUserProperty(Envelope.KEY)))
-          .sorted(Comparator.comparingLong(MessageExt::getQueueOffset)).map(m -> m.getUserProperty(Envelope.MESSAGE_ID)).toList();
+          .sorted(Comparator.comparingLong(MessageExt::getQueueOffset)).map(m -> m.getUserProperty(Envelope.MESSAGE_ID))
+          .toList();
       assertThat(poisonOrder).containsExactly(poison, afterPoison, whileParked);
       assertThat(io.converge.outbox.Outbox.on(ds).parkedCount()).isZero();
       assertThat(bed.count("published_at IS NULL")).isZero();

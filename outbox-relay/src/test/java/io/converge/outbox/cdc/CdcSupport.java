@@ -17,10 +17,12 @@ import org.apache.rocketmq.common.message.MessageExt;
 /** Test support for the CDC relay ITs: waits on the replication slot, deliveries by key. */
 final class CdcSupport {
 
-  private CdcSupport() {}
+  private CdcSupport() {
+  }
 
   /** An outbox schema for a child JVM's relay: its data source and its name. */
-  record Schema(DataSource ds, String name) {}
+  record Schema(DataSource ds, String name) {
+  }
 
   /** A fresh outbox schema ({@link RelayFixture#newOutbox()}) with its name. */
   static Schema newSchema() throws Exception {
@@ -43,12 +45,14 @@ final class CdcSupport {
   /** Waits until slot {@code slot} confirmed everything written so far (its offsets are flushed), within 60 s. */
   static void awaitSlotConfirmedNow(DataSource ds, String slot) throws Exception {
     String written = RelayFixture.string(ds, "SELECT pg_current_wal_lsn()::text");
-    await("slot " + slot + " confirmed past " + written).atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+    await("slot " + slot + " confirmed past " + written).atMost(Duration.ofSeconds(60))
+        .pollInterval(Duration.ofMillis(50))
         .until(() -> slotCount(ds, slot, "confirmed_flush_lsn >= '" + written + "'::pg_lsn") == 1);
   }
 
   private static long slotCount(DataSource ds, String slot, String condition) throws Exception {
-    return RelayFixture.scalar(ds, "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "' AND " + condition);
+    return RelayFixture.scalar(ds,
+        "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "' AND " + condition);
   }
 
   /** Delivered ids of each key, in queue order; and no id twice. */

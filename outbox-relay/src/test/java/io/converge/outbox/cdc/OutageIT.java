@@ -62,8 +62,10 @@ class OutageIT {
 
   private static CdcRelay.Builder cdc(RelayBed bed, String name, String user, String password) {
     return bed.cdc(name).jdbcUrl(ConvergePostgres.shared().jdbcUrl(), user, password)
-        .offsetFlushInterval(Duration.ofMillis(200)).maxAttempts(1).retryBackoff(Duration.ofMillis(50), Duration.ofMillis(100))
-        .outageBackoff(Duration.ofMillis(100), Duration.ofSeconds(2)).sweep(Duration.ofSeconds(2), Duration.ofMillis(500));
+        .offsetFlushInterval(Duration.ofMillis(200)).maxAttempts(1)
+        .retryBackoff(Duration.ofMillis(50), Duration.ofMillis(100))
+        .outageBackoff(Duration.ofMillis(100), Duration.ofSeconds(2))
+        .sweep(Duration.ofSeconds(2), Duration.ofMillis(500));
   }
 
   /**
@@ -73,7 +75,8 @@ class OutageIT {
   private static void outage(RelayBed bed, List<String> held) {
     await().during(OUTAGE).atMost(OUTAGE.plusSeconds(10)).pollInterval(Duration.ofMillis(250))
         .failFast("an outage parks nothing, counts no attempt and relays nothing held",
-            () -> bed.count("attempts > 0 OR parked_at IS NOT NULL") > 0 || !Collections.disjoint(bed.deliveries.ids(), held))
+            () -> bed.count("attempts > 0 OR parked_at IS NOT NULL") > 0
+                || !Collections.disjoint(bed.deliveries.ids(), held))
         .until(() -> true);
   }
 
@@ -92,15 +95,16 @@ class OutageIT {
     relayDb.setPassword("relay");
     relayDb.setCurrentSchema(bed.schema);
     try (OutboxRelay relay = OutboxRelay.builder().dataSource(relayDb).maxAttempts(1).retryBase(Duration.ofMillis(50))
-            .brokerBackoff(Duration.ofMillis(100), Duration.ofSeconds(2))
-            .sink(bed.sink().group("dbdown-" + role).build()).build()) {
+        .brokerBackoff(Duration.ofMillis(100), Duration.ofSeconds(2))
+        .sink(bed.sink().group("dbdown-" + role).build()).build()) {
       relay.start();
       List<String> all = new ArrayList<>(publish(bed, 20));
       bed.deliveries.awaitAll(all, Duration.ofSeconds(60));
       lockOut(bed.ds, role);
       all.addAll(publish(bed, 30));
       outage(bed, all.subList(20, 50));
-      assertThat(bed.deliveries.ids()).as("nothing relayed while the database refuses the relay").doesNotContainAnyElementsOf(all.subList(20, 50));
+      assertThat(bed.deliveries.ids()).as("nothing relayed while the database refuses the relay")
+          .doesNotContainAnyElementsOf(all.subList(20, 50));
       execute(bed.ds, "ALTER ROLE " + role + " LOGIN");
       all.addAll(publish(bed, 10));
       assertNothingCountedAndAllDelivered(bed, all);

@@ -26,6 +26,7 @@ class PollingRelayTest {
 
   /** A clock the sleeper moves: each pause advances it by the pause. */
   private static final class FakeTime extends Clock {
+
     private volatile Instant now = Instant.parse("2026-01-01T00:00:00Z");
     final List<Duration> pauses = new CopyOnWriteArrayList<>();
 
@@ -81,6 +82,7 @@ class PollingRelayTest {
     }
     assertThat(time.pauses.stream().mapToLong(Duration::toMillis).sum()).as("minutes of backoff on the clock")
         .isGreaterThan(60_000);
-    assertThat(Duration.ofNanos(System.nanoTime() - start)).as("none of it waited for real").isLessThan(Duration.ofSeconds(30));
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).as("none of it waited for real")
+        .isLessThan(Duration.ofSeconds(30));
   }
 }

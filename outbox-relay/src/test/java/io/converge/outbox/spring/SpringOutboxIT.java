@@ -38,7 +38,8 @@ class SpringOutboxIT {
   @Test
   void outageBackoffMaxIsConfigurableAndValidated(EmbeddedRocketMQ mq) {
     DataSource db = ConvergePostgres.shared().newSchema("springbackoff");
-    ApplicationContextRunner runner = runner(db, "spring-backoff", "converge.outbox.name-server=" + mq.nameServerAddress());
+    ApplicationContextRunner runner = runner(db, "spring-backoff",
+        "converge.outbox.name-server=" + mq.nameServerAddress());
     runner.withPropertyValues("converge.outbox.outage-backoff-max=5s")
         .run(context -> assertThat(context).hasNotFailed().hasSingleBean(OutboxRelay.class));
     runner.withPropertyValues("converge.outbox.outage-backoff-max=100ms")
@@ -64,7 +65,8 @@ class SpringOutboxIT {
         .run(context -> {
           assertThat(context).hasNotFailed();
           SpringPublishing.of(context, db).committed(message("orders", "o-1", "x"));
-          assertThat(context.getBean(MeterRegistry.class).get("txn.pending").tag("group", "spring-props").gauge().value())
+          assertThat(
+              context.getBean(MeterRegistry.class).get("txn.pending").tag("group", "spring-props").gauge().value())
               .isZero();
         });
   }
@@ -74,7 +76,8 @@ class SpringOutboxIT {
     String topic = RocketMQExtension.uniqueTopic("spring-outbox");
     mq.createTopic(topic);
     DataSource db = SpringPublishing.withOrders(ConvergePostgres.shared().newSchema("springoutbox"));
-    runner(db, "spring-orders", "converge.outbox.name-server=" + mq.nameServerAddress(), "converge.outbox.batch-size=50")
+    runner(db, "spring-orders", "converge.outbox.name-server=" + mq.nameServerAddress(),
+        "converge.outbox.batch-size=50")
         .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
         .run(context -> {
           assertThat(context).hasSingleBean(TxnProducer.class).hasSingleBean(TransactionalPublisher.class)

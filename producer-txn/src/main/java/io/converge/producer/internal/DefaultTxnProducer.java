@@ -54,7 +54,8 @@ public final class DefaultTxnProducer implements TxnProducer, JoinableProducer {
     try {
       c = settings.dataSource().getConnection();
     } catch (SQLException e) {
-      throw new DatabaseUnavailableException("No database connection for a unit of work of group " + settings.group(), null, e);
+      throw new DatabaseUnavailableException("No database connection for a unit of work of group " + settings.group(),
+          null, e);
     }
     long start = System.nanoTime();
     UnitContext ctx = null;
@@ -117,7 +118,8 @@ public final class DefaultTxnProducer implements TxnProducer, JoinableProducer {
       throw err;
     }
     if (e instanceof SQLException sql && isConnectionFailure(sql)) {
-      return new DatabaseUnavailableException("Database connection lost in a unit of work: " + sql.getMessage(), ctx.lastId(), sql);
+      return new DatabaseUnavailableException("Database connection lost in a unit of work: " + sql.getMessage(),
+          ctx.lastId(), sql);
     }
     return new UnitOfWorkException("Unit of work failed and was rolled back: " + e, ctx.lastId(), e);
   }

@@ -22,6 +22,7 @@ final class SavepointConnection implements InvocationHandler {
 
   /** The unit of work's side: how many messages are published, and dropping those after a count. */
   interface Unit {
+
     int published();
 
     void rollbackTo(int kept);
@@ -38,7 +39,7 @@ final class SavepointConnection implements InvocationHandler {
 
   static Connection wrap(Connection target, Unit unit) {
     return (Connection) Proxy.newProxyInstance(SavepointConnection.class.getClassLoader(),
-        new Class<?>[] {Connection.class}, new SavepointConnection(target, unit));
+        new Class<?>[]{Connection.class}, new SavepointConnection(target, unit));
   }
 
   @Override

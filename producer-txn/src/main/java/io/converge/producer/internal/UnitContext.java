@@ -26,6 +26,7 @@ final class UnitContext implements TxnContext, SavepointConnection.Unit {
   /** A call into the backend transaction, which may throw anything. */
   @FunctionalInterface
   private interface BackendCall {
+
     void run() throws Exception;
   }
 
@@ -71,10 +72,12 @@ final class UnitContext implements TxnContext, SavepointConnection.Unit {
     }
     boolean wasBroken = broken;
     broken = true; // until the backend discarded them; a caller may catch the failure and carry on
-    call(() -> btx.rollbackToSavepoint(kept), null, "Cannot discard the messages published after a rolled-back savepoint", lastId);
+    call(() -> btx.rollbackToSavepoint(kept), null,
+        "Cannot discard the messages published after a rolled-back savepoint", lastId);
     broken = wasBroken; // an earlier failure stays: the unit cannot commit
     settings.metrics().pending(kept - published);
-    LOG.debug("Savepoint rolled back in group {}: {} of {} messages discarded", settings.group(), published - kept, published);
+    LOG.debug("Savepoint rolled back in group {}: {} of {} messages discarded", settings.group(), published - kept,
+        published);
     published = kept;
   }
 

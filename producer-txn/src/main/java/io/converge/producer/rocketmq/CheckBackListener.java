@@ -41,7 +41,8 @@ final class CheckBackListener implements TransactionListener {
       return LocalTransactionState.UNKNOW;
     }
     Duration age = age(msg);
-    TxnLog.Outcome outcome = context.log().resolve(id, msg.getUserProperty(HalfMessageTransaction.ATTEMPT), context.group(), msg.getTopic(), age,
+    TxnLog.Outcome outcome = context.log().resolve(id, msg.getUserProperty(HalfMessageTransaction.ATTEMPT),
+        context.group(), msg.getTopic(), age,
         context.localTransactionTimeout());
     LocalTransactionState answer = switch (outcome) {
       case COMMITTED -> LocalTransactionState.COMMIT_MESSAGE;
@@ -52,7 +53,8 @@ final class CheckBackListener implements TransactionListener {
       context.metrics().checkBackPastRetention();
     }
     LOG.debug("Check-back of message {} (age {}) in group {}: {}", id, age, context.group(), answer);
-    context.metrics().checkBack(outcome == TxnLog.Outcome.COMMITTED ? "COMMIT" : outcome == TxnLog.Outcome.ROLLED_BACK ? "ROLLBACK" : "UNKNOWN");
+    context.metrics().checkBack(outcome == TxnLog.Outcome.COMMITTED ? "COMMIT"
+        : outcome == TxnLog.Outcome.ROLLED_BACK ? "ROLLBACK" : "UNKNOWN");
     return answer;
   }
 

@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
 final class EndLanes implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(EndLanes.class);
-  private static final Runnable STOP = () -> {};
+  private static final Runnable STOP = () -> {
+  };
 
   private final List<BlockingQueue<Runnable>> lanes = new ArrayList<>();
   private final List<Thread> threads = new ArrayList<>();
@@ -57,7 +58,8 @@ final class EndLanes implements AutoCloseable {
     }
     metrics.endDropped();
     if (full.get(i).compareAndSet(false, true)) {
-      LOG.warn("END lane {} of group {} is full (the broker is slow): dropping ENDs, the check-back resolves them", i, name);
+      LOG.warn("END lane {} of group {} is full (the broker is slow): dropping ENDs, the check-back resolves them", i,
+          name);
     }
     return false;
   }

@@ -66,7 +66,8 @@ final class HalfMessageBackend implements TxnBackend {
         routed = client.updateTopicRouteInfoFromNameServer(topic);
       } catch (IllegalStateException e) {
         // the client's wrapping of a name-server timeout or connection error
-        throw RocketMQErrors.classify(e, "the route of a declared topic", null, topic, RocketMQErrors.brokersRegistered(producer));
+        throw RocketMQErrors.classify(e, "the route of a declared topic", null, topic,
+            RocketMQErrors.brokersRegistered(producer));
       }
       if (!routed) {
         throw RocketMQErrors.noRoute(topic, "the messages of producer group " + context.group(), null, null,
@@ -74,7 +75,8 @@ final class HalfMessageBackend implements TxnBackend {
       }
     }
     if (!context.topics().isEmpty() && !client.sendHeartbeatToAllBrokerWithLock()) {
-      LOG.warn("Producer group {} could not heartbeat every broker at start; check-backs may be delayed", context.group());
+      LOG.warn("Producer group {} could not heartbeat every broker at start; check-backs may be delayed",
+          context.group());
     }
   }
 

@@ -37,7 +37,8 @@ final class HalfMessageTransaction implements BackendTransaction {
   private final BackendContext context;
   private final List<Prepared> prepared = new ArrayList<>();
 
-  HalfMessageTransaction(TransactionMQProducer producer, SyncEndTransaction ender, EndLanes lanes, BackendContext context) {
+  HalfMessageTransaction(TransactionMQProducer producer, SyncEndTransaction ender, EndLanes lanes,
+      BackendContext context) {
     this.producer = producer;
     this.ender = ender;
     this.lanes = lanes;
@@ -47,7 +48,8 @@ final class HalfMessageTransaction implements BackendTransaction {
   @Override
   public void publish(OutgoingMessage m, Connection connection) throws Exception {
     if (m.payload().length == 0) {
-      throw new InvalidMessageException("RocketMQ refuses an empty payload (message " + m.id() + " on " + m.topic() + ")", m.id(), null);
+      throw new InvalidMessageException(
+          "RocketMQ refuses an empty payload (message " + m.id() + " on " + m.topic() + ")", m.id(), null);
     }
     Message msg = RocketMQMessages.toMessage(m, context.group(), context.clock().millis());
     String attempt = Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE);
@@ -68,7 +70,8 @@ final class HalfMessageTransaction implements BackendTransaction {
     Prepared p = new Prepared(msg, result, m.id());
     try {
       if (result.getSendStatus() != SendStatus.SEND_OK) {
-        throw new BrokerUnavailableException("RocketMQ stored half message " + m.id() + " with status " + result.getSendStatus(), m.id(), null);
+        throw new BrokerUnavailableException(
+            "RocketMQ stored half message " + m.id() + " with status " + result.getSendStatus(), m.id(), null);
       }
       CrashPoints.pass(CrashPoints.Point.AFTER_BROKER_PREPARE);
       context.log().recordCommitted(connection, m.id(), attempt, context.group(), m.topic());
@@ -130,5 +133,6 @@ final class HalfMessageTransaction implements BackendTransaction {
     }
   }
 
-  private record Prepared(Message message, SendResult result, String id) {}
+  private record Prepared(Message message, SendResult result, String id) {
+  }
 }

@@ -16,7 +16,8 @@ public final class KeyQueueSelector implements MessageQueueSelector {
   /** The selector; its argument is the message's key (not null). */
   public static final KeyQueueSelector BY_KEY = new KeyQueueSelector();
 
-  private KeyQueueSelector() {}
+  private KeyQueueSelector() {
+  }
 
   /** The index of {@code key}'s queue among {@code queueCount} queues (at least 1). */
   public static int index(Object key, int queueCount) {

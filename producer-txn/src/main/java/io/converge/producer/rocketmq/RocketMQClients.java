@@ -22,7 +22,8 @@ import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
  */
 public final class RocketMQClients {
 
-  private RocketMQClients() {}
+  private RocketMQClients() {
+  }
 
   /** A started plain producer with the client's defaults (3 s send timeout, 2 retries, 4 MiB). */
   public static DefaultMQProducer startProducer(String nameServer, String group) {
@@ -97,7 +98,8 @@ public final class RocketMQClients {
     return group + "@" + ManagementFactory.getRuntimeMXBean().getPid() + "-" + UUID.randomUUID();
   }
 
-  private static <P extends DefaultMQProducer> P configure(P producer, String nameServer, Duration sendTimeout, int retries) {
+  private static <P extends DefaultMQProducer> P configure(P producer, String nameServer, Duration sendTimeout,
+      int retries) {
     producer.setNamesrvAddr(nameServer);
     producer.setInstanceName(uniqueInstance(producer.getProducerGroup()));
     producer.setSendMsgTimeout((int) sendTimeout.toMillis());

@@ -37,7 +37,8 @@ public final class RocketMQErrors {
 
   private static final Logger LOG = LoggerFactory.getLogger(RocketMQErrors.class);
 
-  private RocketMQErrors() {}
+  private RocketMQErrors() {
+  }
 
   /**
    * The typed error for a failed send of message {@code messageId} to {@code topic}.
@@ -79,7 +80,8 @@ public final class RocketMQErrors {
    */
   public static ConvergeException noRoute(String topic, String what, String messageId, Throwable cause,
       BooleanSupplier brokersRegistered) {
-    String detail = cause instanceof MQClientException ce ? ": " + ce.getErrorMessage() : cause != null ? ": " + cause : "";
+    String detail = cause instanceof MQClientException ce ? ": " + ce.getErrorMessage()
+        : cause != null ? ": " + cause : "";
     if (brokersRegistered.getAsBoolean()) {
       return new InvalidMessageException("Topic " + topic + " is unknown to the RocketMQ name server although brokers"
           + " are up (the topic does not exist): cannot send " + subject(what, messageId) + detail, messageId, cause);
@@ -136,6 +138,7 @@ public final class RocketMQErrors {
   }
 
   private static boolean refusedByBroker(int code) {
-    return code == ResponseCode.MESSAGE_ILLEGAL || code == ResponseCode.NO_PERMISSION || code == ResponseCode.TOPIC_NOT_EXIST;
+    return code == ResponseCode.MESSAGE_ILLEGAL || code == ResponseCode.NO_PERMISSION
+        || code == ResponseCode.TOPIC_NOT_EXIST;
   }
 }

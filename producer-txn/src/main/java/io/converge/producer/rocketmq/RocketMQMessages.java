@@ -15,7 +15,8 @@ import org.apache.rocketmq.common.message.MessageConst;
  */
 public final class RocketMQMessages {
 
-  private RocketMQMessages() {}
+  private RocketMQMessages() {
+  }
 
   /**
    * {@code m} as a RocketMQ message, its envelope stamped with {@code producer} and {@code nowMillis}.

@@ -24,7 +24,8 @@ public final class RocketMQSettings {
   /** The default largest message body: 4 MiB (the broker's default). */
   public static final int DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
-  private RocketMQSettings() {}
+  private RocketMQSettings() {
+  }
 
   /**
    * Returns {@code nameServer} if it is a name server list, {@code host:port[;host:port...]}.

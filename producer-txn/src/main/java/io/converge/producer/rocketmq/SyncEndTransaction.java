@@ -51,7 +51,8 @@ final class SyncEndTransaction {
     header.setCommitLogOffset(offsetId.getOffset());
     header.setBrokerName(brokerName);
     header.setCommitOrRollback(state == LocalTransactionState.COMMIT_MESSAGE
-        ? MessageSysFlag.TRANSACTION_COMMIT_TYPE : MessageSysFlag.TRANSACTION_ROLLBACK_TYPE);
+        ? MessageSysFlag.TRANSACTION_COMMIT_TYPE
+        : MessageSysFlag.TRANSACTION_ROLLBACK_TYPE);
     header.setProducerGroup(producer.getProducerGroup());
     header.setTranStateTableOffset(result.getQueueOffset());
     header.setMsgId(result.getMsgId());

@@ -34,7 +34,8 @@ public final class DatabaseWait {
   public static final Duration DEFAULT_LIMIT = Duration.ofSeconds(DEFAULT_SECONDS);
   private static final Duration MAX_LIMIT = Duration.ofHours(1);
   /** 500 ms doubling up to 5 s, without jitter. */
-  private static final Backoff BACKOFF = Backoff.withJitter(Duration.ofMillis(500), Duration.ofSeconds(5), 2.0, 0.0, null);
+  private static final Backoff BACKOFF = Backoff.withJitter(Duration.ofMillis(500), Duration.ofSeconds(5), 2.0, 0.0,
+      null);
   private static final Logger LOG = LoggerFactory.getLogger(DatabaseWait.class);
 
   private static final Map<DataSource, DatabaseWait> ASSIGNED = Collections.synchronizedMap(new WeakHashMap<>());
@@ -56,7 +57,8 @@ public final class DatabaseWait {
    */
   public static DatabaseWait upTo(Duration limit, String setting) {
     Objects.requireNonNull(setting, "setting");
-    Require.that(limit != null && !limit.isNegative() && limit.compareTo(MAX_LIMIT) <= 0, setting, "be between 0 and 1h", limit);
+    Require.that(limit != null && !limit.isNegative() && limit.compareTo(MAX_LIMIT) <= 0, setting,
+        "be between 0 and 1h", limit);
     return new DatabaseWait(limit, setting);
   }
 
@@ -83,6 +85,7 @@ public final class DatabaseWait {
   /** Something to try against the database. */
   @FunctionalInterface
   public interface Attempt<T> {
+
     /** One try; may throw anything, a connection failure anywhere in its causes is waited out. */
     T run() throws Exception;
   }
@@ -116,7 +119,7 @@ public final class DatabaseWait {
   public <T> T run(String what, Attempt<T> attempt) {
     long start = System.nanoTime();
     long deadline = start + limit.toNanos();
-    for (int n = 1; ; n++) {
+    for (int n = 1;; n++) {
       try {
         T result = attempt.run();
         if (n > 1) {
@@ -138,7 +141,8 @@ public final class DatabaseWait {
               + limit.toSeconds() + "s (" + n + " attempts); last error: " + cause, null, e);
         }
         long sleep = Math.min(BACKOFF.ceiling(n).toMillis(), remainingMs);
-        LOG.warn("Converge: waiting for the database for {}: {} (attempt {}, next in {} ms; giving up after {}={}s)", what,
+        LOG.warn("Converge: waiting for the database for {}: {} (attempt {}, next in {} ms; giving up after {}={}s)",
+            what,
             cause.toString(), n, sleep, setting, limit.toSeconds());
         try {
           Thread.sleep(sleep);
@@ -160,7 +164,8 @@ public final class DatabaseWait {
       if (t instanceof SQLException s) {
         String state = s.getSQLState();
         if (s instanceof SQLTransientConnectionException || s instanceof SQLTimeoutException
-            || (state != null && (state.startsWith("08") || state.equals("57P01") || state.equals("57P03") || state.equals("53300")))) {
+            || (state != null && (state.startsWith("08") || state.equals("57P01") || state.equals("57P03")
+                || state.equals("53300")))) {
           return s;
         }
       }

@@ -24,7 +24,8 @@ public final class Migrations {
 
   private static final Pattern MODULE = Pattern.compile("[a-z][a-z0-9_]{0,30}");
 
-  private Migrations() {}
+  private Migrations() {
+  }
 
   /**
    * Applies the pending migrations of {@code module} (e.g. {@code "producer"}) to {@code dataSource}
@@ -56,16 +57,15 @@ public final class Migrations {
 
   private static int migrate(DataSource dataSource, String module) {
     try {
-      MigrateResult result =
-          Flyway.configure(Migrations.class.getClassLoader())
-              .dataSource(dataSource)
-              .locations("classpath:db/converge/" + module)
-              .table("converge_schema_history_" + module)
-              .baselineOnMigrate(true)
-              .baselineVersion("0")
-              .failOnMissingLocations(true)
-              .load()
-              .migrate();
+      MigrateResult result = Flyway.configure(Migrations.class.getClassLoader())
+          .dataSource(dataSource)
+          .locations("classpath:db/converge/" + module)
+          .table("converge_schema_history_" + module)
+          .baselineOnMigrate(true)
+          .baselineVersion("0")
+          .failOnMissingLocations(true)
+          .load()
+          .migrate();
       return result.migrationsExecuted;
     } catch (FlywayException e) {
       throw new ConvergeException("Could not migrate the Converge schema of module '" + module + "'", e);

@@ -23,4 +23,5 @@ public record BackendContext(
     Duration localTransactionTimeout,
     List<String> topics,
     ProducerMetrics metrics,
-    Clock clock) {}
+    Clock clock) {
+}

@@ -22,7 +22,8 @@ public interface BackendTransaction {
    * (e.g. await the broker's acknowledgements of pipelined sends, write deferred log rows in one
    * batch). Throwing rolls the DB transaction back. Default: nothing.
    */
-  default void beforeCommit(Connection connection) throws Exception {}
+  default void beforeCommit(Connection connection) throws Exception {
+  }
 
   /**
    * A savepoint of the DB transaction was rolled back: the messages this transaction published after

@@ -63,7 +63,8 @@ final class CheckBack {
       if (age.compareTo(timeout) < 0) {
         return Outcome.UNKNOWN;
       }
-      Outcome won = row == null ? fence(c, id, attempt, group, topic, age) : widenFence(c, id, attempt, row.attempt(), group, age);
+      Outcome won = row == null ? fence(c, id, attempt, group, topic, age)
+          : widenFence(c, id, attempt, row.attempt(), group, age);
       if (won != null) {
         return won;
       }
@@ -76,7 +77,8 @@ final class CheckBack {
    * Inserts the fence of {@code attempt} unless a row exists (null: lost to another row); past the
    * retention raises a ticket instead (PAST_RETENTION).
    */
-  private Outcome fence(Connection c, String id, String attempt, String group, String topic, Duration age) throws SQLException {
+  private Outcome fence(Connection c, String id, String attempt, String group, String topic, Duration age)
+      throws SQLException {
     if (age.compareTo(retention) >= 0) {
       try (PreparedStatement ps = c.prepareStatement(TICKET)) {
         ps.setString(1, id);
@@ -96,7 +98,8 @@ final class CheckBack {
       ps.setString(3, topic);
       ps.setString(4, attempt);
       if (ps.executeUpdate() == 1) {
-        LOG.warn("Message {} of group {} had no committed local transaction {} after it was prepared: fenced and rolled back",
+        LOG.warn(
+            "Message {} of group {} had no committed local transaction {} after it was prepared: fenced and rolled back",
             id, group, age);
         return Outcome.ROLLED_BACK;
       }
@@ -114,8 +117,10 @@ final class CheckBack {
       ps.setString(1, id);
       ps.setString(2, fenced);
       if (ps.executeUpdate() == 1) {
-        LOG.warn("Message {} attempt {} of group {} had no committed local transaction {} after it was prepared; attempt {}"
-            + " of the id was fenced before: every attempt of the id is fenced and rolled back", id, attempt, group, age, fenced);
+        LOG.warn(
+            "Message {} attempt {} of group {} had no committed local transaction {} after it was prepared; attempt {}"
+                + " of the id was fenced before: every attempt of the id is fenced and rolled back",
+            id, attempt, group, age, fenced);
         return Outcome.ROLLED_BACK;
       }
       return null;

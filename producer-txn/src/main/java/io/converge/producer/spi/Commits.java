@@ -10,7 +10,8 @@ public final class Commits {
 
   private static final ThreadLocal<Runnable> OBSERVER = new ThreadLocal<>();
 
-  private Commits() {}
+  private Commits() {
+  }
 
   /** Sets the current thread's observer ({@code null} removes it); returns the one it replaces, or {@code null}. */
   public static Runnable observe(Runnable observer) {

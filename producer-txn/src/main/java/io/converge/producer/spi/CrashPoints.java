@@ -22,7 +22,8 @@ public final class CrashPoints {
 
   private static volatile Consumer<Point> hook;
 
-  private CrashPoints() {}
+  private CrashPoints() {
+  }
 
   /** Installs {@code h} (tests only); {@code null} removes it. */
   public static void install(Consumer<Point> h) {

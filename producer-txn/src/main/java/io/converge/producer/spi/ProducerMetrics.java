@@ -6,26 +6,32 @@ import java.time.Duration;
 public interface ProducerMetrics {
 
   /** Counts nothing. */
-  ProducerMetrics NONE = new ProducerMetrics() {};
+  ProducerMetrics NONE = new ProducerMetrics() {
+  };
 
   /** A check-back was answered ({@code COMMIT}, {@code ROLLBACK} or {@code UNKNOWN}): {@code txn.checkbacks}. */
-  default void checkBack(String answer) {}
+  default void checkBack(String answer) {
+  }
 
   /**
    * A check-back found no row for a message older than the log retention and answered UNKNOWN (a
    * ticket was raised): {@code txn.checkbacks.past-retention}. Alert on it.
    */
-  default void checkBackPastRetention() {}
+  default void checkBackPastRetention() {
+  }
 
   /**
    * An END (commit/rollback of a prepared message) was dropped because the broker was too slow to
    * take it; the check-back resolves the message later: {@code txn.ends.dropped}.
    */
-  default void endDropped() {}
+  default void endDropped() {
+  }
 
   /** Messages published but not yet committed or rolled back changed by {@code delta}: {@code txn.pending}. */
-  default void pending(int delta) {}
+  default void pending(int delta) {
+  }
 
   /** One send to the broker took {@code latency}: {@code txn.send.latency}. */
-  default void sent(Duration latency) {}
+  default void sent(Duration latency) {
+  }
 }

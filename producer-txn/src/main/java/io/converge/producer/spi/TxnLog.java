@@ -6,7 +6,6 @@ import io.converge.producer.support.BatchPurger;
 import io.converge.producer.support.BatchPurger.Cutoff;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import javax.sql.DataSource;
@@ -26,7 +25,9 @@ public final class TxnLog {
    * retention, whose row may have been purged after its unit committed; never guessed, answer the
    * broker UNKNOWN (a ticket is raised in {@code converge_txn_ticket}).
    */
-  public enum Outcome { COMMITTED, ROLLED_BACK, UNKNOWN, PAST_RETENTION }
+  public enum Outcome {
+    COMMITTED, ROLLED_BACK, UNKNOWN, PAST_RETENTION
+  }
 
   /** The retention of a log built without one: the producer's default, 7 days. */
   public static final Duration DEFAULT_RETENTION = Duration.ofDays(7);
@@ -88,14 +89,16 @@ public final class TxnLog {
    *
    * @throws LateCommitFencedException when a check-back already fenced this attempt, or the id is committed
    */
-  public void recordCommitted(Connection connection, String id, String attempt, String group, String topic) throws SQLException {
+  public void recordCommitted(Connection connection, String id, String attempt, String group, String topic)
+      throws SQLException {
     try (PreparedStatement ps = connection.prepareStatement(RECORD)) {
       ps.setString(1, id);
       ps.setString(2, group);
       ps.setString(3, topic);
       ps.setString(4, attempt);
       if (ps.executeUpdate() == 0) {
-        throw new LateCommitFencedException("Message " + id + (attempt != null ? " attempt " + attempt : "") + " of group " + group
+        throw new LateCommitFencedException("Message " + id + (attempt != null ? " attempt " + attempt : "")
+            + " of group " + group
             + " was already resolved by a check-back (its local transaction took longer than the timeout) or committed;"
             + " the unit of work is rolled back", id, null);
       }
@@ -109,7 +112,8 @@ public final class TxnLog {
    * @param topics their topics, in the same order
    * @throws LateCommitFencedException when a check-back already fenced one of the ids
    */
-  public void recordCommitted(Connection connection, java.util.List<String> ids, String group, java.util.List<String> topics)
+  public void recordCommitted(Connection connection, java.util.List<String> ids, String group,
+      java.util.List<String> topics)
       throws SQLException {
     if (ids.size() == 1) {
       recordCommitted(connection, ids.get(0), group, topics.get(0));
@@ -196,8 +200,8 @@ public final class TxnLog {
   public long purge(String group, int batchSize) {
     return BatchPurger.of(dataSource, "converge_txn_log", "created_at").keyedBy("message_id").oldestFirst()
         .where("producer_group = ?")
-        .purge("the transaction log of group " + group, Cutoff.olderThan(retention), batchSize, Long.MAX_VALUE, n -> { }, group);
+        .purge("the transaction log of group " + group, Cutoff.olderThan(retention), batchSize, Long.MAX_VALUE, n -> {
+        }, group);
   }
-
 
 }

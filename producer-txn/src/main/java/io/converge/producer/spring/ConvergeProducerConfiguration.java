@@ -27,13 +27,14 @@ import org.springframework.context.annotation.Configuration;
 @EnableConfigurationProperties(ConvergeProducerProperties.class)
 public class ConvergeProducerConfiguration {
 
-  ConvergeProducerConfiguration() {}
+  ConvergeProducerConfiguration() {
+  }
 
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
   @ConditionalOnBean(DataSource.class)
   TxnProducer convergeTxnProducer(ConvergeProducerProperties p, DataSource dataSource, ProducerBackend backend,
-                                  ObjectProvider<ProducerMetricsFactory> metrics) {
+      ObjectProvider<ProducerMetricsFactory> metrics) {
     String group = Objects.requireNonNull(p.group(), "converge.producer.group is required");
     if (!Boolean.FALSE.equals(p.migrate())) {
       backend.migrations().forEach(module -> Migrations.apply(dataSource, module));
@@ -57,6 +58,7 @@ public class ConvergeProducerConfiguration {
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass(name = "io.micrometer.core.instrument.MeterRegistry")
   static class Metrics {
+
     @Bean
     @ConditionalOnMissingBean
     @ConditionalOnBean(MeterRegistry.class)

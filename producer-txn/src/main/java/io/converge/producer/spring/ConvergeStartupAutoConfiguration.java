@@ -28,6 +28,7 @@ class ConvergeStartupAutoConfiguration {
     Duration limit = Binder.get(environment).bind(PROPERTY, Duration.class).orElse(DatabaseWait.DEFAULT_LIMIT);
     DatabaseWait wait = DatabaseWait.upTo(limit, PROPERTY);
     return new BeanPostProcessor() {
+
       @Override
       public Object postProcessAfterInitialization(Object bean, String name) {
         if (bean instanceof DataSource ds) {

@@ -78,6 +78,7 @@ public final class TransactionalPublisher {
       JoinedTransaction fresh = producer.join(connection);
       TransactionSynchronizationManager.bindResource(this, fresh);
       TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+
         // published count when each savepoint (a NESTED transaction) was set; identity: Spring's objects
         private final Map<Object, Integer> marks = new IdentityHashMap<>();
 
@@ -132,11 +133,13 @@ public final class TransactionalPublisher {
       autoCommit = connection.getAutoCommit();
     } catch (SQLException e) {
       DataSourceUtils.releaseConnection(connection, dataSource);
-      throw new DatabaseUnavailableException("Cannot inspect the connection to publish message " + message.id(), message.id(), e);
+      throw new DatabaseUnavailableException("Cannot inspect the connection to publish message " + message.id(),
+          message.id(), e);
     }
     if (autoCommit) {
       DataSourceUtils.releaseConnection(connection, dataSource);
-      throw new TransactionNotBoundException("publish of message " + message.id() + " is in a Spring transaction that does"
+      throw new TransactionNotBoundException("publish of message " + message.id()
+          + " is in a Spring transaction that does"
           + " not own the publisher's DataSource (its connection is in auto-commit mode): use a transaction manager on"
           + " the same DataSource as the TransactionalPublisher (DataSourceTransactionManager or JpaTransactionManager),"
           + " or @Transactional(transactionManager = ...) naming it", message.id());

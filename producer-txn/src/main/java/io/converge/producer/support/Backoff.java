@@ -44,7 +44,8 @@ public final class Backoff {
    * @param random values in [0, 1) for {@link #delay(int)}; may be null when only
    *     {@link #delay(int, double)} and {@link #ceiling(int)} are used
    */
-  public static Backoff withJitter(Duration base, Duration max, double multiplier, double jitter, DoubleSupplier random) {
+  public static Backoff withJitter(Duration base, Duration max, double multiplier, double jitter,
+      DoubleSupplier random) {
     return new Backoff(base, max, multiplier, 1.0 - jitter, 1.0 + jitter, random);
   }
 

@@ -38,7 +38,8 @@ public final class BatchPurger {
   private final String filter;
   private final boolean oldestFirst;
 
-  private BatchPurger(DataSource dataSource, String table, String timeColumn, String key, String filter, boolean oldestFirst) {
+  private BatchPurger(DataSource dataSource, String table, String timeColumn, String key, String filter,
+      boolean oldestFirst) {
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
     this.table = table;
     this.timeColumn = timeColumn;
@@ -84,8 +85,10 @@ public final class BatchPurger {
    * @return the number of rows deleted
    * @throws DatabaseUnavailableException naming {@code what} and the rows deleted before the failure
    */
-  public long purge(String what, Cutoff cutoff, int batchSize, long maxBatches, LongConsumer progress, Object... filterArgs) {
-    String sql = "DELETE FROM " + table + " WHERE " + key + " IN (SELECT " + key + " FROM " + table + " WHERE " + condition(cutoff)
+  public long purge(String what, Cutoff cutoff, int batchSize, long maxBatches, LongConsumer progress,
+      Object... filterArgs) {
+    String sql = "DELETE FROM " + table + " WHERE " + key + " IN (SELECT " + key + " FROM " + table + " WHERE "
+        + condition(cutoff)
         + (oldestFirst ? " ORDER BY " + timeColumn : "") + " LIMIT ?)";
     long total = 0;
     for (long batch = 0; batch < maxBatches; batch++) {

@@ -21,6 +21,7 @@ public final class OpsRows {
   /** Maps the current row of a result set. */
   @FunctionalInterface
   public interface Row<T> {
+
     /** The value of the current row. */
     T map(ResultSet rs) throws SQLException;
   }
@@ -28,6 +29,7 @@ public final class OpsRows {
   /** Binds the parameters of a statement. */
   @FunctionalInterface
   public interface Binder {
+
     /** Sets the parameters of {@code ps}. */
     void bind(PreparedStatement ps) throws SQLException;
   }
@@ -76,7 +78,8 @@ public final class OpsRows {
    * @param what how an error names the rows: "Could not count {@code what}"
    */
   public long count(String what, String sql) {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql);
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql);
         ResultSet rs = ps.executeQuery()) {
       rs.next();
       return rs.getLong(1);

@@ -9,7 +9,8 @@ import io.converge.producer.ConvergeException;
  */
 public final class OptionalDependency {
 
-  private OptionalDependency() {}
+  private OptionalDependency() {
+  }
 
   /**
    * Fails unless every class of {@code classNames} can be loaded by {@code owner}'s class loader
@@ -26,8 +27,10 @@ public final class OptionalDependency {
       try {
         Class.forName(name, false, owner.getClassLoader());
       } catch (ClassNotFoundException e) {
-        throw new ConvergeException(component + " needs " + artifacts + " on the classpath (add it as a dependency, version "
-            + version + ")", e);
+        throw new ConvergeException(
+            component + " needs " + artifacts + " on the classpath (add it as a dependency, version "
+                + version + ")",
+            e);
       }
     }
   }

@@ -10,7 +10,8 @@ import java.util.regex.Pattern;
  */
 public final class Require {
 
-  private Require() {}
+  private Require() {
+  }
 
   /**
    * The text of a failed rule: {@code property + " must " + rule + ", but was " + value}.

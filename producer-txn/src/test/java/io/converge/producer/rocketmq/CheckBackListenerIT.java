@@ -31,8 +31,9 @@ class CheckBackListenerIT {
     Migrations.apply(db, "producer");
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     TxnLog log = new TxnLog(db, Duration.ofDays(7));
-    CheckBackListener listener = new CheckBackListener(new BackendContext("g", db, log, Duration.ofSeconds(30), List.of(),
-        new MicrometerMetrics(registry, "g"), Clock.systemUTC()));
+    CheckBackListener listener = new CheckBackListener(
+        new BackendContext("g", db, log, Duration.ofSeconds(30), List.of(),
+            new MicrometerMetrics(registry, "g"), Clock.systemUTC()));
     String id = MessageIds.shared().next();
     MessageExt msg = new MessageExt();
     msg.setTopic("t");

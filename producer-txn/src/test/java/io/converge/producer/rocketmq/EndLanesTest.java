@@ -56,6 +56,7 @@ class EndLanesTest {
     List<String> ran = new CopyOnWriteArrayList<>();
     java.util.concurrent.atomic.AtomicInteger dropped = new java.util.concurrent.atomic.AtomicInteger();
     ProducerMetrics counting = new ProducerMetrics() {
+
       @Override
       public void endDropped() {
         dropped.incrementAndGet();

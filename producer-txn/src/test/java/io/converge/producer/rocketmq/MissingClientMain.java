@@ -7,7 +7,8 @@ import org.postgresql.ds.PGSimpleDataSource;
 /** Run by {@link RocketMQBackendIT} without rocketmq-client on the classpath. */
 public final class MissingClientMain {
 
-  private MissingClientMain() {}
+  private MissingClientMain() {
+  }
 
   public static void main(String[] args) {
     try {

@@ -52,14 +52,16 @@ class RocketMQBackendIT {
   @Test
   void anUnknownDeclaredTopicFailsTheBuild(EmbeddedRocketMQ mq) {
     assertThatThrownBy(() -> TxnProducer.builder().group("g-unknown").dataSource(orders.db())
-        .backend(RocketMQBackend.nameServer(mq.nameServerAddress())).topics("no-such-topic-" + System.nanoTime()).build())
+        .backend(RocketMQBackend.nameServer(mq.nameServerAddress())).topics("no-such-topic-" + System.nanoTime())
+        .build())
         .isInstanceOf(InvalidMessageException.class).hasMessageContaining("unknown to the RocketMQ name server");
   }
 
   /** In a child JVM whose classpath lacks rocketmq-client: the error names the artifact to add. */
   @Test
   void withoutTheRocketMQClientTheErrorNamesTheArtifact(ChildJvms jvms) throws Exception {
-    ChildJvm child = jvms.launch(MissingClientMain.class).classpath(entry -> !entry.contains("rocketmq-client")).start();
+    ChildJvm child = jvms.launch(MissingClientMain.class).classpath(entry -> !entry.contains("rocketmq-client"))
+        .start();
     child.awaitExit(Duration.ofSeconds(60)); // fails with the output when the child did not exit
     String output = child.output();
     assertThat(output).as(output).contains("MISSING: The RocketMQ backend needs org.apache.rocketmq:rocketmq-client");

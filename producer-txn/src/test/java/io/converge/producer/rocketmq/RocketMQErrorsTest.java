@@ -27,7 +27,8 @@ class RocketMQErrorsTest {
 
   @Test
   void aMessageTheClientFindsIllegalIsRefused() {
-    ConvergeException e = classify(new MQClientException(ResponseCode.MESSAGE_ILLEGAL, "the message body size over max value"), DOWN);
+    ConvergeException e = classify(
+        new MQClientException(ResponseCode.MESSAGE_ILLEGAL, "the message body size over max value"), DOWN);
     assertThat(e).isInstanceOf(InvalidMessageException.class).hasMessageContaining("m1").hasMessageContaining("t1")
         .hasMessageContaining("body size over max");
     assertThat(e.messageId()).isEqualTo("m1");
@@ -51,7 +52,7 @@ class RocketMQErrorsTest {
 
   @Test
   void timeoutsAndConnectionErrorsAreOutages() {
-    for (Throwable t : new Throwable[] {new RemotingTimeoutException("wait response timeout"),
+    for (Throwable t : new Throwable[]{new RemotingTimeoutException("wait response timeout"),
         new RemotingConnectException("127.0.0.1:10911"), new RemotingSendRequestException("127.0.0.1:10911"),
         new RemotingTooMuchRequestException("sendDefaultImpl call timeout"),
         new MQClientException("Send [1] times, still failed", new RemotingTimeoutException("x")),
@@ -67,23 +68,27 @@ class RocketMQErrorsTest {
   /** Both forms of "No route info": a plain send's (with a code) and a selected queue's (text only). */
   @Test
   void noRouteIsRecognisedInBothForms() {
-    MQClientException plain = new MQClientException(ClientErrorCode.NOT_FOUND_TOPIC_EXCEPTION, "No route info of this topic: t1");
+    MQClientException plain = new MQClientException(ClientErrorCode.NOT_FOUND_TOPIC_EXCEPTION,
+        "No route info of this topic: t1");
     MQClientException selected = new MQClientException("No route info for this topic, t1", null);
     assertThat(RocketMQErrors.isNoRoute(plain)).isTrue();
     assertThat(RocketMQErrors.isNoRoute(selected)).isTrue();
     assertThat(RocketMQErrors.isNoRoute(new MQClientException(ResponseCode.MESSAGE_ILLEGAL, "too big"))).isFalse();
-    assertThat(RocketMQErrors.isNoRoute(new MQBrokerException(ResponseCode.TOPIC_NOT_EXIST, "No route info"))).isFalse();
+    assertThat(RocketMQErrors.isNoRoute(new MQBrokerException(ResponseCode.TOPIC_NOT_EXIST, "No route info")))
+        .isFalse();
     assertThat(RocketMQErrors.isNoRoute(new RemotingTimeoutException("No route info"))).isFalse();
   }
 
   @Test
   void noRouteWhileBrokersAreUpIsAMissingTopic() {
-    for (MQClientException e : new MQClientException[] {
+    for (MQClientException e : new MQClientException[]{
         new MQClientException(ClientErrorCode.NOT_FOUND_TOPIC_EXCEPTION, "No route info of this topic: t1"),
         new MQClientException("No route info for this topic, t1", null)}) {
       assertThat(classify(e, UP)).isInstanceOf(InvalidMessageException.class)
-          .hasMessageContaining("Topic t1 is unknown to the RocketMQ name server").hasMessageContaining("m1").hasCause(e);
-      assertThat(classify(e, DOWN)).isInstanceOf(BrokerUnavailableException.class).hasMessageContaining("t1").hasCause(e);
+          .hasMessageContaining("Topic t1 is unknown to the RocketMQ name server").hasMessageContaining("m1")
+          .hasCause(e);
+      assertThat(classify(e, DOWN)).isInstanceOf(BrokerUnavailableException.class).hasMessageContaining("t1")
+          .hasCause(e);
     }
   }
 
@@ -91,7 +96,8 @@ class RocketMQErrorsTest {
   @Test
   void aRouteFetchWithoutRouteFollowsTheSameRule() {
     assertThat(RocketMQErrors.noRoute("t1", "the messages of producer group g", null, null, UP))
-        .isInstanceOf(InvalidMessageException.class).hasMessageContaining("Topic t1 is unknown to the RocketMQ name server")
+        .isInstanceOf(InvalidMessageException.class)
+        .hasMessageContaining("Topic t1 is unknown to the RocketMQ name server")
         .hasNoCause();
     assertThat(RocketMQErrors.noRoute("t1", "the messages of producer group g", null, null, DOWN))
         .isInstanceOf(BrokerUnavailableException.class).hasMessageContaining("t1");

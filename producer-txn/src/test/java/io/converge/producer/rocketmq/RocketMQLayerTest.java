@@ -46,7 +46,7 @@ class RocketMQLayerTest {
 
   @Test
   void aMessageWithoutKeyIsKeyedByItsId() {
-    OutgoingMessage m = OutgoingMessage.builder("orders").payload(new byte[] {1}).build();
+    OutgoingMessage m = OutgoingMessage.builder("orders").payload(new byte[]{1}).build();
     assertThat(RocketMQMessages.keys(m)).isEqualTo(m.id());
     assertThat(RocketMQMessages.toMessage(m, "svc", 1L).getKeys()).isEqualTo(m.id());
   }

@@ -183,6 +183,7 @@ class SavepointSafetyIT {
   }
 
   private interface ThrowingCall {
+
     void run() throws Exception;
   }
 
@@ -190,6 +191,7 @@ class SavepointSafetyIT {
   private static BackendFactory failingSavepoints() {
     BackendFactory real = RocketMQBackend.nameServer(mq.nameServerAddress());
     return new BackendFactory() {
+
       @Override
       public String name() {
         return real.name();
@@ -199,10 +201,12 @@ class SavepointSafetyIT {
       public TxnBackend create(BackendContext context) {
         TxnBackend backend = real.create(context);
         return new TxnBackend() {
+
           @Override
           public BackendTransaction begin() {
             BackendTransaction t = backend.begin();
             return new BackendTransaction() {
+
               @Override
               public void publish(OutgoingMessage message, Connection connection) throws Exception {
                 t.publish(message, connection);
@@ -298,7 +302,8 @@ class SavepointSafetyIT {
   }
 
   private static boolean exists(String id) throws Exception {
-    try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT 1 FROM sp_orders WHERE id = ?")) {
+    try (Connection c = db.getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT 1 FROM sp_orders WHERE id = ?")) {
       ps.setString(1, id);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next();

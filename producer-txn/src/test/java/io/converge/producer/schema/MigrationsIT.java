@@ -30,7 +30,9 @@ class MigrationsIT {
     assertThat(Migrations.apply(db, "schematest")).isEqualTo(2);
     assertThat(Migrations.apply(db, "schematest")).as("second run is a no-op").isZero();
     assertThat(count(db, "SELECT count(*) FROM converge_schema_history_schematest WHERE success")).isEqualTo(2);
-    assertThat(count(db, "SELECT count(*) FROM pg_indexes WHERE indexname = 'converge_schematest_note' AND schemaname = current_schema()")).isEqualTo(1);
+    assertThat(count(db,
+        "SELECT count(*) FROM pg_indexes WHERE indexname = 'converge_schematest_note' AND schemaname = current_schema()"))
+        .isEqualTo(1);
   }
 
   @Test
@@ -49,7 +51,8 @@ class MigrationsIT {
   void unreachableDatabaseIsATypedErrorNamingTheModuleAndTheWait() {
     PGSimpleDataSource nowhere = new PGSimpleDataSource();
     nowhere.setUrl("jdbc:postgresql://127.0.0.1:" + Ports.free() + "/postgres?connectTimeout=2");
-    assertThatThrownBy(() -> Migrations.apply(nowhere, "schematest", DatabaseWait.upTo(Duration.ofSeconds(2), "test.wait")))
+    assertThatThrownBy(
+        () -> Migrations.apply(nowhere, "schematest", DatabaseWait.upTo(Duration.ofSeconds(2), "test.wait")))
         .isInstanceOf(DatabaseUnavailableException.class)
         .hasMessageContaining("'schematest'")
         .hasMessageContaining("test.wait=2s");
@@ -125,7 +128,9 @@ class MigrationsIT {
   }
 
   private static String currentSchema(DataSource db) throws Exception {
-    try (Connection c = db.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT current_schema()")) {
+    try (Connection c = db.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT current_schema()")) {
       rs.next();
       return rs.getString(1);
     }

@@ -55,10 +55,13 @@ class TxnLogIT {
       log.recordCommitted(c, legacy, "g", "t");
       c.commit();
     }
-    assertThat(log.resolve(id, "attempt-2", "g", "t", Duration.ofMinutes(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
-    assertThat(log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
+    assertThat(log.resolve(id, "attempt-2", "g", "t", Duration.ofMinutes(1), TIMEOUT))
+        .isEqualTo(TxnLog.Outcome.COMMITTED);
+    assertThat(log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(1), TIMEOUT))
+        .isEqualTo(TxnLog.Outcome.ROLLED_BACK);
     assertThat(log.resolve(id, null, "g", "t", Duration.ofMinutes(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
-    assertThat(log.resolve(legacy, "attempt-1", "g", "t", Duration.ofMinutes(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
+    assertThat(log.resolve(legacy, "attempt-1", "g", "t", Duration.ofMinutes(1), TIMEOUT))
+        .isEqualTo(TxnLog.Outcome.COMMITTED);
   }
 
   /**
@@ -68,7 +71,8 @@ class TxnLogIT {
   @Test
   void aFenceOfOneAttemptLetsAnotherAttemptOfTheSameIdCommit() throws Exception {
     String id = MessageIds.shared().next();
-    assertThat(log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
+    assertThat(log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT))
+        .isEqualTo(TxnLog.Outcome.ROLLED_BACK);
     assertThat(log.resolve(id, "attempt-2", "g", "t", Duration.ofSeconds(1), TIMEOUT))
         .as("a young attempt is not answered by another attempt's fence").isEqualTo(TxnLog.Outcome.UNKNOWN);
     try (Connection c = db.getConnection()) {
@@ -79,8 +83,10 @@ class TxnLogIT {
       log.recordCommitted(c, id, "attempt-2", "g", "t");
       c.commit();
     }
-    assertThat(log.resolve(id, "attempt-2", "g", "t", Duration.ofMinutes(5), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
-    assertThat(log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
+    assertThat(log.resolve(id, "attempt-2", "g", "t", Duration.ofMinutes(5), TIMEOUT))
+        .isEqualTo(TxnLog.Outcome.COMMITTED);
+    assertThat(log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT))
+        .isEqualTo(TxnLog.Outcome.ROLLED_BACK);
     try (Connection c = db.getConnection()) {
       c.setAutoCommit(false);
       assertThatThrownBy(() -> log.recordCommitted(c, id, "attempt-3", "g", "t")).as("a committed id")
@@ -88,7 +94,8 @@ class TxnLogIT {
       c.rollback();
     }
     String legacy = MessageIds.shared().next();
-    assertThat(log.resolve(legacy, null, "g", "t", Duration.ofMinutes(5), TIMEOUT)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
+    assertThat(log.resolve(legacy, null, "g", "t", Duration.ofMinutes(5), TIMEOUT))
+        .isEqualTo(TxnLog.Outcome.ROLLED_BACK);
     try (Connection c = db.getConnection()) {
       c.setAutoCommit(false);
       assertThatThrownBy(() -> log.recordCommitted(c, legacy, "attempt-2", "g", "t")).as("a fence without attempt")
@@ -104,10 +111,13 @@ class TxnLogIT {
   @Test
   void aSecondFencedAttemptKeepsTheFirstOneFenced() throws Exception {
     String id = MessageIds.shared().next();
-    assertThat(log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
-    assertThat(log.resolve(id, "attempt-2", "g", "t", Duration.ofMinutes(5), TIMEOUT)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
-    assertThat(log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
-    for (String attempt : new String[] {"attempt-1", "attempt-2"}) {
+    assertThat(log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT))
+        .isEqualTo(TxnLog.Outcome.ROLLED_BACK);
+    assertThat(log.resolve(id, "attempt-2", "g", "t", Duration.ofMinutes(5), TIMEOUT))
+        .isEqualTo(TxnLog.Outcome.ROLLED_BACK);
+    assertThat(log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT))
+        .isEqualTo(TxnLog.Outcome.ROLLED_BACK);
+    for (String attempt : new String[]{"attempt-1", "attempt-2"}) {
       try (Connection c = db.getConnection()) {
         c.setAutoCommit(false);
         assertThatThrownBy(() -> log.recordCommitted(c, id, attempt, "g", "t")).as(attempt)
@@ -128,14 +138,15 @@ class TxnLogIT {
     try (Connection retry = db.getConnection()) {
       retry.setAutoCommit(false);
       log.recordCommitted(retry, id, "attempt-2", "g", "t");
-      CompletableFuture<TxnLog.Outcome> checkBack =
-          CompletableFuture.supplyAsync(() -> log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT));
+      CompletableFuture<TxnLog.Outcome> checkBack = CompletableFuture
+          .supplyAsync(() -> log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT));
       awaitBlockedOnARowLock();
       assertThat(checkBack).as("the fence waits on the retry's uncommitted row").isNotDone();
       retry.commit();
       assertThat(checkBack.get(10, TimeUnit.SECONDS)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
     }
-    assertThat(log.resolve(id, "attempt-2", "g", "t", Duration.ofMinutes(5), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
+    assertThat(log.resolve(id, "attempt-2", "g", "t", Duration.ofMinutes(5), TIMEOUT))
+        .isEqualTo(TxnLog.Outcome.COMMITTED);
     // the fence first (open), the retry's commit waits for it and then replaces it
     String id2 = MessageIds.shared().next();
     try (Connection fence = db.getConnection(); Statement s = fence.createStatement()) {
@@ -156,8 +167,10 @@ class TxnLogIT {
       fence.commit();
       retry.get(10, TimeUnit.SECONDS);
     }
-    assertThat(log.resolve(id2, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
-    assertThat(log.resolve(id2, "attempt-2", "g", "t", Duration.ofMinutes(5), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
+    assertThat(log.resolve(id2, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT))
+        .isEqualTo(TxnLog.Outcome.ROLLED_BACK);
+    assertThat(log.resolve(id2, "attempt-2", "g", "t", Duration.ofMinutes(5), TIMEOUT))
+        .isEqualTo(TxnLog.Outcome.COMMITTED);
   }
 
   @Test
@@ -179,8 +192,8 @@ class TxnLogIT {
     try (Connection local = db.getConnection()) {
       local.setAutoCommit(false);
       log.recordCommitted(local, id, "g", "t");
-      CompletableFuture<TxnLog.Outcome> checkBack =
-          CompletableFuture.supplyAsync(() -> log.resolve(id, null, "g", "t", Duration.ofMinutes(5), TIMEOUT));
+      CompletableFuture<TxnLog.Outcome> checkBack = CompletableFuture
+          .supplyAsync(() -> log.resolve(id, null, "g", "t", Duration.ofMinutes(5), TIMEOUT));
       awaitBlockedOnARowLock();
       assertThat(checkBack).as("the fence waits on the uncommitted row").isNotDone();
       local.commit();
@@ -217,7 +230,7 @@ class TxnLogIT {
   /** A data source that always hands out {@code c} and never closes it, like a pool of one connection. */
   private static DataSource onlyConnection(Connection c) {
     Connection unclosable = (Connection) java.lang.reflect.Proxy.newProxyInstance(TxnLogIT.class.getClassLoader(),
-        new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+        new Class<?>[]{Connection.class}, (proxy, method, args) -> {
           if (method.getName().equals("close")) {
             return null;
           }
@@ -228,7 +241,7 @@ class TxnLogIT {
           }
         });
     return (DataSource) java.lang.reflect.Proxy.newProxyInstance(TxnLogIT.class.getClassLoader(),
-        new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+        new Class<?>[]{DataSource.class}, (proxy, method, args) -> {
           if (method.getName().equals("getConnection")) {
             return unclosable;
           }
@@ -249,8 +262,10 @@ class TxnLogIT {
           """);
     }
     assertThat(new TxnLog(own, Duration.ofDays(7)).purge("mine", 1000)).isEqualTo(30);
-    try (Connection c = own.getConnection(); PreparedStatement ps = c.prepareStatement(
-        "SELECT count(*) FROM converge_txn_log WHERE producer_group = 'other'"); ResultSet rs = ps.executeQuery()) {
+    try (Connection c = own.getConnection();
+        PreparedStatement ps = c.prepareStatement(
+            "SELECT count(*) FROM converge_txn_log WHERE producer_group = 'other'");
+        ResultSet rs = ps.executeQuery()) {
       rs.next();
       assertThat(rs.getInt(1)).as("rows of another group, whose own retention may be longer").isEqualTo(30);
     }
@@ -261,10 +276,12 @@ class TxnLogIT {
   void aCheckBackPastTheRetentionIsNeverAnsweredRollback() throws Exception {
     String id = MessageIds.shared().next();
     assertThat(log.resolve(id, null, "g", "t", Duration.ofDays(8), TIMEOUT)).isEqualTo(TxnLog.Outcome.PAST_RETENTION);
-    assertThat(log.resolve(id, null, "g", "t", Duration.ofDays(8).plusMinutes(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.PAST_RETENTION);
+    assertThat(log.resolve(id, null, "g", "t", Duration.ofDays(8).plusMinutes(1), TIMEOUT))
+        .isEqualTo(TxnLog.Outcome.PAST_RETENTION);
     assertThat(log.outcome(id)).as("no fence").isEqualTo(TxnLog.Outcome.UNKNOWN);
-    try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(
-        "SELECT producer_group, kind, status, checks FROM converge_txn_ticket WHERE message_id = ?")) {
+    try (Connection c = db.getConnection();
+        PreparedStatement ps = c.prepareStatement(
+            "SELECT producer_group, kind, status, checks FROM converge_txn_ticket WHERE message_id = ?")) {
       ps.setString(1, id);
       try (ResultSet rs = ps.executeQuery()) {
         assertThat(rs.next()).as("ticket raised").isTrue();
@@ -299,9 +316,10 @@ class TxnLogIT {
           """);
     }
     assertThat(new TxnLog(own, Duration.ofDays(7)).purge("g", 1000)).isEqualTo(2500);
-    try (Connection c = own.getConnection(); PreparedStatement ps = c.prepareStatement(
-        "SELECT count(*), count(*) FILTER (WHERE message_id LIKE 'new-%') FROM converge_txn_log");
-         ResultSet rs = ps.executeQuery()) {
+    try (Connection c = own.getConnection();
+        PreparedStatement ps = c.prepareStatement(
+            "SELECT count(*), count(*) FILTER (WHERE message_id LIKE 'new-%') FROM converge_txn_log");
+        ResultSet rs = ps.executeQuery()) {
       rs.next();
       assertThat(rs.getInt(1)).isEqualTo(40);
       assertThat(rs.getInt(2)).isEqualTo(40);
@@ -310,11 +328,14 @@ class TxnLogIT {
 
   /** Waits until a session of this database waits on a lock taken on {@code converge_txn_log} (a marker, not a guess). */
   private void awaitBlockedOnARowLock() {
-    await("a statement on converge_txn_log waits on a lock").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+    await("a statement on converge_txn_log waits on a lock").atMost(Duration.ofSeconds(10))
+        .pollInterval(Duration.ofMillis(20))
         .until(() -> {
-          try (Connection c = db.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(
-              "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
-                  + " AND query LIKE '%converge_txn_log%'")) {
+          try (Connection c = db.getConnection();
+              Statement s = c.createStatement();
+              ResultSet rs = s.executeQuery(
+                  "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+                      + " AND query LIKE '%converge_txn_log%'")) {
             rs.next();
             return rs.getLong(1) > 0;
           }

@@ -53,7 +53,8 @@ class ConvergeStartupAutoConfigurationIT {
       logger.detachAppender(log);
     }
     assertThat(log.list).map(ILoggingEvent::getFormattedMessage)
-        .anySatisfy(m -> assertThat(m).contains("waiting for the database for DataSource bean 'dataSource'", "(attempt 1, next in",
+        .anySatisfy(m -> assertThat(m).contains("waiting for the database for DataSource bean 'dataSource'",
+            "(attempt 1, next in",
             "converge.startup.database-wait=60s"));
   }
 

@@ -33,7 +33,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 class SpringTransactionalPublisherIT {
 
   private static ApplicationContextRunner runner(EmbeddedRocketMQ mq, DataSource db, String group, String topic,
-                                                 String timeout) {
+      String timeout) {
     return SpringPublishing.runner(db, ConvergeProducerAutoConfiguration.class)
         .withPropertyValues("converge.producer.mode=rocketmq", "converge.producer.group=" + group,
             "converge.producer.name-server=" + mq.nameServerAddress(), "converge.producer.topics=" + topic,
@@ -54,7 +54,8 @@ class SpringTransactionalPublisherIT {
           try (RecordingConsumer consumer = RecordingConsumer.start(mq, topic)) {
             String committed = publishing.committedWithOrder(message(topic, null, "yes"));
             String rolledBack = publishing.rolledBack(message(topic, null, "no"), true);
-            assertThatThrownBy(() -> publishing.publisher().publish(OutgoingMessage.builder(topic).payload(new byte[1]).build()))
+            assertThatThrownBy(
+                () -> publishing.publisher().publish(OutgoingMessage.builder(topic).payload(new byte[1]).build()))
                 .isInstanceOf(ConvergeException.class).hasMessageContaining("needs an active Spring transaction");
 
             consumer.await(m -> committed.equals(m.getUserProperty(Envelope.MESSAGE_ID)), 1, Duration.ofSeconds(60));
@@ -62,10 +63,12 @@ class SpringTransactionalPublisherIT {
             consumer.await(m -> marker.equals(m.getUserProperty(Envelope.MESSAGE_ID)), 1, Duration.ofSeconds(60));
             // past a check-back of the rolled-back half message, it still never arrived
             await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10))
-                .until(() -> consumer.received(m -> rolledBack.equals(m.getUserProperty(Envelope.MESSAGE_ID))).isEmpty());
+                .until(
+                    () -> consumer.received(m -> rolledBack.equals(m.getUserProperty(Envelope.MESSAGE_ID))).isEmpty());
             assertThat(consumer.received(m -> rolledBack.equals(m.getUserProperty(Envelope.MESSAGE_ID)))).isEmpty();
             assertThat(jdbc.queryForObject("SELECT count(*) FROM orders", Integer.class)).isEqualTo(1);
-            assertThat(context.getBean(MeterRegistry.class).get("txn.send.latency").timer().count()).isGreaterThanOrEqualTo(3);
+            assertThat(context.getBean(MeterRegistry.class).get("txn.send.latency").timer().count())
+                .isGreaterThanOrEqualTo(3);
           }
         });
   }
@@ -87,11 +90,12 @@ class SpringTransactionalPublisherIT {
       TransactionalPublisher publisher = new TransactionalPublisher(producer, db);
       TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(other));
       String id = MessageIds.shared().next();
-      assertThatThrownBy(() -> tx.executeWithoutResult(s ->
-          publisher.publish(OutgoingMessage.builder(topic).id(id).payload("x".getBytes(UTF_8)).build())))
+      assertThatThrownBy(() -> tx.executeWithoutResult(
+          s -> publisher.publish(OutgoingMessage.builder(topic).id(id).payload("x".getBytes(UTF_8)).build())))
           .isInstanceOf(ConvergeException.class)
           .hasMessageContaining(id).hasMessageContaining("auto-commit").hasMessageContaining("DataSource");
-      assertThat(new JdbcTemplate(db).queryForObject("SELECT count(*) FROM converge_txn_log WHERE message_id = ?", Integer.class, id))
+      assertThat(new JdbcTemplate(db).queryForObject("SELECT count(*) FROM converge_txn_log WHERE message_id = ?",
+          Integer.class, id))
           .as("log rows outside the transaction").isZero();
     }
   }

@@ -13,7 +13,8 @@ class OptionalDependencyTest {
     assertThatThrownBy(() -> OptionalDependency.require("The Foo backend", "com.example:foo-client", "1.2.3",
         OptionalDependencyTest.class, "com.example.NoSuchClient"))
         .isInstanceOf(ConvergeException.class)
-        .hasMessage("The Foo backend needs com.example:foo-client on the classpath (add it as a dependency, version 1.2.3)")
+        .hasMessage(
+            "The Foo backend needs com.example:foo-client on the classpath (add it as a dependency, version 1.2.3)")
         .hasCauseInstanceOf(ClassNotFoundException.class);
   }
 

@@ -21,10 +21,12 @@ public final class ChildProducerMain {
   /** Printed just before the halt. */
   public static final String HALTING = "CHILD-HALTING-AT ";
   /** System properties the test passes (the database comes through {@link ChildJvm.Builder#database}). */
-  static final String CRASH = "converge.child.crash", FACTORY = "converge.child.factory", GROUP = "converge.child.group",
+  static final String CRASH = "converge.child.crash", FACTORY = "converge.child.factory",
+      GROUP = "converge.child.group",
       TOPIC = "converge.child.topic", ID = "converge.child.id", ENV = "converge.child.env.";
 
-  private ChildProducerMain() {}
+  private ChildProducerMain() {
+  }
 
   public static void main(String[] args) throws Exception {
     CrashPoints.Point crash = CrashPoints.Point.valueOf(System.getProperty(CRASH));

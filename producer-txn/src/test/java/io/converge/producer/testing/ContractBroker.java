@@ -17,6 +17,7 @@ public interface ContractBroker {
   /** The embedded RocketMQ broker, stopped and started again on its store. */
   static ContractBroker rocketMQ(EmbeddedRocketMQ mq) {
     return new ContractBroker() {
+
       @Override
       public void createTopic(String topic) {
         mq.createTopic(topic);

@@ -10,4 +10,5 @@ import java.util.Map;
  * @param headers every header/property
  * @param payload the payload
  */
-public record Delivered(String id, String key, Map<String, String> headers, byte[] payload) {}
+public record Delivered(String id, String key, Map<String, String> headers, byte[] payload) {
+}

@@ -51,7 +51,8 @@ public final class SpringPublishing {
 
   /** A message to {@code topic} with a fresh id, {@code key} (null for none) and {@code payload}. */
   public static OutgoingMessage message(String topic, String key, String payload) {
-    return OutgoingMessage.builder(topic).id(MessageIds.shared().next()).key(key).payload(payload.getBytes(UTF_8)).build();
+    return OutgoingMessage.builder(topic).id(MessageIds.shared().next()).key(key).payload(payload.getBytes(UTF_8))
+        .build();
   }
 
   /** Publishes {@code m} in a transaction that inserts its id into {@code orders} and commits; returns the id. */

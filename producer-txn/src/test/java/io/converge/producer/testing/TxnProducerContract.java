@@ -115,12 +115,15 @@ public abstract class TxnProducerContract {
 
   private static final Map<Class<?>, Schema> SCHEMAS = new java.util.concurrent.ConcurrentHashMap<>();
 
-  private record Schema(DataSource db, String name) {}
+  private record Schema(DataSource db, String name) {
+  }
 
   private static Schema newSchema() throws Exception {
     DataSource ds = ConvergePostgres.shared().newSchema("contract");
     String name;
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT current_schema()")) {
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT current_schema()")) {
       rs.next();
       name = rs.getString(1);
       s.execute("CREATE TABLE contract_orders (id text PRIMARY KEY, note text NOT NULL)");
@@ -186,7 +189,8 @@ public abstract class TxnProducerContract {
   }
 
   protected boolean orderExists(String id) throws Exception {
-    try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT 1 FROM contract_orders WHERE id = ?")) {
+    try (Connection c = db.getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT 1 FROM contract_orders WHERE id = ?")) {
       ps.setString(1, id);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next();
@@ -208,7 +212,8 @@ public abstract class TxnProducerContract {
    */
   private void settle(Unit u, Duration extra, String... never) {
     Set<String> forbidden = Set.of(never);
-    settle(u, extra, "none of " + forbidden + " delivered", () -> ids(u.sink()).stream().noneMatch(forbidden::contains));
+    settle(u, extra, "none of " + forbidden + " delivered",
+        () -> ids(u.sink()).stream().noneMatch(forbidden::contains));
   }
 
   /** As {@link #settle(Unit, Duration, String...)}, watching that {@code invariant} holds throughout {@code extra}. */
@@ -225,7 +230,8 @@ public abstract class TxnProducerContract {
   }
 
   /** The set-up of most tests: a new topic, a producer of a new group declaring it, deliveries on it. */
-  private record Unit(String topic, TxnProducer p, MessageSink sink) {}
+  private record Unit(String topic, TxnProducer p, MessageSink sink) {
+  }
 
   private Unit unit(String prefix) {
     String topic = topic(prefix);
@@ -234,7 +240,8 @@ public abstract class TxnProducerContract {
   }
 
   /** A {@link TransactionalPublisher} in Spring transactions on {@link #db}: an outer one and an inner one. */
-  private record Spring(TransactionalPublisher publisher, TransactionTemplate outer, TransactionTemplate inner, JdbcTemplate jdbc) {
+  private record Spring(TransactionalPublisher publisher, TransactionTemplate outer, TransactionTemplate inner,
+      JdbcTemplate jdbc) {
 
     /** Writes order {@code id} and publishes its message in the current Spring transaction. */
     void write(String topic, String id, String note) {
@@ -252,7 +259,8 @@ public abstract class TxnProducerContract {
 
   /** The distinct payloads delivered for message {@code id}. */
   private static List<String> payloads(MessageSink sink, String id) {
-    return sink.received().stream().filter(d -> d.id().equals(id)).map(d -> new String(d.payload(), UTF_8)).distinct().toList();
+    return sink.received().stream().filter(d -> d.id().equals(id)).map(d -> new String(d.payload(), UTF_8)).distinct()
+        .toList();
   }
 
   /** Commits a unit that writes order {@code id} and publishes message {@code id} with {@code note} as its payload. */
@@ -389,7 +397,8 @@ public abstract class TxnProducerContract {
   /** Only where the broker holds a prepared message ({@link #reachesBrokerInUnitOfWork()}); else see 5b. */
   @Test
   void localCommitAfterRecoveryDiscardedTheMessageFails() throws Exception {
-    assumeThat(reachesBrokerInUnitOfWork()).as("nothing is prepared on the broker: no recovery can discard an open unit (see 5b)")
+    assumeThat(reachesBrokerInUnitOfWork())
+        .as("nothing is prepared on the broker: no recovery can discard an open unit (see 5b)")
         .isTrue();
     Unit u = unit("late");
     String id = MessageIds.shared().next();
@@ -422,7 +431,8 @@ public abstract class TxnProducerContract {
    */
   @Test
   void anOpenUnitIsNeitherDeliveredBeforeItsCommitNorLostAfterIt() throws Exception {
-    assumeThat(reachesBrokerInUnitOfWork()).as("a unit that reaches the broker is bounded by its local-transaction timeout (see 5)")
+    assumeThat(reachesBrokerInUnitOfWork())
+        .as("a unit that reaches the broker is bounded by its local-transaction timeout (see 5)")
         .isFalse();
     Unit u = unit("slow");
     String topic = u.topic();
@@ -437,7 +447,8 @@ public abstract class TxnProducerContract {
       return slow;
     }));
     assertThat(written.await(10, TimeUnit.SECONDS)).isTrue();
-    u.p().inTransaction(tx -> tx.publish(OutgoingMessage.builder(topic).id(fast).key("fast").payload("fast".getBytes(UTF_8)).build()));
+    u.p().inTransaction(
+        tx -> tx.publish(OutgoingMessage.builder(topic).id(fast).key("fast").payload("fast".getBytes(UTF_8)).build()));
     awaitDelivered(u.sink(), Set.of(fast), Duration.ofSeconds(30));
     settle(u, recoveryWindow(), slow); // several relay polls while the slow row is uncommitted
     assertThat(ids(u.sink())).as("an uncommitted row is never published").doesNotContain(slow);
@@ -452,7 +463,8 @@ public abstract class TxnProducerContract {
   void severalMessagesAreAllOrNoneWithIdKeyAndHeadersPreserved() throws Exception {
     Unit u = unit("many");
     String topic = u.topic();
-    List<String> committed = List.of(MessageIds.shared().next(), MessageIds.shared().next(), MessageIds.shared().next());
+    List<String> committed = List.of(MessageIds.shared().next(), MessageIds.shared().next(),
+        MessageIds.shared().next());
     u.p().inTransaction(tx -> {
       for (String id : committed) {
         insertOrder(tx.connection(), id, "many");
@@ -461,7 +473,8 @@ public abstract class TxnProducerContract {
       }
       return null;
     });
-    List<String> rolledBack = List.of(MessageIds.shared().next(), MessageIds.shared().next(), MessageIds.shared().next());
+    List<String> rolledBack = List.of(MessageIds.shared().next(), MessageIds.shared().next(),
+        MessageIds.shared().next());
     assertThatThrownBy(() -> u.p().inTransaction(tx -> {
       for (String id : rolledBack) {
         insertOrder(tx.connection(), id, "none");
@@ -531,7 +544,8 @@ public abstract class TxnProducerContract {
    * Waits for {@code delivered}, then past the recovery window; asserts that none of {@code never}
    * was delivered and that their business rows are gone.
    */
-  private void assertOnlyCommittedDelivered(Unit u, Set<String> delivered, String what, String... never) throws Exception {
+  private void assertOnlyCommittedDelivered(Unit u, Set<String> delivered, String what, String... never)
+      throws Exception {
     awaitDelivered(u.sink(), delivered, Duration.ofSeconds(60));
     settle(u, recoveryWindow(), never);
     assertThat(ids(u.sink())).as(what).doesNotContain(never);
@@ -670,9 +684,11 @@ public abstract class TxnProducerContract {
 
   // ---- the crash harness ----
 
-  private void runChildUntilCrash(ChildJvms jvms, CrashPoints.Point point, String group, String topic, String id) throws Exception {
+  private void runChildUntilCrash(ChildJvms jvms, CrashPoints.Point point, String group, String topic, String id)
+      throws Exception {
     ConvergePostgres pg = ConvergePostgres.shared();
-    ChildJvm.Builder launch = jvms.launch(ChildProducerMain.class).database(pg.jdbcUrl(), pg.user(), pg.password(), schema)
+    ChildJvm.Builder launch = jvms.launch(ChildProducerMain.class)
+        .database(pg.jdbcUrl(), pg.user(), pg.password(), schema)
         .property(ChildProducerMain.CRASH, point)
         .property(ChildProducerMain.FACTORY, childFactory().getName())
         .property(ChildProducerMain.GROUP, group)

@@ -31,7 +31,8 @@ public final class PulsarErrors {
       PulsarClientException.AuthorizationException.class,
       PulsarClientException.IncompatibleSchemaException.class);
 
-  private PulsarErrors() {}
+  private PulsarErrors() {
+  }
 
   /** True when {@code error} (or a cause of it) is a refusal of the message rather than an outage. */
   public static boolean isRefusal(Throwable error) {
@@ -57,10 +58,12 @@ public final class PulsarErrors {
     }
     Throwable cause = unwrap(error);
     if (isRefusal(cause)) {
-      return new InvalidMessageException("Pulsar refused message " + messageId + " on " + topic + ": " + cause, messageId,
+      return new InvalidMessageException("Pulsar refused message " + messageId + " on " + topic + ": " + cause,
+          messageId,
           cause);
     }
-    return new BrokerUnavailableException("Pulsar is unavailable for message " + messageId + " on " + topic + ": " + cause,
+    return new BrokerUnavailableException(
+        "Pulsar is unavailable for message " + messageId + " on " + topic + ": " + cause,
         messageId, cause);
   }
 

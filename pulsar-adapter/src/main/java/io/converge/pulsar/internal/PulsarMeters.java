@@ -6,7 +6,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 /** The gauges of the Pulsar backend; loaded only when a registry is given (Micrometer is optional). */
 final class PulsarMeters {
 
-  private PulsarMeters() {}
+  private PulsarMeters() {
+  }
 
   static void register(Object registry, String group, PulsarRecovery recovery) {
     MeterRegistry r = (MeterRegistry) registry;

@@ -42,7 +42,8 @@ final class PulsarRecovery {
   private volatile Stats stats = new Stats(0, 0, 0);
 
   /** Open (logged, unconfirmed, unparked) and parked transactions, and the age of the oldest open one. */
-  private record Stats(long open, long oldestMillis, long parked) {}
+  private record Stats(long open, long oldestMillis, long parked) {
+  }
 
   /** The recovery of {@code backend}'s group, asking {@code coordinator} about transactions by id. */
   PulsarRecovery(PulsarTxnBackend backend, TxnCoordinator coordinator) {
@@ -105,7 +106,8 @@ final class PulsarRecovery {
     String id = "(" + t.most() + "," + t.least() + ")";
     switch (coordinator.commit(t.most(), t.least())) {
       case COMMITTED -> {
-        LOG.warn("Pulsar transaction {} of group {} was left open after its DB commit: committed by recovery", id, context.group());
+        LOG.warn("Pulsar transaction {} of group {} was left open after its DB commit: committed by recovery", id,
+            context.group());
         PulsarTxnStore.confirm(c, t.most(), t.least());
       }
       case NOT_FOUND -> {
@@ -120,11 +122,13 @@ final class PulsarRecovery {
             return;
           }
           PulsarTxnStore.confirm(c, t.most(), t.least());
-          LOG.warn("Pulsar transaction {} of group {} was unresolved at its deadline: its {} messages were re-published",
+          LOG.warn(
+              "Pulsar transaction {} of group {} was unresolved at its deadline: its {} messages were re-published",
               id, context.group(), sent);
         }
       }
-      case NO_ANSWER -> failed(c, t, id, new IllegalStateException("no answer from the Pulsar transaction coordinator"));
+      case NO_ANSWER ->
+        failed(c, t, id, new IllegalStateException("no answer from the Pulsar transaction coordinator"));
     }
   }
 
@@ -166,7 +170,8 @@ final class PulsarRecovery {
     }
     Duration delay = backoff(attempts);
     PulsarTxnStore.retryLater(c, t, attempts, delay, reason);
-    LOG.warn("Recovery of Pulsar transaction {} of group {} failed (attempt {}): {}; retried in {}", id, context.group(),
+    LOG.warn("Recovery of Pulsar transaction {} of group {} failed (attempt {}): {}; retried in {}", id,
+        context.group(),
         attempts, reason, delay);
   }
 

@@ -55,6 +55,7 @@ public record PulsarSettings(String serviceUrl, Duration transactionTimeout, Dur
 
   /** The settings as a mutable copy, for {@link #with}. */
   private static final class Fields {
+
     final String serviceUrl;
     Duration transactionTimeout;
     Duration commitMargin;

@@ -35,7 +35,8 @@ public final class PulsarTxnBackend implements TxnBackend {
   private final java.util.concurrent.LinkedBlockingQueue<long[]> pendingConfirmations = new java.util.concurrent.LinkedBlockingQueue<>();
   private final java.util.concurrent.atomic.AtomicBoolean confirmationScheduled = new java.util.concurrent.atomic.AtomicBoolean();
   private final PulsarRecovery recovery;
-  private final java.util.Set<java.util.concurrent.CompletableFuture<Void>> commitsInFlight = ConcurrentHashMap.newKeySet();
+  private final java.util.Set<java.util.concurrent.CompletableFuture<Void>> commitsInFlight = ConcurrentHashMap
+      .newKeySet();
 
   public PulsarTxnBackend(BackendContext context, PulsarSettings settings) {
     this.context = context;
@@ -93,7 +94,7 @@ public final class PulsarTxnBackend implements TxnBackend {
 
   /** Starts the send of one message in {@code txn}: {@code key} (when not null), properties and payload. */
   CompletableFuture<MessageId> sendAsync(Transaction txn, String topic, String key, Map<String, String> properties,
-                                         byte[] payload) throws Exception {
+      byte[] payload) throws Exception {
     TypedMessageBuilder<byte[]> b = producer(topic).newMessage(txn).properties(properties)
         .value(payload);
     if (key != null) {
@@ -154,7 +155,7 @@ public final class PulsarTxnBackend implements TxnBackend {
    */
   void confirmLater(long most, long least) {
     if (!confirmations.isShutdown()) {
-      pendingConfirmations.add(new long[] {most, least});
+      pendingConfirmations.add(new long[]{most, least});
       if (confirmationScheduled.compareAndSet(false, true)) {
         try {
           confirmations.execute(this::confirmPending);
@@ -193,12 +194,14 @@ public final class PulsarTxnBackend implements TxnBackend {
   @Override
   public void close() {
     try {
-      java.util.concurrent.CompletableFuture.allOf(commitsInFlight.toArray(new java.util.concurrent.CompletableFuture<?>[0]))
+      java.util.concurrent.CompletableFuture
+          .allOf(commitsInFlight.toArray(new java.util.concurrent.CompletableFuture<?>[0]))
           .get(settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (Exception e) {
-      LOG.warn("Backend of group {} closing with Pulsar commits unanswered ({}); recovery will resolve them", context.group(),
+      LOG.warn("Backend of group {} closing with Pulsar commits unanswered ({}); recovery will resolve them",
+          context.group(),
           e.toString());
     }
     confirmations.shutdown();

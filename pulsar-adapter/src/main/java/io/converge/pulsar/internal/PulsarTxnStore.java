@@ -60,10 +60,12 @@ final class PulsarTxnStore {
       """;
 
   /** A logged transaction not yet confirmed, and how many recovery attempts failed so far. */
-  record OpenTxn(long most, long least, Instant deadline, int attempts) {}
+  record OpenTxn(long most, long least, Instant deadline, int attempts) {
+  }
 
   /** A logged message. */
-  record Logged(String id, String topic, String key, Map<String, String> properties, byte[] payload) {}
+  record Logged(String id, String topic, String key, Map<String, String> properties, byte[] payload) {
+  }
 
   private final DataSource dataSource;
 
@@ -149,7 +151,8 @@ final class PulsarTxnStore {
       ps.setString(1, group);
       ps.setDouble(2, grace.toMillis() / 1000.0);
       try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? new OpenTxn(rs.getLong(1), rs.getLong(2), rs.getTimestamp(3).toInstant(), rs.getInt(4)) : null;
+        return rs.next() ? new OpenTxn(rs.getLong(1), rs.getLong(2), rs.getTimestamp(3).toInstant(), rs.getInt(4))
+            : null;
       }
     }
   }
@@ -183,7 +186,7 @@ final class PulsarTxnStore {
       ps.setString(1, group);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        return new double[] {rs.getLong(1), rs.getDouble(2), rs.getLong(3)};
+        return new double[]{rs.getLong(1), rs.getDouble(2), rs.getLong(3)};
       }
     }
   }

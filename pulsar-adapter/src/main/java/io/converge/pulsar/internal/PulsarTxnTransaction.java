@@ -40,7 +40,8 @@ final class PulsarTxnTransaction implements BackendTransaction {
 
   /** A message whose send is under way, and what to log once it is acknowledged. */
   private record Pending(OutgoingMessage message, Map<String, String> properties, CompletableFuture<MessageId> send,
-                         long startNanos) {}
+      long startNanos) {
+  }
 
   /**
    * Opens the Pulsar transaction at the first message and starts the send; the sends of one unit are
@@ -104,8 +105,10 @@ final class PulsarTxnTransaction implements BackendTransaction {
     // a DB commit whose Pulsar transaction may already be aborted on timeout would lose the messages
     if (context.clock().instant().isAfter(deadline.minus(settings.commitMargin()))) {
       String last = ids.get(ids.size() - 1);
-      throw new LateCommitFencedException("Message " + last + " of group " + context.group() + ": its Pulsar transaction "
-          + id + " is too close to its timeout (deadline " + deadline + "); the unit of work is rolled back", last, null);
+      throw new LateCommitFencedException(
+          "Message " + last + " of group " + context.group() + ": its Pulsar transaction "
+              + id + " is too close to its timeout (deadline " + deadline + "); the unit of work is rolled back",
+          last, null);
     }
   }
 
@@ -152,7 +155,8 @@ final class PulsarTxnTransaction implements BackendTransaction {
       if (opened != null) {
         opened.abort().whenComplete((v, x) -> {
           if (x != null) {
-            LOG.debug("Abort of Pulsar transaction {} failed ({}); it times out on the broker", opened.getTxnID(), x.toString());
+            LOG.debug("Abort of Pulsar transaction {} failed ({}); it times out on the broker", opened.getTxnID(),
+                x.toString());
           }
         });
       }
@@ -162,7 +166,8 @@ final class PulsarTxnTransaction implements BackendTransaction {
       deadline = oldDeadline;
       throw e;
     }
-    LOG.debug("Savepoint rollback of group {}: Pulsar transaction {} aborted, {} message(s) re-sent in {}", context.group(),
+    LOG.debug("Savepoint rollback of group {}: Pulsar transaction {} aborted, {} message(s) re-sent in {}",
+        context.group(),
         aborted.getTxnID(), kept, txn == null ? "none" : txn.getTxnID());
   }
 

@@ -72,6 +72,7 @@ class PulsarAutoConfiguration {
 
   /** Micrometer is optional: its types are touched only in here, and only when it is on the classpath. */
   private static final class Meters {
+
     static PulsarBackend apply(BeanFactory beans, PulsarBackend backend) {
       MeterRegistry meters = beans.getBeanProvider(MeterRegistry.class).getIfAvailable();
       return meters == null ? backend : backend.meterRegistry(meters);
@@ -83,6 +84,7 @@ class PulsarAutoConfiguration {
   @ConditionalOnClass(name = "io.converge.consumer.spi.ConsumerBinding")
   @ConditionalOnProperty(prefix = "converge.pulsar.consumer", name = "enabled", havingValue = "true", matchIfMissing = true)
   static class Consumers {
+
     @Bean
     @ConditionalOnMissingBean
     ConsumerBinding convergePulsarConsumerBinding(PulsarProperties pulsar) {

@@ -31,11 +31,13 @@ class PulsarOutboxAutoConfiguration {
   @ConditionalOnProperty(prefix = "converge.outbox", name = "sink", havingValue = "pulsar")
   @Import(PulsarAutoConfiguration.Consumers.class)
   static class Sink {
+
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(OutboxSink.class)
     OutboxSink convergePulsarOutboxSink(PulsarProperties pulsar) {
       PulsarOutboxSink.Builder b = PulsarOutboxSink.serviceUrl(
-          Objects.requireNonNull(pulsar.serviceUrl(), "converge.pulsar.service-url is required by converge.outbox.sink=pulsar"));
+          Objects.requireNonNull(pulsar.serviceUrl(),
+              "converge.pulsar.service-url is required by converge.outbox.sink=pulsar"));
       if (pulsar.sendTimeout() != null) {
         b.sendTimeout(pulsar.sendTimeout());
       }

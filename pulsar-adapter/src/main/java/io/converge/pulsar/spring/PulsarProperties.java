@@ -34,5 +34,6 @@ public record PulsarProperties(
    * @param redeliveryDelay delay of a negatively acknowledged message; default 1 s
    * @param receiverQueueSize messages each consumer prefetches, 1-10000; default 100
    */
-  public record Consumer(Boolean enabled, Integer consumers, Duration redeliveryDelay, Integer receiverQueueSize) {}
+  public record Consumer(Boolean enabled, Integer consumers, Duration redeliveryDelay, Integer receiverQueueSize) {
+  }
 }

@@ -14,7 +14,7 @@ class PulsarErrorsTest {
 
   @Test
   void permanentRefusalsAreInvalidMessagesNamingMessageAndTopic() {
-    for (Exception e : new Exception[] {
+    for (Exception e : new Exception[]{
         new PulsarClientException.InvalidMessageException("Message size is bigger than 5242880 bytes"),
         new PulsarClientException.TopicDoesNotExistException("Topic does not exist"),
         new PulsarClientException.NotFoundException("Namespace not found"),
@@ -36,7 +36,7 @@ class PulsarErrorsTest {
 
   @Test
   void connectionsTimeoutsAndOverloadAreOutages() {
-    for (Exception e : new Exception[] {
+    for (Exception e : new Exception[]{
         new PulsarClientException.TimeoutException("timed out"),
         new PulsarClientException.ConnectException("connection refused"),
         new PulsarClientException.LookupException("lookup failed"),

@@ -138,7 +138,8 @@ class PulsarTxnBackendIT {
   }
 
   @Test
-  void aTransactionPulsarRefusesIsParkedAfterItsAttemptsAndDoesNotBlockALaterOne(EmbeddedPulsar pulsar) throws Exception {
+  void aTransactionPulsarRefusesIsParkedAfterItsAttemptsAndDoesNotBlockALaterOne(EmbeddedPulsar pulsar)
+      throws Exception {
     String dead = topic("rec-terminated");
     String live = topic("rec-live");
     terminate(pulsar, dead);
@@ -151,7 +152,8 @@ class PulsarTxnBackendIT {
       long[] first = loggedTimedOut(client, group, 20, message(dead, refused));
       loggedTimedOut(client, group, 10, message(live, later));
       SimpleMeterRegistry registry = new SimpleMeterRegistry();
-      try (PulsarTxnBackend backend = new PulsarTxnBackend(context(group), settings(pulsar).withMeterRegistry(registry))) {
+      try (PulsarTxnBackend backend = new PulsarTxnBackend(context(group),
+          settings(pulsar).withMeterRegistry(registry))) {
         received.await(later);
         await().atMost(Duration.ofSeconds(30)).until(() -> PulsarTxns.on(db).parkedCount() == 1);
         assertThat(PulsarTxns.on(db).parked(10)).singleElement().satisfies(p -> {
@@ -159,7 +161,8 @@ class PulsarTxnBackendIT {
           assertThat(p.group()).isEqualTo(group);
           assertThat(p.attempts()).isEqualTo(3);
           assertThat(p.messages()).isEqualTo(1);
-          assertThat(p.reason()).startsWith("Pulsar refused message " + refused + " on " + dead).contains("TopicTerminated");
+          assertThat(p.reason()).startsWith("Pulsar refused message " + refused + " on " + dead)
+              .contains("TopicTerminated");
         });
         await().atMost(Duration.ofSeconds(10)).until(() -> registry.get("txn.pulsar.parked").gauge().value() == 1.0);
         assertThat(registry.get("txn.pulsar.open").gauge().value()).as("the later one was confirmed").isZero();
@@ -212,7 +215,8 @@ class PulsarTxnBackendIT {
           m.payload()));
     }
     try (Connection c = db.getConnection()) {
-      PulsarTxnStore.insertTxn(c, id.getMostSigBits(), id.getLeastSigBits(), group, Instant.now().minusSeconds(agoSeconds));
+      PulsarTxnStore.insertTxn(c, id.getMostSigBits(), id.getLeastSigBits(), group,
+          Instant.now().minusSeconds(agoSeconds));
       PulsarTxnStore.insertMessages(c, id.getMostSigBits(), id.getLeastSigBits(), logged);
       try (PreparedStatement ps = c.prepareStatement(
           "UPDATE converge_pulsar_txn SET created_at = now() - make_interval(secs => ?) WHERE txn_most = ? AND txn_least = ?")) {
@@ -222,11 +226,12 @@ class PulsarTxnBackendIT {
         ps.executeUpdate();
       }
     }
-    return new long[] {id.getMostSigBits(), id.getLeastSigBits()};
+    return new long[]{id.getMostSigBits(), id.getLeastSigBits()};
   }
 
   private long openRows() throws Exception {
-    try (Connection c = db.getConnection(); Statement s = c.createStatement();
+    try (Connection c = db.getConnection();
+        Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SELECT count(*) FROM converge_pulsar_txn")) {
       rs.next();
       return rs.getLong(1);
@@ -237,8 +242,9 @@ class PulsarTxnBackendIT {
   static void terminate(EmbeddedPulsar pulsar, String topic) throws Exception {
     HttpClient http = HttpClient.newHttpClient();
     String base = pulsar.httpUrl() + "/admin/v2/persistent/public/default/" + topic;
-    HttpResponse<String> created = http.send(HttpRequest.newBuilder(URI.create(base)).PUT(HttpRequest.BodyPublishers.noBody())
-        .build(), HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> created = http
+        .send(HttpRequest.newBuilder(URI.create(base)).PUT(HttpRequest.BodyPublishers.noBody())
+            .build(), HttpResponse.BodyHandlers.ofString());
     assertThat(created.statusCode()).as("create %s: %s", topic, created.body()).isBetween(200, 299);
     HttpResponse<String> terminated = http.send(HttpRequest.newBuilder(URI.create(base + "/terminate"))
         .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
@@ -258,11 +264,13 @@ class PulsarTxnBackendIT {
   }
 
   private interface Body {
+
     void run(Unit unit) throws Exception;
   }
 
   /** What {@code DefaultTxnProducer}'s context does: publish on the connection, savepoints on the connection. */
   private static final class Unit {
+
     private final Connection connection;
     private final BackendTransaction btx;
     private Savepoint savepoint;
@@ -288,6 +296,7 @@ class PulsarTxnBackendIT {
 
   /** Every message of a topic from the earliest, with its converge message id. */
   private static final class Received implements AutoCloseable {
+
     private final PulsarClient client;
     private final Consumer<byte[]> consumer;
     private final List<String> ids = new CopyOnWriteArrayList<>();

@@ -36,11 +36,13 @@ class TxnCoordinatorIT {
       assertThat(consumer.receive(1, TimeUnit.SECONDS)).as("not visible before the commit").isNull();
 
       TxnCoordinator coordinator = new TxnCoordinator(other, Duration.ofSeconds(5));
-      assertThat(coordinator.commit(id.getMostSigBits(), id.getLeastSigBits())).isEqualTo(TxnCoordinator.Answer.COMMITTED);
+      assertThat(coordinator.commit(id.getMostSigBits(), id.getLeastSigBits()))
+          .isEqualTo(TxnCoordinator.Answer.COMMITTED);
       Message<byte[]> m = consumer.receive(10, TimeUnit.SECONDS);
       assertThat(m).isNotNull();
       assertThat(new String(m.getValue(), StandardCharsets.UTF_8)).isEqualTo("in-txn");
-      assertThat(coordinator.commit(id.getMostSigBits(), id.getLeastSigBits())).isEqualTo(TxnCoordinator.Answer.NOT_FOUND);
+      assertThat(coordinator.commit(id.getMostSigBits(), id.getLeastSigBits()))
+          .isEqualTo(TxnCoordinator.Answer.NOT_FOUND);
     }
   }
 
@@ -51,7 +53,8 @@ class TxnCoordinatorIT {
       txn.abort().get();
       TxnCoordinator coordinator = new TxnCoordinator(client, Duration.ofSeconds(5));
       TxnID id = txn.getTxnID();
-      assertThat(coordinator.commit(id.getMostSigBits(), id.getLeastSigBits())).isEqualTo(TxnCoordinator.Answer.NOT_FOUND);
+      assertThat(coordinator.commit(id.getMostSigBits(), id.getLeastSigBits()))
+          .isEqualTo(TxnCoordinator.Answer.NOT_FOUND);
       assertThat(coordinator.commit(id.getMostSigBits(), Long.MAX_VALUE)).isEqualTo(TxnCoordinator.Answer.NOT_FOUND);
     }
   }

@@ -54,13 +54,14 @@ class PulsarAutoConfigurationIT {
             String marker = publishing.committed(message(topic, "o", "marker"));
 
             // one key, one consumer, in order: the marker arrives after anything published before it
-            await().atMost(Duration.ofSeconds(60)).until(() ->
-                jdbc.queryForObject("SELECT count(*) FROM received WHERE message_id = ?", Integer.class, marker) == 1);
+            await().atMost(Duration.ofSeconds(60)).until(() -> jdbc
+                .queryForObject("SELECT count(*) FROM received WHERE message_id = ?", Integer.class, marker) == 1);
             List<String> ids = jdbc.queryForList("SELECT message_id FROM received", String.class);
             assertThat(ids).containsExactlyInAnyOrder(committed, marker);
             assertThat(jdbc.queryForList("SELECT id FROM orders", String.class)).containsExactly(committed);
             // sends are timed when their acknowledgements are awaited, before the commit: the rolled-back one never is
-            assertThat(context.getBean(MeterRegistry.class).get("txn.send.latency").timer().count()).isGreaterThanOrEqualTo(2);
+            assertThat(context.getBean(MeterRegistry.class).get("txn.send.latency").timer().count())
+                .isGreaterThanOrEqualTo(2);
             assertThat(context.getBean(MeterRegistry.class).find("txn.pulsar.open").gauge()).isNotNull();
           }
         });
@@ -71,12 +72,14 @@ class PulsarAutoConfigurationIT {
     DataSource db = ConvergePostgres.shared().newSchema("pulsar_spring_bad");
     SpringPublishing.runner(db, PulsarAutoConfiguration.class)
         .withPropertyValues("converge.producer.mode=pulsar", "converge.producer.group=spring-bad")
-        .run(context -> assertThat(context).hasFailed().getFailure().hasStackTraceContaining("converge.pulsar.service-url is required"));
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("converge.pulsar.service-url is required"));
     runner(pulsar, "t", db).withPropertyValues("converge.pulsar.transaction-timeout=2s")
         .run(context -> assertThat(context).hasFailed().getFailure()
             .hasStackTraceContaining("pulsar.transactionTimeout must be at least the local-transaction timeout plus"));
     // consumer settings are checked when a subscription starts
-    IdempotentHandler h = IdempotentHandler.builder().group("spring-bad").dataSource(db).handler((c, m) -> { }).build();
+    IdempotentHandler h = IdempotentHandler.builder().group("spring-bad").dataSource(db).handler((c, m) -> {
+    }).build();
     runner(pulsar, "t", db).withPropertyValues("converge.pulsar.consumer.receiver-queue-size=0")
         .run(context -> assertThatThrownBy(() -> context.getBean(ConsumerBinding.class).subscribe("t", h))
             .hasMessageContaining("pulsar.receiverQueueSize must be between 1 and 10000, but was 0"));
@@ -99,23 +102,27 @@ class PulsarAutoConfigurationIT {
     Migrations.apply(db, "consumer");
     JdbcTemplate jdbc = new JdbcTemplate(db);
     jdbc.execute("CREATE TABLE received (message_id text, payload text)");
-    outboxRunner(db).withPropertyValues("converge.outbox.sink=pulsar", "converge.pulsar.service-url=" + pulsar.serviceUrl())
+    outboxRunner(db)
+        .withPropertyValues("converge.outbox.sink=pulsar", "converge.pulsar.service-url=" + pulsar.serviceUrl())
         .run(context -> {
           assertThat(context).hasNotFailed();
-          assertThat(context.getBean(io.converge.outbox.spi.OutboxSink.class)).isInstanceOf(io.converge.pulsar.PulsarOutboxSink.class);
+          assertThat(context.getBean(io.converge.outbox.spi.OutboxSink.class))
+              .isInstanceOf(io.converge.pulsar.PulsarOutboxSink.class);
           assertThat(context).hasSingleBean(io.converge.outbox.OutboxRelay.class).hasSingleBean(ConsumerBinding.class);
           SpringPublishing publishing = SpringPublishing.of(context, db);
           IdempotentHandler handler = recording(db, "spring-outbox-" + UUID.randomUUID());
           try (ConsumerBinding.Subscription sub = context.getBean(ConsumerBinding.class).subscribe(topic, handler)) {
             publishing.rolledBack(message(topic, "o", "no"), false);
             String committed = publishing.committed(message(topic, "o", "yes"));
-            await().atMost(Duration.ofSeconds(60)).until(() ->
-                jdbc.queryForObject("SELECT count(*) FROM received WHERE message_id = ?", Integer.class, committed) == 1);
+            await().atMost(Duration.ofSeconds(60)).until(() -> jdbc
+                .queryForObject("SELECT count(*) FROM received WHERE message_id = ?", Integer.class, committed) == 1);
             // a while later still only the committed one (nothing else was on its way)
-            await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5)).until(() ->
-                jdbc.queryForObject("SELECT count(*) FROM received", Integer.class) == 1);
+            await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5))
+                .until(() -> jdbc.queryForObject("SELECT count(*) FROM received", Integer.class) == 1);
             assertThat(jdbc.queryForList("SELECT message_id FROM received", String.class)).containsExactly(committed);
-            assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_outbox WHERE published_at IS NULL", Integer.class)).isZero();
+            assertThat(
+                jdbc.queryForObject("SELECT count(*) FROM converge_outbox WHERE published_at IS NULL", Integer.class))
+                .isZero();
           }
         });
   }
@@ -146,7 +153,7 @@ class PulsarAutoConfigurationIT {
   private static ApplicationContextRunner outboxRunner(DataSource db) {
     try {
       return SpringPublishing.runner(db, PulsarOutboxAutoConfiguration.class,
-              Class.forName("io.converge.outbox.spring.OutboxAutoConfiguration"))
+          Class.forName("io.converge.outbox.spring.OutboxAutoConfiguration"))
           .withPropertyValues("converge.producer.mode=outbox", "converge.producer.group=spring-outbox");
     } catch (ClassNotFoundException e) {
       throw new IllegalStateException(e);

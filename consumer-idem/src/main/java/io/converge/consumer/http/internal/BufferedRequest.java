@@ -55,6 +55,7 @@ final class BufferedRequest extends HttpServletRequestWrapper {
     }
     ByteArrayInputStream in = new ByteArrayInputStream(body);
     return new ServletInputStream() {
+
       @Override
       public int read() {
         return in.read();

@@ -13,6 +13,7 @@ import java.util.TreeMap;
  * appends its canonical form, dropping the ignored members. One instance per document; not thread-safe.
  */
 final class CanonicalJsonParser {
+
   final String s;
   int pos;
 
@@ -21,7 +22,8 @@ final class CanonicalJsonParser {
   }
 
   IdempotencyException error(String what) {
-    return new IdempotencyException(IdempotencyProblem.BODY_INVALID, "Invalid JSON body at offset " + pos + ": " + what);
+    return new IdempotencyException(IdempotencyProblem.BODY_INVALID,
+        "Invalid JSON body at offset " + pos + ": " + what);
   }
 
   void ws() {

@@ -41,6 +41,7 @@ final class CapturingResponse extends HttpServletResponseWrapper {
     }
     if (stream == null) {
       stream = new ServletOutputStream() {
+
         @Override
         public void write(int b) {
           body.write(b);
@@ -58,7 +59,8 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 
         @Override
         public void setWriteListener(WriteListener listener) {
-          throw new UnsupportedOperationException("asynchronous writes are not supported on an Idempotency-Key endpoint");
+          throw new UnsupportedOperationException(
+              "asynchronous writes are not supported on an Idempotency-Key endpoint");
         }
       };
     }

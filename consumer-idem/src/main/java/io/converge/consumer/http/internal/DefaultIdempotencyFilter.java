@@ -28,8 +28,8 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
 
   private static final Logger log = LoggerFactory.getLogger(DefaultIdempotencyFilter.class);
   /** Where Spring MVC and the servlet error mechanism keep an exception that was rendered as a response. */
-  private static final List<String> RENDERED_EXCEPTION_ATTRIBUTES =
-      List.of("org.springframework.web.servlet.DispatcherServlet.EXCEPTION", "jakarta.servlet.error.exception");
+  private static final List<String> RENDERED_EXCEPTION_ATTRIBUTES = List
+      .of("org.springframework.web.servlet.DispatcherServlet.EXCEPTION", "jakarta.servlet.error.exception");
   /** The header that marks a replayed response. */
   public static final String REPLAYED_HEADER = "Idempotent-Replayed";
 
@@ -64,7 +64,8 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
   }
 
   @Override
-  public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
+  public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+      throws IOException, ServletException {
     if (!(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)) {
       chain.doFilter(req, res);
       return;
@@ -244,7 +245,8 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
     problem(response, e.problem(), clientError ? e.getMessage() : null);
   }
 
-  private static void problem(HttpServletResponse response, IdempotencyProblem problem, String detail) throws IOException {
+  private static void problem(HttpServletResponse response, IdempotencyProblem problem, String detail)
+      throws IOException {
     byte[] body = Problems.body(problem, detail);
     response.setStatus(problem.status());
     response.setContentType(Problems.CONTENT_TYPE);

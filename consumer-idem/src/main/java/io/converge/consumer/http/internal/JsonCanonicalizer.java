@@ -38,7 +38,8 @@ public final class JsonCanonicalizer {
   /** A canonicaliser removing the dotted {@code ignoredFields}. */
   public JsonCanonicalizer(Collection<String> ignoredFields) {
     for (String path : ignoredFields) {
-      Require.that(path != null && !path.isBlank() && !path.startsWith(".") && !path.endsWith(".") && !path.contains(".."),
+      Require.that(
+          path != null && !path.isBlank() && !path.startsWith(".") && !path.endsWith(".") && !path.contains(".."),
           "ignored field", "be a dotted path like meta.client_ip", "'" + path + "'");
       Ignore node = ignored;
       for (String segment : path.split("\\.")) {
@@ -59,7 +60,8 @@ public final class JsonCanonicalizer {
       text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
           .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(json)).toString();
     } catch (CharacterCodingException e) {
-      throw new IdempotencyException(IdempotencyProblem.BODY_INVALID, "The JSON body is not valid UTF-8", null, null, e);
+      throw new IdempotencyException(IdempotencyProblem.BODY_INVALID, "The JSON body is not valid UTF-8", null, null,
+          e);
     }
     CanonicalJsonParser p = new CanonicalJsonParser(text);
     StringBuilder out = new StringBuilder(text.length());

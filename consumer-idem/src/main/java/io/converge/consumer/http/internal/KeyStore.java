@@ -19,22 +19,28 @@ import javax.sql.DataSource;
 final class KeyStore {
 
   /** What a claim attempt found. */
-  sealed interface Decision {}
+  sealed interface Decision {
+  }
 
   /** The key is ours (new, expired, or taken over from a dead owner): run the handler. */
-  record Claimed(UUID owner, boolean takenOver) implements Decision {}
+  record Claimed(UUID owner, boolean takenOver) implements Decision {
+  }
 
   /** The first request completed: replay its response. */
-  record Replay(StoredResponse response) implements Decision {}
+  record Replay(StoredResponse response) implements Decision {
+  }
 
   /** The first request is still running: 409, retry after {@code retryAfter}. */
-  record Busy(Duration retryAfter) implements Decision {}
+  record Busy(Duration retryAfter) implements Decision {
+  }
 
   /** The key was first used with another fingerprint: 422. */
-  record Mismatch() implements Decision {}
+  record Mismatch() implements Decision {
+  }
 
   /** A request being claimed. */
-  record Request(String tenant, String key, String fingerprint, String method, String path, Duration expected) {}
+  record Request(String tenant, String key, String fingerprint, String method, String path, Duration expected) {
+  }
 
   // every time is the database's (now(): one clock for every instance, whatever their own clocks say)
   private static final String CLAIM = """
@@ -179,8 +185,10 @@ final class KeyStore {
       ps.setObject(6, owner);
       return ps.executeUpdate() == 1;
     } catch (SQLException e) {
-      throw new IdempotencyException(IdempotencyProblem.STORE_UNAVAILABLE, "Could not store the response of Idempotency-Key '"
-          + key + "' of tenant '" + tenant + "': " + e.getMessage(), tenant, key, e);
+      throw new IdempotencyException(IdempotencyProblem.STORE_UNAVAILABLE,
+          "Could not store the response of Idempotency-Key '"
+              + key + "' of tenant '" + tenant + "': " + e.getMessage(),
+          tenant, key, e);
     }
   }
 

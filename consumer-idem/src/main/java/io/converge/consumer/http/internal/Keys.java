@@ -12,7 +12,8 @@ final class Keys {
   static final int MAX_KEY_LENGTH = 255;
   static final int MAX_TENANT_LENGTH = 64;
 
-  private Keys() {}
+  private Keys() {
+  }
 
   /**
    * The key of {@code request}, or null when it has none. A structured-field string ({@code "abc"}, as

@@ -43,7 +43,8 @@ final class LeaseKeeper implements AutoCloseable {
       """;
 
   /** A running handler's claim. */
-  record Claim(String tenant, String key, UUID owner) {}
+  record Claim(String tenant, String key, UUID owner) {
+  }
 
   private final DataSource dataSource;
   private final Duration lease;

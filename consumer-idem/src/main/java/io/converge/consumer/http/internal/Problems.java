@@ -8,7 +8,8 @@ final class Problems {
 
   static final String CONTENT_TYPE = "application/problem+json";
 
-  private Problems() {}
+  private Problems() {
+  }
 
   static byte[] body(IdempotencyProblem problem, String detail) {
     return body(problem.type(), problem.title(), problem.status(), detail);

@@ -24,7 +24,8 @@ import java.util.List;
  */
 final class RequestPaths {
 
-  private RequestPaths() {}
+  private RequestPaths() {
+  }
 
   /** The path the container routed, relative to the context path: the canonical path of the fingerprint. */
   static String routed(HttpServletRequest request) {
@@ -42,7 +43,8 @@ final class RequestPaths {
   static List<String> segments(HttpServletRequest request) {
     List<String> uri = decodedSegments(request.getRequestURI());
     List<String> context = decodedSegments(request.getContextPath() == null ? "" : request.getContextPath());
-    if (uri == null || context == null || uri.size() < context.size() || !uri.subList(0, context.size()).equals(context)) {
+    if (uri == null || context == null || uri.size() < context.size()
+        || !uri.subList(0, context.size()).equals(context)) {
       return null;
     }
     return uri.subList(context.size(), uri.size());

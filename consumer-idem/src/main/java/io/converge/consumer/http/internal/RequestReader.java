@@ -21,11 +21,14 @@ import java.util.TreeMap;
 final class RequestReader {
 
   /** The request to hand on (re-readable) and its fingerprint. */
-  record Read(HttpServletRequest request, String fingerprint) {}
+  record Read(HttpServletRequest request, String fingerprint) {
+  }
 
-  private RequestReader() {}
+  private RequestReader() {
+  }
 
-  static Read read(HttpServletRequest request, String path, JsonCanonicalizer json, int maxBodyBytes) throws IOException {
+  static Read read(HttpServletRequest request, String path, JsonCanonicalizer json, int maxBodyBytes)
+      throws IOException {
     String contentType = request.getContentType() == null ? "" : request.getContentType().toLowerCase(Locale.ROOT);
     if (contentType.startsWith("application/x-www-form-urlencoded")) {
       // the container parses the form from the stream: read it through the parameters, leave the stream alone
@@ -65,7 +68,7 @@ final class RequestReader {
       int eq = part.indexOf('=');
       String name = eq < 0 ? part : part.substring(0, eq);
       String value = eq < 0 ? "" : part.substring(eq + 1);
-      params.add(new String[] {decode(name), decode(value)});
+      params.add(new String[]{decode(name), decode(value)});
     }
     params.sort(java.util.Comparator.comparing(p -> p[0])); // stable: a name's values keep their order
     StringBuilder out = new StringBuilder();
@@ -116,7 +119,7 @@ final class RequestReader {
   static String fingerprint(String method, String path, String query, String kind, byte[] canonical) {
     try {
       MessageDigest sha = MessageDigest.getInstance("SHA-256");
-      for (String field : new String[] {method, path, query, kind}) {
+      for (String field : new String[]{method, path, query, kind}) {
         update(sha, field.getBytes(StandardCharsets.UTF_8));
       }
       update(sha, canonical);

@@ -55,9 +55,11 @@ class JsonCanonicalizerTest {
     JsonCanonicalizer c = new JsonCanonicalizer(List.of("client_ip", "meta.sent_at", "items.ts"));
     String a = canon(c, "{\"amount\":1,\"client_ip\":\"10.0.0.1\",\"meta\":{\"sent_at\":1,\"src\":\"app\"},"
         + "\"items\":[{\"sku\":\"x\",\"ts\":5},{\"sku\":\"y\",\"ts\":6}]}");
-    String b = canon(c, "{\"items\":[{\"ts\":99,\"sku\":\"x\"},{\"sku\":\"y\"}],\"meta\":{\"src\":\"app\",\"sent_at\":2},"
-        + "\"client_ip\":{\"v6\":\"::1\"},\"amount\":1.0}");
-    assertThat(a).isEqualTo(b).isEqualTo("{\"amount\":1e0,\"items\":[{\"sku\":\"x\"},{\"sku\":\"y\"}],\"meta\":{\"src\":\"app\"}}");
+    String b = canon(c,
+        "{\"items\":[{\"ts\":99,\"sku\":\"x\"},{\"sku\":\"y\"}],\"meta\":{\"src\":\"app\",\"sent_at\":2},"
+            + "\"client_ip\":{\"v6\":\"::1\"},\"amount\":1.0}");
+    assertThat(a).isEqualTo(b)
+        .isEqualTo("{\"amount\":1e0,\"items\":[{\"sku\":\"x\"},{\"sku\":\"y\"}],\"meta\":{\"src\":\"app\"}}");
     // only at its path: a nested client_ip or a top-level sent_at still counts
     assertThat(canon(c, "{\"x\":{\"client_ip\":1}}")).isEqualTo("{\"x\":{\"client_ip\":1e0}}");
     assertThat(canon(c, "{\"sent_at\":1}")).isEqualTo("{\"sent_at\":1e0}");
@@ -82,9 +84,10 @@ class JsonCanonicalizerTest {
 
   @Test
   void invalidUtf8AndDeepNestingAreRefused() {
-    assertThatThrownBy(() -> plain.canonicalize(new byte[] {'"', (byte) 0xC3, '"'}))
+    assertThatThrownBy(() -> plain.canonicalize(new byte[]{'"', (byte) 0xC3, '"'}))
         .hasMessageContaining("not valid UTF-8");
-    assertThatThrownBy(() -> plain.canonicalize("[".repeat(100).concat("]".repeat(100)).getBytes(StandardCharsets.UTF_8)))
+    assertThatThrownBy(
+        () -> plain.canonicalize("[".repeat(100).concat("]".repeat(100)).getBytes(StandardCharsets.UTF_8)))
         .hasMessageContaining("nested deeper than 64");
   }
 

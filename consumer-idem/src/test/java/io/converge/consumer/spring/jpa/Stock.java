@@ -8,11 +8,13 @@ import jakarta.persistence.Table;
 @Entity
 @Table(name = "jpa_stock")
 public class Stock {
+
   @Id
   private String sku;
   private int available;
 
-  protected Stock() {}
+  protected Stock() {
+  }
 
   public Stock(String sku, int available) {
     this.sku = sku;

@@ -24,6 +24,7 @@ public class RocketMQSend implements Scenario {
   private static final byte[] PAYLOAD = new byte[1024];
   /** Commits every half message at once and on check-back: no DB in the baseline. */
   private static final TransactionListener COMMIT = new TransactionListener() {
+
     @Override
     public LocalTransactionState executeLocalTransaction(Message msg, Object arg) {
       return LocalTransactionState.COMMIT_MESSAGE;
@@ -81,7 +82,8 @@ public class RocketMQSend implements Scenario {
   @Override
   public int runOnce(int worker) throws Exception {
     Message msg = new Message(topic, PAYLOAD);
-    SendResult result = transactional ? ((TransactionMQProducer) producer).sendMessageInTransaction(msg, null) : producer.send(msg);
+    SendResult result = transactional ? ((TransactionMQProducer) producer).sendMessageInTransaction(msg, null)
+        : producer.send(msg);
     if (result.getSendStatus() != SendStatus.SEND_OK) {
       throw new IllegalStateException("send status " + result.getSendStatus());
     }

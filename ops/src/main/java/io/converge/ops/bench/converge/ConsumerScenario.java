@@ -25,9 +25,12 @@ import javax.sql.DataSource;
 public final class ConsumerScenario implements Scenario {
 
   /** How the handler is called. */
-  public enum Mode { PLAIN, IDEMPOTENT, DUPLICATES }
+  public enum Mode {
+    PLAIN, IDEMPOTENT, DUPLICATES
+  }
 
-  private static final byte[] PAYLOAD = "{\"order\":1,\"amount\":1999}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+  private static final byte[] PAYLOAD = "{\"order\":1,\"amount\":1999}"
+      .getBytes(java.nio.charset.StandardCharsets.UTF_8);
 
   private final Mode mode;
   private final AtomicLong rows = new AtomicLong();
@@ -85,8 +88,9 @@ public final class ConsumerScenario implements Scenario {
         }
       }
       case IDEMPOTENT -> require(idempotent.handle(message(MessageIds.shared().next())), Outcome.PROCESSED);
-      case DUPLICATES -> require(idempotent.handle(message(processedIds[(int) (next.getAndIncrement() % processedIds.length)])),
-          Outcome.DUPLICATE);
+      case DUPLICATES ->
+        require(idempotent.handle(message(processedIds[(int) (next.getAndIncrement() % processedIds.length)])),
+            Outcome.DUPLICATE);
     }
     return 1;
   }

@@ -37,7 +37,7 @@ public final class TxnProducerScenario implements Scenario {
   private String topic;
 
   private TxnProducerScenario(String name, String unit, int messages, Function<BenchEnv, BackendFactory> backend,
-                              Function<BenchEnv, String> newTopic, String... migrations) {
+      Function<BenchEnv, String> newTopic, String... migrations) {
     this.name = name;
     this.unit = unit;
     this.messages = messages;
@@ -64,8 +64,10 @@ public final class TxnProducerScenario implements Scenario {
 
   /** {@code txn-producer-pulsar} ({@code messages} = 1) or {@code txn-producer-pulsar-<messages>}. */
   public static TxnProducerScenario pulsar(int messages) {
-    return new TxnProducerScenario(messages == 1 ? "txn-producer-pulsar" : "txn-producer-pulsar-" + messages, "msg", messages,
-        env -> PulsarBackend.serviceUrl(env.pulsar().serviceUrl()), env -> env.newPulsarTopic("bench-ptxnp"), "producer", "pulsar");
+    return new TxnProducerScenario(messages == 1 ? "txn-producer-pulsar" : "txn-producer-pulsar-" + messages, "msg",
+        messages,
+        env -> PulsarBackend.serviceUrl(env.pulsar().serviceUrl()), env -> env.newPulsarTopic("bench-ptxnp"),
+        "producer", "pulsar");
   }
 
   @Override

@@ -34,7 +34,9 @@ final class CdcDrain implements AutoCloseable {
   /** A CDC relay on {@code pool}'s schema, its publication and slot created, stopped. */
   static CdcDrain prepare(BenchEnv env, DataSource pool) {
     String schema;
-    try (Connection c = pool.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT current_schema()")) {
+    try (Connection c = pool.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT current_schema()")) {
       rs.next();
       schema = rs.getString(1);
     } catch (SQLException e) {
@@ -91,7 +93,7 @@ final class CdcDrain implements AutoCloseable {
       }
       long left = rows - before;
       deadline = System.nanoTime() + STALL.toNanos();
-      for (long now; (now = DrainScenario.unpublished(pool)) > 0; ) {
+      for (long now; (now = DrainScenario.unpublished(pool)) > 0;) {
         if (now < left) {
           left = now;
           deadline = System.nanoTime() + STALL.toNanos();
@@ -107,7 +109,8 @@ final class CdcDrain implements AutoCloseable {
 
   private void stalled(long deadline) throws Exception {
     if (System.nanoTime() > deadline) {
-      throw new IllegalStateException("cdc-drain: no row published for " + STALL.toSeconds() + " s, " + DrainScenario.unpublished(pool) + " left");
+      throw new IllegalStateException(
+          "cdc-drain: no row published for " + STALL.toSeconds() + " s, " + DrainScenario.unpublished(pool) + " left");
     }
   }
 

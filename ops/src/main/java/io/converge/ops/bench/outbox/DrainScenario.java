@@ -32,6 +32,7 @@ public final class DrainScenario implements AutoCloseable {
 
   /** What the relays send to. */
   public enum Mode {
+
     /** The RocketMQ sink, end to end into the embedded broker. */
     ROCKETMQ("outbox-drain"),
     /** The RocketMQ sink one record at a time (the default {@code sendAll}): the relay before pipelining. */
@@ -174,7 +175,9 @@ public final class DrainScenario implements AutoCloseable {
 
   /** The outbox rows of {@code pool} not published yet. */
   static long unpublished(DataSource pool) throws Exception {
-    try (Connection c = pool.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(UNPUBLISHED)) {
+    try (Connection c = pool.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(UNPUBLISHED)) {
       rs.next();
       return rs.getLong(1);
     }
@@ -193,6 +196,7 @@ public final class DrainScenario implements AutoCloseable {
 
   /** Only {@code send}: the relay goes through the default, one-at-a-time {@code sendAll}. */
   private record OneByOne(OutboxSink delegate) implements OutboxSink {
+
     @Override
     public String name() {
       return delegate.name();
@@ -211,13 +215,15 @@ public final class DrainScenario implements AutoCloseable {
 
   /** Sends nothing and reports every record stored: the relay's database work alone. */
   private static final class NoSend implements OutboxSink {
+
     @Override
     public String name() {
       return "none";
     }
 
     @Override
-    public void send(OutboxRecord record) {}
+    public void send(OutboxRecord record) {
+    }
 
     @Override
     public SendAllResult sendAll(List<OutboxRecord> records) {
@@ -225,6 +231,7 @@ public final class DrainScenario implements AutoCloseable {
     }
 
     @Override
-    public void close() {}
+    public void close() {
+    }
   }
 }

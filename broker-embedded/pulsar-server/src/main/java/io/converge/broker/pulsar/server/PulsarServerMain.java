@@ -41,7 +41,8 @@ public final class PulsarServerMain {
   /** A shutdown that hangs must not leave an orphan process when the parent is already gone. */
   private static final long HALT_AFTER_MS = 20_000;
 
-  private PulsarServerMain() {}
+  private PulsarServerMain() {
+  }
 
   /**
    * Starts the server and blocks until stdin closes; exits with 1 when the start fails, 2 on bad
@@ -101,7 +102,8 @@ public final class PulsarServerMain {
     Runtime.getRuntime().addShutdownHook(new Thread(stop, "converge-pulsar-stop"));
     broker.start();
     createMetadata(broker);
-    System.out.println(READY + " serviceUrl=" + broker.getBrokerServiceUrl() + " httpUrl=" + broker.getWebServiceAddress());
+    System.out
+        .println(READY + " serviceUrl=" + broker.getBrokerServiceUrl() + " httpUrl=" + broker.getWebServiceAddress());
     System.out.flush();
     awaitEndOfInput(System.in);
   }
@@ -191,7 +193,7 @@ public final class PulsarServerMain {
           .brokerServiceUrl(broker.getBrokerServiceUrl())
           .build());
     }
-    for (String tenant : new String[] {"public", "pulsar"}) {
+    for (String tenant : new String[]{"public", "pulsar"}) {
       PulsarClusterMetadataSetup.createTenantIfAbsent(resources, tenant, CLUSTER);
     }
     PulsarClusterMetadataSetup.createNamespaceIfAbsent(resources, NamespaceName.get("public/default"), CLUSTER);
