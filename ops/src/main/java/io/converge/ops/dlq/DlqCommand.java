@@ -4,7 +4,6 @@ import io.converge.consumer.ConsumerOps;
 import io.converge.ops.db.CommandGroup;
 import io.converge.ops.db.DbActionCommand;
 import io.converge.ops.db.DbListCommand;
-import java.util.List;
 import javax.sql.DataSource;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -29,25 +28,10 @@ public final class DlqCommand extends CommandGroup {
   static final class ListParked extends DbListCommand<ConsumerOps.DeadLetter> {
 
     ListParked() {
-      super("dlq list", "dead letters");
-    }
-
-    @Override
-    protected Page<ConsumerOps.DeadLetter> page(DataSource dataSource, int limit) {
-      ConsumerOps ops = ConsumerOps.of(dataSource);
-      return new Page<>(ops.countParked(), ops.parked(limit));
-    }
-
-    @Override
-    protected List<Column<ConsumerOps.DeadLetter>> columns() {
-      return List.of(new Column<>("id", "%8s", ConsumerOps.DeadLetter::id),
-          new Column<>("tenant", "%-12s", ConsumerOps.DeadLetter::tenant),
-          new Column<>("group", "%-24s", ConsumerOps.DeadLetter::group),
-          new Column<>("topic", "%-24s", ConsumerOps.DeadLetter::topic),
-          new Column<>("message id", "%-36s", d -> d.messageId() == null ? "(none)" : d.messageId()),
-          new Column<>("attempts", "%8s", ConsumerOps.DeadLetter::attempts),
-          new Column<>("age", "%10s", d -> age(d.age())),
-          new Column<>("reason", "%s", d -> d.reasonCode() + ": " + orEmpty(d.reason())));
+      super("dlq list", "dead letters", rows(ConsumerOps::of, ConsumerOps::countParked, ConsumerOps::parked),
+          "%8s id|%-12s tenant|%-24s group|%-24s topic|%-36s message id|%8s attempts|%10s age|%s reason",
+          (d, now) -> new Object[]{d.id(), d.tenant(), d.group(), d.topic(), orNone(d.messageId()), d.attempts(),
+              age(d.age()), d.reasonCode() + ": " + orEmpty(d.reason())});
     }
   }
 
@@ -78,25 +62,16 @@ public final class DlqCommand extends CommandGroup {
   static final class Tickets extends DbListCommand<ConsumerOps.Ticket> {
 
     Tickets() {
-      super("dlq tickets", "open tickets");
+      super("dlq tickets", "open tickets", rows(ConsumerOps::of, ops -> -1, ConsumerOps::openTickets),
+          "%8s id|%-10s kind|%-12s tenant|%-24s group|%-36s message id|%8s dlq id|%10s age|%s reason",
+          (t, now) -> new Object[]{t.id(), t.kind(), t.tenant(), t.group(), orNone(t.messageId()),
+              t.dlqId() == null ? "-" : t.dlqId(), age(t.age()), orEmpty(t.reason())});
     }
+  }
 
-    @Override
-    protected Page<ConsumerOps.Ticket> page(DataSource dataSource, int limit) {
-      return new Page<>(-1, ConsumerOps.of(dataSource).openTickets(limit));
-    }
-
-    @Override
-    protected List<Column<ConsumerOps.Ticket>> columns() {
-      return List.of(new Column<>("id", "%8s", ConsumerOps.Ticket::id),
-          new Column<>("kind", "%-10s", ConsumerOps.Ticket::kind),
-          new Column<>("tenant", "%-12s", ConsumerOps.Ticket::tenant),
-          new Column<>("group", "%-24s", ConsumerOps.Ticket::group),
-          new Column<>("message id", "%-36s", t -> t.messageId() == null ? "(none)" : t.messageId()),
-          new Column<>("dlq id", "%8s", t -> t.dlqId() == null ? "-" : t.dlqId()),
-          new Column<>("age", "%10s", t -> age(t.age())),
-          new Column<>("reason", "%s", t -> orEmpty(t.reason())));
-    }
+  /** {@code text}, or {@code (none)} when null. */
+  private static String orNone(String text) {
+    return text == null ? "(none)" : text;
   }
 
   /** {@code converge dlq resolve ID --by NAME [--note TEXT]}. */

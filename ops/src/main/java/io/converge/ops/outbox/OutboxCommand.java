@@ -4,8 +4,6 @@ import io.converge.ops.db.CommandGroup;
 import io.converge.ops.db.DbActionCommand;
 import io.converge.ops.db.DbListCommand;
 import io.converge.outbox.Outbox;
-import java.time.Instant;
-import java.util.List;
 import javax.sql.DataSource;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -28,24 +26,10 @@ public final class OutboxCommand extends CommandGroup {
   static final class Parked extends DbListCommand<Outbox.Parked> {
 
     Parked() {
-      super("outbox parked", "parked rows");
-    }
-
-    @Override
-    protected Page<Outbox.Parked> page(DataSource dataSource, int limit) {
-      Outbox outbox = Outbox.on(dataSource);
-      return new Page<>(outbox.parkedCount(), outbox.parked(limit));
-    }
-
-    @Override
-    protected List<Column<Outbox.Parked>> columns() {
-      Instant now = Instant.now();
-      return List.of(new Column<>("key", "%-24s", Outbox.Parked::key),
-          new Column<>("topic", "%-24s", Outbox.Parked::topic),
-          new Column<>("message id", "%-36s", Outbox.Parked::messageId),
-          new Column<>("attempts", "%8s", Outbox.Parked::attempts),
-          new Column<>("parked for", "%12s", p -> age(p.parkedAt() == null ? p.createdAt() : p.parkedAt(), now)),
-          new Column<>("reason", "%s", p -> orEmpty(p.reason())));
+      super("outbox parked", "parked rows", rows(Outbox::on, Outbox::parkedCount, Outbox::parked),
+          "%-24s key|%-24s topic|%-36s message id|%8s attempts|%12s parked for|%s reason",
+          (p, now) -> new Object[]{p.key(), p.topic(), p.messageId(), p.attempts(),
+              age(p.parkedAt() == null ? p.createdAt() : p.parkedAt(), now), orEmpty(p.reason())});
     }
   }
 

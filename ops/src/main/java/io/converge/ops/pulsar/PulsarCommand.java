@@ -4,8 +4,6 @@ import io.converge.ops.db.CommandGroup;
 import io.converge.ops.db.DbActionCommand;
 import io.converge.ops.db.DbListCommand;
 import io.converge.pulsar.PulsarTxns;
-import java.time.Instant;
-import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
@@ -30,24 +28,11 @@ public final class PulsarCommand extends CommandGroup {
   static final class Parked extends DbListCommand<PulsarTxns.Parked> {
 
     Parked() {
-      super("pulsar parked", "parked Pulsar transactions");
-    }
-
-    @Override
-    protected Page<PulsarTxns.Parked> page(DataSource dataSource, int limit) {
-      PulsarTxns txns = PulsarTxns.on(dataSource);
-      return new Page<>(txns.parkedCount(), txns.parked(limit));
-    }
-
-    @Override
-    protected List<Column<PulsarTxns.Parked>> columns() {
-      Instant now = Instant.now();
-      return List.of(new Column<>("transaction", "%-28s", PulsarTxns.Parked::id),
-          new Column<>("group", "%-20s", PulsarTxns.Parked::group),
-          new Column<>("messages", "%8s", PulsarTxns.Parked::messages),
-          new Column<>("attempts", "%8s", PulsarTxns.Parked::attempts),
-          new Column<>("parked for", "%12s", p -> age(p.parkedAt(), now)),
-          new Column<>("reason", "%s", p -> orEmpty(p.reason())));
+      super("pulsar parked", "parked Pulsar transactions",
+          rows(PulsarTxns::on, PulsarTxns::parkedCount, PulsarTxns::parked),
+          "%-28s transaction|%-20s group|%8s messages|%8s attempts|%12s parked for|%s reason",
+          (p, now) -> new Object[]{p.id(), p.group(), p.messages(), p.attempts(), age(p.parkedAt(), now),
+              orEmpty(p.reason())});
     }
   }
 

@@ -4,8 +4,6 @@ import io.converge.ops.db.CommandGroup;
 import io.converge.ops.db.DbActionCommand;
 import io.converge.ops.db.DbListCommand;
 import io.converge.producer.TxnTickets;
-import java.time.Instant;
-import java.util.List;
 import javax.sql.DataSource;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -29,25 +27,10 @@ public final class TxnCommand extends CommandGroup {
   static final class Tickets extends DbListCommand<TxnTickets.Ticket> {
 
     Tickets() {
-      super("txn tickets", "open producer tickets");
-    }
-
-    @Override
-    protected Page<TxnTickets.Ticket> page(DataSource dataSource, int limit) {
-      TxnTickets tickets = TxnTickets.on(dataSource);
-      return new Page<>(tickets.openCount(), tickets.open(limit));
-    }
-
-    @Override
-    protected List<Column<TxnTickets.Ticket>> columns() {
-      Instant now = Instant.now();
-      return List.of(new Column<>("message id", "%-36s", TxnTickets.Ticket::messageId),
-          new Column<>("group", "%-20s", TxnTickets.Ticket::group),
-          new Column<>("topic", "%-24s", TxnTickets.Ticket::topic),
-          new Column<>("kind", "%-26s", TxnTickets.Ticket::kind),
-          new Column<>("checks", "%6s", TxnTickets.Ticket::checks),
-          new Column<>("age", "%10s", t -> age(t.createdAt(), now)),
-          new Column<>("reason", "%s", TxnTickets.Ticket::reason));
+      super("txn tickets", "open producer tickets", rows(TxnTickets::on, TxnTickets::openCount, TxnTickets::open),
+          "%-36s message id|%-20s group|%-24s topic|%-26s kind|%6s checks|%10s age|%s reason",
+          (t, now) -> new Object[]{t.messageId(), t.group(), t.topic(), t.kind(), t.checks(),
+              age(t.createdAt(), now), t.reason()});
     }
   }
 
