@@ -48,16 +48,14 @@ public abstract class DbListCommand<T> extends DbCommand {
   private final BiFunction<T, Instant, Object[]> values;
 
   /**
-   * A listing called {@code name} in messages whose count line calls its rows {@code noun}
-   * ({@code dead letters}).
+   * A listing whose count line calls its rows {@code noun} ({@code dead letters}).
    *
    * @param columns each column as its printf width and its header ({@code %8s id}), separated by
    *          {@code |}; the last one is printed unpadded
    * @param values a row's values, one per column, given the time of the listing (for ages)
    */
-  protected DbListCommand(String name, String noun, Rows<T> rows, String columns,
+  protected DbListCommand(String noun, Rows<T> rows, String columns,
       BiFunction<T, Instant, Object[]> values) {
-    super(name);
     this.noun = noun;
     this.rows = rows;
     for (String column : columns.split("\\|")) {

@@ -5,8 +5,8 @@ import io.converge.ops.db.CommandGroup;
 import io.converge.ops.db.DbActionCommand;
 import io.converge.ops.db.DbListCommand;
 import javax.sql.DataSource;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.HelpCommand;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -18,17 +18,17 @@ import picocli.CommandLine.Parameters;
  * {@code IdempotentHandler.resume(id)} in the application, not a CLI command. Exit 0 on success, 1
  * when the database fails, 2 on bad options, 3 when the id is not parked / not open.
  */
-@Command(name = "dlq", mixinStandardHelpOptions = true, description = "Consumers' dead letters and tickets: list them with age and reason, discard or resolve one.", subcommands = {
+@Command(name = "dlq", description = "Consumers' dead letters and tickets: list them with age and reason, discard or resolve one.", subcommands = {
     DlqCommand.ListParked.class, DlqCommand.Discard.class, DlqCommand.Tickets.class, DlqCommand.Resolve.class,
-    CommandLine.HelpCommand.class})
+    HelpCommand.class})
 public final class DlqCommand extends CommandGroup {
 
   /** {@code converge dlq list}. */
-  @Command(name = "list", mixinStandardHelpOptions = true, description = "Lists parked dead letters, oldest first.")
+  @Command(name = "list", description = "Lists parked dead letters, oldest first.")
   static final class ListParked extends DbListCommand<ConsumerOps.DeadLetter> {
 
     ListParked() {
-      super("dlq list", "dead letters", rows(ConsumerOps::of, ConsumerOps::countParked, ConsumerOps::parked),
+      super("dead letters", rows(ConsumerOps::of, ConsumerOps::countParked, ConsumerOps::parked),
           "%8s id|%-12s tenant|%-24s group|%-24s topic|%-36s message id|%8s attempts|%10s age|%s reason",
           (d, now) -> new Object[]{d.id(), d.tenant(), d.group(), d.topic(), orNone(d.messageId()), d.attempts(),
               age(d.age()), d.reasonCode() + ": " + orEmpty(d.reason())});
@@ -36,15 +36,11 @@ public final class DlqCommand extends CommandGroup {
   }
 
   /** {@code converge dlq discard ID}. */
-  @Command(name = "discard", mixinStandardHelpOptions = true, description = "Discards a parked dead letter (it is not processed).")
+  @Command(name = "discard", description = "Discards a parked dead letter (it is not processed).")
   static final class Discard extends DbActionCommand {
 
     @Parameters(index = "0", paramLabel = "ID", description = "the dead letter's id (from dlq list)")
     long id;
-
-    Discard() {
-      super("dlq discard");
-    }
 
     @Override
     protected String act(DataSource dataSource) {
@@ -58,11 +54,11 @@ public final class DlqCommand extends CommandGroup {
   }
 
   /** {@code converge dlq tickets}. */
-  @Command(name = "tickets", mixinStandardHelpOptions = true, description = "Lists open tickets, oldest first.")
+  @Command(name = "tickets", description = "Lists open tickets, oldest first.")
   static final class Tickets extends DbListCommand<ConsumerOps.Ticket> {
 
     Tickets() {
-      super("dlq tickets", "open tickets", rows(ConsumerOps::of, ops -> -1, ConsumerOps::openTickets),
+      super("open tickets", rows(ConsumerOps::of, ops -> -1, ConsumerOps::openTickets),
           "%8s id|%-10s kind|%-12s tenant|%-24s group|%-36s message id|%8s dlq id|%10s age|%s reason",
           (t, now) -> new Object[]{t.id(), t.kind(), t.tenant(), t.group(), orNone(t.messageId()),
               t.dlqId() == null ? "-" : t.dlqId(), age(t.age()), orEmpty(t.reason())});
@@ -75,7 +71,7 @@ public final class DlqCommand extends CommandGroup {
   }
 
   /** {@code converge dlq resolve ID --by NAME [--note TEXT]}. */
-  @Command(name = "resolve", mixinStandardHelpOptions = true, description = "Closes an open ticket.")
+  @Command(name = "resolve", description = "Closes an open ticket.")
   static final class Resolve extends DbActionCommand {
 
     @Parameters(index = "0", paramLabel = "ID", description = "the ticket's id (from dlq tickets)")
@@ -86,10 +82,6 @@ public final class DlqCommand extends CommandGroup {
 
     @Option(names = "--note", description = "what was done")
     String note;
-
-    Resolve() {
-      super("dlq resolve");
-    }
 
     @Override
     protected String act(DataSource dataSource) {

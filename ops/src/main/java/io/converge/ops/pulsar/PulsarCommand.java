@@ -7,8 +7,8 @@ import io.converge.pulsar.PulsarTxns;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.HelpCommand;
 import picocli.CommandLine.Parameters;
 
 /**
@@ -17,18 +17,18 @@ import picocli.CommandLine.Parameters;
  * one once the cause is fixed. Exit 0 on success, 1 when the database fails, 2 on bad options, 3 when
  * the transaction is not parked.
  */
-@Command(name = "pulsar", mixinStandardHelpOptions = true, description = "Parked Pulsar transactions: list them with age and reason, resume one.", subcommands = {
-    PulsarCommand.Parked.class, PulsarCommand.Resume.class, CommandLine.HelpCommand.class})
+@Command(name = "pulsar", description = "Parked Pulsar transactions: list them with age and reason, resume one.", subcommands = {
+    PulsarCommand.Parked.class, PulsarCommand.Resume.class, HelpCommand.class})
 public final class PulsarCommand extends CommandGroup {
 
   private static final Pattern TXN_ID = Pattern.compile("\\(?(-?\\d+),(-?\\d+)\\)?");
 
   /** {@code converge pulsar parked}. */
-  @Command(name = "parked", mixinStandardHelpOptions = true, description = "Lists parked Pulsar transactions, longest parked first.")
+  @Command(name = "parked", description = "Lists parked Pulsar transactions, longest parked first.")
   static final class Parked extends DbListCommand<PulsarTxns.Parked> {
 
     Parked() {
-      super("pulsar parked", "parked Pulsar transactions",
+      super("parked Pulsar transactions",
           rows(PulsarTxns::on, PulsarTxns::parkedCount, PulsarTxns::parked),
           "%-28s transaction|%-20s group|%8s messages|%8s attempts|%12s parked for|%s reason",
           (p, now) -> new Object[]{p.id(), p.group(), p.messages(), p.attempts(), age(p.parkedAt(), now),
@@ -37,15 +37,11 @@ public final class PulsarCommand extends CommandGroup {
   }
 
   /** {@code converge pulsar resume ID}. */
-  @Command(name = "resume", mixinStandardHelpOptions = true, description = "Resumes a parked Pulsar transaction: the next recovery scan of its group re-publishes it.")
+  @Command(name = "resume", description = "Resumes a parked Pulsar transaction: the next recovery scan of its group re-publishes it.")
   static final class Resume extends DbActionCommand {
 
     @Parameters(index = "0", paramLabel = "ID", description = "the transaction id as listed, (most,least)")
     String id;
-
-    Resume() {
-      super("pulsar resume");
-    }
 
     @Override
     protected String problem() {

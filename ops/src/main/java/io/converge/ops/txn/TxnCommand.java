@@ -5,8 +5,8 @@ import io.converge.ops.db.DbActionCommand;
 import io.converge.ops.db.DbListCommand;
 import io.converge.producer.TxnTickets;
 import javax.sql.DataSource;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.HelpCommand;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -18,16 +18,16 @@ import picocli.CommandLine.Parameters;
  * discarded by hand. Exit 0 on success, 1 when the database fails, 2 on bad options, 3 when the
  * message has no open ticket.
  */
-@Command(name = "txn", mixinStandardHelpOptions = true, description = "Producer tickets (check-backs past the log retention): list them with age and reason, resolve one.", subcommands = {
-    TxnCommand.Tickets.class, TxnCommand.Resolve.class, CommandLine.HelpCommand.class})
+@Command(name = "txn", description = "Producer tickets (check-backs past the log retention): list them with age and reason, resolve one.", subcommands = {
+    TxnCommand.Tickets.class, TxnCommand.Resolve.class, HelpCommand.class})
 public final class TxnCommand extends CommandGroup {
 
   /** {@code converge txn tickets}. */
-  @Command(name = "tickets", mixinStandardHelpOptions = true, description = "Lists open producer tickets, oldest first.")
+  @Command(name = "tickets", description = "Lists open producer tickets, oldest first.")
   static final class Tickets extends DbListCommand<TxnTickets.Ticket> {
 
     Tickets() {
-      super("txn tickets", "open producer tickets", rows(TxnTickets::on, TxnTickets::openCount, TxnTickets::open),
+      super("open producer tickets", rows(TxnTickets::on, TxnTickets::openCount, TxnTickets::open),
           "%-36s message id|%-20s group|%-24s topic|%-26s kind|%6s checks|%10s age|%s reason",
           (t, now) -> new Object[]{t.messageId(), t.group(), t.topic(), t.kind(), t.checks(),
               age(t.createdAt(), now), t.reason()});
@@ -35,7 +35,7 @@ public final class TxnCommand extends CommandGroup {
   }
 
   /** {@code converge txn resolve MESSAGE_ID --by NAME [--note TEXT]}. */
-  @Command(name = "resolve", mixinStandardHelpOptions = true, description = "Closes the open producer ticket of a message (after delivering or discarding it by hand).")
+  @Command(name = "resolve", description = "Closes the open producer ticket of a message (after delivering or discarding it by hand).")
   static final class Resolve extends DbActionCommand {
 
     @Parameters(index = "0", paramLabel = "MESSAGE_ID", description = "the ticket's message id (from txn tickets)")
@@ -46,10 +46,6 @@ public final class TxnCommand extends CommandGroup {
 
     @Option(names = "--note", description = "what was done (delivered by hand, discarded)")
     String note;
-
-    Resolve() {
-      super("txn resolve");
-    }
 
     @Override
     protected String problem() {
