@@ -1,5 +1,7 @@
 package io.converge.ops;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import picocli.CommandLine;
@@ -22,5 +24,11 @@ public record CliRun(int status, String out, String err) {
     cli.setErr(new PrintWriter(e, true));
     int status = cli.execute(args);
     return new CliRun(status, o.toString(), e.toString());
+  }
+
+  /** Asserts that this run exited with {@code status} and printed {@code message} on stderr. */
+  public void assertFails(int status, String message) {
+    assertThat(status()).as(err).isEqualTo(status);
+    assertThat(err).contains(message);
   }
 }

@@ -1,6 +1,7 @@
 package io.converge.ops;
 
 import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.ops.db.FirstValue;
 import io.converge.producer.schema.Migrations;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -58,11 +59,7 @@ public record CliSchema(ConvergePostgres pg, DataSource dataSource, String schem
 
   /** The first column of the first row of {@code sql}, a count or an id. */
   public long count(String sql) throws Exception {
-    try (Connection c = dataSource.getConnection();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery(sql)) {
-      rs.next();
-      return rs.getLong(1);
-    }
+    return FirstValue.ofLong(dataSource, sql);
   }
+
 }

@@ -10,11 +10,6 @@ import javax.sql.DataSource;
  */
 public abstract class DbActionCommand extends DbCommand {
 
-  /** An action called {@code name} in messages, e.g. {@code dlq discard}. */
-  protected DbActionCommand(String name) {
-    super(name);
-  }
-
   /** Acts on {@code dataSource}; returns what was done, for stdout, or null when there was nothing to act on. */
   protected abstract String act(DataSource dataSource);
 

@@ -4,14 +4,17 @@ import io.converge.producer.ConvergeException;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import javax.sql.DataSource;
+import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 /**
  * A {@code converge} command on Converge's tables: the database options, the checks of the options
- * (exit 2), the database failure (exit 1, the error printed as {@code <name> failed: …}).
+ * (exit 2), the database failure (exit 1, the error printed as {@code <name> failed: …}), the standard
+ * help options.
  */
+@Command(mixinStandardHelpOptions = true)
 public abstract class DbCommand implements Callable<Integer> {
 
   /** This command's picocli model. */
@@ -22,16 +25,10 @@ public abstract class DbCommand implements Callable<Integer> {
   @Mixin
   protected DbOptions db;
 
-  private final String name;
-
-  /** A command called {@code name} in its messages, e.g. {@code outbox parked}. */
-  protected DbCommand(String name) {
-    this.name = name;
-  }
-
-  /** The command's name in messages, e.g. {@code outbox parked}. */
+  /** The command's name in messages: its names below {@code converge}, e.g. {@code outbox parked}. */
   protected final String name() {
-    return name;
+    String qualified = spec.qualifiedName(" ");
+    return qualified.substring(qualified.indexOf(' ') + 1);
   }
 
   /** Runs the command on {@code dataSource}; returns its exit status. */

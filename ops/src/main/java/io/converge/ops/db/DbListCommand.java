@@ -3,23 +3,24 @@ package io.converge.ops.db;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.function.BiFunction;
 import java.util.function.Function;
+import java.util.function.ToLongFunction;
 import javax.sql.DataSource;
 import picocli.CommandLine.Option;
 
 /**
  * A {@link DbCommand} that lists rows, oldest first, at most {@code --limit} (1 to 10000, default 100):
  * a count line ({@code 3 dead letters (oldest 2 shown)}), then, when there are rows, a header and one
- * line per row, its columns separated by a space and the last one (the reason) by two, unpadded.
+ * line per row, its columns separated by a space and the last one (the reason) by two, unpadded. A
+ * listing is described in its constructor: where its rows come from, its columns, a row's values.
  *
  * @param <T> a listed row
  */
 public abstract class DbListCommand<T> extends DbCommand {
-
-  /** One column: its header, its printf width ({@code %8s}, {@code %-24s}) and its value in a row. */
-  public record Column<T>(String header, String format, Function<T, Object> value) {
-  }
 
   /**
    * The rows shown and how many there are.
@@ -29,23 +30,50 @@ public abstract class DbListCommand<T> extends DbCommand {
   public record Page<T>(long total, List<T> rows) {
   }
 
+  /** Where a listing's rows come from: the oldest {@code limit} rows, and the total. */
+  @FunctionalInterface
+  public interface Rows<T> {
+
+    Page<T> page(DataSource dataSource, int limit);
+  }
+
   /** The most rows listed. */
   @Option(names = "--limit", defaultValue = "100", description = "most rows listed, 1 to 10000 (default ${DEFAULT-VALUE})")
   protected int limit;
 
   private final String noun;
+  private final Rows<T> rows;
+  private final List<String> formats = new ArrayList<>();
+  private final List<String> headers = new ArrayList<>();
+  private final BiFunction<T, Instant, Object[]> values;
 
-  /** A listing called {@code name} in messages whose count line calls its rows {@code noun} ({@code dead letters}). */
-  protected DbListCommand(String name, String noun) {
-    super(name);
+  /**
+   * A listing whose count line calls its rows {@code noun} ({@code dead letters}).
+   *
+   * @param columns each column as its printf width and its header ({@code %8s id}), separated by
+   *          {@code |}; the last one is printed unpadded
+   * @param values a row's values, one per column, given the time of the listing (for ages)
+   */
+  protected DbListCommand(String noun, Rows<T> rows, String columns,
+      BiFunction<T, Instant, Object[]> values) {
     this.noun = noun;
+    this.rows = rows;
+    for (String column : columns.split("\\|")) {
+      int space = column.indexOf(' ');
+      formats.add(column.substring(0, space));
+      headers.add(column.substring(space + 1));
+    }
+    this.values = values;
   }
 
-  /** The columns, the last one unpadded. */
-  protected abstract List<Column<T>> columns();
-
-  /** The oldest {@code limit} rows, and the total. */
-  protected abstract Page<T> page(DataSource dataSource, int limit);
+  /** The rows of a store opened on the data source: {@code count} of them, the oldest {@code limit} by {@code list}. */
+  protected static <S, T> Rows<T> rows(Function<DataSource, S> open, ToLongFunction<S> count,
+      BiFunction<S, Integer, List<T>> list) {
+    return (dataSource, limit) -> {
+      S store = open.apply(dataSource);
+      return new Page<>(count.applyAsLong(store), list.apply(store, limit));
+    };
+  }
 
   @Override
   protected String problem() {
@@ -57,7 +85,7 @@ public abstract class DbListCommand<T> extends DbCommand {
 
   @Override
   protected final int run(DataSource dataSource, PrintWriter out, PrintWriter err) {
-    Page<T> page = page(dataSource, limit);
+    Page<T> page = rows.page(dataSource, limit);
     int shown = page.rows().size();
     if (page.total() < 0) {
       out.printf("%d %s shown%n", shown, noun);
@@ -67,16 +95,16 @@ public abstract class DbListCommand<T> extends DbCommand {
     if (shown == 0) {
       return 0;
     }
-    List<Column<T>> columns = columns();
+    Instant now = Instant.now();
     StringBuilder format = new StringBuilder();
-    for (int i = 0; i < columns.size(); i++) {
-      format.append(i == 0 ? "" : i == columns.size() - 1 ? "  " : " ")
-          .append(i == columns.size() - 1 ? "%s" : columns.get(i).format());
+    for (int i = 0; i < formats.size(); i++) {
+      format.append(i == 0 ? "" : i == formats.size() - 1 ? "  " : " ")
+          .append(i == formats.size() - 1 ? "%s" : formats.get(i));
     }
     String line = format.append("%n").toString();
-    out.printf(line, columns.stream().map(Column::header).toArray());
+    out.printf(line, headers.toArray());
     for (T row : page.rows()) {
-      out.printf(line, columns.stream().map(c -> String.valueOf(c.value().apply(row))).toArray());
+      out.printf(line, Arrays.stream(values.apply(row, now)).map(String::valueOf).toArray());
     }
     return 0;
   }

@@ -4,10 +4,9 @@ import io.converge.consumer.ConsumerOps;
 import io.converge.ops.db.CommandGroup;
 import io.converge.ops.db.DbActionCommand;
 import io.converge.ops.db.DbListCommand;
-import java.util.List;
 import javax.sql.DataSource;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.HelpCommand;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -19,48 +18,29 @@ import picocli.CommandLine.Parameters;
  * {@code IdempotentHandler.resume(id)} in the application, not a CLI command. Exit 0 on success, 1
  * when the database fails, 2 on bad options, 3 when the id is not parked / not open.
  */
-@Command(name = "dlq", mixinStandardHelpOptions = true, description = "Consumers' dead letters and tickets: list them with age and reason, discard or resolve one.", subcommands = {
+@Command(name = "dlq", description = "Consumers' dead letters and tickets: list them with age and reason, discard or resolve one.", subcommands = {
     DlqCommand.ListParked.class, DlqCommand.Discard.class, DlqCommand.Tickets.class, DlqCommand.Resolve.class,
-    CommandLine.HelpCommand.class})
+    HelpCommand.class})
 public final class DlqCommand extends CommandGroup {
 
   /** {@code converge dlq list}. */
-  @Command(name = "list", mixinStandardHelpOptions = true, description = "Lists parked dead letters, oldest first.")
+  @Command(name = "list", description = "Lists parked dead letters, oldest first.")
   static final class ListParked extends DbListCommand<ConsumerOps.DeadLetter> {
 
     ListParked() {
-      super("dlq list", "dead letters");
-    }
-
-    @Override
-    protected Page<ConsumerOps.DeadLetter> page(DataSource dataSource, int limit) {
-      ConsumerOps ops = ConsumerOps.of(dataSource);
-      return new Page<>(ops.countParked(), ops.parked(limit));
-    }
-
-    @Override
-    protected List<Column<ConsumerOps.DeadLetter>> columns() {
-      return List.of(new Column<>("id", "%8s", ConsumerOps.DeadLetter::id),
-          new Column<>("tenant", "%-12s", ConsumerOps.DeadLetter::tenant),
-          new Column<>("group", "%-24s", ConsumerOps.DeadLetter::group),
-          new Column<>("topic", "%-24s", ConsumerOps.DeadLetter::topic),
-          new Column<>("message id", "%-36s", d -> d.messageId() == null ? "(none)" : d.messageId()),
-          new Column<>("attempts", "%8s", ConsumerOps.DeadLetter::attempts),
-          new Column<>("age", "%10s", d -> age(d.age())),
-          new Column<>("reason", "%s", d -> d.reasonCode() + ": " + orEmpty(d.reason())));
+      super("dead letters", rows(ConsumerOps::of, ConsumerOps::countParked, ConsumerOps::parked),
+          "%8s id|%-12s tenant|%-24s group|%-24s topic|%-36s message id|%8s attempts|%10s age|%s reason",
+          (d, now) -> new Object[]{d.id(), d.tenant(), d.group(), d.topic(), orNone(d.messageId()), d.attempts(),
+              age(d.age()), d.reasonCode() + ": " + orEmpty(d.reason())});
     }
   }
 
   /** {@code converge dlq discard ID}. */
-  @Command(name = "discard", mixinStandardHelpOptions = true, description = "Discards a parked dead letter (it is not processed).")
+  @Command(name = "discard", description = "Discards a parked dead letter (it is not processed).")
   static final class Discard extends DbActionCommand {
 
     @Parameters(index = "0", paramLabel = "ID", description = "the dead letter's id (from dlq list)")
     long id;
-
-    Discard() {
-      super("dlq discard");
-    }
 
     @Override
     protected String act(DataSource dataSource) {
@@ -74,33 +54,24 @@ public final class DlqCommand extends CommandGroup {
   }
 
   /** {@code converge dlq tickets}. */
-  @Command(name = "tickets", mixinStandardHelpOptions = true, description = "Lists open tickets, oldest first.")
+  @Command(name = "tickets", description = "Lists open tickets, oldest first.")
   static final class Tickets extends DbListCommand<ConsumerOps.Ticket> {
 
     Tickets() {
-      super("dlq tickets", "open tickets");
-    }
-
-    @Override
-    protected Page<ConsumerOps.Ticket> page(DataSource dataSource, int limit) {
-      return new Page<>(-1, ConsumerOps.of(dataSource).openTickets(limit));
-    }
-
-    @Override
-    protected List<Column<ConsumerOps.Ticket>> columns() {
-      return List.of(new Column<>("id", "%8s", ConsumerOps.Ticket::id),
-          new Column<>("kind", "%-10s", ConsumerOps.Ticket::kind),
-          new Column<>("tenant", "%-12s", ConsumerOps.Ticket::tenant),
-          new Column<>("group", "%-24s", ConsumerOps.Ticket::group),
-          new Column<>("message id", "%-36s", t -> t.messageId() == null ? "(none)" : t.messageId()),
-          new Column<>("dlq id", "%8s", t -> t.dlqId() == null ? "-" : t.dlqId()),
-          new Column<>("age", "%10s", t -> age(t.age())),
-          new Column<>("reason", "%s", t -> orEmpty(t.reason())));
+      super("open tickets", rows(ConsumerOps::of, ops -> -1, ConsumerOps::openTickets),
+          "%8s id|%-10s kind|%-12s tenant|%-24s group|%-36s message id|%8s dlq id|%10s age|%s reason",
+          (t, now) -> new Object[]{t.id(), t.kind(), t.tenant(), t.group(), orNone(t.messageId()),
+              t.dlqId() == null ? "-" : t.dlqId(), age(t.age()), orEmpty(t.reason())});
     }
   }
 
+  /** {@code text}, or {@code (none)} when null. */
+  private static String orNone(String text) {
+    return text == null ? "(none)" : text;
+  }
+
   /** {@code converge dlq resolve ID --by NAME [--note TEXT]}. */
-  @Command(name = "resolve", mixinStandardHelpOptions = true, description = "Closes an open ticket.")
+  @Command(name = "resolve", description = "Closes an open ticket.")
   static final class Resolve extends DbActionCommand {
 
     @Parameters(index = "0", paramLabel = "ID", description = "the ticket's id (from dlq tickets)")
@@ -111,10 +82,6 @@ public final class DlqCommand extends CommandGroup {
 
     @Option(names = "--note", description = "what was done")
     String note;
-
-    Resolve() {
-      super("dlq resolve");
-    }
 
     @Override
     protected String act(DataSource dataSource) {

@@ -4,11 +4,9 @@ import io.converge.ops.db.CommandGroup;
 import io.converge.ops.db.DbActionCommand;
 import io.converge.ops.db.DbListCommand;
 import io.converge.outbox.Outbox;
-import java.time.Instant;
-import java.util.List;
 import javax.sql.DataSource;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.HelpCommand;
 import picocli.CommandLine.Parameters;
 
 /**
@@ -19,47 +17,29 @@ import picocli.CommandLine.Parameters;
  * {@code CdcRelay.resume(key)} sends them at once). Exit 0 on success, 1 when the database fails, 2 on
  * bad options, 3 when the key has no parked row.
  */
-@Command(name = "outbox", mixinStandardHelpOptions = true, description = "Parked outbox keys: list them with age and reason, resume one.", subcommands = {
-    OutboxCommand.Parked.class, OutboxCommand.Resume.class, CommandLine.HelpCommand.class})
+@Command(name = "outbox", description = "Parked outbox keys: list them with age and reason, resume one.", subcommands = {
+    OutboxCommand.Parked.class, OutboxCommand.Resume.class, HelpCommand.class})
 public final class OutboxCommand extends CommandGroup {
 
   /** {@code converge outbox parked}. */
-  @Command(name = "parked", mixinStandardHelpOptions = true, description = "Lists parked outbox rows, oldest first.")
+  @Command(name = "parked", description = "Lists parked outbox rows, oldest first.")
   static final class Parked extends DbListCommand<Outbox.Parked> {
 
     Parked() {
-      super("outbox parked", "parked rows");
-    }
-
-    @Override
-    protected Page<Outbox.Parked> page(DataSource dataSource, int limit) {
-      Outbox outbox = Outbox.on(dataSource);
-      return new Page<>(outbox.parkedCount(), outbox.parked(limit));
-    }
-
-    @Override
-    protected List<Column<Outbox.Parked>> columns() {
-      Instant now = Instant.now();
-      return List.of(new Column<>("key", "%-24s", Outbox.Parked::key),
-          new Column<>("topic", "%-24s", Outbox.Parked::topic),
-          new Column<>("message id", "%-36s", Outbox.Parked::messageId),
-          new Column<>("attempts", "%8s", Outbox.Parked::attempts),
-          new Column<>("parked for", "%12s", p -> age(p.parkedAt() == null ? p.createdAt() : p.parkedAt(), now)),
-          new Column<>("reason", "%s", p -> orEmpty(p.reason())));
+      super("parked rows", rows(Outbox::on, Outbox::parkedCount, Outbox::parked),
+          "%-24s key|%-24s topic|%-36s message id|%8s attempts|%12s parked for|%s reason",
+          (p, now) -> new Object[]{p.key(), p.topic(), p.messageId(), p.attempts(),
+              age(p.parkedAt() == null ? p.createdAt() : p.parkedAt(), now), orEmpty(p.reason())});
     }
   }
 
   /** {@code converge outbox resume KEY}. */
-  @Command(name = "resume", mixinStandardHelpOptions = true, description = "Resumes a parked key: its rows are sent again, in order, by the polling relays from their next poll"
+  @Command(name = "resume", description = "Resumes a parked key: its rows are sent again, in order, by the polling relays from their next poll"
       + " or by a CDC relay's sweeper within its sweep age.")
   static final class Resume extends DbActionCommand {
 
     @Parameters(index = "0", paramLabel = "KEY", description = "the parked key (the message key, or the message id of a keyless message)")
     String key;
-
-    Resume() {
-      super("outbox resume");
-    }
 
     @Override
     protected String act(DataSource dataSource) {

@@ -4,13 +4,11 @@ import io.converge.ops.db.CommandGroup;
 import io.converge.ops.db.DbActionCommand;
 import io.converge.ops.db.DbListCommand;
 import io.converge.pulsar.PulsarTxns;
-import java.time.Instant;
-import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.HelpCommand;
 import picocli.CommandLine.Parameters;
 
 /**
@@ -19,48 +17,31 @@ import picocli.CommandLine.Parameters;
  * one once the cause is fixed. Exit 0 on success, 1 when the database fails, 2 on bad options, 3 when
  * the transaction is not parked.
  */
-@Command(name = "pulsar", mixinStandardHelpOptions = true, description = "Parked Pulsar transactions: list them with age and reason, resume one.", subcommands = {
-    PulsarCommand.Parked.class, PulsarCommand.Resume.class, CommandLine.HelpCommand.class})
+@Command(name = "pulsar", description = "Parked Pulsar transactions: list them with age and reason, resume one.", subcommands = {
+    PulsarCommand.Parked.class, PulsarCommand.Resume.class, HelpCommand.class})
 public final class PulsarCommand extends CommandGroup {
 
   private static final Pattern TXN_ID = Pattern.compile("\\(?(-?\\d+),(-?\\d+)\\)?");
 
   /** {@code converge pulsar parked}. */
-  @Command(name = "parked", mixinStandardHelpOptions = true, description = "Lists parked Pulsar transactions, longest parked first.")
+  @Command(name = "parked", description = "Lists parked Pulsar transactions, longest parked first.")
   static final class Parked extends DbListCommand<PulsarTxns.Parked> {
 
     Parked() {
-      super("pulsar parked", "parked Pulsar transactions");
-    }
-
-    @Override
-    protected Page<PulsarTxns.Parked> page(DataSource dataSource, int limit) {
-      PulsarTxns txns = PulsarTxns.on(dataSource);
-      return new Page<>(txns.parkedCount(), txns.parked(limit));
-    }
-
-    @Override
-    protected List<Column<PulsarTxns.Parked>> columns() {
-      Instant now = Instant.now();
-      return List.of(new Column<>("transaction", "%-28s", PulsarTxns.Parked::id),
-          new Column<>("group", "%-20s", PulsarTxns.Parked::group),
-          new Column<>("messages", "%8s", PulsarTxns.Parked::messages),
-          new Column<>("attempts", "%8s", PulsarTxns.Parked::attempts),
-          new Column<>("parked for", "%12s", p -> age(p.parkedAt(), now)),
-          new Column<>("reason", "%s", p -> orEmpty(p.reason())));
+      super("parked Pulsar transactions",
+          rows(PulsarTxns::on, PulsarTxns::parkedCount, PulsarTxns::parked),
+          "%-28s transaction|%-20s group|%8s messages|%8s attempts|%12s parked for|%s reason",
+          (p, now) -> new Object[]{p.id(), p.group(), p.messages(), p.attempts(), age(p.parkedAt(), now),
+              orEmpty(p.reason())});
     }
   }
 
   /** {@code converge pulsar resume ID}. */
-  @Command(name = "resume", mixinStandardHelpOptions = true, description = "Resumes a parked Pulsar transaction: the next recovery scan of its group re-publishes it.")
+  @Command(name = "resume", description = "Resumes a parked Pulsar transaction: the next recovery scan of its group re-publishes it.")
   static final class Resume extends DbActionCommand {
 
     @Parameters(index = "0", paramLabel = "ID", description = "the transaction id as listed, (most,least)")
     String id;
-
-    Resume() {
-      super("pulsar resume");
-    }
 
     @Override
     protected String problem() {

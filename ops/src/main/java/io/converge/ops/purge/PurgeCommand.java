@@ -16,7 +16,7 @@ import picocli.CommandLine.Option;
  * deleted. Runs {@link Outbox#purge}, the relay's own purge. Exit 0 on success, 1 when the database
  * fails, 2 on bad options.
  */
-@Command(name = "purge", mixinStandardHelpOptions = true, description = "Deletes published outbox rows older than --retention in batches of --batch-size, with progress.")
+@Command(name = "purge", description = "Deletes published outbox rows older than --retention in batches of --batch-size, with progress.")
 public final class PurgeCommand extends DbCommand {
 
   @Option(names = "--retention", defaultValue = "1d", converter = RetentionConverter.class, description = "keep rows published within this age: 1d, 12h, 30m, 90s or ISO-8601 (default ${DEFAULT-VALUE})")
@@ -27,11 +27,6 @@ public final class PurgeCommand extends DbCommand {
 
   @Option(names = "--dry-run", description = "count the rows that would be deleted; delete nothing")
   boolean dryRun;
-
-  /** Created by picocli. */
-  public PurgeCommand() {
-    super("purge");
-  }
 
   @Override
   protected String problem() {

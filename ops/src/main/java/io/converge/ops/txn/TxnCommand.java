@@ -4,11 +4,9 @@ import io.converge.ops.db.CommandGroup;
 import io.converge.ops.db.DbActionCommand;
 import io.converge.ops.db.DbListCommand;
 import io.converge.producer.TxnTickets;
-import java.time.Instant;
-import java.util.List;
 import javax.sql.DataSource;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.HelpCommand;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -20,39 +18,24 @@ import picocli.CommandLine.Parameters;
  * discarded by hand. Exit 0 on success, 1 when the database fails, 2 on bad options, 3 when the
  * message has no open ticket.
  */
-@Command(name = "txn", mixinStandardHelpOptions = true, description = "Producer tickets (check-backs past the log retention): list them with age and reason, resolve one.", subcommands = {
-    TxnCommand.Tickets.class, TxnCommand.Resolve.class, CommandLine.HelpCommand.class})
+@Command(name = "txn", description = "Producer tickets (check-backs past the log retention): list them with age and reason, resolve one.", subcommands = {
+    TxnCommand.Tickets.class, TxnCommand.Resolve.class, HelpCommand.class})
 public final class TxnCommand extends CommandGroup {
 
   /** {@code converge txn tickets}. */
-  @Command(name = "tickets", mixinStandardHelpOptions = true, description = "Lists open producer tickets, oldest first.")
+  @Command(name = "tickets", description = "Lists open producer tickets, oldest first.")
   static final class Tickets extends DbListCommand<TxnTickets.Ticket> {
 
     Tickets() {
-      super("txn tickets", "open producer tickets");
-    }
-
-    @Override
-    protected Page<TxnTickets.Ticket> page(DataSource dataSource, int limit) {
-      TxnTickets tickets = TxnTickets.on(dataSource);
-      return new Page<>(tickets.openCount(), tickets.open(limit));
-    }
-
-    @Override
-    protected List<Column<TxnTickets.Ticket>> columns() {
-      Instant now = Instant.now();
-      return List.of(new Column<>("message id", "%-36s", TxnTickets.Ticket::messageId),
-          new Column<>("group", "%-20s", TxnTickets.Ticket::group),
-          new Column<>("topic", "%-24s", TxnTickets.Ticket::topic),
-          new Column<>("kind", "%-26s", TxnTickets.Ticket::kind),
-          new Column<>("checks", "%6s", TxnTickets.Ticket::checks),
-          new Column<>("age", "%10s", t -> age(t.createdAt(), now)),
-          new Column<>("reason", "%s", TxnTickets.Ticket::reason));
+      super("open producer tickets", rows(TxnTickets::on, TxnTickets::openCount, TxnTickets::open),
+          "%-36s message id|%-20s group|%-24s topic|%-26s kind|%6s checks|%10s age|%s reason",
+          (t, now) -> new Object[]{t.messageId(), t.group(), t.topic(), t.kind(), t.checks(),
+              age(t.createdAt(), now), t.reason()});
     }
   }
 
   /** {@code converge txn resolve MESSAGE_ID --by NAME [--note TEXT]}. */
-  @Command(name = "resolve", mixinStandardHelpOptions = true, description = "Closes the open producer ticket of a message (after delivering or discarding it by hand).")
+  @Command(name = "resolve", description = "Closes the open producer ticket of a message (after delivering or discarding it by hand).")
   static final class Resolve extends DbActionCommand {
 
     @Parameters(index = "0", paramLabel = "MESSAGE_ID", description = "the ticket's message id (from txn tickets)")
@@ -63,10 +46,6 @@ public final class TxnCommand extends CommandGroup {
 
     @Option(names = "--note", description = "what was done (delivered by hand, discarded)")
     String note;
-
-    Resolve() {
-      super("txn resolve");
-    }
 
     @Override
     protected String problem() {

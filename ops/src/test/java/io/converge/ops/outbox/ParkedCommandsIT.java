@@ -49,9 +49,7 @@ class ParkedCommandsIT {
         .isOne();
     assertThat(db.run("outbox", "parked").out()).contains("0 parked rows");
 
-    CliRun again = db.run("outbox", "resume", "poison");
-    assertThat(again.status()).isEqualTo(3);
-    assertThat(again.err()).contains("key 'poison' has no parked row");
+    db.run("outbox", "resume", "poison").assertFails(3, "key 'poison' has no parked row");
   }
 
   @Test
@@ -79,16 +77,10 @@ class ParkedCommandsIT {
 
   @Test
   void badOptionsAndAFailingDatabaseAreReported() {
-    CliRun badLimit = db.run("outbox", "parked", "--limit", "0");
-    assertThat(badLimit.status()).isEqualTo(2);
-    assertThat(badLimit.err()).contains("--limit must be between 1 and 10000, but was 0");
+    db.run("outbox", "parked", "--limit", "0").assertFails(2, "--limit must be between 1 and 10000, but was 0");
     assertThat(db.run("dlq", "resolve", "1").status()).as("--by is required").isEqualTo(2);
-    CliRun noTable = db.runIn("no_such_schema", "dlq", "list");
-    assertThat(noTable.status()).isEqualTo(1);
-    assertThat(noTable.err()).contains("dlq list failed:");
-    CliRun noOutbox = db.runIn("no_such_schema", "outbox", "parked");
-    assertThat(noOutbox.status()).isEqualTo(1);
-    assertThat(noOutbox.err()).contains("outbox parked failed:");
+    db.runIn("no_such_schema", "dlq", "list").assertFails(1, "dlq list failed:");
+    db.runIn("no_such_schema", "outbox", "parked").assertFails(1, "outbox parked failed:");
   }
 
 }

@@ -44,12 +44,8 @@ class PulsarParkedCommandIT {
         .isOne();
     assertThat(db.run("pulsar", "parked").out()).contains("0 parked Pulsar transactions");
 
-    CliRun again = db.run("pulsar", "resume", "0,42");
-    assertThat(again.status()).isEqualTo(3);
-    assertThat(again.err()).contains("transaction 0,42 is not parked");
-    CliRun bad = db.run("pulsar", "resume", "42");
-    assertThat(bad.status()).isEqualTo(2);
-    assertThat(bad.err()).contains("ID must be (most,least), but was 42");
+    db.run("pulsar", "resume", "0,42").assertFails(3, "transaction 0,42 is not parked");
+    db.run("pulsar", "resume", "42").assertFails(2, "ID must be (most,least), but was 42");
   }
 
 }

@@ -57,17 +57,12 @@ class PurgeCommandIT {
 
   @Test
   void passwordFromOptionAndBadInputAreReported() throws Exception {
-    CliRun badBatch = run("--batch-size", "0");
-    assertThat(badBatch.status()).isEqualTo(2);
-    assertThat(badBatch.err()).contains("--batch-size must be between 1 and 100000, but was 0");
+    run("--batch-size", "0").assertFails(2, "--batch-size must be between 1 and 100000, but was 0");
 
-    CliRun badRetention = run("--retention", "yesterday");
-    assertThat(badRetention.status()).isEqualTo(2);
-    assertThat(badRetention.err()).contains("retention must be like 1d, 12h, 30m, 90s or PT6H, but was 'yesterday'");
+    run("--retention", "yesterday").assertFails(2,
+        "retention must be like 1d, 12h, 30m, 90s or PT6H, but was 'yesterday'");
 
-    CliRun noTable = db.runIn("no_such_schema", "purge");
-    assertThat(noTable.status()).isEqualTo(1);
-    assertThat(noTable.err()).contains("purge failed: Cannot purge the outbox after 0 rows");
+    db.runIn("no_such_schema", "purge").assertFails(1, "purge failed: Cannot purge the outbox after 0 rows");
     assertThat(count("true")).isEqualTo(200);
   }
 

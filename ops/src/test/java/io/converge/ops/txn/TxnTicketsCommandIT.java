@@ -50,20 +50,14 @@ class TxnTicketsCommandIT {
         + " AND resolved_by = 'alice' AND note = 'delivered by hand' AND resolved_at IS NOT NULL")).isOne();
     assertThat(db.run("txn", "tickets").out()).contains("0 open producer tickets");
 
-    CliRun again = db.run("txn", "resolve", "m-purged", "--by", "alice");
-    assertThat(again.status()).isEqualTo(3);
-    assertThat(again.err()).contains("txn resolve: message m-purged has no open ticket");
+    db.run("txn", "resolve", "m-purged", "--by", "alice").assertFails(3,
+        "txn resolve: message m-purged has no open ticket");
     CliRun noBy = db.run("txn", "resolve", "m-purged");
     assertThat(noBy.status()).isEqualTo(2);
-    CliRun blank = db.run("txn", "resolve", "m-purged", "--by", " ");
-    assertThat(blank.status()).isEqualTo(2);
-    assertThat(blank.err()).contains("--by must name who resolved the ticket, but was blank");
-    CliRun badLimit = db.run("txn", "tickets", "--limit", "0");
-    assertThat(badLimit.status()).isEqualTo(2);
-    assertThat(badLimit.err()).contains("--limit must be between 1 and 10000, but was 0");
-    CliRun noTable = db.runIn("no_such_schema", "txn", "tickets");
-    assertThat(noTable.status()).isEqualTo(1);
-    assertThat(noTable.err()).contains("txn tickets failed:");
+    db.run("txn", "resolve", "m-purged", "--by", " ").assertFails(2,
+        "--by must name who resolved the ticket, but was blank");
+    db.run("txn", "tickets", "--limit", "0").assertFails(2, "--limit must be between 1 and 10000, but was 0");
+    db.runIn("no_such_schema", "txn", "tickets").assertFails(1, "txn tickets failed:");
   }
 
 }

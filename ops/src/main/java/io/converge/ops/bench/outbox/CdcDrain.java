@@ -1,13 +1,13 @@
 package io.converge.ops.bench.outbox;
 
 import io.converge.ops.bench.BenchEnv;
+import io.converge.ops.db.FirstValue;
 import io.converge.outbox.cdc.CdcRelay;
 import io.converge.outbox.rocketmq.RocketMQSink;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
@@ -34,11 +34,8 @@ final class CdcDrain implements AutoCloseable {
   /** A CDC relay on {@code pool}'s schema, its publication and slot created, stopped. */
   static CdcDrain prepare(BenchEnv env, DataSource pool) {
     String schema;
-    try (Connection c = pool.getConnection();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT current_schema()")) {
-      rs.next();
-      schema = rs.getString(1);
+    try {
+      schema = FirstValue.of(pool, "SELECT current_schema()", rs -> rs.getString(1));
     } catch (SQLException e) {
       throw new IllegalStateException("cannot read the bench schema", e);
     }

@@ -1,6 +1,7 @@
 package io.converge.ops.bench.outbox;
 
 import io.converge.ops.bench.BenchEnv;
+import io.converge.ops.db.FirstValue;
 import io.converge.outbox.OutboxRelay;
 import io.converge.outbox.rocketmq.RocketMQSink;
 import io.converge.outbox.spi.OutboxRecord;
@@ -10,7 +11,6 @@ import io.converge.producer.Envelope;
 import io.converge.producer.schema.Migrations;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
@@ -175,12 +175,7 @@ public final class DrainScenario implements AutoCloseable {
 
   /** The outbox rows of {@code pool} not published yet. */
   static long unpublished(DataSource pool) throws Exception {
-    try (Connection c = pool.getConnection();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery(UNPUBLISHED)) {
-      rs.next();
-      return rs.getLong(1);
-    }
+    return FirstValue.ofLong(pool, UNPUBLISHED);
   }
 
   @Override
