@@ -97,7 +97,8 @@ public final class DevPlatform implements AutoCloseable {
 
   /** Prints the addresses a client needs, with the property each goes in. */
   public synchronized void describe(PrintStream out) {
-    out.println("RocketMQ name server : " + rocketmq.nameServerAddress() + "   (converge.rocketmq.name-server)");
+    out.println("RocketMQ name server : " + rocketmq.nameServerAddress()
+        + "   (converge.producer.name-server, converge.outbox.name-server, converge.consumer.rocketmq.name-server)");
     out.println("RocketMQ broker      : " + rocketmq.brokerAddress()
         + (autoCreateTopics ? " (topics are created on first send)" : ""));
     out.println(

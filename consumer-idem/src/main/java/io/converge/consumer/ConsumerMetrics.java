@@ -18,4 +18,14 @@ public interface ConsumerMetrics {
   /** Counts nothing. */
   ConsumerMetrics NONE = (group, topic, outcome) -> {
   };
+
+  /**
+   * Counts nothing.
+   *
+   * @deprecated use {@link #NONE}, the one name of the no-op in every metrics SPI of Converge
+   */
+  @Deprecated(since = "0.2", forRemoval = true)
+  static ConsumerMetrics noop() {
+    return NONE;
+  }
 }

@@ -66,7 +66,7 @@ class RelayKillIT {
       try (OutboxRelay heir = RelayFixture.relay(ds, RelayFixture.sink(mq).build()).build()) {
         heir.start();
         deliveries.awaitAll(committed, Duration.ofSeconds(60));
-        Thread.sleep(1000);
+        deliveries.awaitQuiet(Duration.ofSeconds(1)); // nothing more arrives before the duplicates are counted
       }
       Map<String, Long> perId = deliveries.raw().stream()
           .collect(Collectors.groupingBy(m -> m.getUserProperty(Envelope.MESSAGE_ID), Collectors.counting()));

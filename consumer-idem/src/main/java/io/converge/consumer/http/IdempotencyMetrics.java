@@ -46,4 +46,13 @@ public interface IdempotencyMetrics {
     }
   };
 
+  /**
+   * Counts nothing.
+   *
+   * @deprecated use {@link #NONE}, the one name of the no-op in every metrics SPI of Converge
+   */
+  @Deprecated(since = "0.2", forRemoval = true)
+  static IdempotencyMetrics noop() {
+    return NONE;
+  }
 }

@@ -8,7 +8,9 @@ import org.apache.rocketmq.common.message.MessageQueue;
 /**
  * One key, one queue: the queue at the key's hash modulo the queue count, so that the messages of one
  * key keep their order. The one rule of every Converge producer (half messages, the outbox sink, the
- * demo's injector): a message published by one and re-sent by another lands on the same queue.
+ * demo's injector) for a message with a key: a keyed message published by one and re-sent by another
+ * lands on the same queue. A keyless half message is sent round-robin; the outbox sink and the
+ * injector select a keyless message's queue by its id.
  * Converge-internal (see the package documentation). Stateless and thread-safe.
  */
 public final class KeyQueueSelector implements MessageQueueSelector {

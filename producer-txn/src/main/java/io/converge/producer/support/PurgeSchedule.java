@@ -51,7 +51,7 @@ public final class PurgeSchedule implements AutoCloseable {
         LOG.debug("{} purged {} rows", name, n);
       }
     } catch (RuntimeException e) {
-      LOG.warn("{} failed, will retry in {}: {}", name, interval, e.toString());
+      LOG.warn("{} failed, will retry in {}", name, interval, e);
     }
   }
 

@@ -2,6 +2,7 @@ package io.converge.producer.rocketmq;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.converge.broker.postgres.ConvergePostgres;
@@ -253,13 +254,11 @@ class SavepointSafetyIT {
     String marker = MessageIds.shared().next();
     TxnProducer plain = producer(topic, RocketMQBackend.nameServer(mq.nameServerAddress()));
     plain.inTransaction(tx -> tx.publish(message(topic, marker)));
-    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-    while (!delivered(sink).contains(marker)) {
-      assertThat(System.nanoTime()).as("marker delivered within 60 s").isLessThan(deadline);
-      Thread.sleep(20);
-    }
-    Thread.sleep(RocketMQChildFactory.LOCAL_TX_TIMEOUT.plusSeconds(4).toMillis()); // check-backs of open halves
-    assertThat(delivered(sink)).as("delivered").doesNotContain(ids);
+    await("marker delivered within 60 s").atMost(Duration.ofSeconds(60)).until(() -> delivered(sink).contains(marker));
+    // check-backs of open halves: nothing of ids is delivered during the whole recovery window
+    await().during(RocketMQChildFactory.LOCAL_TX_TIMEOUT.plusSeconds(4))
+        .atMost(RocketMQChildFactory.LOCAL_TX_TIMEOUT.plusSeconds(10))
+        .untilAsserted(() -> assertThat(delivered(sink)).as("delivered").doesNotContain(ids));
   }
 
   private static Set<String> delivered(RocketMQSink sink) {
