@@ -133,6 +133,10 @@ final class BrokerLauncher {
     config.setAutoCreateTopicEnable(settings.autoCreateTopics());
     config.setAutoCreateSubscriptionGroup(true);
     config.setEnablePropertyFilter(true);
+    // The embedded broker shares its CPU with the application and the tests: RocketMQ's 200 ms default
+    // turns a stall of a loaded machine into TIMEOUT_CLEAN_QUEUE ("broker busy") refusals of whole bursts.
+    config.setWaitTimeMillsInSendQueue(2_000);
+    config.setWaitTimeMillsInTransactionQueue(2_000);
     long interval = settings.transactionCheckInterval().toMillis();
     long timeout = settings.transactionTimeout().toMillis();
     config.setTransactionCheckInterval(interval);
