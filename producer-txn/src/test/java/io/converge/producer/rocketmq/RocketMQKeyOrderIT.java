@@ -2,6 +2,7 @@ package io.converge.producer.rocketmq;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
@@ -65,10 +66,7 @@ class RocketMQKeyOrderIT {
       // at least once: wait until every id was seen, duplicates allowed
       Set<String> all = published.values().stream().flatMap(List::stream).collect(Collectors.toSet());
       consumer.await(m -> all.contains(m.getUserProperty(Envelope.MESSAGE_ID)), all.size(), Duration.ofSeconds(60));
-      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-      while (!receivedIds(consumer).containsAll(all) && System.nanoTime() < deadline) {
-        sleep(50);
-      }
+      await().atMost(Duration.ofSeconds(60)).until(() -> receivedIds(consumer).containsAll(all));
       assertThat(receivedIds(consumer)).as("every committed message delivered").containsAll(all);
 
       for (String key : keys) {
@@ -91,12 +89,4 @@ class RocketMQKeyOrderIT {
     return consumer.received().stream().map(m -> m.getUserProperty(Envelope.MESSAGE_ID)).collect(Collectors.toSet());
   }
 
-  private static void sleep(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new AssertionError("interrupted", e);
-    }
-  }
 }
