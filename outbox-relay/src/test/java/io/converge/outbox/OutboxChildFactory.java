@@ -12,6 +12,11 @@ public final class OutboxChildFactory implements ChildProducerFactory {
   @Override
   public TxnProducer create(String group, String topic, DataSource db, Map<String, String> env) {
     Migrations.apply(db, "outbox");
+    return producer(group, topic, db);
+  }
+
+  /** The producer, on a database that has the migrations already. */
+  static TxnProducer producer(String group, String topic, DataSource db) {
     return TxnProducer.builder().group(group).dataSource(db).backend(OutboxBackend.outbox()).topics(topic).build();
   }
 }

@@ -4,9 +4,11 @@ import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.outbox.rocketmq.RocketMQSink;
 import io.converge.producer.TxnProducer;
+import io.converge.producer.schema.Migrations;
 import io.converge.producer.testing.ChildProducerFactory;
 import io.converge.producer.testing.ContractBroker;
 import io.converge.producer.testing.MessageSink;
+import io.converge.producer.testing.RocketMQTopicSink;
 import io.converge.producer.testing.TxnProducerContract;
 import java.time.Duration;
 import java.util.Map;
@@ -24,6 +26,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class OutboxTxnProducerIT extends TxnProducerContract {
 
   private static EmbeddedRocketMQ mq;
+  private static DataSource migrated;
   private OutboxRelay relay;
 
   @BeforeAll
@@ -45,7 +48,8 @@ class OutboxTxnProducerIT extends TxnProducerContract {
       // an unreachable database (the DB-down case): no migration, no relay
       return TxnProducer.builder().group(group).dataSource(ds).backend(OutboxBackend.outbox()).build();
     }
-    TxnProducer p = new OutboxChildFactory().create(group, topic, ds, childEnv());
+    migrate(db);
+    TxnProducer p = OutboxChildFactory.producer(group, topic, ds);
     if (relay == null) {
       relay = OutboxRelay.builder().dataSource(db)
           .sink(RocketMQSink.nameServer(mq.nameServerAddress())
@@ -58,6 +62,14 @@ class OutboxTxnProducerIT extends TxnProducerContract {
     return p;
   }
 
+  /** Applies the outbox migrations once per schema (the factory applies them on every call, for the child). */
+  private static synchronized void migrate(DataSource db) {
+    if (migrated != db) {
+      Migrations.apply(db, "outbox");
+      migrated = db;
+    }
+  }
+
   @Override
   protected ContractBroker broker() {
     return ContractBroker.rocketMQ(mq);
@@ -65,7 +77,7 @@ class OutboxTxnProducerIT extends TxnProducerContract {
 
   @Override
   protected MessageSink consume(String topic) {
-    return new Deliveries(mq, topic);
+    return new RocketMQTopicSink(mq, topic);
   }
 
   @Override

@@ -38,11 +38,18 @@ class PulsarTxnProducerIT extends TxnProducerContract {
 
   @Override
   protected TxnProducer newProducer(String group, String topic, DataSource db) {
-    if (db == this.db && migrated != db) { // not the contract's unreachable database; once per schema
+    if (db == this.db) { // not the contract's unreachable database
+      migrate(db);
+    }
+    return PulsarChildFactory.producer(group, topic, db, childEnv());
+  }
+
+  /** Applies the Pulsar migrations once per schema (the contract's tests run concurrently). */
+  private static synchronized void migrate(DataSource db) {
+    if (migrated != db) {
       Migrations.apply(db, "pulsar");
       migrated = db;
     }
-    return PulsarChildFactory.producer(group, topic, db, childEnv());
   }
 
   @Override

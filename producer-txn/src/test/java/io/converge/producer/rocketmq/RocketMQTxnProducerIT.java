@@ -9,6 +9,7 @@ import io.converge.producer.spi.TxnLog;
 import io.converge.producer.testing.ChildProducerFactory;
 import io.converge.producer.testing.ContractBroker;
 import io.converge.producer.testing.MessageSink;
+import io.converge.producer.testing.RocketMQTopicSink;
 import io.converge.producer.testing.TxnProducerContract;
 import java.time.Duration;
 import java.util.Map;
@@ -39,7 +40,7 @@ class RocketMQTxnProducerIT extends TxnProducerContract {
 
   @Override
   protected MessageSink consume(String topic) {
-    return new RocketMQSink(mq, topic);
+    return new RocketMQTopicSink(mq, topic);
   }
 
   @Override
@@ -59,8 +60,14 @@ class RocketMQTxnProducerIT extends TxnProducerContract {
 
   @Override
   protected Duration recoveryWindow() {
-    // local-transaction timeout, then the broker's next scans (every 500 ms, first after 1 s)
-    return RocketMQChildFactory.LOCAL_TX_TIMEOUT.plusSeconds(4);
+    // a check-back answers UNKNOWN until the local-transaction timeout, then decides; the broker checks a half
+    // message once it is older than its transaction timeout, on scans every check interval; then the
+    // check-back's round trip and the delivery of a message it would commit
+    EmbeddedRocketMQ.Settings broker = mq.settings();
+    Duration firstDecision = RocketMQChildFactory.LOCAL_TX_TIMEOUT.compareTo(broker.transactionTimeout()) >= 0
+        ? RocketMQChildFactory.LOCAL_TX_TIMEOUT
+        : broker.transactionTimeout();
+    return firstDecision.plus(broker.transactionCheckInterval()).plusSeconds(2);
   }
 
   @Override

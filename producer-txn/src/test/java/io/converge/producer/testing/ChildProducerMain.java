@@ -3,6 +3,7 @@ package io.converge.producer.testing;
 import static java.nio.charset.StandardCharsets.UTF_8;
 
 import io.converge.broker.child.ChildJvm;
+import io.converge.producer.BrokerUnavailableException;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.spi.CrashPoints;
@@ -40,7 +41,7 @@ public final class ChildProducerMain {
     String id = System.getProperty(ID);
     ChildProducerFactory factory = (ChildProducerFactory) Class.forName(System.getProperty(FACTORY))
         .getDeclaredConstructor().newInstance();
-    TxnProducer producer = factory.create(group, topic, db, env);
+    TxnProducer producer = start(factory, group, topic, db, env);
     CrashPoints.install(point -> {
       if (point == crash) {
         ChildJvm.halt(HALTING + point);
@@ -58,4 +59,28 @@ public final class ChildProducerMain {
     producer.close();
     System.exit(3);
   }
+
+  /**
+   * The producer, retried for up to {@link #START_DEADLINE} while the broker does not answer: a child
+   * started while the test JVM (which hosts the broker) is busy may see its first route lookup time out.
+   * Nothing is published before the producer has started, so a retry changes nothing the test observes.
+   */
+  private static TxnProducer start(ChildProducerFactory factory, String group, String topic, DataSource db,
+      Map<String, String> env) throws InterruptedException {
+    long deadline = System.nanoTime() + START_DEADLINE.toNanos();
+    while (true) {
+      try {
+        return factory.create(group, topic, db, env);
+      } catch (BrokerUnavailableException e) {
+        if (System.nanoTime() > deadline) {
+          throw e;
+        }
+        System.out.println("CHILD-RETRYING the producer's start: " + e.getMessage());
+        Thread.sleep(200);
+      }
+    }
+  }
+
+  /** How long the child retries starting its producer while the broker does not answer. */
+  static final java.time.Duration START_DEADLINE = java.time.Duration.ofSeconds(30);
 }

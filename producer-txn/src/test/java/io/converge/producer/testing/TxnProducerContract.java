@@ -39,10 +39,15 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.postgresql.ds.PGSimpleDataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -59,7 +64,18 @@ import org.springframework.transaction.support.TransactionTemplate;
  * method ({@link #reachesBrokerInUnitOfWork()}), and the contract runs the tests that apply.
  */
 @ExtendWith(ChildJvmExtension.class)
+@Execution(ExecutionMode.CONCURRENT)
 public abstract class TxnProducerContract {
+
+  /**
+   * The tests of a class run concurrently (each has its own topics, groups and ids; most of their time
+   * is spent waiting for the broker), except those that take the whole broker down or install the
+   * JVM-wide crash hook: they hold this resource exclusively, the others share it.
+   */
+  static final String ALONE = "converge.contract.broker-and-crash-hook";
+
+  /** One child JVM at a time: starting several at once starves the broker of the CPU. */
+  static final String CHILD = "converge.contract.child-jvm";
 
   static final String INSERT_ORDER = "INSERT INTO contract_orders (id, note) VALUES (?, ?)";
 
@@ -103,12 +119,14 @@ public abstract class TxnProducerContract {
    * uses its own topics, groups and ids, and a schema with its migrations costs seconds.
    */
   @BeforeEach
-  void schema() throws Exception {
-    Schema s = SCHEMAS.get(getClass());
-    if (s == null) {
-      s = newSchema();
-      SCHEMAS.put(getClass(), s);
-    }
+  void schema() {
+    Schema s = SCHEMAS.computeIfAbsent(getClass(), c -> {
+      try {
+        return newSchema();
+      } catch (Exception e) {
+        throw new IllegalStateException("cannot create the contract's schema", e);
+      }
+    });
     db = s.db();
     schema = s.name();
   }
@@ -132,13 +150,43 @@ public abstract class TxnProducerContract {
     return new Schema(ds, name);
   }
 
+  /**
+   * Closes the test's producers and sinks off the test thread: a RocketMQ client takes up to 3 s to shut
+   * down, which the next test need not wait for (it uses its own topics and groups). {@link #awaitClosed()}
+   * waits for every close of the class, and fails it when one failed.
+   */
   @AfterEach
-  void closeAll() throws Exception {
+  void closeAll() {
     CrashPoints.install(null);
-    for (int i = closeables.size() - 1; i >= 0; i--) {
-      closeables.get(i).close();
-    }
+    List<AutoCloseable> toClose = new ArrayList<>(closeables);
+    java.util.Collections.reverse(toClose);
     closeables.clear();
+    CLOSING.add(CLOSER.submit(() -> {
+      for (AutoCloseable c : toClose) {
+        c.close();
+      }
+      return null;
+    }));
+  }
+
+  private static final java.util.concurrent.ExecutorService CLOSER = java.util.concurrent.Executors
+      .newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "contract-close");
+        t.setDaemon(true);
+        return t;
+      });
+  private static final List<java.util.concurrent.Future<?>> CLOSING = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+  /** Waits for the closes {@link #closeAll()} started; a close that failed fails the class. */
+  @AfterAll
+  static void awaitClosed() throws Exception {
+    try {
+      for (java.util.concurrent.Future<?> f : CLOSING) {
+        f.get(60, TimeUnit.SECONDS);
+      }
+    } finally {
+      CLOSING.clear();
+    }
   }
 
   private String topic(String prefix) {
@@ -206,22 +254,33 @@ public abstract class TxnProducerContract {
   }
 
   /**
-   * Publishes a committed marker and waits for it; then, for {@code extra}, watches that none of
-   * {@code never} is delivered (failing at the first that is). Afterwards nothing published before the
-   * marker can still be on its way, except through recovery, covered by extra.
+   * Publishes a committed marker and waits for it, and watches for {@code extra} (counted from this call,
+   * the marker's round trip included) that none of {@code never} is delivered (failing at the first that
+   * is). Afterwards nothing published before the marker can still be on its way, and recovery had
+   * {@code extra} since the forbidden messages' units ended to deliver one of them.
    */
-  private void settle(Unit u, Duration extra, String... never) {
+  private void settle(Unit u, Duration extra, String... never) throws Exception {
     Set<String> forbidden = Set.of(never);
     settle(u, extra, "none of " + forbidden + " delivered",
         () -> ids(u.sink()).stream().noneMatch(forbidden::contains));
   }
 
-  /** As {@link #settle(Unit, Duration, String...)}, watching that {@code invariant} holds throughout {@code extra}. */
-  private void settle(Unit u, Duration extra, String what, java.util.concurrent.Callable<Boolean> invariant) {
+  /**
+   * As {@link #settle(Unit, Duration, String...)}, watching that {@code invariant} holds until {@code extra}
+   * after this call. Deliveries only accumulate, so an invariant about them that holds at the end held
+   * throughout: the marker's round trip counts towards the window.
+   */
+  private void settle(Unit u, Duration extra, String what, java.util.concurrent.Callable<Boolean> invariant)
+      throws Exception {
+    long start = System.nanoTime();
     String marker = order(u.p(), u.topic(), "marker");
     awaitDelivered(u.sink(), Set.of(marker), Duration.ofSeconds(60));
-    if (!extra.isZero()) {
-      await("recovery window: " + what).during(extra).atMost(extra.plusSeconds(5)).until(invariant);
+    Duration left = extra.minusNanos(System.nanoTime() - start);
+    if (left.compareTo(Duration.ofMillis(50)) > 0) {
+      await("recovery window: " + what).during(left).atMost(left.plusSeconds(5)).pollInterval(Duration.ofMillis(50))
+          .until(invariant);
+    } else {
+      assertThat(invariant.call()).as("recovery window: " + what).isTrue();
     }
   }
 
@@ -274,6 +333,7 @@ public abstract class TxnProducerContract {
   // ---- 1. commit ----
 
   @Test
+  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
   void commitDeliversTheMessageAndKeepsTheBusinessRow() throws Exception {
     Unit u = unit("commit");
     String id = order(u.p(), u.topic(), "committed");
@@ -285,6 +345,7 @@ public abstract class TxnProducerContract {
   // ---- 2. rollback ----
 
   @Test
+  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
   void exceptionInTheUnitOfWorkRollsBackRowAndMessage() throws Exception {
     Unit u = unit("rollback");
     String topic = u.topic();
@@ -314,6 +375,8 @@ public abstract class TxnProducerContract {
   // ---- 3. kill -9 after the DB commit, before the broker commit ----
 
   @Test
+  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
+  @ResourceLock(CHILD)
   void killAfterDbCommitBeforeBrokerCommitIsDeliveredByRecovery(ChildJvms jvms) throws Exception {
     String topic = topic("crash-after");
     String group = group("g");
@@ -328,6 +391,8 @@ public abstract class TxnProducerContract {
   // ---- 4. kill -9 before the DB commit ----
 
   @Test
+  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
+  @ResourceLock(CHILD)
   void killBeforeDbCommitIsNeverDelivered(ChildJvms jvms) throws Exception {
     String topic = topic("crash-before");
     String group = group("g");
@@ -351,6 +416,8 @@ public abstract class TxnProducerContract {
    * because recovery already discarded the dead attempt.
    */
   @Test
+  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
+  @ResourceLock(CHILD)
   void aRetryWithTheSameIdAfterACrashedAttemptDeliversOnlyTheRetry(ChildJvms jvms) throws Exception {
     retryAfterACrashedAttempt(jvms, "retry", false);
   }
@@ -363,6 +430,8 @@ public abstract class TxnProducerContract {
    * commit of the fenced attempt for the whole log retention) and only its payload may be delivered.
    */
   @Test
+  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
+  @ResourceLock(CHILD)
   void aRetryWithTheSameIdAfterRecoveryDiscardedTheCrashedAttemptCommits(ChildJvms jvms) throws Exception {
     retryAfterACrashedAttempt(jvms, "refenced", true);
   }
@@ -396,6 +465,7 @@ public abstract class TxnProducerContract {
 
   /** Only where the broker holds a prepared message ({@link #reachesBrokerInUnitOfWork()}); else see 5b. */
   @Test
+  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ_WRITE)
   void localCommitAfterRecoveryDiscardedTheMessageFails() throws Exception {
     assumeThat(reachesBrokerInUnitOfWork())
         .as("nothing is prepared on the broker: no recovery can discard an open unit (see 5b)")
@@ -430,6 +500,7 @@ public abstract class TxnProducerContract {
    * be delivered after it.
    */
   @Test
+  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
   void anOpenUnitIsNeitherDeliveredBeforeItsCommitNorLostAfterIt() throws Exception {
     assumeThat(reachesBrokerInUnitOfWork())
         .as("a unit that reaches the broker is bounded by its local-transaction timeout (see 5)")
@@ -460,6 +531,7 @@ public abstract class TxnProducerContract {
   // ---- 6. several messages: all or none; envelope preserved ----
 
   @Test
+  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
   void severalMessagesAreAllOrNoneWithIdKeyAndHeadersPreserved() throws Exception {
     Unit u = unit("many");
     String topic = u.topic();
@@ -511,6 +583,7 @@ public abstract class TxnProducerContract {
    * rolled back discards everything published after it.
    */
   @Test
+  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
   void aRolledBackSavepointDiscardsTheMessagesPublishedAfterIt() throws Exception {
     Unit u = unit("savepoint");
     String topic = u.topic();
@@ -560,6 +633,7 @@ public abstract class TxnProducerContract {
    * first outer transaction publishes before the savepoint, the second only inside it.
    */
   @Test
+  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
   void aRolledBackSpringNestedTransactionDiscardsItsMessages() throws Exception {
     Unit u = unit("nested");
     String topic = u.topic();
@@ -594,6 +668,7 @@ public abstract class TxnProducerContract {
    * message is not.
    */
   @Test
+  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
   void aSpringRequiresNewTransactionIsItsOwnUnitOfWork() throws Exception {
     Unit u = unit("requiresnew");
     String topic = u.topic();
@@ -620,6 +695,7 @@ public abstract class TxnProducerContract {
   // ---- 7. broker down, DB down ----
 
   @Test
+  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ_WRITE)
   void brokerDown() throws Exception {
     Unit u = unit("down");
     order(u.p(), u.topic(), "warm-up"); // routes known
@@ -647,6 +723,7 @@ public abstract class TxnProducerContract {
   }
 
   @Test
+  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
   void databaseDownIsATypedErrorAndNothingIsSent() throws Exception {
     String topic = topic("dbdown");
     PGSimpleDataSource nowhere = new PGSimpleDataSource();
@@ -665,6 +742,7 @@ public abstract class TxnProducerContract {
   // ---- 8. bad input before anything is sent ----
 
   @Test
+  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
   void oversizePayloadAndBadTopicAreTypedErrorsBeforeAnythingIsSent() throws Exception {
     Unit u = unit("bad");
     String id = MessageIds.shared().next();
