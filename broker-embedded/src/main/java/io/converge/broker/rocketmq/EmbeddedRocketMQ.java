@@ -220,7 +220,7 @@ public final class EmbeddedRocketMQ implements AutoCloseable {
         broker = null;
         awaitUnregistered();
       }
-      nameServer.shutdown();
+      BrokerLauncher.shutdown(nameServer);
       nameServer = null;
       started = false;
       if (settings.deleteStoreOnStop()) {
