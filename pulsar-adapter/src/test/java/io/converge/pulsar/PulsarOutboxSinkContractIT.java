@@ -143,6 +143,11 @@ class PulsarOutboxSinkContractIT extends OutboxSinkContract {
       }
 
       @Override
+      public Duration reportedWithin() {
+        return Duration.ofSeconds(10); // the send timeout is 2 s
+      }
+
+      @Override
       public void close() {
         pulsar.thaw();
         sink.close();
