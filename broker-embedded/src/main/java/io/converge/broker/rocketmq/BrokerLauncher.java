@@ -158,9 +158,9 @@ final class BrokerLauncher {
    * 2 s after its loop, each of the 8 pop revive threads waits up to 3 s (twice per loop, one wake-up
    * each). That was about 6 s of every broker stop. These threads are all told to stop first and woken until
    * they end, together; RocketMQ's shutdown then finds them stopped. Only threads that do no file I/O are
-   * interrupted (an interrupt would close a file channel in use): the network event threads (services of
-   * {@code interruptible} remoting clients and servers) and the pop buffer. The store's threads are left to
-   * RocketMQ.
+   * interrupted (an interrupt would close a file channel in use), and only out of {@code waitForRunning}: the
+   * network event threads (services of {@code interruptible} remoting clients and servers) and the pop buffer.
+   * The store's threads are left to RocketMQ.
    *
    * @param waking services stopped and woken, never interrupted
    * @param interruptible services, or remoting clients and servers whose event thread is stopped, also interrupted
@@ -192,7 +192,7 @@ final class BrokerLauncher {
         }
         threads.forEach((thread, service) -> {
           service.wakeup();
-          if (services.get(service)) {
+          if (services.get(service) && !inWaitForRunning(thread)) {
             thread.interrupt();
           }
         });
@@ -203,6 +203,17 @@ final class BrokerLauncher {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+  }
+
+  /** Whether {@code thread} waits in {@code ServiceThread.waitForRunning}: a wake-up ends it, an interrupt is logged as an error. */
+  private static boolean inWaitForRunning(Thread thread) {
+    for (StackTraceElement frame : thread.getStackTrace()) {
+      if (frame.getMethodName().equals("waitForRunning")
+          && frame.getClassName().equals(ServiceThread.class.getName())) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private BrokerConfig brokerConfig() {
