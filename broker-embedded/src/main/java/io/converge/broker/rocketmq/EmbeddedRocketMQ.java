@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * same store and port ({@link #stopBroker()}, {@link #startBroker()}), to test a broker outage.
  *
  * <p>Start one per JVM (a start costs about 5 s, a broker stop 6-8 s, 3 s of it a fixed sleep of the
- * store) and isolate tests with unique topic names: see {@link RocketMQExtension}. Thread-safe; {@link #stop()} is idempotent.
+ * store) and isolate tests with unique topic names: see {@link RocketMQExtension}. Thread-safe;
+ * {@link #stop()} is idempotent.
  */
 public final class EmbeddedRocketMQ implements AutoCloseable {
 
