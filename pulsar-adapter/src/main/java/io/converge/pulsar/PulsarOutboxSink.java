@@ -9,8 +9,11 @@ import io.converge.pulsar.internal.PulsarErrors;
 import io.converge.pulsar.internal.PulsarSettings;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.pulsar.client.api.HashingScheme;
 import org.apache.pulsar.client.api.MessageRoutingMode;
 import org.apache.pulsar.client.api.Producer;
@@ -73,13 +76,17 @@ public final class PulsarOutboxSink implements OutboxSink {
     }
   }
 
-  /** The producer of the record's topic, created once; why it cannot be opened is classified as a send failure. */
-  private Producer<byte[]> producer(OutboxRecord r) throws PulsarClientException {
+  /**
+   * The producer of the record's topic, created once; why it cannot be opened is classified as a send failure.
+   * Its creation waits at most the send timeout: a broker that accepts connections and never answers (frozen,
+   * stalled) would hold it until the client's keep-alive gives up, 30 s later.
+   */
+  private Producer<byte[]> producer(OutboxRecord r) throws PulsarClientException, InterruptedException {
     Producer<byte[]> p = producers.get(r.topic());
     if (p != null) {
       return p;
     }
-    Producer<byte[]> created = client.newProducer()
+    CompletableFuture<Producer<byte[]>> creating = client.newProducer()
         .topic(r.topic())
         .sendTimeout((int) sendTimeout.toMillis(), TimeUnit.MILLISECONDS)
         // the relay sends one message at a time and waits: batching would only add its delay
@@ -88,7 +95,20 @@ public final class PulsarOutboxSink implements OutboxSink {
         .messageRoutingMode(MessageRoutingMode.RoundRobinPartition)
         .hashingScheme(HashingScheme.Murmur3_32Hash)
         .blockIfQueueFull(true)
-        .create();
+        .createAsync();
+    Producer<byte[]> created;
+    try {
+      created = creating.get(sendTimeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException | InterruptedException e) {
+      creating.thenAccept(Producer::closeAsync); // one created after all is not used
+      if (e instanceof InterruptedException interrupted) {
+        throw interrupted;
+      }
+      throw new PulsarClientException.TimeoutException(
+          "the producer of " + r.topic() + " was not created within " + sendTimeout);
+    } catch (ExecutionException e) {
+      throw PulsarClientException.unwrap(e.getCause());
+    }
     Producer<byte[]> raced = producers.putIfAbsent(r.topic(), created);
     if (raced != null) {
       created.closeAsync();

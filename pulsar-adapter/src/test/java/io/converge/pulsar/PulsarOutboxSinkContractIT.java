@@ -1,6 +1,5 @@
 package io.converge.pulsar;
 
-import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.pulsar.EmbeddedPulsar;
@@ -8,10 +7,6 @@ import io.converge.broker.pulsar.PulsarExtension;
 import io.converge.outbox.spi.OutboxSink;
 import io.converge.outbox.testing.OutboxSinkContract;
 import io.converge.producer.Envelope;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -21,7 +16,6 @@ import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.MessageIdAdv;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -40,19 +34,12 @@ class PulsarOutboxSinkContractIT extends OutboxSinkContract {
   @BeforeAll
   static void setUp(EmbeddedPulsar server) throws Exception {
     pulsar = server;
-    client = PulsarClient.builder().serviceUrl(server.serviceUrl()).build();
+    client = PulsarSinkITSupport.client(server);
   }
 
-  @AfterAll
-  static void tearDown() throws Exception {
-    client.close();
-  }
-
-  /** A fresh short topic name (Converge's topic names have no scheme; Pulsar reads them as public/default). */
   @Override
   protected String uniqueTopic(String prefix) {
-    String full = PulsarExtension.uniqueTopic(prefix);
-    return full.substring(full.lastIndexOf('/') + 1);
+    return PulsarSinkITSupport.topic(prefix);
   }
 
   @Override
@@ -143,6 +130,11 @@ class PulsarOutboxSinkContractIT extends OutboxSinkContract {
       }
 
       @Override
+      public Duration reportedWithin() {
+        return Duration.ofSeconds(10); // the send timeout is 2 s
+      }
+
+      @Override
       public void close() {
         pulsar.thaw();
         sink.close();
@@ -150,16 +142,8 @@ class PulsarOutboxSinkContractIT extends OutboxSinkContract {
     };
   }
 
-  /** Calls the broker's admin REST API on {@code persistent/public/default/<path>}. */
   private static void admin(String method, String path, String body) throws Exception {
-    HttpRequest.Builder request = HttpRequest.newBuilder(
-        URI.create(pulsar.httpUrl() + "/admin/v2/persistent/public/default/" + path));
-    if (body != null) {
-      request.header("Content-Type", "application/json");
-    }
-    request.method(method,
-        body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
-    HttpResponse<String> r = HttpClient.newHttpClient().send(request.build(), HttpResponse.BodyHandlers.ofString());
-    assertThat(r.statusCode()).as("%s %s: %s", method, path, r.body()).isBetween(200, 299);
+    PulsarSinkITSupport.admin(pulsar, method, path, body);
   }
+
 }

@@ -15,10 +15,6 @@ import io.converge.producer.Envelope;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.schema.Migrations;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
@@ -41,7 +37,6 @@ import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageIdAdv;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -63,12 +58,7 @@ class PulsarOutboxSinkIT {
   @BeforeAll
   static void setUp(EmbeddedPulsar server) throws Exception {
     pulsar = server;
-    client = PulsarClient.builder().serviceUrl(server.serviceUrl()).build();
-  }
-
-  @AfterAll
-  static void tearDown() throws Exception {
-    client.close();
+    client = PulsarSinkITSupport.client(server);
   }
 
   @Test
@@ -217,10 +207,8 @@ class PulsarOutboxSinkIT {
         .hasMessage("pulsar.sendTimeout must be at least 100 ms, but was PT0.005S");
   }
 
-  /** A fresh short topic name (Converge's topic names have no scheme; Pulsar reads them as public/default). */
   private static String topic(String prefix) {
-    String full = PulsarExtension.uniqueTopic(prefix);
-    return full.substring(full.lastIndexOf('/') + 1);
+    return PulsarSinkITSupport.topic(prefix);
   }
 
   private static PulsarOutboxSink sink() {
@@ -257,25 +245,13 @@ class PulsarOutboxSinkIT {
 
   /** Creates {@code topic} with {@code n} partitions through the broker's admin REST API. */
   private static void createPartitioned(String topic, int n) throws Exception {
-    String path = "/admin/v2/persistent/public/default/" + topic + "/partitions";
-    HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(pulsar.httpUrl() + path))
-        .header("Content-Type", "application/json").PUT(HttpRequest.BodyPublishers.ofString(Integer.toString(n)))
-        .build(),
-        HttpResponse.BodyHandlers.ofString());
-    assertThat(r.statusCode()).as("create %s: %s", topic, r.body()).isBetween(200, 299);
+    PulsarSinkITSupport.admin(pulsar, "PUT", topic + "/partitions", Integer.toString(n));
   }
 
   /** Creates {@code topic} and terminates it through the broker's admin REST API: it refuses every producer. */
   private static void terminate(String topic) throws Exception {
-    HttpClient http = HttpClient.newHttpClient();
-    String base = pulsar.httpUrl() + "/admin/v2/persistent/public/default/" + topic;
-    HttpResponse<String> created = http
-        .send(HttpRequest.newBuilder(URI.create(base)).PUT(HttpRequest.BodyPublishers.noBody())
-            .build(), HttpResponse.BodyHandlers.ofString());
-    assertThat(created.statusCode()).as("create %s: %s", topic, created.body()).isBetween(200, 299);
-    HttpResponse<String> terminated = http.send(HttpRequest.newBuilder(URI.create(base + "/terminate"))
-        .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
-    assertThat(terminated.statusCode()).as("terminate %s: %s", topic, terminated.body()).isBetween(200, 299);
+    PulsarSinkITSupport.admin(pulsar, "PUT", topic, null);
+    PulsarSinkITSupport.admin(pulsar, "POST", topic + "/terminate", null);
   }
 
   /** Every message of a topic, in the order one exclusive subscription from the earliest receives them. */

@@ -6,13 +6,22 @@ import java.lang.reflect.Field;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import org.apache.rocketmq.broker.BrokerController;
+import org.apache.rocketmq.broker.processor.PopMessageProcessor;
 import org.apache.rocketmq.common.BrokerConfig;
 import org.apache.rocketmq.common.MixAll;
+import org.apache.rocketmq.common.ServiceThread;
 import org.apache.rocketmq.common.namesrv.NamesrvConfig;
 import org.apache.rocketmq.namesrv.NamesrvController;
 import org.apache.rocketmq.remoting.netty.NettyClientConfig;
+import org.apache.rocketmq.remoting.netty.NettyRemotingAbstract;
 import org.apache.rocketmq.remoting.netty.NettyServerConfig;
 import org.apache.rocketmq.store.DefaultMessageStore;
 import org.apache.rocketmq.store.MessageStore;
@@ -99,6 +108,7 @@ final class BrokerLauncher {
   static void shutdown(BrokerController controller) {
     long t0 = System.nanoTime();
     MessageStore store = controller.getMessageStore();
+    stopIdleThreads(controller);
     controller.shutdown();
     // 5.4.0 does not stop two schedulers, non-daemon threads that would keep the JVM alive
     if (store instanceof DefaultMessageStore defaultStore && defaultStore.getCompactionStore() != null) {
@@ -116,6 +126,94 @@ final class BrokerLauncher {
       }
     }
     LOG.debug("RocketMQ broker stopped in {} ms", (System.nanoTime() - t0) / 1_000_000);
+  }
+
+  /** Stops the name server (its idle network threads first, see {@link #stopIdleThreads}). */
+  static void shutdown(NamesrvController controller) {
+    stopIdleThreads(List.of(), Arrays.asList(controller.getRemotingServer(), controller.getRemotingClient()));
+    controller.shutdown();
+  }
+
+  private static void stopIdleThreads(BrokerController controller) {
+    List<ServiceThread> waking = new ArrayList<>();
+    List<Object> interruptible = new ArrayList<>();
+    PopMessageProcessor pop = controller.getPopMessageProcessor();
+    if (pop != null) {
+      interruptible.add(pop.getPopBufferMergeService());
+    }
+    if (controller.getAckMessageProcessor() != null
+        && controller.getAckMessageProcessor().getPopReviveServices() != null) {
+      waking.addAll(Arrays.asList(controller.getAckMessageProcessor().getPopReviveServices()));
+    }
+    interruptible.add(controller.getRemotingServer());
+    interruptible.add(controller.getFastRemotingServer());
+    interruptible
+        .add(controller.getBrokerOuterAPI() == null ? null : controller.getBrokerOuterAPI().getRemotingClient());
+    stopIdleThreads(waking, interruptible);
+  }
+
+  /**
+   * RocketMQ's shutdown joins its service threads one after the other, and an idle one looks at its stop flag
+   * only after its current wait: the network event threads poll their queue for 3 s, the pop buffer sleeps
+   * 2 s after its loop, each of the 8 pop revive threads waits up to 3 s (twice per loop, one wake-up
+   * each). That was about 6 s of every broker stop. These threads are all told to stop first and woken until
+   * they end, together; RocketMQ's shutdown then finds them stopped. Only threads that do no file I/O are
+   * interrupted (an interrupt would close a file channel in use), and only out of {@code waitForRunning}: the
+   * network event threads (services of {@code interruptible} remoting clients and servers) and the pop buffer.
+   * The store's threads are left to RocketMQ.
+   *
+   * @param waking services stopped and woken, never interrupted
+   * @param interruptible services, or remoting clients and servers whose event thread is stopped, also interrupted
+   */
+  private static void stopIdleThreads(List<ServiceThread> waking, List<Object> interruptible) {
+    try {
+      Field threadField = field(ServiceThread.class, "thread");
+      Map<ServiceThread, Boolean> services = new LinkedHashMap<>();
+      waking.forEach(s -> services.put(s, false));
+      for (Object o : interruptible) {
+        if (o instanceof NettyRemotingAbstract remoting) {
+          services.put((ServiceThread) field(NettyRemotingAbstract.class, "nettyEventExecutor").get(remoting), true);
+        } else if (o instanceof ServiceThread service) {
+          services.put(service, true);
+        }
+      }
+      Map<Thread, ServiceThread> threads = new LinkedHashMap<>();
+      for (ServiceThread service : services.keySet()) {
+        if (service != null && threadField.get(service) instanceof Thread thread) {
+          service.makeStop();
+          threads.put(thread, service);
+        }
+      }
+      long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+      while (true) {
+        threads.keySet().removeIf(t -> !t.isAlive());
+        if (threads.isEmpty() || System.nanoTime() > deadline) {
+          return;
+        }
+        threads.forEach((thread, service) -> {
+          service.wakeup();
+          if (services.get(service) && !inWaitForRunning(thread)) {
+            thread.interrupt();
+          }
+        });
+        Thread.sleep(20);
+      }
+    } catch (ReflectiveOperationException e) {
+      LOG.debug("RocketMQ's idle service threads are left to its shutdown (slower): {}", e.toString());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Whether {@code thread} waits in {@code ServiceThread.waitForRunning}: a wake-up ends it, an interrupt is logged as an error. */
+  private static boolean inWaitForRunning(Thread thread) {
+    for (StackTraceElement frame : thread.getStackTrace()) {
+      if (frame.getMethodName().equals("waitForRunning")
+          && frame.getClassName().equals(ServiceThread.class.getName())) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private BrokerConfig brokerConfig() {

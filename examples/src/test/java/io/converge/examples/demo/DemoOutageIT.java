@@ -19,9 +19,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The demo under outages (issue 19): in each backend's phase, while its order traffic runs, PostgreSQL
- * is frozen (SIGSTOP of the postmaster and its backends) for 8 s, more than three times the services'
- * pool timeout (shortened to 2.5 s here so that the test stays short), then the phase's broker is out for
- * 8 s (RocketMQ's broker stopped and started on its store; Pulsar's JVM frozen). 60 orders per
+ * is frozen (SIGSTOP of the postmaster and its backends) for 4 s, more than three times the services'
+ * pool timeout (shortened to 1.25 s here so that the test stays short), then the phase's broker is out for
+ * 4 s (RocketMQ's broker stopped and started on its store; Pulsar's JVM frozen). 60 orders per
  * backend, spread through the outages (40, as in {@code DemoIT}, is the fewest that reach the
  * compensations). Afterwards nothing
  * may be parked or ticketed, no 5xx stored as an Idempotency-Key's answer, every request answered
@@ -30,10 +30,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith({RocketMQExtension.class, PostgresExtension.class, PulsarExtension.class})
 class DemoOutageIT {
 
-  static final Outages OUTAGES = new Outages(Duration.ofSeconds(8), Duration.ofSeconds(8));
+  static final Outages OUTAGES = new Outages(Duration.ofSeconds(4), Duration.ofSeconds(4));
   static final Map<String, String> SHORT_POOL_TIMEOUT = Map.of(
-      "spring.datasource.hikari.connection-timeout", "2500",
-      "spring.datasource.hikari.validation-timeout", "1000");
+      "spring.datasource.hikari.connection-timeout", "1250",
+      "spring.datasource.hikari.validation-timeout", "500");
 
   @Test
   void everyBackendReconcilesAfterDatabaseAndBrokerOutages(EmbeddedRocketMQ mq, ConvergePostgres pg,

@@ -26,9 +26,9 @@ import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * Issue 19.3: the order service (Hikari, {@code spring.sql.init}, JPA, Converge's producer, consumer and
- * Idempotency-Key migrations) started while its PostgreSQL is frozen, which stays frozen 10 s after the
- * service's first connection attempt (7 s: more than three times its pool's connection timeout, shortened
- * to 2 s), waits for the database and starts.
+ * Idempotency-Key migrations) started while its PostgreSQL is frozen, which stays frozen 4 s after the
+ * service's first connection attempt (more than three times its pool's connection timeout, shortened to
+ * 1.25 s), waits for the database and starts.
  */
 @ExtendWith({RocketMQExtension.class, PostgresExtension.class})
 class ServiceStartupIT {
@@ -102,7 +102,7 @@ class ServiceStartupIT {
     }
   }
 
-  private static final java.time.Duration FROZEN_AFTER_CONNECT = java.time.Duration.ofSeconds(7);
+  private static final java.time.Duration FROZEN_AFTER_CONNECT = java.time.Duration.ofSeconds(4);
 
   /**
    * Established TCP connections of this machine to {@code port}, from /proc/net/tcp and tcp6 (a Java
@@ -128,10 +128,10 @@ class ServiceStartupIT {
     p.put("spring.datasource.url", pg.jdbcUrl() + (pg.jdbcUrl().contains("?") ? "&" : "?") + "currentSchema=" + schema);
     p.put("spring.datasource.username", pg.user());
     p.put("spring.datasource.password", pg.password());
-    p.put("spring.datasource.hikari.connection-timeout", "2000");
-    p.put("spring.datasource.hikari.validation-timeout", "1000");
+    p.put("spring.datasource.hikari.connection-timeout", "1250");
+    p.put("spring.datasource.hikari.validation-timeout", "500");
     // pgjdbc's own default login timeout is none: a login to a frozen server would hang until it thaws
-    p.put("spring.datasource.hikari.data-source-properties.loginTimeout", "2");
+    p.put("spring.datasource.hikari.data-source-properties.loginTimeout", "1");
     p.put("server.port", "0");
     p.put("examples.topic-suffix", "-" + run);
     p.put("converge.producer.mode", "outbox");

@@ -31,7 +31,9 @@ import org.postgresql.ds.PGSimpleDataSource;
 @ExtendWith({RocketMQExtension.class, RelayBed.Extension.class})
 class OutageIT {
 
-  private static final Duration OUTAGE = Duration.ofSeconds(8);
+  /** The longest outage backoff of the relays here: the outage lasts four of them. */
+  private static final Duration MAX_BACKOFF = Duration.ofSeconds(1);
+  private static final Duration OUTAGE = MAX_BACKOFF.multipliedBy(4);
 
   /** A role of the relay's own, which the test can lock out of the server (superuser: replication, publications). */
   private static String relayRole(DataSource admin) throws Exception {
@@ -64,7 +66,7 @@ class OutageIT {
     return bed.cdc(name).jdbcUrl(ConvergePostgres.shared().jdbcUrl(), user, password)
         .offsetFlushInterval(Duration.ofMillis(200)).maxAttempts(1)
         .retryBackoff(Duration.ofMillis(50), Duration.ofMillis(100))
-        .outageBackoff(Duration.ofMillis(100), Duration.ofSeconds(2))
+        .outageBackoff(Duration.ofMillis(100), MAX_BACKOFF)
         .sweep(Duration.ofSeconds(2), Duration.ofMillis(500));
   }
 
@@ -95,7 +97,7 @@ class OutageIT {
     relayDb.setPassword("relay");
     relayDb.setCurrentSchema(bed.schema);
     try (OutboxRelay relay = OutboxRelay.builder().dataSource(relayDb).maxAttempts(1).retryBase(Duration.ofMillis(50))
-        .brokerBackoff(Duration.ofMillis(100), Duration.ofSeconds(2))
+        .brokerBackoff(Duration.ofMillis(100), MAX_BACKOFF)
         .sink(bed.sink().group("dbdown-" + role).build()).build()) {
       relay.start();
       List<String> all = new ArrayList<>(publish(bed, 20));

@@ -30,7 +30,8 @@ import org.junit.jupiter.api.Test;
  *       record of its key is sent, every other key is;</li>
  *   <li>a topic the broker does not know (or refuses for good) is an {@link InvalidMessageException}
  *       quoting the topic, in {@code send} and {@code sendAll} alike, not an outage;</li>
- *   <li>a broker that is down is a {@link BrokerUnavailableException} (an outage, not a refusal).</li>
+ *   <li>a broker that is down is a {@link BrokerUnavailableException} (an outage, not a refusal), reported
+ *       within {@link Outage#reportedWithin()}.</li>
  * </ul>
  * Sending the batch as independent async sends (no chain per key) sends the poison key's later records
  * and fails {@link #keepsPerKeyOrderAndStopsAKeyAfterItsFailure}.
@@ -60,6 +61,14 @@ public abstract class OutboxSinkContract {
     String topic();
 
     OutboxSink sink();
+
+    /**
+     * How long the sink may take to report the outage to one call (its send timeout and some slack): the
+     * relay's outage backoff counts on a send that fails in bounded time.
+     */
+    default Duration reportedWithin() {
+      return Duration.ofSeconds(30);
+    }
   }
 
   /** A fresh, unique topic name. */
@@ -161,10 +170,16 @@ public abstract class OutboxSinkContract {
     try (Outage down = outage()) {
       OutboxSink sink = down.sink();
       OutboxRecord one = record(1, down.topic(), "k", "outage-1".getBytes(UTF_8));
+      long start = System.nanoTime();
       Throwable thrown = catchThrowable(() -> sink.send(one));
+      assertThat(Duration.ofNanos(System.nanoTime() - start)).as("send reports the outage in time")
+          .isLessThanOrEqualTo(down.reportedWithin());
       assertThat(thrown).isInstanceOf(BrokerUnavailableException.class).hasMessageContaining(down.topic());
       assertThat(((ConvergeException) thrown).messageId()).isEqualTo(one.messageId());
+      start = System.nanoTime();
       SendAllResult result = sink.sendAll(List.of(record(2, down.topic(), "k", "outage-2".getBytes(UTF_8))));
+      assertThat(Duration.ofNanos(System.nanoTime() - start)).as("sendAll reports the outage in time")
+          .isLessThanOrEqualTo(down.reportedWithin());
       assertThat(result.sent()).isEmpty();
       assertThat(result.failed()).singleElement()
           .satisfies(f -> assertThat(f.error()).isInstanceOf(BrokerUnavailableException.class));
