@@ -44,6 +44,22 @@ public interface IdempotentHandler {
    */
   Outcome resume(long dlqId);
 
+  /**
+   * Runs the held messages of this group whose key is free again, in the order they were held. A message
+   * is held ({@link Outcome#HELD}, a {@code converge_dlq} row with reason code {@code HELD}) when it
+   * arrives while an earlier message of its key (same tenant, topic and broker key) is parked; once no
+   * other parked row of its key remains (the parked one was {@linkplain #resume resumed} or discarded), it
+   * runs like a new delivery: processed, refused, retried per the policy and, after its attempts, parked
+   * again at its place, holding the messages behind it. {@link #resume} releases the key it resumed at
+   * once; the bindings call this method on a schedule for the rest (a discard by ops). Safe to call from
+   * several instances at once.
+   *
+   * @return how many held messages ran
+   */
+  default int releaseHeld() {
+    return 0;
+  }
+
   /** The consumer group this handler deduplicates in. */
   String group();
 

@@ -11,5 +11,11 @@ public enum Outcome {
   /** Parked in {@code converge_dlq}: technical failures exhausted the attempts, or the message had no usable id. */
   DEAD_LETTERED,
   /** A money anomaly: processing stopped, the message parked and a manual ticket opened. */
-  TICKETED
+  TICKETED,
+  /**
+   * Not run: an earlier message of its key is parked, so this one is parked behind it ({@code converge_dlq},
+   * reason code {@code HELD}) and runs, in order, once that one is resumed or discarded
+   * ({@link IdempotentHandler#releaseHeld()}).
+   */
+  HELD
 }

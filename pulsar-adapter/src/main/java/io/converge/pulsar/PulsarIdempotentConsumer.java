@@ -4,6 +4,7 @@ import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.Outcome;
 import io.converge.consumer.spi.ConsumerBinding;
+import io.converge.consumer.spi.HeldReleaser;
 import io.converge.consumer.spi.InFlightHandlers;
 import io.converge.producer.ConvergeException;
 import io.converge.producer.support.Require;
@@ -34,7 +35,13 @@ import org.slf4j.LoggerFactory;
  * listener thread and runs the same message again when the outage ends (no attempt counted): that
  * consumer takes no new message meanwhile. No ack timeout is set, so Pulsar does not redeliver a
  * message while it waits; {@link #close()} interrupts the wait and the message is redelivered.
- * Duplicates, from Pulsar or from a producer, are absorbed by the handler's dedup. Thread-safe.
+ * Duplicates, from Pulsar or from a producer, are absorbed by the handler's dedup.
+ *
+ * <p><b>Per-key order</b>: {@code Key_Shared} hands one key to one consumer, which handles it in publish
+ * order; a negatively acknowledged message of a key is delivered again before that consumer's next message
+ * of the key is acked. A message parked in {@code converge_dlq} holds the later messages of its key (see
+ * {@link IdempotentHandler#releaseHeld()}); this consumer releases them every {@link Builder#releaseInterval}
+ * once the parked one is resumed or discarded. Thread-safe.
  */
 public final class PulsarIdempotentConsumer implements AutoCloseable {
 
@@ -45,9 +52,11 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
   private final List<Consumer<byte[]>> consumers;
   private final String subscription;
   private final InFlightHandlers inFlight;
+  private final HeldReleaser releaser;
 
   private PulsarIdempotentConsumer(PulsarClient client, boolean ownsClient, List<Consumer<byte[]>> consumers,
-      String subscription, InFlightHandlers inFlight) {
+      String subscription, InFlightHandlers inFlight, HeldReleaser releaser) {
+    this.releaser = releaser;
     this.client = client;
     this.ownsClient = ownsClient;
     this.consumers = consumers;
@@ -81,6 +90,9 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
   @Override
   public void close() {
     inFlight.close();
+    if (releaser != null) {
+      releaser.close();
+    }
     for (Consumer<byte[]> c : consumers) {
       try {
         c.close();
@@ -151,8 +163,18 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
     private int receiverQueueSize = 100;
     private Duration redeliveryDelay = Duration.ofSeconds(1);
     private SubscriptionInitialPosition initialPosition = SubscriptionInitialPosition.Earliest;
+    private Duration releaseInterval = Duration.ofSeconds(5);
 
     private Builder() {
+    }
+
+    /**
+     * How often this consumer looks for held messages to release (those behind a parked message of their key
+     * that was resumed or discarded); 10 ms..1 h, default 5 s.
+     */
+    public Builder releaseInterval(Duration interval) {
+      this.releaseInterval = interval;
+      return this;
     }
 
     /** The Pulsar service URL ({@code pulsar://host:6650}); a client is created and closed with the consumer. */
@@ -229,6 +251,9 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
       Require.between("pulsar.consumers", consumers, 1, 64);
       Require.between("pulsar.receiverQueueSize", receiverQueueSize, 1, 10_000);
       Require.notNegative("pulsar.redeliveryDelay", redeliveryDelay);
+      Require.that(releaseInterval != null && releaseInterval.toMillis() >= 10
+          && releaseInterval.compareTo(Duration.ofHours(1)) <= 0, "pulsar.releaseInterval", "be between 10 ms and 1 h",
+          releaseInterval);
       String sub = subscription != null ? subscription : handler.group();
       boolean owns = client == null;
       PulsarClient c = client;
@@ -250,11 +275,12 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
               .subscribe());
         }
       } catch (PulsarClientException e) {
-        new PulsarIdempotentConsumer(c, owns && c != null, started, sub, inFlight).close();
+        new PulsarIdempotentConsumer(c, owns && c != null, started, sub, inFlight, null).close();
         throw new ConvergeException("Cannot subscribe " + sub + " to Pulsar topic " + topic + ": " + e.getMessage(), e);
       }
       log.debug("Pulsar consumer {} started on {} ({} consumers)", sub, topic, consumers);
-      return new PulsarIdempotentConsumer(c, owns, started, sub, inFlight);
+      return new PulsarIdempotentConsumer(c, owns, started, sub, inFlight,
+          HeldReleaser.start(handler, releaseInterval));
     }
   }
 }

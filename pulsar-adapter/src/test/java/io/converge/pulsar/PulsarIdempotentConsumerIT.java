@@ -64,7 +64,8 @@ class PulsarIdempotentConsumerIT extends ConsumerBindingContract {
   @Override
   protected AutoCloseable start(String topic, IdempotentHandler handler, int instances) {
     PulsarIdempotentConsumer consumer = PulsarIdempotentConsumer.builder().serviceUrl(pulsar.serviceUrl())
-        .topic(topic).handler(handler).redeliveryDelay(Duration.ofMillis(200)).consumers(instances).start();
+        .topic(topic).handler(handler).redeliveryDelay(Duration.ofMillis(200)).releaseInterval(Duration.ofMillis(200))
+        .consumers(instances).start();
     assertThat(consumer.subscription()).startsWith(handler.group());
     return consumer;
   }
@@ -88,12 +89,6 @@ class PulsarIdempotentConsumerIT extends ConsumerBindingContract {
   @Override
   protected int concurrentInstances() {
     return 4;
-  }
-
-  /** Key_Shared: one key is handled by one consumer at a time, in order. */
-  @Override
-  protected boolean perKeyOrder() {
-    return true;
   }
 
   @Test

@@ -8,6 +8,8 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Timestamp;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 
 /** The SQL of the consumer tables. Stateless; every method runs on the caller's connection. */
 final class ConsumerStore {
@@ -21,20 +23,67 @@ final class ConsumerStore {
       """;
 
   /**
-   * The hot path in one round trip: the claim and the removal of attempt rows earlier failures left
-   * (only when the claim succeeded; any failure of the handler rolls the removal back with the claim,
-   * and the failure's outcome is recorded in a transaction of its own).
+   * The hot path in one round trip: the hold check, the claim and the removal of attempt rows earlier
+   * failures left (only when the claim succeeded; any failure of the handler rolls the removal back with the
+   * claim, and the failure's outcome is recorded in a transaction of its own). When the message's key has a
+   * parked row nothing is claimed and the result is 2 (held); else 1 (claimed) or 0 (a duplicate). The hold
+   * check is one probe of the partial index {@code converge_dlq_parked_key}, empty while nothing is parked;
+   * a message without key never matches ({@code message_key = NULL} is not true).
    */
   private static final String CLAIM_FOR_HANDLER = """
-      WITH claimed AS (
+      WITH held AS (
+        SELECT 1 FROM converge_dlq
+         WHERE consumer_group = ? AND topic = ? AND tenant = ? AND message_key = ? AND status = 'PARKED'
+         LIMIT 1),
+      claimed AS (
         INSERT INTO converge_dedup (tenant, consumer_group, message_id, outcome, detail, topic, processed_at)
-        VALUES (?, ?, ?, 'PROCESSED', NULL, ?, ?)
+        SELECT ?, ?, ?, 'PROCESSED', NULL, ?, ? WHERE NOT EXISTS (SELECT 1 FROM held)
         ON CONFLICT (tenant, consumer_group, message_id) DO NOTHING
         RETURNING 1),
       cleared AS (
         DELETE FROM converge_consumer_attempt
          WHERE tenant = ? AND consumer_group = ? AND message_id = ? AND EXISTS (SELECT 1 FROM claimed))
-      SELECT count(*) FROM claimed
+      SELECT (SELECT count(*) FROM claimed) + CASE WHEN EXISTS (SELECT 1 FROM held) THEN 2 ELSE 0 END
+      """;
+
+  /** The result of {@link #claimForHandler} when the key is held. */
+  static final int HELD = 2;
+
+  /**
+   * The held rows of a group that head their key (no earlier parked row of the key), oldest first.
+   */
+  private static final String RELEASABLE = """
+      SELECT d.id FROM converge_dlq d
+       WHERE d.consumer_group = ? AND d.status = 'PARKED' AND d.reason_code = 'HELD' AND d.message_key IS NOT NULL
+         AND NOT EXISTS (
+           SELECT 1 FROM converge_dlq h
+            WHERE h.consumer_group = d.consumer_group AND h.topic = d.topic AND h.tenant = d.tenant
+              AND h.message_key = d.message_key AND h.status = 'PARKED' AND h.id < d.id)
+       ORDER BY d.id LIMIT ?
+      """;
+
+  /** Locks held row {@code id} when it still heads its key. */
+  private static final String LOCK_HELD_HEAD = """
+      SELECT d.tenant, d.topic, d.message_id, d.broker_message_id, d.message_key, d.headers, d.payload
+        FROM converge_dlq d
+       WHERE d.id = ? AND d.consumer_group = ? AND d.status = 'PARKED' AND d.reason_code = 'HELD'
+         AND NOT EXISTS (
+           SELECT 1 FROM converge_dlq h
+            WHERE h.consumer_group = d.consumer_group AND h.topic = d.topic AND h.tenant = d.tenant
+              AND h.message_key = d.message_key AND h.status = 'PARKED' AND h.id < d.id)
+         FOR UPDATE OF d
+      """;
+
+  /** Turns a held row that failed when released into a parked head of its key, keeping its place (id). */
+  private static final String HELD_TO_PARKED = """
+      UPDATE converge_dlq SET reason_code = ?, reason = ?, attempts = ?
+       WHERE id = ? AND status = 'PARKED' AND reason_code = 'HELD'
+      """;
+
+  private static final String REASON_CODE = "SELECT reason_code FROM converge_dlq WHERE id = ? AND consumer_group = ?";
+
+  private static final String RELEASE_HELD_CLAIM = """
+      DELETE FROM converge_dedup WHERE tenant = ? AND consumer_group = ? AND message_id = ? AND outcome = 'HELD'
       """;
 
   private static final String SET_OUTCOME = """
@@ -60,8 +109,8 @@ final class ConsumerStore {
 
   private static final String INSERT_DLQ = """
       INSERT INTO converge_dlq (tenant, consumer_group, topic, message_id, broker_message_id, reason_code, reason,
-                                attempts, headers, payload, status, created_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PARKED', ?)
+                                attempts, headers, payload, status, created_at, message_key)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PARKED', ?, ?)
       """;
 
   private static final String INSERT_TICKET = """
@@ -70,7 +119,7 @@ final class ConsumerStore {
       """;
 
   private static final String LOCK_PARKED = """
-      SELECT topic, message_id, broker_message_id, headers, payload, attempts
+      SELECT topic, message_id, broker_message_id, headers, payload, attempts, message_key
         FROM converge_dlq WHERE id = ? AND consumer_group = ? AND status = 'PARKED'
          FOR UPDATE
       """;
@@ -97,9 +146,60 @@ final class ConsumerStore {
    * Claims the id for a first run of the handler and clears earlier attempt rows, in one round trip.
    * True when this transaction now owns the id; false for a duplicate.
    */
-  static boolean claimForHandler(Connection c, String tenant, String group, String messageId, String topic, Instant now)
+  static int claimForHandler(Connection c, String tenant, String group, String messageId, String topic, String key,
+      Instant now) throws SQLException {
+    return queryInt(c, CLAIM_FOR_HANDLER, 0, group, topic, tenant, key, tenant, group, messageId, topic, now, tenant,
+        group, messageId);
+  }
+
+  /** Up to {@code limit} ids of held rows of {@code group} that head their key, oldest first. */
+  static List<Long> releasable(Connection c, String group, int limit) throws SQLException {
+    List<Long> ids = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(RELEASABLE)) {
+      bind(ps, group, limit);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          ids.add(rs.getLong(1));
+        }
+      }
+    }
+    return ids;
+  }
+
+  /** Locks held row {@code dlqId} of {@code group} when it heads its key and rebuilds its message, or null. */
+  static IncomingMessage lockHeldHead(Connection c, long dlqId, String group) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(LOCK_HELD_HEAD)) {
+      bind(ps, dlqId, group);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? message(rs, 1) : null;
+      }
+    }
+  }
+
+  /** The reason code of row {@code dlqId} of {@code group}, or null. */
+  static String reasonCode(Connection c, long dlqId, String group) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(REASON_CODE)) {
+      bind(ps, dlqId, group);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getString(1) : null;
+      }
+    }
+  }
+
+  static boolean heldToParked(Connection c, long dlqId, String reasonCode, String reason, int attempts)
       throws SQLException {
-    return queryInt(c, CLAIM_FOR_HANDLER, 0, tenant, group, messageId, topic, now, tenant, group, messageId) == 1;
+    return update(c, HELD_TO_PARKED, reasonCode, reason, attempts, dlqId) == 1;
+  }
+
+  static void releaseHeldClaim(Connection c, String tenant, String group, String messageId) throws SQLException {
+    update(c, RELEASE_HELD_CLAIM, tenant, group, messageId);
+  }
+
+  private static IncomingMessage message(ResultSet rs, int deliveryCount) throws SQLException {
+    return IncomingMessage.builder().topic(rs.getString("topic"))
+        .headers(HeaderCodec.decode(rs.getString("headers")))
+        .payload(rs.getBytes("payload")).brokerMessageId(rs.getString("broker_message_id"))
+        .brokerKey(rs.getString("message_key")).deliveryCount(deliveryCount).build();
   }
 
   /** Sets the outcome of a claim this transaction holds. */
@@ -125,7 +225,7 @@ final class ConsumerStore {
       String reason, int attempts, Instant now) throws SQLException {
     return insert(c, INSERT_DLQ, m.tenant(), group, m.topic(), messageId, m.brokerMessageId(), reasonCode, reason,
         attempts,
-        HeaderCodec.encode(m.headers()), m.payload(), now);
+        HeaderCodec.encode(m.headers()), m.payload(), now, m.brokerKey());
   }
 
   static long insertTicket(Connection c, String group, IncomingMessage m, String messageId, long dlqId, String kind,
@@ -142,10 +242,7 @@ final class ConsumerStore {
         if (!rs.next()) {
           return null;
         }
-        return IncomingMessage.builder().topic(rs.getString("topic"))
-            .headers(HeaderCodec.decode(rs.getString("headers")))
-            .payload(rs.getBytes("payload")).brokerMessageId(rs.getString("broker_message_id"))
-            .deliveryCount(Math.max(1, rs.getInt("attempts") + 1)).build();
+        return message(rs, Math.max(1, rs.getInt("attempts") + 1));
       }
     }
   }

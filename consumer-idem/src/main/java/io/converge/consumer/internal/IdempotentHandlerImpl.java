@@ -35,6 +35,7 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
   private final BusinessFailureHook onBusinessFailure;
   private final ConsumerMetrics metrics;
   private final Clock clock;
+  private final HeldMessages held;
 
   /** Use {@link IdempotentHandler#builder()}. */
   public IdempotentHandlerImpl(String group, MessageHandler handler, TransactionRunner tx, MessageIdResolver idResolver,
@@ -50,6 +51,8 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
     this.onBusinessFailure = onBusinessFailure;
     this.metrics = metrics;
     this.clock = clock;
+    this.held = new HeldMessages(this, group, handler, tx, idResolver, policy, classifier, onBusinessFailure, metrics,
+        clock);
   }
 
   @Override
@@ -73,12 +76,20 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
       Exception failure;
       try {
         outcome = tx.inTransaction(c -> {
-          if (!ConsumerStore.claimForHandler(c, tenant, group, id, message.topic(), clock.instant())) {
+          int claim = ConsumerStore.claimForHandler(c, tenant, group, id, message.topic(), message.brokerKey(),
+              clock.instant());
+          if (claim == ConsumerStore.HELD) {
+            return Outcome.HELD; // nothing written: parked behind its key below
+          }
+          if (claim != 1) {
             return Outcome.DUPLICATE;
           }
           handler.handle(c, message);
           return Outcome.PROCESSED;
         });
+        if (outcome == Outcome.HELD) {
+          outcome = run(message, id, () -> held.hold(message, tenant, id));
+        }
         kind = null;
         failure = null;
       } catch (Exception e) {
@@ -150,7 +161,7 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
   }
 
   /** Blocks the consumer thread for {@code delay}; an interrupt (the binding closing) leaves the message to redelivery. */
-  private static void pause(Duration delay, String interrupted, String id, Exception failure) {
+  static void pause(Duration delay, String interrupted, String id, Exception failure) {
     try {
       Thread.sleep(delay.toMillis());
     } catch (InterruptedException e) {
@@ -161,8 +172,28 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
 
   @Override
   public Outcome resume(long dlqId) {
+    Outcome outcome = resumeParked(dlqId);
+    try {
+      held.releaseAll(); // the messages held behind it, in order
+    } catch (RuntimeException e) {
+      log.warn("Held messages of group {} not released after resuming converge_dlq.id={}; the binding releases "
+          + "them later: {}", group, dlqId, e.toString());
+    }
+    return outcome;
+  }
+
+  @Override
+  public int releaseHeld() {
+    return held.releaseAll();
+  }
+
+  private Outcome resumeParked(long dlqId) {
     try {
       Outcome outcome = tx.inTransaction(c -> {
+        if ("HELD".equals(ConsumerStore.reasonCode(c, dlqId, group))) {
+          throw new IllegalArgumentException("converge_dlq.id " + dlqId + " of group " + group
+              + " is held behind a parked message of its key: resume or discard that one, the held ones follow");
+        }
         IncomingMessage m = ConsumerStore.lockParked(c, dlqId, group);
         if (m == null) {
           throw new IllegalArgumentException("No parked message with converge_dlq.id " + dlqId + " for group " + group);
@@ -208,7 +239,7 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
   }
 
   /** On a connection that holds the claim: records the refusal and runs the hook. */
-  private Outcome markBusinessFailure(Connection c, IncomingMessage message, String tenant, String id,
+  Outcome markBusinessFailure(Connection c, IncomingMessage message, String tenant, String id,
       Exception failure)
       throws Exception {
     String detail = abbreviate(String.valueOf(failure.getMessage()), MAX_ERROR_TEXT);
@@ -258,13 +289,13 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
   }
 
   @FunctionalInterface
-  private interface Step<T> {
+  interface Step<T> {
 
     T run() throws Exception;
   }
 
   /** Runs a bookkeeping step; its failure means the broker must redeliver (the caller does not ack). */
-  private <T> T run(IncomingMessage message, String id, Step<T> step) {
+  <T> T run(IncomingMessage message, String id, Step<T> step) {
     try {
       return step.run();
     } catch (Exception e) {

@@ -52,6 +52,7 @@ public final class MicrometerConsumerMetrics implements ConsumerMetrics {
       case BUSINESS_FAILURE -> "consumer.business.failures";
       case DEAD_LETTERED -> "consumer.dead.lettered";
       case TICKETED -> "consumer.tickets";
+      case HELD -> "consumer.held";
     };
     Counter.builder(name).tag("group", group).tag("topic", topic).register(registry).increment();
   }

@@ -15,6 +15,14 @@ import java.util.Objects;
  * takes no new messages meanwhile. Needs
  * {@code org.apache.rocketmq:rocketmq-client} on the class path.
  *
+ * <p><b>Per-key order</b> (the default, {@link Builder#ordered(boolean) ordered(true)}): an orderly push
+ * consumer locks each queue and handles its messages one at a time in queue order; a message that could not
+ * be acked is delivered again (after {@link Builder#suspendTime}) before the next message of its queue. A
+ * producer that sends one key to one queue (Converge's do) gets the key's messages handled in publish order;
+ * other queues run in parallel on the consumer threads. A message parked in {@code converge_dlq} holds the
+ * later messages of its key (see {@link IdempotentHandler#releaseHeld()}); this consumer releases them
+ * every {@link Builder#releaseInterval} once the parked one is resumed or discarded.
+ *
  * <p>A group with no committed offset starts from the first offset of each queue, so nothing
  * published before the first start is skipped. Thread-safe; {@link #close()} is idempotent.
  */
@@ -22,6 +30,12 @@ public final class RocketMQIdempotentConsumer implements AutoCloseable {
 
   /** The default {@link Builder#consumeTimeout}. */
   public static final Duration DEFAULT_CONSUME_TIMEOUT = Duration.ofHours(24);
+
+  /** The default {@link Builder#suspendTime}. */
+  public static final Duration DEFAULT_SUSPEND_TIME = Duration.ofSeconds(1);
+
+  /** The default {@link Builder#releaseInterval}. */
+  public static final Duration DEFAULT_RELEASE_INTERVAL = Duration.ofSeconds(5);
 
   private final PushConsumer consumer;
 
@@ -60,6 +74,9 @@ public final class RocketMQIdempotentConsumer implements AutoCloseable {
     private int redeliveryDelayLevel = 0;
     private String instanceName;
     private Duration consumeTimeout = DEFAULT_CONSUME_TIMEOUT;
+    private boolean ordered = true;
+    private Duration suspendTime = DEFAULT_SUSPEND_TIME;
+    private Duration releaseInterval = DEFAULT_RELEASE_INTERVAL;
 
     private Builder() {
     }
@@ -101,7 +118,8 @@ public final class RocketMQIdempotentConsumer implements AutoCloseable {
     }
 
     /**
-     * The delay level of a broker redelivery after the database was unreachable, 0..18; default 0 (the
+     * Unordered only ({@code ordered(false)}): the delay level of a broker redelivery after the database was
+     * unreachable, 0..18; default 0 (the
      * broker's schedule: 10 s, 30 s, 1 min, … about 4 h 46 min in all).
      */
     public Builder redeliveryDelayLevel(int level) {
@@ -118,6 +136,36 @@ public final class RocketMQIdempotentConsumer implements AutoCloseable {
      */
     public Builder consumeTimeout(Duration timeout) {
       this.consumeTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * Whether one key is handled in order; default {@code true} (an orderly consumer: one thread per queue at a
+     * time, a redelivery before the queue's next message). {@code false} is the explicit opt-out to a
+     * concurrent consumer: several threads per queue, a redelivery comes back after later messages, so two
+     * messages of one key may be handled at once or out of order (no per-key order; a parked message still
+     * holds the later messages of its key that arrive after it was parked).
+     */
+    public Builder ordered(boolean ordered) {
+      this.ordered = ordered;
+      return this;
+    }
+
+    /**
+     * Ordered only: how long a queue pauses before a message that could not be acked is delivered again,
+     * 10 ms..30 s; default 1 s.
+     */
+    public Builder suspendTime(Duration suspendTime) {
+      this.suspendTime = suspendTime;
+      return this;
+    }
+
+    /**
+     * How often this consumer looks for held messages to release (those behind a parked message that was
+     * resumed or discarded), 10 ms..1 h; default 5 s.
+     */
+    public Builder releaseInterval(Duration interval) {
+      this.releaseInterval = interval;
       return this;
     }
 
@@ -154,11 +202,21 @@ public final class RocketMQIdempotentConsumer implements AutoCloseable {
         throw new IllegalArgumentException(
             "rocketmq.consumeTimeout must be between 1 min and 7 d, but was " + consumeTimeout);
       }
+      if (suspendTime == null || suspendTime.toMillis() < 10 || suspendTime.toMillis() > 30_000) {
+        throw new IllegalArgumentException(
+            "rocketmq.suspendTime must be between 10 ms and 30 s, but was " + suspendTime);
+      }
+      if (releaseInterval == null || releaseInterval.toMillis() < 10
+          || releaseInterval.compareTo(Duration.ofHours(1)) > 0) {
+        throw new IllegalArgumentException(
+            "rocketmq.releaseInterval must be between 10 ms and 1 h, but was " + releaseInterval);
+      }
       RocketMQSettings.requireClient("binding");
       String g = group != null ? group : handler.group();
       return new RocketMQIdempotentConsumer(
           PushConsumer.start(nameServer, topic, tags, g, Objects.requireNonNull(handler),
-              consumeThreads, redeliveryDelayLevel, instanceName, consumeTimeout));
+              consumeThreads, redeliveryDelayLevel, instanceName, consumeTimeout, ordered, suspendTime,
+              releaseInterval));
     }
 
     private static void require(String name, String value) {

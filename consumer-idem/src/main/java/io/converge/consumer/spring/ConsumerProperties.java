@@ -30,9 +30,11 @@ public record ConsumerProperties(
    * @param consumeThreads threads per consumer; default 4
    * @param consumeTimeout how long a message may be in the handler (e.g. waiting out a database or broker
    *     outage) before RocketMQ redelivers a second copy; 1m..7d, default 24h
+   * @param ordered one key handled in queue order (an orderly consumer); default true. {@code false} is the
+   *     explicit opt-out to a concurrent consumer: no per-key order
    */
   public record Rocketmq(String nameServer, @DefaultValue("4") int consumeThreads,
-      @DefaultValue("24h") Duration consumeTimeout) {
+      @DefaultValue("24h") Duration consumeTimeout, @DefaultValue("true") boolean ordered) {
   }
 
   /**

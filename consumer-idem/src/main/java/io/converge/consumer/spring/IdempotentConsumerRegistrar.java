@@ -112,7 +112,7 @@ final class IdempotentConsumerRegistrar implements SmartLifecycle {
     }
     RocketMQIdempotentConsumer consumer = RocketMQIdempotentConsumer.builder().nameServer(nameServer).topic(topic)
         .handler(handler).consumeThreads(properties.rocketmq().consumeThreads())
-        .consumeTimeout(properties.rocketmq().consumeTimeout()).start();
+        .consumeTimeout(properties.rocketmq().consumeTimeout()).ordered(properties.rocketmq().ordered()).start();
     return consumer::close;
   }
 

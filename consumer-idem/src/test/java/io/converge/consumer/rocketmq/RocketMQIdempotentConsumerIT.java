@@ -10,6 +10,7 @@ import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.Outcome;
 import io.converge.consumer.testing.ConsumerBindingContract;
 import io.converge.producer.Envelope;
+import io.converge.producer.rocketmq.KeyQueueSelector;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -73,7 +74,8 @@ class RocketMQIdempotentConsumerIT extends ConsumerBindingContract {
       m.putUserProperty(Envelope.MESSAGE_ID, messageId);
     }
     m.putUserProperty(Envelope.TENANT, tenant);
-    assertThat(producer.send(m).getSendStatus()).isEqualTo(SendStatus.SEND_OK);
+    // one key, one queue (Converge's producers select the queue the same way)
+    assertThat(producer.send(m, KeyQueueSelector.BY_KEY, key).getSendStatus()).isEqualTo(SendStatus.SEND_OK);
   }
 
   /**
@@ -113,23 +115,9 @@ class RocketMQIdempotentConsumerIT extends ConsumerBindingContract {
     return 2;
   }
 
-  /**
-   * Not promised today (issue 21): the push consumer is concurrent, so two messages of one key on one queue
-   * may be handled at the same time and out of order.
-   */
-  @Override
-  protected boolean perKeyOrder() {
-    return false;
-  }
-
-  @Override
-  protected String perKeyOrderReason() {
-    return "RocketMQ binding: per-key order is not promised (concurrent push consumer, issue 21)";
-  }
-
   private RocketMQIdempotentConsumer consume(String topic, IdempotentHandler h) {
     return RocketMQIdempotentConsumer.builder().nameServer(mq.nameServerAddress()).topic(topic).handler(h)
-        .consumeThreads(8).redeliveryDelayLevel(1).start();
+        .consumeThreads(8).suspendTime(Duration.ofMillis(100)).releaseInterval(Duration.ofMillis(200)).start();
   }
 
   /** Records that instance {@code name} consumed a probe message and acks it; passes every other one to {@code h}. */

@@ -28,10 +28,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import javax.sql.DataSource;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -40,11 +40,12 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * The guarantees every consumer binding of {@link IdempotentHandler} gives, proved on the real broker and
  * PostgreSQL: the ack follows the handler's commit (a handled-but-not-acked message is redelivered and
  * absorbed), a real redelivery is absorbed, concurrent copies take effect once, a failing message is parked
- * in the dead-letter table after its attempts, the tenant is part of the identity, and (where the binding
- * promises it, see {@link #perKeyOrder()}) one key is handled in publish order.
+ * in the dead-letter table after its attempts, the tenant is part of the identity, one key is handled in
+ * publish order, and a parked message holds the later messages of its key (and only of its key) until it is
+ * resumed or discarded, after which they run in their order.
  *
- * <p>A binding's IT extends this class, registers its broker's extension and implements the hooks; a
- * capability it lacks is declared by {@link #perKeyOrder()} with its reason, never by overriding a test.
+ * <p>A binding's IT extends this class, registers its broker's extension and implements the hooks; it never
+ * overrides a test.
  */
 @ExtendWith(PostgresExtension.class)
 public abstract class ConsumerBindingContract {
@@ -70,27 +71,20 @@ public abstract class ConsumerBindingContract {
 
   /**
    * Starts the binding on {@code topic} with {@code instances} consumers of {@code handler}'s group, every one
-   * of them consuming when this returns; a lost ack is redelivered after at most a second or so.
+   * of them consuming when this returns; a lost ack is redelivered after at most a second or so, and held
+   * messages are released within a fraction of a second of their key becoming free.
    */
   protected abstract AutoCloseable start(String topic, IdempotentHandler handler, int instances) throws Exception;
 
-  /** Publishes one message through the raw broker client: envelope id {@code messageId}, tenant, key, body. */
+  /**
+   * Publishes one message through the raw broker client: envelope id {@code messageId}, tenant, key, body; one
+   * key always goes to one queue or partition (as Converge's producers send it).
+   */
   protected abstract void send(String topic, String messageId, String tenant, String key, String body)
       throws Exception;
 
   /** How many consumers the concurrent-copies test starts (the copies race across them). */
   protected abstract int concurrentInstances();
-
-  /**
-   * Whether the binding handles one key in publish order across its consumers; a binding that does not
-   * returns {@code false} and names why in {@link #perKeyOrderReason()}.
-   */
-  protected abstract boolean perKeyOrder();
-
-  /** Why {@link #perKeyOrder()} is false. */
-  protected String perKeyOrderReason() {
-    return "the binding does not promise per-key order";
-  }
 
   /** The handler's business write: one row per run, on the dedup transaction's connection. */
   protected static final MessageHandler RECORD = (c, m) -> {
@@ -304,7 +298,6 @@ public abstract class ConsumerBindingContract {
 
   @Test
   void oneKeyIsHandledInPublishOrderAcrossConsumers() throws Exception {
-    Assumptions.assumeTrue(perKeyOrder(), this::perKeyOrderReason);
     String topic = newTopic("order");
     try (AutoCloseable consumer = start(topic, handler(group("order"), RECORD).build(), 3)) {
       for (int seq = 0; seq < 40; seq++) {
@@ -319,5 +312,85 @@ public abstract class ConsumerBindingContract {
           "SELECT body::bigint FROM binding_effect WHERE topic_key = '" + topic + "-key-" + k + "' ORDER BY ctid");
       assertThat(seqs).hasSize(10).isSorted();
     }
+  }
+
+  /** Keys A and B: A's first message is parked, A's later two are held behind it, B flows on. */
+  private record Held(String topic, IdempotentHandler handler, AtomicBoolean poisoned, String keyA, String keyB,
+      long headId, AutoCloseable consumer) {
+  }
+
+  private Held parkTheHeadOfKeyA(String prefix) throws Exception {
+    String topic = newTopic(prefix);
+    String group = group(prefix);
+    AtomicBoolean poisoned = new AtomicBoolean(true);
+    IdempotentHandler h = handler(group, (c, m) -> {
+      if (poisoned.get() && m.payloadAsString().equals("A0")) {
+        throw new SQLTransientException("test: downstream refuses A0");
+      }
+      RECORD.handle(c, m);
+    }).policy(FailurePolicy.defaults().withMaxAttempts(2).withBackoff(Duration.ofMillis(5), Duration.ofMillis(20)))
+        .build();
+    String keyA = topic + "-A";
+    String keyB = topic + "-B";
+    AutoCloseable consumer = start(topic, h, 1);
+    for (String body : List.of("A0", "B0", "A1", "B1", "A2", "B2")) {
+      send(topic, UUID.randomUUID().toString(), "acme", body.startsWith("A") ? keyA : keyB, body);
+    }
+    await().atMost(WAIT).until(() -> count("SELECT count(*) FROM converge_dlq WHERE consumer_group = '" + group
+        + "' AND reason_code = 'HELD'") == 2);
+    await().atMost(WAIT).until(() -> bodies(keyB).size() == 3);
+    long head = count("SELECT id FROM converge_dlq WHERE consumer_group = '" + group
+        + "' AND reason_code = 'RETRIES_EXHAUSTED' AND status = 'PARKED'");
+    assertThat(bodies(keyA)).as("nothing of key A is applied over the gap").isEmpty();
+    assertThat(bodies(keyB)).as("key B flows on").containsExactly("B0", "B1", "B2");
+    List<ConsumerOps.DeadLetter> parked = ConsumerOps.of(ds).parked(1000).stream()
+        .filter(d -> d.group().equals(group)).toList();
+    assertThat(parked).extracting(d -> d.reasonCode() + ": " + d.reason()).hasSize(3)
+        .contains("HELD: behind a parked message of this key");
+    assertThat(parked.get(0).id()).isEqualTo(head);
+    return new Held(topic, h, poisoned, keyA, keyB, head, consumer);
+  }
+
+  /** The bodies handled for {@code key}, in handling order. */
+  private static List<String> bodies(String key) throws Exception {
+    List<String> out = new ArrayList<>();
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT body FROM binding_effect WHERE topic_key = ? ORDER BY id")) {
+      ps.setString(1, key);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(rs.getString(1));
+        }
+      }
+    }
+    return out;
+  }
+
+  @Test
+  void aParkedMessageHoldsItsKeyOnlyAndResumingItReleasesTheHeldOnesInOrder() throws Exception {
+    Held held = parkTheHeadOfKeyA("hold-resume");
+    try (AutoCloseable consumer = held.consumer()) {
+      held.poisoned().set(false); // a person fixed the cause
+      assertThat(held.handler().resume(held.headId())).isEqualTo(Outcome.PROCESSED);
+      await().atMost(WAIT).until(() -> bodies(held.keyA()).size() == 3);
+      // the key is free again: a new message of it is applied directly, after the released ones
+      send(held.topic(), UUID.randomUUID().toString(), "acme", held.keyA(), "A3");
+      await().atMost(WAIT).until(() -> bodies(held.keyA()).size() == 4);
+    }
+    assertThat(bodies(held.keyA())).containsExactly("A0", "A1", "A2", "A3");
+    assertThat(count("SELECT count(*) FROM converge_dlq WHERE consumer_group = '" + held.handler().group()
+        + "' AND status = 'PARKED'")).isZero();
+  }
+
+  @Test
+  void discardingAParkedMessageReleasesTheHeldOnesInOrder() throws Exception {
+    Held held = parkTheHeadOfKeyA("hold-discard");
+    try (AutoCloseable consumer = held.consumer()) {
+      assertThat(ConsumerOps.of(ds).discard(held.headId())).isTrue();
+      await().atMost(WAIT).until(() -> bodies(held.keyA()).size() == 2);
+    }
+    assertThat(bodies(held.keyA())).containsExactly("A1", "A2");
+    assertThat(string("SELECT string_agg(status, ',' ORDER BY id) FROM converge_dlq WHERE consumer_group = '"
+        + held.handler().group() + "'")).isEqualTo("DISCARDED,RESUMED,RESUMED");
   }
 }

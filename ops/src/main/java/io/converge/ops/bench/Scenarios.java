@@ -5,6 +5,7 @@ import io.converge.ops.bench.baseline.PulsarSend;
 import io.converge.ops.bench.baseline.RocketMQSend;
 import io.converge.ops.bench.baseline.RocketMQTxnSend;
 import io.converge.ops.bench.converge.ConsumerScenario;
+import io.converge.ops.bench.converge.RocketMQConsumerScenario;
 import io.converge.ops.bench.converge.TxnProducerScenario;
 import io.converge.ops.bench.outbox.DrainScenario;
 import java.util.ArrayList;
@@ -32,6 +33,7 @@ public final class Scenarios {
     register("consumer-idem", () -> new ConsumerScenario(ConsumerScenario.Mode.IDEMPOTENT));
     register("consumer-idem-duplicates", () -> new ConsumerScenario(ConsumerScenario.Mode.DUPLICATES));
     register("outbox-write", TxnProducerScenario::outbox);
+    RocketMQConsumerScenario.NAMES.forEach(n -> register(n, () -> RocketMQConsumerScenario.named(n)));
   }
 
   private Scenarios() {

@@ -13,7 +13,9 @@ import picocli.CommandLine.Parameters;
 /**
  * {@code converge dlq}: the consumers' dead letters ({@code converge_dlq}) and manual tickets
  * ({@code converge_ticket}), visible with age and reason. {@code list} and {@code tickets} print them,
- * oldest first; {@code discard ID} closes a dead letter a person decided not to process;
+ * oldest first (messages held behind a parked message of their key show reason code {@code HELD});
+ * {@code discard ID} closes a dead letter a person decided not to process (the running consumer then
+ * releases the messages held behind it, in order);
  * {@code resolve ID --by NAME} closes a ticket. Re-running a dead letter needs its handler, so it is
  * {@code IdempotentHandler.resume(id)} in the application, not a CLI command. Exit 0 on success, 1
  * when the database fails, 2 on bad options, 3 when the id is not parked / not open.

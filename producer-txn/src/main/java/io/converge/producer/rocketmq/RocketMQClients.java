@@ -7,7 +7,9 @@ import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.listener.MessageListener;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerOrderly;
 import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.TransactionListener;
@@ -64,7 +66,8 @@ public final class RocketMQClients {
   /**
    * A started clustering push consumer of {@code topic} ({@code tags}), one message per call of
    * {@code listener} on {@code threads} threads; a group with no committed offset starts from the first
-   * offset of each queue.
+   * offset of each queue. {@code listener} is a {@code MessageListenerOrderly} (each queue locked and
+   * consumed by one thread at a time, in order) or a {@code MessageListenerConcurrently}.
    *
    * @param instanceName the client instance; null for {@link #uniqueInstance}
    * @param consumeTimeout how long one message may be in the listener before RocketMQ sends it back to
@@ -72,7 +75,7 @@ public final class RocketMQClients {
    * @throws ConvergeException when it cannot start
    */
   public static DefaultMQPushConsumer startPushConsumer(String nameServer, String group, String instanceName,
-      int threads, Duration consumeTimeout, String topic, String tags, MessageListenerConcurrently listener) {
+      int threads, Duration consumeTimeout, String topic, String tags, MessageListener listener) {
     DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
     consumer.setNamesrvAddr(nameServer);
     consumer.setInstanceName(instanceName != null ? instanceName : uniqueInstance(group));
@@ -83,7 +86,11 @@ public final class RocketMQClients {
     consumer.setConsumeTimeout(consumeTimeout.toMinutes());
     try {
       consumer.subscribe(topic, tags);
-      consumer.registerMessageListener(listener);
+      if (listener instanceof MessageListenerOrderly orderly) {
+        consumer.registerMessageListener(orderly); // one thread per queue at a time, in queue order
+      } else {
+        consumer.registerMessageListener((MessageListenerConcurrently) listener);
+      }
       consumer.start();
       return consumer;
     } catch (MQClientException e) {

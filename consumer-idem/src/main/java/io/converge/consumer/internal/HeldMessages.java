@@ -1,0 +1,187 @@
+package io.converge.consumer.internal;
+
+import io.converge.consumer.ConsumerMetrics;
+import io.converge.consumer.FailureClassifier;
+import io.converge.consumer.FailureKind;
+import io.converge.consumer.FailurePolicy;
+import io.converge.consumer.IdempotentHandler.BusinessFailureHook;
+import io.converge.consumer.IncomingMessage;
+import io.converge.consumer.MessageHandler;
+import io.converge.consumer.MessageIdResolver;
+import io.converge.consumer.Outcome;
+import io.converge.consumer.TransactionRunner;
+import io.converge.producer.ConvergeException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The per-key hold of one handler: a message whose key has a parked row is parked behind it (reason code
+ * {@code HELD}); a held row that heads its key (no earlier parked row: the one before was resumed or
+ * discarded) runs like a new delivery, in id order. A held row that fails for good when released becomes a
+ * parked head at its own place, so the rows behind it stay held. Thread-safe: all state is in the database,
+ * and a release locks its row.
+ */
+final class HeldMessages {
+
+  /** The reason of a held row, shown by {@code converge dlq list}. */
+  static final String REASON = "behind a parked message of this key";
+
+  private static final Logger log = LoggerFactory.getLogger(HeldMessages.class);
+  private static final int BATCH = 100;
+  private static final int MAX_ERROR_TEXT = 2000;
+
+  private final IdempotentHandlerImpl owner;
+  private final String group;
+  private final MessageHandler handler;
+  private final TransactionRunner tx;
+  private final MessageIdResolver idResolver;
+  private final FailurePolicy policy;
+  private final FailureClassifier classifier;
+  private final BusinessFailureHook onBusinessFailure;
+  private final ConsumerMetrics metrics;
+  private final Clock clock;
+
+  HeldMessages(IdempotentHandlerImpl owner, String group, MessageHandler handler, TransactionRunner tx,
+      MessageIdResolver idResolver, FailurePolicy policy, FailureClassifier classifier,
+      BusinessFailureHook onBusinessFailure, ConsumerMetrics metrics, Clock clock) {
+    this.owner = owner;
+    this.group = group;
+    this.handler = handler;
+    this.tx = tx;
+    this.idResolver = idResolver;
+    this.policy = policy;
+    this.classifier = classifier;
+    this.onBusinessFailure = onBusinessFailure;
+    this.metrics = metrics;
+    this.clock = clock;
+  }
+
+  /**
+   * Parks {@code message} behind the parked row of its key, with a {@code HELD} claim so that a redelivery
+   * of it is a duplicate. Throws when it could not be recorded (the caller does not ack).
+   */
+  Outcome hold(IncomingMessage message, String tenant, String id) throws Exception {
+    Outcome outcome = tx.inTransaction(c -> {
+      if (!ConsumerStore.claim(c, tenant, group, id, "HELD", REASON, message.topic(), clock.instant())) {
+        return Outcome.DUPLICATE;
+      }
+      long dlqId = ConsumerStore.insertDlq(c, group, message, id, "HELD", REASON, 0, clock.instant());
+      log.warn("Message {} of group {} (key {}) held as converge_dlq.id={}: {}", id, group, message.brokerKey(),
+          dlqId, REASON);
+      return Outcome.HELD;
+    });
+    return outcome;
+  }
+
+  /** Runs every held row that heads its key, oldest first, until none is left. @return how many ran */
+  int releaseAll() {
+    int released = 0;
+    while (true) {
+      List<Long> ids;
+      try {
+        ids = tx.inTransaction(c -> ConsumerStore.releasable(c, group, BATCH));
+      } catch (Exception e) {
+        throw new ConvergeException("Could not list the held messages of group " + group, e);
+      }
+      int before = released;
+      for (long dlqId : ids) {
+        if (release(dlqId) != null) {
+          released++;
+        }
+      }
+      if (ids.isEmpty() || released == before) {
+        return released;
+      }
+    }
+  }
+
+  /** Runs held row {@code dlqId} when it still heads its key; null when it does not (or no longer) exist. */
+  private Outcome release(long dlqId) {
+    int attempts = 0;
+    while (true) {
+      IncomingMessage[] ran = new IncomingMessage[1];
+      try {
+        Outcome outcome = tx.inTransaction(c -> {
+          IncomingMessage m = ConsumerStore.lockHeldHead(c, dlqId, group);
+          if (m == null) {
+            return null;
+          }
+          ran[0] = m;
+          String id = ResolvedId.of(idResolver, m);
+          ConsumerStore.markResumed(c, dlqId, clock.instant());
+          ConsumerStore.releaseHeldClaim(c, m.tenant(), group, id);
+          if (!ConsumerStore.claim(c, m.tenant(), group, id, "PROCESSED", "released from converge_dlq " + dlqId,
+              m.topic(), clock.instant())) {
+            return Outcome.DUPLICATE;
+          }
+          ConsumerStore.clearAttempts(c, m.tenant(), group, id);
+          handler.handle(c, m);
+          return Outcome.PROCESSED;
+        });
+        if (outcome != null) {
+          log.info("Held message converge_dlq.id={} of group {} released: {}", dlqId, group, outcome);
+          metrics.outcome(group, ran[0].topic(), outcome);
+        }
+        return outcome;
+      } catch (Exception e) {
+        IncomingMessage m = ran[0];
+        FailureKind kind = classifier.classify(e);
+        if (m == null || kind == FailureKind.UNAVAILABLE) {
+          throw new ConvergeException("Releasing held converge_dlq.id " + dlqId + " of group " + group
+              + " failed; it stays held and is tried again", e);
+        }
+        metrics.failure(group, m.topic(), kind);
+        String id = ResolvedId.of(idResolver, m);
+        Outcome outcome = switch (kind) {
+          case BUSINESS -> owner.run(m, id, () -> tx.inTransaction(c -> {
+            if (ConsumerStore.lockHeldHead(c, dlqId, group) == null) {
+              return null;
+            }
+            ConsumerStore.markResumed(c, dlqId, clock.instant());
+            return owner.markBusinessFailure(c, m, m.tenant(), id, e);
+          }));
+          case MONEY_ANOMALY -> parkInPlace(dlqId, m, id, "TICKETED", "MONEY_ANOMALY", e, 0);
+          case TECHNICAL -> {
+            String error = IdempotentHandlerImpl.abbreviate(e.toString(), MAX_ERROR_TEXT);
+            attempts = owner.run(m, id, () -> tx.inTransaction(
+                c -> ConsumerStore.recordAttempt(c, m.tenant(), group, id, error, clock.instant())));
+            if (attempts >= policy.maxAttempts()) {
+              yield parkInPlace(dlqId, m, id, "DEAD_LETTERED", "RETRIES_EXHAUSTED", e, attempts);
+            }
+            Duration delay = policy.delay(attempts, ThreadLocalRandom.current().nextDouble());
+            IdempotentHandlerImpl.pause(delay, "Interrupted while backing off held message " + id, id, e);
+            yield null;
+          }
+          case UNAVAILABLE -> throw new IllegalStateException("handled above");
+        };
+        if (outcome != null || kind != FailureKind.TECHNICAL) {
+          if (outcome != null) {
+            metrics.outcome(group, m.topic(), outcome);
+          }
+          return outcome;
+        }
+      }
+    }
+  }
+
+  /** A released row that failed for good becomes the parked head of its key, at its own place. */
+  private Outcome parkInPlace(long dlqId, IncomingMessage m, String id, String outcome, String reasonCode,
+      Exception failure, int attempts) {
+    String reason = IdempotentHandlerImpl.abbreviate(failure.toString(), MAX_ERROR_TEXT);
+    return owner.run(m, id, () -> tx.inTransaction(c -> {
+      if (!ConsumerStore.heldToParked(c, dlqId, reasonCode, reason, attempts)) {
+        return null;
+      }
+      ConsumerStore.setOutcome(c, m.tenant(), group, id, outcome, reasonCode + ": " + reason);
+      ConsumerStore.clearAttempts(c, m.tenant(), group, id);
+      long ticketId = ConsumerStore.insertTicket(c, group, m, id, dlqId, reasonCode, reason, clock.instant());
+      log.error("Held message {} of group {} failed when released and is parked ({}) as converge_dlq.id={}, manual "
+          + "converge_ticket.id={}: {}", id, group, reasonCode, dlqId, ticketId, reason);
+      return Outcome.valueOf(outcome);
+    }));
+  }
+}
