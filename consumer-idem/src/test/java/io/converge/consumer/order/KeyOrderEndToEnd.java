@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.converge.broker.postgres.PostgresExtension;
+import io.converge.consumer.ConsumerOps;
 import io.converge.consumer.FailurePolicy;
 import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
@@ -29,6 +30,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 import javax.sql.DataSource;
@@ -60,6 +62,8 @@ public abstract class KeyOrderEndToEnd {
   private static final int ACK_LOSS_EVERY = 20;
   /** Payments whose CREATED and PAID messages are republished raw: every {@value}th. */
   private static final int COPY_EVERY = 20;
+  /** Payments of the parked-message run. */
+  private static final int PARKED_RUN_KEYS = 20;
 
   /** The test class's schema: the publishing and the consuming service's tables, and the backend's. */
   protected static DataSource ds;
@@ -195,9 +199,7 @@ public abstract class KeyOrderEndToEnd {
       await("a quarter applied").atMost(WAIT).pollInterval(Duration.ofMillis(20))
           .until(() -> writersFailed(written) || effects(run) >= n);
       effectsAtRestart = effects(run);
-      System.out.println("TIMING restart " + (System.nanoTime() - started) / 1_000_000);
       restartMidRun(consumer);
-      System.out.println("TIMING restarted " + (System.nanoTime() - started) / 1_000_000);
       for (String copy : copies) {
         await("delivered: " + copy).atMost(WAIT).until(() -> delivered.containsKey(copy));
         republish(topic, delivered.get(copy));
@@ -205,10 +207,8 @@ public abstract class KeyOrderEndToEnd {
       for (Future<?> f : written) {
         f.get(WAIT.toSeconds(), TimeUnit.SECONDS);
       }
-      System.out.println("TIMING written " + (System.nanoTime() - started) / 1_000_000);
       // a refused transition ends the wait: the assertions below list it
       await().atMost(WAIT).until(() -> !refused(run).isEmpty() || refunded(run) == n);
-      System.out.println("TIMING refunded " + (System.nanoTime() - started) / 1_000_000);
       await("every payment refunded, every redelivery absorbed").atMost(WAIT).until(() -> !refused(run).isEmpty()
           || refunded(run) == n && duplicates(outcomes) >= copies.size() + ackLosses);
     }
@@ -222,29 +222,53 @@ public abstract class KeyOrderEndToEnd {
     assertThat(ackToLose).as("every lost ack happened").isEmpty();
     assertThat(duplicates(outcomes)).as("redeliveries absorbed").isGreaterThanOrEqualTo(copies.size() + ackLosses);
     assertThat(count("SELECT count(*) FROM order_ledger WHERE payment_id LIKE '" + run + "-%'")).isEqualTo(4L * n);
-    Map<String, Long> effectsPerMessage = new HashMap<>();
-    Map<String, String> stepsPerKey = new HashMap<>();
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-      try (ResultSet rs = s.executeQuery("SELECT message_id, count(*) FROM order_effect WHERE payment_id LIKE '"
-          + run + "-%' GROUP BY message_id")) {
-        while (rs.next()) {
-          effectsPerMessage.put(rs.getString(1), rs.getLong(2));
-        }
-      }
-      try (ResultSet rs = s.executeQuery("SELECT payment_id, string_agg(message_id, ' ' ORDER BY id) "
-          + "FROM order_effect WHERE payment_id LIKE '" + run + "-%' GROUP BY payment_id")) {
-        while (rs.next()) {
-          stepsPerKey.put(rs.getString(1), rs.getString(2));
-        }
-      }
-    }
-    assertThat(effectsPerMessage.keySet()).as("the messages that took effect")
-        .containsExactlyInAnyOrderElementsOf(published.values().stream().flatMap(List::stream).toList());
-    assertThat(effectsPerMessage).as("effects per message").allSatisfy((id, effects) -> assertThat(effects)
-        .isEqualTo(1));
     Map<String, String> publishedPerKey = new HashMap<>();
     published.forEach((key, ids) -> publishedPerKey.put(key, String.join(" ", ids)));
-    assertThat(stepsPerKey).as("each key's effects in its publish order").isEqualTo(publishedPerKey);
+    assertThat(effectsPerKey(run)).as("each key's effects once, in its publish order").isEqualTo(publishedPerKey);
+  }
+
+  @Test
+  void aParkedMessageHoldsItsKeyAndOnlyItsKeyUntilResumed() throws Exception {
+    int n = PARKED_RUN_KEYS;
+    String topic = newTopic("hold");
+    String run = "h" + UUID.randomUUID().toString().substring(0, 8);
+    String stuck = key(run, n / 2);
+    AtomicBoolean poisoned = new AtomicBoolean(true);
+    // the downstream refuses the stuck payment's PAID until a person fixes it: two attempts, then parked
+    IdempotentHandler handler = handler("hold-" + run, 2,
+        m -> poisoned.get() && Payments.key(m).equals(stuck) && Payments.step(m) == State.PAID);
+    Map<String, List<String>> published = new HashMap<>();
+    try (AutoCloseable carrier = carry(topic);
+        Consumer consumer = new Consumer(topic, handler);
+        TxnProducer producer = producer(ds, topic)) {
+      for (State step : State.values()) {
+        for (int k = 0; k < n; k++) {
+          published.computeIfAbsent(key(run, k), x -> new ArrayList<>())
+              .add(Payments.publish(producer, topic, key(run, k), step));
+        }
+      }
+      List<String> ofStuck = published.get(stuck);
+      await("the others refunded, the stuck one parked with its later two held").atMost(WAIT)
+          .until(() -> !refused(run).isEmpty() || refunded(run) == n - 1 && parked(handler.group()).size() == 3);
+      assertThat(refused(run)).as("refused transitions").isEmpty();
+      assertThat(parked(handler.group())).as("parked: the PAID of %s, its later messages held behind it", stuck)
+          .extracting(d -> d.messageId() + " " + d.reasonCode() + (d.reasonCode().equals("HELD") ? ": " + d.reason()
+              : ""))
+          .containsExactly(ofStuck.get(1) + " RETRIES_EXHAUSTED",
+              ofStuck.get(2) + " HELD: behind a parked message of this key",
+              ofStuck.get(3) + " HELD: behind a parked message of this key");
+      assertThat(states(run)).as("only the stuck key waits").containsEntry(stuck, "CREATED")
+          .allSatisfy((key, state) -> assertThat(state).isEqualTo(key.equals(stuck) ? "CREATED" : "REFUNDED"));
+
+      poisoned.set(false); // fixed
+      assertThat(handler.resume(parked(handler.group()).get(0).id())).isEqualTo(Outcome.PROCESSED);
+      await("the stuck payment refunded").atMost(WAIT).until(() -> !refused(run).isEmpty() || refunded(run) == n);
+    }
+    assertThat(refused(run)).as("refused transitions").isEmpty();
+    assertThat(parked(handler.group())).as("nothing parked after the resume").isEmpty();
+    Map<String, String> publishedPerKey = new HashMap<>();
+    published.forEach((key, ids) -> publishedPerKey.put(key, String.join(" ", ids)));
+    assertThat(effectsPerKey(run)).as("each key's effects once, in its publish order").isEqualTo(publishedPerKey);
   }
 
   /** The idempotent handler of {@code group} on the test's payments, {@code attempts} per message, short backoffs. */
@@ -271,6 +295,11 @@ public abstract class KeyOrderEndToEnd {
       }
 
       @Override
+      public int releaseHeld() {
+        return h.releaseHeld();
+      }
+
+      @Override
       public String group() {
         return h.group();
       }
@@ -285,6 +314,33 @@ public abstract class KeyOrderEndToEnd {
       }
     }
     return false;
+  }
+
+  /** Per payment of {@code run}: the ids of the messages that took effect, in the order they did. */
+  private static Map<String, String> effectsPerKey(String run) throws Exception {
+    return strings(
+        "SELECT payment_id, string_agg(message_id, ' ' ORDER BY id) FROM order_effect WHERE payment_id LIKE '"
+            + run + "-%' GROUP BY payment_id");
+  }
+
+  /** Per payment of {@code run}: its state on the consuming side. */
+  private static Map<String, String> states(String run) throws Exception {
+    return strings("SELECT id, state FROM order_payment WHERE id LIKE '" + run + "-%'");
+  }
+
+  private static Map<String, String> strings(String sql) throws Exception {
+    Map<String, String> out = new HashMap<>();
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+      while (rs.next()) {
+        out.put(rs.getString(1), rs.getString(2));
+      }
+    }
+    return out;
+  }
+
+  /** The parked messages of {@code group} (held ones included), oldest first. */
+  private static List<ConsumerOps.DeadLetter> parked(String group) {
+    return ConsumerOps.of(ds).parked(1000).stream().filter(d -> d.group().equals(group)).toList();
   }
 
   /** The transitions of {@code run}'s payments the consumer refused. */
