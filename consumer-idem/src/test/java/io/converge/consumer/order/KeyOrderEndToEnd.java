@@ -12,6 +12,7 @@ import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.Outcome;
 import io.converge.consumer.order.Payments.State;
+import io.converge.consumer.testing.ConsumerBindingContract;
 import io.converge.outbox.RelayFixture;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.schema.Migrations;
@@ -165,7 +166,7 @@ public abstract class KeyOrderEndToEnd {
     Map<String, IncomingMessage> delivered = new ConcurrentHashMap<>();
     Map<Outcome, AtomicInteger> outcomes = new ConcurrentHashMap<>();
     IdempotentHandler real = handler("order-" + run, 3, m -> false);
-    IdempotentHandler observed = around(real, m -> {
+    IdempotentHandler observed = ConsumerBindingContract.around(real, m -> {
       delivered.putIfAbsent(m.payloadAsString(), m);
       Outcome o = real.handle(m); // committed
       outcomes.computeIfAbsent(o, x -> new AtomicInteger()).incrementAndGet();
@@ -176,7 +177,6 @@ public abstract class KeyOrderEndToEnd {
     });
     Map<String, List<String>> published = new ConcurrentHashMap<>();
     long effectsAtRestart;
-    long started = System.nanoTime();
     try (AutoCloseable carrier = carry(topic);
         Consumer consumer = new Consumer(topic, observed);
         TxnProducer producer = producer(ds, topic)) {
@@ -212,10 +212,6 @@ public abstract class KeyOrderEndToEnd {
       await("every payment refunded, every redelivery absorbed").atMost(WAIT).until(() -> !refused(run).isEmpty()
           || refunded(run) == n && duplicates(outcomes) >= copies.size() + ackLosses);
     }
-    System.out.printf("%s: %d payments, %d messages, restart at %d effects, %d copies, %d acks lost, %s, %d ms%n",
-        getClass().getSimpleName(), n, 4 * n, effectsAtRestart, copies.size(), ackLosses, outcomes,
-        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
-
     assertThat(refused(run)).as("refused transitions").isEmpty();
     assertThat(refunded(run)).as("payments refunded").isEqualTo(n);
     assertThat(effectsAtRestart).as("the restart came in the middle of the run").isLessThan(4L * n);
@@ -277,33 +273,6 @@ public abstract class KeyOrderEndToEnd {
         .policy(FailurePolicy.defaults().withMaxAttempts(attempts)
             .withBackoff(Duration.ofMillis(5), Duration.ofMillis(20)))
         .build();
-  }
-
-  /** {@code h} whose {@code handle} is {@code handle}. */
-  protected static IdempotentHandler around(IdempotentHandler h,
-      java.util.function.Function<IncomingMessage, Outcome> handle) {
-    return new IdempotentHandler() {
-
-      @Override
-      public Outcome handle(IncomingMessage message) {
-        return handle.apply(message);
-      }
-
-      @Override
-      public Outcome resume(long dlqId) {
-        return h.resume(dlqId);
-      }
-
-      @Override
-      public int releaseHeld() {
-        return h.releaseHeld();
-      }
-
-      @Override
-      public String group() {
-        return h.group();
-      }
-    };
   }
 
   /** Throws the failure of a writer that failed. */
