@@ -110,7 +110,7 @@ public abstract class ConsumerBindingContract {
   }
 
   /** {@code h} whose {@code handle} is {@code handle}. */
-  protected static IdempotentHandler around(IdempotentHandler h, Function<IncomingMessage, Outcome> handle) {
+  public static IdempotentHandler around(IdempotentHandler h, Function<IncomingMessage, Outcome> handle) {
     return new IdempotentHandler() {
 
       @Override
@@ -121,6 +121,11 @@ public abstract class ConsumerBindingContract {
       @Override
       public Outcome resume(long dlqId) {
         return h.resume(dlqId);
+      }
+
+      @Override
+      public int releaseHeld() {
+        return h.releaseHeld();
       }
 
       @Override
