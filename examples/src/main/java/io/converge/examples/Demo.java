@@ -1,9 +1,11 @@
 package io.converge.examples;
 
 import io.converge.broker.DevPlatform;
+import io.converge.examples.demo.DemoLogging;
 import io.converge.examples.demo.DemoRunner;
 import io.converge.examples.demo.Outages;
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -36,13 +38,17 @@ public final class Demo {
     }
     int orders = positional.size() > 0 ? Integer.parseInt(positional.get(0)) : 300;
     String backends = positional.size() > 1 ? positional.get(1) : "rocketmq,outbox,pulsar";
+    Path log = DemoLogging.toFile();
     PrintStream out = System.out;
     out.println("Converge demo: starting embedded RocketMQ and PostgreSQL (Pulsar in a child JVM when needed) ...");
+    out.println(
+        "  the servers' and clients' logs: " + log + " (here: the report, and errors of Converge and the services)");
     boolean ok;
     try (DevPlatform platform = DevPlatform.builder().fastTransactionChecks().start()) {
       ok = new DemoRunner(platform, out, outages, Map.of()).run(orders, backends);
     }
     out.println(ok ? "All invariants hold on every backend." : "INVARIANT FAILED");
+    out.println("Logs: " + log);
     System.exit(ok ? 0 : 1);
   }
 }

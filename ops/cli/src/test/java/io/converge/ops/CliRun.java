@@ -19,7 +19,7 @@ public record CliRun(int status, String out, String err) {
   public static CliRun of(String... args) {
     StringWriter o = new StringWriter();
     StringWriter e = new StringWriter();
-    CommandLine cli = new CommandLine(new ConvergeCli());
+    CommandLine cli = ConvergeCli.commandLine();
     cli.setOut(new PrintWriter(o, true));
     cli.setErr(new PrintWriter(e, true));
     int status = cli.execute(args);
