@@ -282,6 +282,42 @@ class IdempotentHandlerIT {
   }
 
   @Test
+  void aParkedMessageIsNotResumedBeforeAnEarlierParkedMessageOfItsKey() {
+    boolean[] fixed = {false};
+    IdempotentHandler h = handler("two-parked", (c, m) -> {
+      if (!fixed[0]) {
+        throw new IllegalStateException("cannot decode");
+      }
+      Db.insertLedger(c, m);
+    }).build();
+    String key = "key-" + UUID.randomUUID();
+    String first = UUID.randomUUID().toString();
+    String second = UUID.randomUUID().toString();
+    assertThat(h.handle(keyed(first, key))).isEqualTo(Outcome.DEAD_LETTERED);
+    // the second message of the key parked too, not held (as the concurrent listener or a failed hold leaves it):
+    // parked under another key, then given this one
+    assertThat(h.handle(keyed(second, key + "-other"))).isEqualTo(Outcome.DEAD_LETTERED);
+    Db.exec(ds, "UPDATE converge_dlq SET message_key = '" + key + "' WHERE message_id = '" + second + "'");
+    long firstId = Db.count(ds, "SELECT id FROM converge_dlq WHERE message_id = '" + first + "'");
+    long secondId = Db.count(ds, "SELECT id FROM converge_dlq WHERE message_id = '" + second + "'");
+    fixed[0] = true;
+
+    assertThatThrownBy(() -> h.resume(secondId)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("earlier parked message of its key, converge_dlq.id " + firstId);
+    assertThat(effects(second)).isZero();
+    assertThat(Db.string(ds, "SELECT status FROM converge_dlq WHERE id = " + secondId)).isEqualTo("PARKED");
+    assertThat(h.resume(firstId)).isEqualTo(Outcome.PROCESSED);
+    assertThat(h.resume(secondId)).isEqualTo(Outcome.PROCESSED);
+    assertThat(Db.count(ds, "SELECT count(*) FROM ledger WHERE message_id IN ('" + first + "', '" + second + "')"))
+        .isEqualTo(2);
+  }
+
+  private static IncomingMessage keyed(String id, String key) {
+    return IncomingMessage.builder().topic("payments").header(Envelope.MESSAGE_ID, id).brokerKey(key)
+        .payload("{\"amount\":\"10.00\"}").build();
+  }
+
+  @Test
   void messageWithoutIdIsParkedWithAClearReasonAndNeverHandled() {
     AtomicInteger runs = new AtomicInteger();
     IdempotentHandler h = handler("noid", (c, m) -> runs.incrementAndGet()).build();

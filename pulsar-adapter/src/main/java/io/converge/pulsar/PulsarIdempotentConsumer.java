@@ -38,8 +38,8 @@ import org.slf4j.LoggerFactory;
  * Duplicates, from Pulsar or from a producer, are absorbed by the handler's dedup.
  *
  * <p><b>Per-key order</b>: {@code Key_Shared} hands one key to one consumer, which handles it in publish
- * order; a negatively acknowledged message of a key is delivered again before that consumer's next message
- * of the key is acked. A message parked in {@code converge_dlq} holds the later messages of its key (see
+ * order. Limit: a message whose outcome could not be recorded at all is negatively acknowledged, and Pulsar may
+ * deliver it again after later messages of its key (an outage is waited out in place, not nacked). A message parked in {@code converge_dlq} holds the later messages of its key (see
  * {@link IdempotentHandler#releaseHeld()}); this consumer releases them every {@link Builder#releaseInterval}
  * once the parked one is resumed or discarded. Thread-safe.
  */

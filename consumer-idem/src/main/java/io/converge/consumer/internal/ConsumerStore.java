@@ -82,6 +82,15 @@ final class ConsumerStore {
 
   private static final String REASON_CODE = "SELECT reason_code FROM converge_dlq WHERE id = ? AND consumer_group = ?";
 
+  /** The earliest parked row of the same key before row {@code id} (same group, topic, tenant), if any. */
+  private static final String EARLIER_PARKED = """
+      SELECT h.id FROM converge_dlq d JOIN converge_dlq h
+          ON h.consumer_group = d.consumer_group AND h.topic = d.topic AND h.tenant = d.tenant
+         AND h.message_key = d.message_key AND h.status = 'PARKED' AND h.id < d.id
+       WHERE d.id = ? AND d.consumer_group = ?
+       ORDER BY h.id LIMIT 1
+      """;
+
   private static final String RELEASE_HELD_CLAIM = """
       DELETE FROM converge_dedup WHERE tenant = ? AND consumer_group = ? AND message_id = ? AND outcome = 'HELD'
       """;
@@ -182,6 +191,16 @@ final class ConsumerStore {
       bind(ps, dlqId, group);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? rs.getString(1) : null;
+      }
+    }
+  }
+
+  /** The id of the earliest parked row of row {@code dlqId}'s key that comes before it, or 0 when none does. */
+  static long earlierParked(Connection c, long dlqId, String group) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(EARLIER_PARKED)) {
+      bind(ps, dlqId, group);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : 0;
       }
     }
   }

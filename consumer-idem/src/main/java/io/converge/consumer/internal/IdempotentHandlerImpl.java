@@ -194,6 +194,14 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
           throw new IllegalArgumentException("converge_dlq.id " + dlqId + " of group " + group
               + " is held behind a parked message of its key: resume or discard that one, the held ones follow");
         }
+        long earlier = ConsumerStore.earlierParked(c, dlqId, group);
+        if (earlier != 0) {
+          // two parked rows of one key (the concurrent listener, or a hold that failed and parked): resuming
+          // the later one first would apply it over the gap
+          throw new IllegalArgumentException("converge_dlq.id " + dlqId + " of group " + group
+              + " has an earlier parked message of its key, converge_dlq.id " + earlier
+              + ": resume or discard that one first");
+        }
         IncomingMessage m = ConsumerStore.lockParked(c, dlqId, group);
         if (m == null) {
           throw new IllegalArgumentException("No parked message with converge_dlq.id " + dlqId + " for group " + group);

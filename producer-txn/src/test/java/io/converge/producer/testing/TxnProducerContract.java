@@ -254,10 +254,9 @@ public abstract class TxnProducerContract {
   }
 
   /**
-   * Publishes a committed marker and waits for it, and watches for {@code extra} (counted from this call,
-   * the marker's round trip included) that none of {@code never} is delivered (failing at the first that
-   * is). Afterwards nothing published before the marker can still be on its way, and recovery had
-   * {@code extra} since the forbidden messages' units ended to deliver one of them.
+   * Publishes a committed marker and waits for it, then watches for {@code extra} that none of {@code never} is
+   * delivered (failing at the first that is). Afterwards nothing published before the marker can still be on its
+   * way, and recovery had at least the marker's round trip plus {@code extra} to deliver one of them.
    */
   private void settle(Unit u, Duration extra, String... never) throws Exception {
     Set<String> forbidden = Set.of(never);
@@ -266,21 +265,19 @@ public abstract class TxnProducerContract {
   }
 
   /**
-   * As {@link #settle(Unit, Duration, String...)}, watching that {@code invariant} holds until {@code extra}
-   * after this call. Deliveries only accumulate, so an invariant about them that holds at the end held
-   * throughout: the marker's round trip counts towards the window.
+   * As {@link #settle(Unit, Duration, String...)}, watching that {@code invariant} holds for {@code extra} after
+   * the marker arrived. The window starts only then, so that it stretches with the load of the machine: a broker
+   * slowed down enough to delay the marker may delay a forbidden recovery as much.
    */
   private void settle(Unit u, Duration extra, String what, java.util.concurrent.Callable<Boolean> invariant)
       throws Exception {
-    long start = System.nanoTime();
     String marker = order(u.p(), u.topic(), "marker");
     awaitDelivered(u.sink(), Set.of(marker), Duration.ofSeconds(60));
-    Duration left = extra.minusNanos(System.nanoTime() - start);
-    if (left.compareTo(Duration.ofMillis(50)) > 0) {
-      await("recovery window: " + what).during(left).atMost(left.plusSeconds(5)).pollInterval(Duration.ofMillis(50))
-          .until(invariant);
-    } else {
+    if (extra.isZero()) {
       assertThat(invariant.call()).as("recovery window: " + what).isTrue();
+    } else {
+      await("recovery window: " + what).during(extra).atMost(extra.plusSeconds(5)).pollInterval(Duration.ofMillis(50))
+          .until(invariant);
     }
   }
 
