@@ -312,6 +312,38 @@ class IdempotentHandlerIT {
         .isEqualTo(2);
   }
 
+  @Test
+  void theHoldCoversItsKeyOnlyInItsTenantAndTopicAndAHeldCopyIsADuplicate() {
+    IdempotentHandler h = handler("hold-scope", (c, m) -> {
+      if (m.header("poison") != null) {
+        throw new IllegalStateException("cannot decode");
+      }
+      Db.insertLedger(c, m);
+    }).build();
+    String key = "key-" + UUID.randomUUID();
+    IncomingMessage head = IncomingMessage.builder().topic("payments").header(Envelope.MESSAGE_ID, "h-" + key)
+        .header("poison", "yes").brokerKey(key).payload("{}").build();
+    assertThat(h.handle(head)).isEqualTo(Outcome.DEAD_LETTERED);
+
+    String behind = UUID.randomUUID().toString();
+    assertThat(h.handle(keyed(behind, key))).isEqualTo(Outcome.HELD);
+    assertThat(h.handle(keyed(behind, key))).as("a redelivery of a held message").isEqualTo(Outcome.DUPLICATE);
+    assertThat(effects(behind)).isZero();
+    long heldId = Db.count(ds, "SELECT id FROM converge_dlq WHERE message_id = '" + behind + "'");
+    assertThatThrownBy(() -> h.resume(heldId)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("held behind a parked message of its key");
+
+    String otherTenant = UUID.randomUUID().toString();
+    assertThat(h.handle(IncomingMessage.builder().topic("payments").header(Envelope.MESSAGE_ID, otherTenant)
+        .header(Envelope.TENANT, "tenant-b").brokerKey(key).payload("{}").build())).isEqualTo(Outcome.PROCESSED);
+    String otherTopic = UUID.randomUUID().toString();
+    assertThat(h.handle(IncomingMessage.builder().topic("refunds").header(Envelope.MESSAGE_ID, otherTopic)
+        .brokerKey(key).payload("{}").build())).isEqualTo(Outcome.PROCESSED);
+    String keyless = UUID.randomUUID().toString();
+    assertThat(h.handle(message(keyless))).isEqualTo(Outcome.PROCESSED);
+    assertThat(effects(otherTenant) + effects(otherTopic) + effects(keyless)).isEqualTo(3);
+  }
+
   private static IncomingMessage keyed(String id, String key) {
     return IncomingMessage.builder().topic("payments").header(Envelope.MESSAGE_ID, id).brokerKey(key)
         .payload("{\"amount\":\"10.00\"}").build();

@@ -50,7 +50,7 @@ abstract class RocketMQEndToEnd extends KeyOrderEndToEnd {
   @Override
   protected AutoCloseable consume(String topic, IdempotentHandler handler) {
     return RocketMQIdempotentConsumer.builder().nameServer(mq.nameServerAddress()).topic(topic).handler(handler)
-        .consumeThreads(8).redeliveryDelayLevel(1).start();
+        .consumeThreads(8).start();
   }
 
   @Override
