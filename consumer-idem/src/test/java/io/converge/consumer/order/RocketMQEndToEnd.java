@@ -8,7 +8,7 @@ import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.rocketmq.RocketMQIdempotentConsumer;
 import io.converge.producer.Envelope;
-import java.util.UUID;
+import io.converge.producer.rocketmq.RocketMQClients;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.common.message.Message;
@@ -27,10 +27,7 @@ abstract class RocketMQEndToEnd extends KeyOrderEndToEnd {
   @BeforeAll
   static void broker(EmbeddedRocketMQ server) throws Exception {
     mq = server;
-    raw = new DefaultMQProducer(RocketMQExtension.uniqueTopic("order-raw"));
-    raw.setNamesrvAddr(mq.nameServerAddress());
-    raw.setInstanceName(UUID.randomUUID().toString());
-    raw.start();
+    raw = RocketMQClients.startProducer(mq.nameServerAddress(), RocketMQExtension.uniqueTopic("order-raw"));
   }
 
   @AfterAll

@@ -10,6 +10,7 @@ import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.Outcome;
 import io.converge.consumer.testing.ConsumerBindingContract;
 import io.converge.producer.Envelope;
+import io.converge.producer.rocketmq.RocketMQClients;
 import io.converge.producer.rocketmq.KeyQueueSelector;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -47,10 +48,7 @@ class RocketMQIdempotentConsumerIT extends ConsumerBindingContract {
 
   @BeforeAll
   static void startProducer(EmbeddedRocketMQ mq) throws Exception {
-    producer = new DefaultMQProducer(RocketMQExtension.uniqueTopic("it-producer"));
-    producer.setNamesrvAddr(mq.nameServerAddress());
-    producer.setInstanceName(UUID.randomUUID().toString());
-    producer.start();
+    producer = RocketMQClients.startProducer(mq.nameServerAddress(), RocketMQExtension.uniqueTopic("it-producer"));
   }
 
   @AfterAll
