@@ -32,9 +32,14 @@ public record ConsumerProperties(
    *     outage) before RocketMQ redelivers a second copy; 1m..7d, default 24h
    * @param ordered one key handled in queue order (an orderly consumer); default true. {@code false} is the
    *     explicit opt-out to a concurrent consumer: no per-key order
+   * @param suspendTime ordered only: how long a queue pauses before a message that could not be acked comes
+   *     again; 10ms..30s, default 1s
+   * @param releaseInterval how often the consumer runs the messages held behind a parked message of their key
+   *     once it was discarded; 10ms..1h, default 5s
    */
   public record Rocketmq(String nameServer, @DefaultValue("4") int consumeThreads,
-      @DefaultValue("24h") Duration consumeTimeout, @DefaultValue("true") boolean ordered) {
+      @DefaultValue("24h") Duration consumeTimeout, @DefaultValue("true") boolean ordered,
+      @DefaultValue("1s") Duration suspendTime, @DefaultValue("5s") Duration releaseInterval) {
   }
 
   /**

@@ -112,7 +112,9 @@ final class IdempotentConsumerRegistrar implements SmartLifecycle {
     }
     RocketMQIdempotentConsumer consumer = RocketMQIdempotentConsumer.builder().nameServer(nameServer).topic(topic)
         .handler(handler).consumeThreads(properties.rocketmq().consumeThreads())
-        .consumeTimeout(properties.rocketmq().consumeTimeout()).ordered(properties.rocketmq().ordered()).start();
+        .consumeTimeout(properties.rocketmq().consumeTimeout()).ordered(properties.rocketmq().ordered())
+        .suspendTime(properties.rocketmq().suspendTime()).releaseInterval(properties.rocketmq().releaseInterval())
+        .start();
     return consumer::close;
   }
 

@@ -23,6 +23,18 @@ class ConsumerPropertiesTest {
     assertThat(p.policy("payments").maxOutageBackoff()).isEqualTo(Duration.ofSeconds(30));
     assertThat(p.policy("unknown").maxOutageBackoff()).isEqualTo(Duration.ofSeconds(30));
     assertThat(p.rocketmq().consumeTimeout()).isEqualTo(Duration.ofHours(24));
+    assertThat(p.rocketmq().ordered()).isTrue();
+    assertThat(p.rocketmq().suspendTime()).isEqualTo(Duration.ofSeconds(1));
+    assertThat(p.rocketmq().releaseInterval()).isEqualTo(Duration.ofSeconds(5));
+  }
+
+  @Test
+  void orderSettingsBind() {
+    ConsumerProperties p = bind(Map.of("converge.consumer.rocketmq.ordered", "false",
+        "converge.consumer.rocketmq.suspend-time", "250ms", "converge.consumer.rocketmq.release-interval", "2s"));
+    assertThat(p.rocketmq().ordered()).isFalse();
+    assertThat(p.rocketmq().suspendTime()).isEqualTo(Duration.ofMillis(250));
+    assertThat(p.rocketmq().releaseInterval()).isEqualTo(Duration.ofSeconds(2));
   }
 
   @Test

@@ -101,6 +101,9 @@ class PulsarAutoConfiguration {
         if (c != null && c.receiverQueueSize() != null) {
           b.receiverQueueSize(c.receiverQueueSize());
         }
+        if (c != null && c.releaseInterval() != null) {
+          b.releaseInterval(c.releaseInterval());
+        }
         return b;
       });
     }

@@ -33,7 +33,10 @@ public record PulsarProperties(
    * @param consumers consumers per subscription (Key_Shared), 1-64; default 4
    * @param redeliveryDelay delay of a negatively acknowledged message; default 1 s
    * @param receiverQueueSize messages each consumer prefetches, 1-10000; default 100
+   * @param releaseInterval how often the messages held behind a discarded parked message of their key are run;
+   *     10ms..1h, default 5 s
    */
-  public record Consumer(Boolean enabled, Integer consumers, Duration redeliveryDelay, Integer receiverQueueSize) {
+  public record Consumer(Boolean enabled, Integer consumers, Duration redeliveryDelay, Integer receiverQueueSize,
+      Duration releaseInterval) {
   }
 }
