@@ -64,13 +64,15 @@ import org.springframework.transaction.support.TransactionTemplate;
  * method ({@link #reachesBrokerInUnitOfWork()}), and the contract runs the tests that apply.
  */
 @ExtendWith(ChildJvmExtension.class)
-@Execution(ExecutionMode.CONCURRENT)
+@Execution(ExecutionMode.SAME_THREAD)
 public abstract class TxnProducerContract {
 
   /**
-   * The tests of a class run concurrently (each has its own topics, groups and ids; most of their time
-   * is spent waiting for the broker), except those that take the whole broker down or install the
-   * JVM-wide crash hook: they hold this resource exclusively, the others share it.
+   * The contract's tests run concurrently with each other (each is {@code @Execution(CONCURRENT)}: own
+   * topics, groups and ids; most of their time is spent waiting for the broker), except those that take the
+   * whole broker down or install the JVM-wide crash hook: they hold this resource exclusively, the others
+   * share it. The class itself is SAME_THREAD, so it never overlaps another test class of the module (one
+   * that shares the broker a contract test stops, or that assumes it runs alone).
    */
   static final String ALONE = "converge.contract.broker-and-crash-hook";
 
@@ -330,6 +332,7 @@ public abstract class TxnProducerContract {
   // ---- 1. commit ----
 
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
   void commitDeliversTheMessageAndKeepsTheBusinessRow() throws Exception {
     Unit u = unit("commit");
@@ -342,6 +345,7 @@ public abstract class TxnProducerContract {
   // ---- 2. rollback ----
 
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
   void exceptionInTheUnitOfWorkRollsBackRowAndMessage() throws Exception {
     Unit u = unit("rollback");
@@ -372,6 +376,7 @@ public abstract class TxnProducerContract {
   // ---- 3. kill -9 after the DB commit, before the broker commit ----
 
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
   @ResourceLock(CHILD)
   void killAfterDbCommitBeforeBrokerCommitIsDeliveredByRecovery(ChildJvms jvms) throws Exception {
@@ -388,6 +393,7 @@ public abstract class TxnProducerContract {
   // ---- 4. kill -9 before the DB commit ----
 
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
   @ResourceLock(CHILD)
   void killBeforeDbCommitIsNeverDelivered(ChildJvms jvms) throws Exception {
@@ -413,6 +419,7 @@ public abstract class TxnProducerContract {
    * because recovery already discarded the dead attempt.
    */
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
   @ResourceLock(CHILD)
   void aRetryWithTheSameIdAfterACrashedAttemptDeliversOnlyTheRetry(ChildJvms jvms) throws Exception {
@@ -427,6 +434,7 @@ public abstract class TxnProducerContract {
    * commit of the fenced attempt for the whole log retention) and only its payload may be delivered.
    */
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
   @ResourceLock(CHILD)
   void aRetryWithTheSameIdAfterRecoveryDiscardedTheCrashedAttemptCommits(ChildJvms jvms) throws Exception {
@@ -462,6 +470,7 @@ public abstract class TxnProducerContract {
 
   /** Only where the broker holds a prepared message ({@link #reachesBrokerInUnitOfWork()}); else see 5b. */
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ_WRITE)
   void localCommitAfterRecoveryDiscardedTheMessageFails() throws Exception {
     assumeThat(reachesBrokerInUnitOfWork())
@@ -497,6 +506,7 @@ public abstract class TxnProducerContract {
    * be delivered after it.
    */
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
   void anOpenUnitIsNeitherDeliveredBeforeItsCommitNorLostAfterIt() throws Exception {
     assumeThat(reachesBrokerInUnitOfWork())
@@ -528,6 +538,7 @@ public abstract class TxnProducerContract {
   // ---- 6. several messages: all or none; envelope preserved ----
 
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
   void severalMessagesAreAllOrNoneWithIdKeyAndHeadersPreserved() throws Exception {
     Unit u = unit("many");
@@ -580,6 +591,7 @@ public abstract class TxnProducerContract {
    * rolled back discards everything published after it.
    */
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
   void aRolledBackSavepointDiscardsTheMessagesPublishedAfterIt() throws Exception {
     Unit u = unit("savepoint");
@@ -630,6 +642,7 @@ public abstract class TxnProducerContract {
    * first outer transaction publishes before the savepoint, the second only inside it.
    */
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
   void aRolledBackSpringNestedTransactionDiscardsItsMessages() throws Exception {
     Unit u = unit("nested");
@@ -665,6 +678,7 @@ public abstract class TxnProducerContract {
    * message is not.
    */
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
   void aSpringRequiresNewTransactionIsItsOwnUnitOfWork() throws Exception {
     Unit u = unit("requiresnew");
@@ -692,6 +706,7 @@ public abstract class TxnProducerContract {
   // ---- 7. broker down, DB down ----
 
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ_WRITE)
   void brokerDown() throws Exception {
     Unit u = unit("down");
@@ -720,6 +735,7 @@ public abstract class TxnProducerContract {
   }
 
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
   void databaseDownIsATypedErrorAndNothingIsSent() throws Exception {
     String topic = topic("dbdown");
@@ -739,6 +755,7 @@ public abstract class TxnProducerContract {
   // ---- 8. bad input before anything is sent ----
 
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
   void oversizePayloadAndBadTopicAreTypedErrorsBeforeAnythingIsSent() throws Exception {
     Unit u = unit("bad");
