@@ -112,10 +112,10 @@ public final class PulsarTxnBackend implements TxnBackend {
     while ((p = ready.poll()) != null && !fresh(p)) {
       abortQuietly(p);
     }
-    prefetch();
     if (p != null) {
       try {
         p.txn().get(settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        prefetch();
         return p;
       } catch (InterruptedException e) {
         throw e;
@@ -123,8 +123,10 @@ public final class PulsarTxnBackend implements TxnBackend {
         LOG.debug("A Pulsar transaction opened ahead failed ({}); opening one now", e.toString());
       }
     }
+    // none ready (the first unit, or a pause longer than a fresh one lives): open it now, then the next
     Prefetched now = new Prefetched(open(), context.clock().instant(), System.nanoTime());
     now.txn().get(settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    prefetch();
     return now;
   }
 
