@@ -49,6 +49,32 @@ final class ConsumerStore {
   /** The result of {@link #claimForHandler} when the key is held. */
   static final int HELD = 2;
 
+  /** The error text that {@link #CLAIM_OR_REFUSE} fails with for a duplicate. */
+  static final String REFUSED_DUPLICATE = "converge-claim-duplicate";
+
+  /** The error text that {@link #CLAIM_OR_REFUSE} fails with for a held key. */
+  static final String REFUSED_HELD = "converge-claim-held";
+
+  /**
+   * {@link #CLAIM_FOR_HANDLER} as a statement that fails unless it claimed (its text cast to an integer
+   * fails with {@link #REFUSED_DUPLICATE} or {@link #REFUSED_HELD}), so that a statement sent after it in
+   * the same round trip never runs for a duplicate or a held key: the error aborts the transaction first
+   * and the server skips the rest of the pipeline. Same parameters as {@link #CLAIM_FOR_HANDLER}.
+   */
+  static final String CLAIM_OR_REFUSE = CLAIM_FOR_HANDLER.substring(0,
+      CLAIM_FOR_HANDLER.lastIndexOf("\nSELECT (SELECT count") + 1)
+      + "SELECT (CASE WHEN EXISTS (SELECT 1 FROM held) THEN '" + REFUSED_HELD + "'"
+      + " WHEN EXISTS (SELECT 1 FROM claimed) THEN '1' ELSE '" + REFUSED_DUPLICATE + "' END)::int";
+
+  /** The number of parameters of {@link #CLAIM_FOR_HANDLER} and {@link #CLAIM_OR_REFUSE}. */
+  static final int CLAIM_PARAMETERS = 12;
+
+  /** Binds the parameters of {@link #CLAIM_OR_REFUSE} (1 to {@link #CLAIM_PARAMETERS}). */
+  static void bindClaim(PreparedStatement ps, String tenant, String group, String messageId, String topic, String key,
+      Instant now) throws SQLException {
+    bind(ps, group, topic, tenant, key, tenant, group, messageId, topic, now, tenant, group, messageId);
+  }
+
   /**
    * The held rows of a group that head their key (no earlier parked row of the key), oldest first.
    */

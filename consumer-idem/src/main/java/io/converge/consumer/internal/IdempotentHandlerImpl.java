@@ -36,12 +36,25 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
   private final ConsumerMetrics metrics;
   private final Clock clock;
   private final HeldMessages held;
+  private final boolean claimWithFirstStatement;
 
   /** Use {@link IdempotentHandler#builder()}. */
   public IdempotentHandlerImpl(String group, MessageHandler handler, TransactionRunner tx, MessageIdResolver idResolver,
       FailurePolicy policy, FailureClassifier classifier, BusinessFailureHook onBusinessFailure,
       ConsumerMetrics metrics,
       Clock clock) {
+    this(group, handler, tx, idResolver, policy, classifier, onBusinessFailure, metrics, clock, false);
+  }
+
+  /**
+   * Use {@link IdempotentHandler#builder()}; {@code claimWithFirstStatement}: a first delivery's claim
+   * travels with the handler's first statement ({@link PipelinedClaim}) when {@code tx} is plain JDBC.
+   */
+  public IdempotentHandlerImpl(String group, MessageHandler handler, TransactionRunner tx, MessageIdResolver idResolver,
+      FailurePolicy policy, FailureClassifier classifier, BusinessFailureHook onBusinessFailure,
+      ConsumerMetrics metrics,
+      Clock clock, boolean claimWithFirstStatement) {
+    this.claimWithFirstStatement = claimWithFirstStatement && tx instanceof JdbcTransactionRunner;
     this.group = group;
     this.handler = handler;
     this.tx = tx;
@@ -70,12 +83,29 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
     }
     String tenant = message.tenant();
     int outageWaits = 0;
+    boolean firstRun = true;
     while (true) {
       Outcome outcome;
       FailureKind kind;
       Exception failure;
+      // a first delivery's first run: the claim may travel with the handler's first statement
+      boolean pipelined = claimWithFirstStatement && outageWaits == 0 && firstRun && message.deliveryCount() == 1;
+      firstRun = false;
       try {
         outcome = tx.inTransaction(c -> {
+          PipelinedClaim pipelinedClaim = pipelined
+              ? PipelinedClaim.open(c, tenant, group, id, message.topic(), message.brokerKey(), clock.instant())
+              : null;
+          if (pipelinedClaim != null) {
+            try {
+              handler.handle(pipelinedClaim.connection(), message);
+            } catch (Throwable e) {
+              pipelinedClaim.afterFailure(e); // a refused claim is the outcome, not the handler's error
+              throw e;
+            }
+            pipelinedClaim.afterHandler();
+            return Outcome.PROCESSED;
+          }
           int claim = ConsumerStore.claimForHandler(c, tenant, group, id, message.topic(), message.brokerKey(),
               clock.instant());
           if (claim == ConsumerStore.HELD) {
@@ -87,6 +117,14 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
           handler.handle(c, message);
           return Outcome.PROCESSED;
         });
+        if (outcome == Outcome.HELD) {
+          outcome = run(message, id, () -> held.hold(message, tenant, id));
+        }
+        kind = null;
+        failure = null;
+      } catch (PipelinedClaim.Refused refused) {
+        // a duplicate or a held key: the handler's statements never ran, its transaction rolled back
+        outcome = refused.outcome();
         if (outcome == Outcome.HELD) {
           outcome = run(message, id, () -> held.hold(message, tenant, id));
         }

@@ -51,6 +51,9 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--runs", defaultValue = "5", description = "measured runs (default ${DEFAULT-VALUE})")
   int runs;
 
+  @Option(names = "--memory-run", defaultValue = "PT60S", description = "after its measured runs each scenario runs this long more and the JVM's RSS and heap after GC are reported; PT0S: none (default ${DEFAULT-VALUE})")
+  Duration memoryRun;
+
   @Option(names = "--list", description = "list the scenarios and exit")
   boolean list;
 
@@ -91,9 +94,9 @@ public final class BenchCommand implements Callable<Integer> {
     }
     MarkdownReport report = new MarkdownReport("mvn -B -DskipTests -pl ops -am verify exec:java -Dexec.args=\""
         + String.join(" ", spec.commandLine().getParseResult().originalArgs()) + "\"",
-        new BenchRunner.Plan(1, warmup, duration, runs));
+        new BenchRunner.Plan(1, warmup, duration, runs), memoryRun);
     try (BenchEnv env = BenchEnv.start()) {
-      BenchRunner runner = new BenchRunner(env, System.out);
+      BenchRunner runner = new BenchRunner(env, System.out, memoryRun);
       for (Pair p : pairs) {
         for (int t : threads) {
           List<Scenario> run = new ArrayList<>();

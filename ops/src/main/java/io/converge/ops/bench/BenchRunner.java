@@ -46,22 +46,44 @@ public final class BenchRunner {
     }
   }
 
-  /** The measured throughputs (operations per second) of each scenario, one per run. */
-  public record Result(Map<String, List<Double>> throughputs) {
+  /**
+   * The measured throughputs (operations per second) of each scenario, one per run, and the memory
+   * sampled after each scenario's memory run (empty without one).
+   */
+  public record Result(Map<String, List<Double>> throughputs, Map<String, Memory> memory) {
+
+    /** A result without memory figures. */
+    public Result(Map<String, List<Double>> throughputs) {
+      this(throughputs, Map.of());
+    }
   }
 
   private final BenchEnv env;
   private final PrintStream out;
+  private final Duration memoryRun;
 
-  /** A runner on {@code env}, reporting to {@code out}. */
+  /** A runner on {@code env}, reporting to {@code out}, without memory runs. */
   public BenchRunner(BenchEnv env, PrintStream out) {
+    this(env, out, Duration.ZERO);
+  }
+
+  /**
+   * A runner on {@code env}, reporting to {@code out}; after its measured runs each scenario runs
+   * {@code memoryRun} more (not measured) and the JVM's memory is sampled ({@link Memory}); zero: none.
+   */
+  public BenchRunner(BenchEnv env, PrintStream out, Duration memoryRun) {
+    if (memoryRun.isNegative()) {
+      throw new IllegalArgumentException("bench.memoryRun must not be negative, but was " + memoryRun);
+    }
     this.env = env;
     this.out = out;
+    this.memoryRun = memoryRun;
   }
 
   /** Runs {@code scenarios} (one, or a pair to compare: the first against the second) by {@code plan}. */
   public Result run(List<Scenario> scenarios, Plan plan) throws Exception {
     Map<String, List<Double>> results = new LinkedHashMap<>();
+    Map<String, Memory> memory = new LinkedHashMap<>();
     try {
       for (Scenario s : scenarios) {
         s.setUp(env, plan.threads());
@@ -81,13 +103,22 @@ public final class BenchRunner {
           out.printf("  run %d/%d %-28s %,12.0f %s/s%n", run + 1, plan.runs(), s.name(), rate, s.unit());
         }
       }
+      if (!memoryRun.isZero()) {
+        for (Scenario s : scenarios) {
+          measure(s, plan.threads(), memoryRun);
+          Memory m = Memory.sample();
+          memory.put(s.name(), m);
+          out.printf("  memory after a %s run of %-14s RSS %s, heap after GC %s%n", memoryRun, s.name(),
+              Memory.mib(m.rssBytes()), Memory.mib(m.heapBytes()));
+        }
+      }
     } finally {
       for (Scenario s : scenarios) {
         s.close();
       }
     }
     report(scenarios, plan, results);
-    return new Result(results);
+    return new Result(results, memory);
   }
 
   private void report(List<Scenario> scenarios, Plan plan, Map<String, List<Double>> results) {

@@ -18,11 +18,12 @@ final class MarkdownReport {
 
   /** One measured scenario at one thread count; {@code baseline} and {@code ratio} are null without a baseline. */
   record Row(String scenario, String unit, int threads, Stats throughput, String baseline, Stats baselineThroughput,
-      Stats ratio) {
+      Stats ratio, Memory memory) {
   }
 
   private final String command;
   private final BenchRunner.Plan plan;
+  private final java.time.Duration memoryRun;
   private final List<Row> rows = new ArrayList<>();
   private String failure;
 
@@ -31,20 +32,27 @@ final class MarkdownReport {
    * @param plan the plan of every row (its thread count aside)
    */
   MarkdownReport(String command, BenchRunner.Plan plan) {
+    this(command, plan, java.time.Duration.ZERO);
+  }
+
+  /** As above; {@code memoryRun}: how long each scenario ran before its memory figure (zero: no figures). */
+  MarkdownReport(String command, BenchRunner.Plan plan, java.time.Duration memoryRun) {
     this.command = command;
     this.plan = plan;
+    this.memoryRun = memoryRun;
   }
 
   /** Adds the result of {@code scenario} (against {@code baseline}, or null) at {@code threads} threads. */
   void add(Scenario scenario, String baseline, int threads, BenchRunner.Result result) {
     Stats a = Stats.of(result.throughputs().get(scenario.name()));
+    Memory memory = result.memory().get(scenario.name());
     if (baseline == null) {
-      rows.add(new Row(scenario.name(), scenario.unit(), threads, a, null, null, null));
+      rows.add(new Row(scenario.name(), scenario.unit(), threads, a, null, null, null, memory));
       return;
     }
     List<Double> b = result.throughputs().get(baseline);
     rows.add(new Row(scenario.name(), scenario.unit(), threads, a, baseline, Stats.of(b),
-        Stats.of(Stats.ratios(result.throughputs().get(scenario.name()), b))));
+        Stats.of(Stats.ratios(result.throughputs().get(scenario.name()), b)), memory));
   }
 
   /** Notes that the bench stopped on {@code e}: the page says so under its table. */
@@ -69,21 +77,34 @@ final class MarkdownReport {
     md.append("- servers: embedded RocketMQ and PostgreSQL (fsync on) in the bench's JVM, Pulsar in its child JVM,"
         + " all on the same machine as the load\n\n");
     md.append("What each scenario measures: the scenario table of `converge bench` in ops/README.md. Compare ratios,"
-        + " not absolute numbers: the machine is shared and noisy.\n\n");
+        + " not absolute numbers: the machine is shared and noisy.\n");
+    boolean memory = !memoryRun.isZero();
+    if (memory) {
+      md.append("Memory: the bench JVM (the embedded RocketMQ broker included) after a further ")
+          .append(seconds(memoryRun.toMillis()))
+          .append(" run of the scenario alone: its RSS, and its heap in use after a full GC.\n");
+    }
+    md.append('\n');
     md.append(
-        "| scenario | threads | throughput (median) | min - max | baseline | baseline (median) | ratio (median) | ratio min - max |\n");
-    md.append("|---|---:|---:|---:|---|---:|---:|---:|\n");
+        "| scenario | threads | throughput (median) | min - max | baseline | baseline (median) | ratio (median) | ratio min - max |")
+        .append(memory ? " RSS | heap after GC |\n" : "\n");
+    md.append("|---|---:|---:|---:|---|---:|---:|---:|").append(memory ? "---:|---:|\n" : "\n");
     for (Row r : rows) {
       md.append("| `").append(r.scenario()).append("` | ").append(r.threads()).append(" | ")
           .append(rate(r.throughput().median())).append(' ').append(r.unit()).append("/s | ")
           .append(rate(r.throughput().min())).append(" - ").append(rate(r.throughput().max())).append(" | ");
       if (r.baseline() == null) {
-        md.append("- | - | - | - |\n");
+        md.append("- | - | - | - |");
       } else {
         md.append('`').append(r.baseline()).append("` | ").append(rate(r.baselineThroughput().median())).append(" | ")
             .append(ratio(r.ratio().median())).append(" | ").append(ratio(r.ratio().min())).append(" - ")
-            .append(ratio(r.ratio().max())).append(" |\n");
+            .append(ratio(r.ratio().max())).append(" |");
       }
+      if (memory) {
+        md.append(' ').append(r.memory() == null ? "-" : Memory.mib(r.memory().rssBytes())).append(" | ")
+            .append(r.memory() == null ? "-" : Memory.mib(r.memory().heapBytes())).append(" |");
+      }
+      md.append('\n');
     }
     if (failure != null) {
       md.append("\nIncomplete: the bench stopped on ").append(failure.replace('\n', ' ')).append('\n');

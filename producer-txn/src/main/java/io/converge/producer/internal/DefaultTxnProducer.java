@@ -8,6 +8,7 @@ import io.converge.producer.TxnProducerBuilder.Settings;
 import io.converge.producer.UnitOfWork;
 import io.converge.producer.UnitOfWorkException;
 import io.converge.producer.spi.BackendContext;
+import io.converge.producer.spi.CommitWrite;
 import io.converge.producer.spi.Commits;
 import io.converge.producer.spi.JoinableProducer;
 import io.converge.producer.spi.JoinedTransaction;
@@ -62,16 +63,26 @@ public final class DefaultTxnProducer implements TxnProducer, JoinableProducer {
     try {
       ctx = new UnitContext(settings, c, backend.begin());
       T result;
+      CommitWrite write;
       try {
         c.setAutoCommit(false);
         result = work.run(ctx);
-        ctx.beforeCommit(start, "Unit of work", "");
+        write = ctx.beforeCommit(start, "Unit of work", "");
       } catch (Throwable e) {
         rollback(c, ctx);
         throw rethrow(e, ctx);
       }
       try {
-        c.commit();
+        if (write == null) {
+          c.commit();
+        } else {
+          // the last log write travels with the COMMIT: one round trip; a refused write committed nothing
+          RuntimeException refused = ctx.writeAndCommit(write);
+          if (refused != null) {
+            rollback(c, ctx);
+            throw refused;
+          }
+        }
       } catch (SQLException e) {
         // the outcome is unknown: leave the messages open, the backend's recovery reads the log
         throw new CommitOutcomeUnknownException("Commit of a unit of work of group " + settings.group()

@@ -1,6 +1,7 @@
 package io.converge.producer.internal;
 
 import io.converge.producer.OutgoingMessage;
+import io.converge.producer.spi.CommitWrite;
 import io.converge.producer.spi.JoinedTransaction;
 
 /** A transaction joined by {@link DefaultTxnProducer#join}. Used by one thread. */
@@ -15,7 +16,10 @@ final class JoinedUnit implements JoinedTransaction {
 
   @Override
   public void beforeCommit() {
-    ctx.beforeCommit(start, "Transaction", " after its first publish");
+    CommitWrite write = ctx.beforeCommit(start, "Transaction", " after its first publish");
+    if (write != null) {
+      ctx.write(write); // the transaction's owner commits
+    }
   }
 
   @Override

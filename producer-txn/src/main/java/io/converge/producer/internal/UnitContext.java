@@ -1,5 +1,6 @@
 package io.converge.producer.internal;
 
+import io.converge.producer.CommitOutcomeUnknownException;
 import io.converge.producer.ConvergeException;
 import io.converge.producer.DatabaseUnavailableException;
 import io.converge.producer.OutgoingMessage;
@@ -8,6 +9,7 @@ import io.converge.producer.TransactionTimedOutException;
 import io.converge.producer.TxnContext;
 import io.converge.producer.TxnProducerBuilder.Settings;
 import io.converge.producer.spi.BackendTransaction;
+import io.converge.producer.spi.CommitWrite;
 import io.converge.producer.spi.CrashPoints;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -22,6 +24,7 @@ import org.slf4j.LoggerFactory;
 final class UnitContext implements TxnContext, SavepointConnection.Unit {
 
   private static final Logger LOG = LoggerFactory.getLogger(UnitContext.class);
+  private static final String LOG_FAILURE = "Cannot record the messages of a unit of work in the transaction log";
 
   /** A call into the backend transaction, which may throw anything. */
   @FunctionalInterface
@@ -87,21 +90,60 @@ final class UnitContext implements TxnContext, SavepointConnection.Unit {
    *
    * @param what how the timeout's message names the unit, e.g. {@code "Unit of work"}
    * @param since what {@code startNanos} was, for that message (empty, or e.g. {@code " after its first publish"})
+   * @return the backend's last log write, to be written before the commit or with it; null for none
    */
-  void beforeCommit(long startNanos, String what, String since) {
+  CommitWrite beforeCommit(long startNanos, String what, String since) {
     if (broken) {
       throw new ConvergeException("A savepoint rollback of group " + settings.group() + " failed to discard its"
           + " messages; the transaction cannot commit and is rolled back as a whole", lastId, null);
     }
+    CommitWrite write = null;
     if (published > 0) {
-      call(() -> btx.beforeCommit(connection), "Cannot record the messages of a unit of work in the transaction log",
-          "Cannot complete the messages of a unit of work", lastId);
+      call(() -> btx.beforeCommit(connection), LOG_FAILURE, "Cannot complete the messages of a unit of work", lastId);
+      write = btx.commitWrite();
     }
     if (System.nanoTime() - startNanos > settings.localTransactionTimeout().toNanos()) {
+      if (write != null) {
+        // a check-back that fenced a message meanwhile is the more precise reason: the write says so
+        CommitWrite late = write;
+        call(() -> late.write(connection), LOG_FAILURE, "Cannot record the messages of a unit of work", lastId);
+      }
       throw new TransactionTimedOutException(what + " of group " + settings.group() + " ran longer than "
           + settings.localTransactionTimeout() + since + "; rolled back", lastId, null);
     }
     CrashPoints.pass(CrashPoints.Point.BEFORE_DB_COMMIT);
+    return write;
+  }
+
+  /** Writes {@code write} before a commit that its owner sends (a joined transaction). */
+  void write(CommitWrite write) {
+    call(() -> write.write(connection), LOG_FAILURE, "Cannot record the messages of a unit of work", lastId);
+  }
+
+  /**
+   * Writes {@code write} and commits in one round trip ({@code inTransaction}).
+   *
+   * @return null when the unit committed; else the failure, after which nothing was committed and the
+   *     caller rolls back
+   * @throws CommitOutcomeUnknownException when the connection failed: the outcome is unknown
+   */
+  RuntimeException writeAndCommit(CommitWrite write) {
+    try {
+      write.writeAndCommit(connection);
+      return null;
+    } catch (ConvergeException e) {
+      return e; // the write refused the commit (a fenced message): nothing was sent after it
+    } catch (SQLException e) {
+      String state = e.getSQLState();
+      if (state != null && !state.startsWith("08")) {
+        return new DatabaseUnavailableException(LOG_FAILURE + ": " + e.getMessage(), lastId, e);
+      }
+      throw new CommitOutcomeUnknownException("Commit of a unit of work of group " + settings.group()
+          + " failed; its messages will be resolved from the transaction log", lastId, e);
+    } catch (RuntimeException e) {
+      throw new CommitOutcomeUnknownException("Commit of a unit of work of group " + settings.group()
+          + " failed; its messages will be resolved from the transaction log", lastId, e);
+    }
   }
 
   /** The transaction committed: the backend completes the messages. */

@@ -5,6 +5,7 @@ import io.converge.producer.InvalidMessageException;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendTransaction;
+import io.converge.producer.spi.CommitWrite;
 import io.converge.producer.spi.CrashPoints;
 import java.sql.Connection;
 import java.time.Duration;
@@ -21,7 +22,11 @@ import org.apache.rocketmq.common.message.MessageConst;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The half messages of one unit of work. Used by one thread. */
+/**
+ * The half messages of one unit of work: sent at {@code publish}, their log rows written before the DB
+ * commit (the last one in the commit's round trip), ended after it through the END lanes. Used by one
+ * thread.
+ */
 final class HalfMessageTransaction implements BackendTransaction {
 
   private static final Logger LOG = LoggerFactory.getLogger(HalfMessageTransaction.class);
@@ -35,7 +40,7 @@ final class HalfMessageTransaction implements BackendTransaction {
   private final SyncEndTransaction ender;
   private final EndLanes lanes;
   private final BackendContext context;
-  private final List<Prepared> prepared = new ArrayList<>();
+  private final List<Pending> pending = new ArrayList<>();
 
   HalfMessageTransaction(TransactionMQProducer producer, SyncEndTransaction ender, EndLanes lanes,
       BackendContext context) {
@@ -45,6 +50,10 @@ final class HalfMessageTransaction implements BackendTransaction {
     this.context = context;
   }
 
+  /**
+   * Sends {@code m} as a half message; its log row is written in {@link #beforeCommit} (the last one in
+   * the commit's round trip).
+   */
   @Override
   public void publish(OutgoingMessage m, Connection connection) throws Exception {
     if (m.payload().length == 0) {
@@ -59,6 +68,10 @@ final class HalfMessageTransaction implements BackendTransaction {
     long start = System.nanoTime();
     SendResult result;
     try {
+      // synchronous: the client's asynchronous send was acknowledged 10 times slower on a loaded machine
+      // (converge bench, JFR), and in the usual unit (business writes, then publish) it could overlap
+      // only the log row, which must follow the acknowledgement: a check-back must be able to fence a
+      // prepared half message whose unit stalls (its row would hold the fence off until the unit ends)
       result = m.key() != null ? producer.send(msg, KeyQueueSelector.BY_KEY, m.key()) : producer.send(msg);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -67,20 +80,34 @@ final class HalfMessageTransaction implements BackendTransaction {
       throw RocketMQErrors.classify(e, "half message", m.id(), m.topic(), RocketMQErrors.brokersRegistered(producer));
     }
     context.metrics().sent(Duration.ofNanos(System.nanoTime() - start));
-    Prepared p = new Prepared(msg, result, m.id());
-    try {
-      if (result.getSendStatus() != SendStatus.SEND_OK) {
-        throw new BrokerUnavailableException(
-            "RocketMQ stored half message " + m.id() + " with status " + result.getSendStatus(), m.id(), null);
-      }
-      CrashPoints.pass(CrashPoints.Point.AFTER_BROKER_PREPARE);
-      context.log().recordCommitted(connection, m.id(), attempt, context.group(), m.topic());
-    } catch (Exception | Error e) {
+    Pending p = new Pending(msg, result, m.id(), m.topic(), attempt);
+    if (result.getSendStatus() != SendStatus.SEND_OK) {
       // a publish that failed is not part of the unit, even if the application goes on (savepoint)
       submit(p, LocalTransactionState.ROLLBACK_MESSAGE);
-      throw e;
+      throw new BrokerUnavailableException(
+          "RocketMQ stored half message " + m.id() + " with status " + result.getSendStatus(), m.id(), null);
     }
-    prepared.add(p);
+    pending.add(p);
+    CrashPoints.pass(CrashPoints.Point.AFTER_BROKER_PREPARE);
+  }
+
+  /**
+   * Writes the log rows of all half messages but the last, which {@link #commitWrite()} leaves to the
+   * commit's round trip. (Each row follows its message's acknowledgement, never precedes it: a
+   * check-back must be able to fence a prepared half message whose unit stalls, and a row of the open
+   * transaction would hold the fence off until the unit ends.)
+   */
+  @Override
+  public void beforeCommit(Connection connection) throws Exception {
+    for (Pending p : pending.subList(0, pending.size() - 1)) {
+      context.log().recordCommitted(connection, p.id(), p.attempt(), context.group(), p.topic());
+    }
+  }
+
+  @Override
+  public CommitWrite commitWrite() {
+    Pending last = pending.get(pending.size() - 1);
+    return context.log().committedWrite(last.id(), last.attempt(), context.group(), last.topic());
   }
 
   /**
@@ -90,8 +117,8 @@ final class HalfMessageTransaction implements BackendTransaction {
    */
   @Override
   public void rollbackToSavepoint(int kept) {
-    List<Prepared> discarded = prepared.subList(kept, prepared.size());
-    for (Prepared p : discarded) {
+    List<Pending> discarded = pending.subList(kept, pending.size());
+    for (Pending p : discarded) {
       submit(p, LocalTransactionState.ROLLBACK_MESSAGE);
     }
     LOG.debug("Rolled back {} half messages after a savepoint in group {}", discarded.size(), context.group());
@@ -111,28 +138,30 @@ final class HalfMessageTransaction implements BackendTransaction {
   // The ENDs of one queue go through one lane, in order: the broker writes the real message at END
   // COMMIT, so this keeps a key's messages in commit order without making the caller wait.
   private void end(LocalTransactionState state) {
-    for (Prepared p : prepared) {
+    for (Pending p : pending) {
       submit(p, state);
     }
   }
 
-  private void submit(Prepared p, LocalTransactionState state) {
-    if (!lanes.submit(p.result.getMessageQueue().hashCode(), () -> endNow(p, state))) {
-      LOG.debug("END {} of half message {} dropped (lane full); the check-back will resolve it", state, p.id);
+  private void submit(Pending p, LocalTransactionState state) {
+    if (!lanes.submit(p.result().getMessageQueue().hashCode(), () -> endNow(p, state))) {
+      LOG.debug("END {} of half message {} dropped (lane full); the check-back will resolve it", state, p.id());
     }
   }
 
-  private void endNow(Prepared p, LocalTransactionState state) {
+  private void endNow(Pending p, LocalTransactionState state) {
     try {
-      ender.end(p.message, p.result, state);
+      ender.end(p.message(), p.result(), state);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      LOG.warn("Interrupted ending half message {} with {}; the check-back will resolve it", p.id, state);
+      LOG.warn("Interrupted ending half message {} with {}; the check-back will resolve it", p.id(), state);
     } catch (Exception e) {
-      LOG.warn("Could not end half message {} with {} ({}); the check-back will resolve it", p.id, state, e.toString());
+      LOG.warn("Could not end half message {} with {} ({}); the check-back will resolve it", p.id(), state,
+          e.toString());
     }
   }
 
-  private record Prepared(Message message, SendResult result, String id) {
+  /** A half message the broker stored, and what its log row needs. */
+  private record Pending(Message message, SendResult result, String id, String topic, String attempt) {
   }
 }

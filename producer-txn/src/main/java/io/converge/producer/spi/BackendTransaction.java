@@ -26,6 +26,16 @@ public interface BackendTransaction {
   }
 
   /**
+   * The log write that {@link #beforeCommit} left for last, for the producer to send with the DB
+   * commit ({@link CommitWrite}): called right after {@link #beforeCommit}, when at least one message
+   * was published; the producer writes it before the commit or in the commit's round trip, and the
+   * unit commits only if it succeeded. Default: none.
+   */
+  default CommitWrite commitWrite() {
+    return null;
+  }
+
+  /**
    * A savepoint of the DB transaction was rolled back: the messages this transaction published after
    * its first {@code kept} belong to the rolled-back work and must never be delivered, whatever the
    * transaction does next; the first {@code kept} stay part of it (delivered iff it commits). Log rows

@@ -14,7 +14,10 @@ public final class CrashPoints {
   public enum Point {
     /** A half message (or Pulsar send) was accepted by the broker, before its log row is written. */
     AFTER_BROKER_PREPARE,
-    /** All business writes and log rows are written; the DB commit is next. */
+    /**
+     * The business writes are done and the broker acknowledged the messages; the DB commit is next,
+     * with the unit's last log row in its round trip (the other log rows are written).
+     */
     BEFORE_DB_COMMIT,
     /** The DB committed; the broker commit (END COMMIT, Pulsar commit) is next. */
     AFTER_DB_COMMIT

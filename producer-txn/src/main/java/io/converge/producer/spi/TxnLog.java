@@ -44,6 +44,11 @@ public final class TxnLog {
         SET outcome = 'COMMITTED', attempt = EXCLUDED.attempt, topic = EXCLUDED.topic, created_at = now()
         WHERE converge_txn_log.outcome = 'ROLLED_BACK' AND converge_txn_log.attempt <> EXCLUDED.attempt
       """;
+  // RECORD as one statement that fails (division by zero) when it wrote no row, so that a COMMIT sent
+  // in the same round trip never runs for a fenced message: the error aborts the transaction first
+  private static final String RECORD_OR_FAIL = "WITH r AS (" + RECORD.strip() + " RETURNING 1)\n"
+      + "SELECT 1 / (SELECT count(*)::int FROM r)";
+  private static final String DIVISION_BY_ZERO = "22012";
   private static final String RECORD_ALL = """
       INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome)
       SELECT id, ?, topic, 'COMMITTED' FROM unnest(?::text[], ?::text[]) AS m(id, topic)
@@ -97,12 +102,52 @@ public final class TxnLog {
       ps.setString(3, topic);
       ps.setString(4, attempt);
       if (ps.executeUpdate() == 0) {
-        throw new LateCommitFencedException("Message " + id + (attempt != null ? " attempt " + attempt : "")
-            + " of group " + group
-            + " was already resolved by a check-back (its local transaction took longer than the timeout) or committed;"
-            + " the unit of work is rolled back", id, null);
+        throw fenced(id, attempt, group);
       }
     }
+  }
+
+  /**
+   * {@link #recordCommitted(Connection, String, String, String, String)} as the last write of a unit of
+   * work, which may travel with its commit ({@link CommitWrite}).
+   */
+  public CommitWrite committedWrite(String id, String attempt, String group, String topic) {
+    return new CommitWrite() {
+
+      @Override
+      public void write(Connection connection) throws SQLException {
+        recordCommitted(connection, id, attempt, group, topic);
+      }
+
+      @Override
+      public void writeAndCommit(Connection connection) throws SQLException {
+        if (!PipelinedCommit.supported(connection)) {
+          write(connection);
+          connection.commit();
+          return;
+        }
+        try (PreparedStatement ps = connection.prepareStatement(PipelinedCommit.withCommit(RECORD_OR_FAIL))) {
+          ps.setString(1, id);
+          ps.setString(2, group);
+          ps.setString(3, topic);
+          ps.setString(4, attempt);
+          ps.execute();
+        } catch (SQLException e) {
+          if (DIVISION_BY_ZERO.equals(e.getSQLState())) {
+            throw fenced(id, attempt, group);
+          }
+          throw e;
+        }
+        PipelinedCommit.committed(connection);
+      }
+    };
+  }
+
+  private static LateCommitFencedException fenced(String id, String attempt, String group) {
+    return new LateCommitFencedException("Message " + id + (attempt != null ? " attempt " + attempt : "")
+        + " of group " + group
+        + " was already resolved by a check-back (its local transaction took longer than the timeout) or committed;"
+        + " the unit of work is rolled back", id, null);
   }
 
   /**
@@ -125,13 +170,31 @@ public final class TxnLog {
       ps.setArray(3, connection.createArrayOf("text", topics.toArray()));
       ps.executeUpdate();
     } catch (SQLException e) {
-      if (UNIQUE_VIOLATION.equals(e.getSQLState())) {
-        throw new LateCommitFencedException("A message of " + ids + " of group " + group
-            + " was already resolved by a check-back (its local transaction took longer than the timeout);"
-            + " the unit of work is rolled back", ids.get(0), e);
-      }
-      throw e;
+      throw fencedAll(e, ids, group);
     }
+  }
+
+  /**
+   * The statement of {@link #recordCommitted(Connection, java.util.List, String, java.util.List)} (for
+   * more than one id or for ids without attempts), for a backend that sends it in a statement list of
+   * its own ({@link PipelinedCommit}). Parameters: the group, the ids ({@code text[]}) and their topics
+   * ({@code text[]}). An id already in the log fails it with a unique violation: see {@link #fencedAll}.
+   */
+  public static String recordAllStatement() {
+    return RECORD_ALL;
+  }
+
+  /**
+   * What a failure {@code e} of {@link #recordAllStatement()} means: a {@link LateCommitFencedException}
+   * when an id of {@code ids} was already in the log (fenced by a check-back, or committed), else {@code e}.
+   */
+  public static SQLException fencedAll(SQLException e, java.util.List<String> ids, String group) {
+    if (UNIQUE_VIOLATION.equals(e.getSQLState()) && String.valueOf(e.getMessage()).contains("converge_txn_log")) {
+      throw new LateCommitFencedException("A message of " + ids + " of group " + group
+          + " was already resolved by a check-back (its local transaction took longer than the timeout);"
+          + " the unit of work is rolled back", ids.get(0), e);
+    }
+    return e;
   }
 
   /**

@@ -37,6 +37,12 @@ public final class PulsarTxnBackend implements TxnBackend {
   private final PulsarRecovery recovery;
   private final java.util.Set<java.util.concurrent.CompletableFuture<Void>> commitsInFlight = ConcurrentHashMap
       .newKeySet();
+  /** At most this many transactions are opened ahead of their units. */
+  private static final int MAX_READY = 64;
+  /** A transaction opened ahead is used within this (or a tenth of the transaction timeout), else aborted. */
+  private static final Duration MAX_READY_AGE = Duration.ofSeconds(5);
+  private final java.util.Queue<Prefetched> ready = new java.util.concurrent.ConcurrentLinkedQueue<>();
+  private final java.util.concurrent.atomic.AtomicBoolean closing = new java.util.concurrent.atomic.AtomicBoolean();
 
   public PulsarTxnBackend(BackendContext context, PulsarSettings settings) {
     this.context = context;
@@ -87,9 +93,80 @@ public final class PulsarTxnBackend implements TxnBackend {
 
   /** Opens a Pulsar transaction with the settings' transaction timeout, waiting at most the send timeout. */
   Transaction newTransaction() throws Exception {
+    return open().get(settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  private CompletableFuture<Transaction> open() {
     return client.newTransaction()
         .withTransactionTimeout(settings.transactionTimeout().toMillis(), TimeUnit.MILLISECONDS)
-        .build().get(settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        .build();
+  }
+
+  /**
+   * A Pulsar transaction for a unit of work and when it was asked for (its deadline counts from then):
+   * one opened ahead by an earlier unit when a fresh one is ready, else opened now; either way the next
+   * one is asked for at once, so the coordinator's round trip is off the units' path.
+   */
+  Prefetched openForUnit() throws Exception {
+    Prefetched p;
+    while ((p = ready.poll()) != null && !fresh(p)) {
+      abortQuietly(p);
+    }
+    if (p != null) {
+      try {
+        p.txn().get(settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        prefetch();
+        return p;
+      } catch (InterruptedException e) {
+        throw e;
+      } catch (Exception e) {
+        LOG.debug("A Pulsar transaction opened ahead failed ({}); opening one now", e.toString());
+      }
+    }
+    // none ready (the first unit, or a pause longer than a fresh one lives): open it now, then the next
+    Prefetched now = new Prefetched(open(), context.clock().instant(), System.nanoTime());
+    now.txn().get(settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    prefetch();
+    return now;
+  }
+
+  private void prefetch() {
+    if (closing.get() || ready.size() >= MAX_READY) {
+      return;
+    }
+    Prefetched p = new Prefetched(open(), context.clock().instant(), System.nanoTime());
+    ready.add(p);
+    if (closing.get() && ready.remove(p)) {
+      abortQuietly(p);
+    }
+  }
+
+  /** Whether {@code p} is young enough to leave a unit most of the transaction timeout, and did not fail. */
+  private boolean fresh(Prefetched p) {
+    long maxAge = Math.min(settings.transactionTimeout().toNanos() / 10, MAX_READY_AGE.toNanos());
+    return System.nanoTime() - p.askedNanos() < maxAge && !p.txn().isCompletedExceptionally();
+  }
+
+  private static void abortQuietly(Prefetched p) {
+    p.txn().thenCompose(Transaction::abort).whenComplete((v, e) -> {
+      if (e != null) {
+        LOG.debug("Abort of an unused Pulsar transaction failed ({}); it times out on the broker", e.toString());
+      }
+    });
+  }
+
+  /**
+   * A transaction asked for ahead of its unit.
+   *
+   * @param txn the open transaction (once completed)
+   * @param asked when it was asked for: its deadline counts from then
+   */
+  record Prefetched(CompletableFuture<Transaction> txn, java.time.Instant asked, long askedNanos) {
+
+    /** The transaction; only after {@link #openForUnit()} returned it (completed). */
+    Transaction transaction() {
+      return txn.join();
+    }
   }
 
   /** Starts the send of one message in {@code txn}: {@code key} (when not null), properties and payload. */
@@ -193,6 +270,10 @@ public final class PulsarTxnBackend implements TxnBackend {
 
   @Override
   public void close() {
+    closing.set(true);
+    for (Prefetched p; (p = ready.poll()) != null;) {
+      abortQuietly(p);
+    }
     try {
       java.util.concurrent.CompletableFuture
           .allOf(commitsInFlight.toArray(new java.util.concurrent.CompletableFuture<?>[0]))

@@ -1,5 +1,8 @@
 package io.converge.pulsar.internal;
 
+import io.converge.producer.spi.CommitWrite;
+import io.converge.producer.spi.PipelinedCommit;
+import io.converge.producer.spi.TxnLog;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -67,6 +70,9 @@ final class PulsarTxnStore {
   record Logged(String id, String topic, String key, Map<String, String> properties, byte[] payload) {
   }
 
+  /** The most messages whose rows go with the commit in one statement list. */
+  static final int MAX_PIPELINED = 200;
+
   private final DataSource dataSource;
 
   PulsarTxnStore(DataSource dataSource) {
@@ -91,12 +97,7 @@ final class PulsarTxnStore {
   static void insertMessages(Connection c, long most, long least, List<Logged> messages) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(INSERT_MESSAGE)) {
       for (Logged m : messages) {
-        List<String> flat = new ArrayList<>();
-        m.properties().forEach((k, v) -> {
-          flat.add(k);
-          flat.add(v);
-        });
-        Array props = c.createArrayOf("text", flat.toArray());
+        Array props = properties(c, m);
         ps.setString(1, m.id());
         ps.setLong(2, most);
         ps.setLong(3, least);
@@ -108,6 +109,78 @@ final class PulsarTxnStore {
       }
       ps.executeBatch();
     }
+  }
+
+  /**
+   * The log of one unit's transaction as one {@link CommitWrite}: its {@code converge_pulsar_txn} row, its
+   * messages' rows and their {@code converge_txn_log} rows (a fenced id fails it), in one round trip with
+   * the DB commit where the driver allows ({@link PipelinedCommit}); more than
+   * {@value #MAX_PIPELINED} messages take a JDBC batch of their own first.
+   */
+  static CommitWrite logWrite(long most, long least, String group, Instant deadline, List<Logged> messages,
+      TxnLog log) {
+    List<String> ids = new ArrayList<>(messages.size());
+    List<String> topics = new ArrayList<>(messages.size());
+    for (Logged m : messages) {
+      ids.add(m.id());
+      topics.add(m.topic());
+    }
+    return new CommitWrite() {
+
+      @Override
+      public void write(Connection c) throws SQLException {
+        insertTxn(c, most, least, group, deadline);
+        insertMessages(c, most, least, messages);
+        log.recordCommitted(c, ids, group, topics);
+      }
+
+      @Override
+      public void writeAndCommit(Connection c) throws SQLException {
+        if (!PipelinedCommit.supported(c) || messages.size() > MAX_PIPELINED) {
+          write(c);
+          c.commit();
+          return;
+        }
+        StringBuilder sql = new StringBuilder(INSERT_TXN.strip()).append(";\n")
+            .append(INSERT_MESSAGE.strip());
+        for (int i = 1; i < messages.size(); i++) {
+          sql.append(", (?, ?, ?, ?, ?, ?, ?)");
+        }
+        sql.append(";\n").append(TxnLog.recordAllStatement().strip());
+        try (PreparedStatement ps = c.prepareStatement(PipelinedCommit.withCommit(sql.toString()))) {
+          int i = 1;
+          ps.setLong(i++, most);
+          ps.setLong(i++, least);
+          ps.setString(i++, group);
+          ps.setTimestamp(i++, Timestamp.from(deadline));
+          for (Logged m : messages) {
+            ps.setString(i++, m.id());
+            ps.setLong(i++, most);
+            ps.setLong(i++, least);
+            ps.setString(i++, m.topic());
+            ps.setString(i++, m.key());
+            ps.setArray(i++, properties(c, m));
+            ps.setBytes(i++, m.payload());
+          }
+          ps.setString(i++, group);
+          ps.setArray(i++, c.createArrayOf("text", ids.toArray()));
+          ps.setArray(i, c.createArrayOf("text", topics.toArray()));
+          ps.execute();
+        } catch (SQLException e) {
+          throw TxnLog.fencedAll(e, ids, group);
+        }
+        PipelinedCommit.committed(c);
+      }
+    };
+  }
+
+  private static Array properties(Connection c, Logged m) throws SQLException {
+    List<String> flat = new ArrayList<>();
+    m.properties().forEach((k, v) -> {
+      flat.add(k);
+      flat.add(v);
+    });
+    return c.createArrayOf("text", flat.toArray());
   }
 
   /** Deletes the row of a confirmed transaction (its messages cascade) on {@code c}. */

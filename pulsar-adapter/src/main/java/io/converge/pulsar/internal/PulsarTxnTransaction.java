@@ -5,6 +5,7 @@ import io.converge.producer.LateCommitFencedException;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendTransaction;
+import io.converge.producer.spi.CommitWrite;
 import io.converge.producer.spi.CrashPoints;
 import java.sql.Connection;
 import java.time.Duration;
@@ -56,9 +57,9 @@ final class PulsarTxnTransaction implements BackendTransaction {
     long start = System.nanoTime();
     try {
       if (txn == null) {
-        Instant opened = context.clock().instant();
-        txn = backend.newTransaction();
-        deadline = opened.plus(settings.transactionTimeout());
+        PulsarTxnBackend.Prefetched opened = backend.openForUnit();
+        txn = opened.transaction();
+        deadline = opened.asked().plus(settings.transactionTimeout());
       }
       pending.add(new Pending(m, props, backend.sendAsync(txn, m.topic(), m.key(), props, m.payload()), start));
     } catch (InterruptedException e) {
@@ -69,7 +70,10 @@ final class PulsarTxnTransaction implements BackendTransaction {
     }
   }
 
-  /** Awaits every send, then logs the transaction and its messages on the unit's connection. */
+  /**
+   * Awaits every send and checks the transaction's deadline; the log rows follow in {@link #commitWrite()},
+   * with the DB commit.
+   */
   @Override
   public void beforeCommit(Connection connection) throws Exception {
     if (pending.isEmpty()) {
@@ -89,27 +93,28 @@ final class PulsarTxnTransaction implements BackendTransaction {
       context.metrics().sent(Duration.ofNanos(System.nanoTime() - p.startNanos()));
     }
     CrashPoints.pass(CrashPoints.Point.AFTER_BROKER_PREPARE);
+    // a DB commit whose Pulsar transaction may already be aborted on timeout would lose the messages
+    if (context.clock().instant().isAfter(deadline.minus(settings.commitMargin()))) {
+      String last = pending.get(pending.size() - 1).message().id();
+      throw new LateCommitFencedException(
+          "Message " + last + " of group " + context.group() + ": its Pulsar transaction "
+              + txn.getTxnID() + " is too close to its timeout (deadline " + deadline
+              + "); the unit of work is rolled back",
+          last, null);
+    }
+  }
+
+  /** The transaction's log rows, its messages' rows and their transaction-log rows: one write, sent with the commit. */
+  @Override
+  public CommitWrite commitWrite() {
     TxnID id = txn.getTxnID();
     List<PulsarTxnStore.Logged> logged = new ArrayList<>(pending.size());
-    List<String> ids = new ArrayList<>(pending.size());
-    List<String> topics = new ArrayList<>(pending.size());
     for (Pending p : pending) {
       OutgoingMessage m = p.message();
       logged.add(new PulsarTxnStore.Logged(m.id(), m.topic(), m.key(), p.properties(), m.payload()));
-      ids.add(m.id());
-      topics.add(m.topic());
     }
-    PulsarTxnStore.insertTxn(connection, id.getMostSigBits(), id.getLeastSigBits(), context.group(), deadline);
-    PulsarTxnStore.insertMessages(connection, id.getMostSigBits(), id.getLeastSigBits(), logged);
-    context.log().recordCommitted(connection, ids, context.group(), topics);
-    // a DB commit whose Pulsar transaction may already be aborted on timeout would lose the messages
-    if (context.clock().instant().isAfter(deadline.minus(settings.commitMargin()))) {
-      String last = ids.get(ids.size() - 1);
-      throw new LateCommitFencedException(
-          "Message " + last + " of group " + context.group() + ": its Pulsar transaction "
-              + id + " is too close to its timeout (deadline " + deadline + "); the unit of work is rolled back",
-          last, null);
-    }
+    return PulsarTxnStore.logWrite(id.getMostSigBits(), id.getLeastSigBits(), context.group(), deadline, logged,
+        context.log());
   }
 
   /**

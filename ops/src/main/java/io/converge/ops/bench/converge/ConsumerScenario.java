@@ -18,7 +18,8 @@ import javax.sql.DataSource;
  * A message handler that inserts one business row, called the way a consumer binding calls it:
  * {@code consumer-plain} runs it in a plain transaction (no dedup), {@code consumer-idem} through the
  * {@link IdempotentHandler} decorator (claim + handler in one transaction) with a new message id each
- * time, {@code consumer-idem-duplicates} redelivers ids already processed (the rate of duplicate
+ * time, {@code consumer-idem-pipelined} the same with the claim sent with the handler's first statement
+ * ({@code claimWithFirstStatement}), {@code consumer-idem-duplicates} redelivers ids already processed (the rate of duplicate
  * skips). The broker is left out on purpose: it is the same for all three and would only add noise
  * to the comparison of what dedup costs.
  */
@@ -26,7 +27,7 @@ public final class ConsumerScenario implements Scenario {
 
   /** How the handler is called. */
   public enum Mode {
-    PLAIN, IDEMPOTENT, DUPLICATES
+    PLAIN, IDEMPOTENT, PIPELINED, DUPLICATES
   }
 
   private static final byte[] PAYLOAD = "{\"order\":1,\"amount\":1999}"
@@ -48,6 +49,7 @@ public final class ConsumerScenario implements Scenario {
     return switch (mode) {
       case PLAIN -> "consumer-plain";
       case IDEMPOTENT -> "consumer-idem";
+      case PIPELINED -> "consumer-idem-pipelined";
       case DUPLICATES -> "consumer-idem-duplicates";
     };
   }
@@ -63,7 +65,8 @@ public final class ConsumerScenario implements Scenario {
     BenchOrders.create(pool);
     Migrations.apply(pool, "consumer");
     MessageHandler handler = (c, m) -> BenchOrders.insert(c, rows.incrementAndGet(), "customer");
-    idempotent = IdempotentHandler.builder().group("bench-consumer").dataSource(pool).handler(handler).build();
+    idempotent = IdempotentHandler.builder().group("bench-consumer").dataSource(pool).handler(handler)
+        .claimWithFirstStatement(mode == Mode.PIPELINED).build();
     if (mode == Mode.DUPLICATES) {
       processedIds = new String[1000];
       for (int i = 0; i < processedIds.length; i++) {
@@ -87,7 +90,7 @@ public final class ConsumerScenario implements Scenario {
           c.commit();
         }
       }
-      case IDEMPOTENT -> require(idempotent.handle(message(MessageIds.shared().next())), Outcome.PROCESSED);
+      case IDEMPOTENT, PIPELINED -> require(idempotent.handle(message(MessageIds.shared().next())), Outcome.PROCESSED);
       case DUPLICATES ->
         require(idempotent.handle(message(processedIds[(int) (next.getAndIncrement() % processedIds.length)])),
             Outcome.DUPLICATE);

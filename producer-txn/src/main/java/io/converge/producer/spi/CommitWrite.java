@@ -1,0 +1,32 @@
+package io.converge.producer.spi;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+
+/**
+ * The last log writes of a unit of work, which must precede its database commit and may travel with
+ * it: {@code TxnProducer.inTransaction}, which owns the commit, sends them and the {@code COMMIT} in one
+ * round trip ({@link #writeAndCommit}); a joined transaction, whose owner commits, writes them alone
+ * ({@link #write}). Either way the unit commits only if every write succeeded. Used by the unit's thread.
+ */
+public interface CommitWrite {
+
+  /**
+   * Writes, inside the open transaction on {@code connection}; the caller commits.
+   *
+   * @throws io.converge.producer.LateCommitFencedException when a check-back fenced a message first
+   * @throws SQLException on any other database error
+   */
+  void write(Connection connection) throws SQLException;
+
+  /**
+   * Writes and commits on {@code connection}, in one round trip where the driver allows it (else a write,
+   * then {@code commit()}).
+   *
+   * @throws io.converge.producer.LateCommitFencedException when a check-back fenced a message first:
+   *     nothing was committed, the caller rolls back
+   * @throws SQLException the server's error (an SQLSTATE outside class 08): nothing was committed, the
+   *     caller rolls back; a connection failure (class 08, or none): the outcome is unknown
+   */
+  void writeAndCommit(Connection connection) throws SQLException;
+}
