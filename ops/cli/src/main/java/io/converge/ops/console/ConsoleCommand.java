@@ -64,7 +64,14 @@ public final class ConsoleCommand extends DbCommand {
   private StuckThresholds stuckThresholds() {
     StuckThresholds t = StuckThresholds.defaults();
     for (Map.Entry<String, String> e : thresholds.entrySet()) {
-      t = t.with(StuckKind.ofSlug(e.getKey()), Html.parseAge(e.getValue()));
+      StuckKind kind;
+      try {
+        kind = StuckKind.ofSlug(e.getKey());
+      } catch (IllegalArgumentException unknown) {
+        throw new IllegalArgumentException("the kind is one of " + java.util.Arrays.stream(StuckKind.values())
+            .map(StuckKind::slug).toList() + ", but was " + e.getKey(), unknown);
+      }
+      t = t.with(kind, Html.parseAge(e.getValue()));
     }
     return t;
   }
