@@ -177,10 +177,10 @@ class HalfMessageFailoverIT {
   }
 
   private static TxnProducer producer(String group, String topic) {
-    // localTransactionTimeout < the test cluster's check window (60 x 500 ms), as the files are set up
+    // localTransactionTimeout well inside the test cluster's check window (60 x 500 ms), as in the files
     return TxnProducer.builder().group(group).dataSource(orders.db())
         .backend(RocketMQBackend.nameServer(cluster.nameServerAddress())).topics(topic)
-        .localTransactionTimeout(Duration.ofSeconds(2)).build();
+        .localTransactionTimeout(Duration.ofSeconds(5)).build();
   }
 
   private static String openUnit(TxnProducer producer, String topic, List<String> ids, List<String> keys,
