@@ -1,5 +1,6 @@
 package io.converge.broker.rocketmq;
 
+import io.converge.broker.EmbeddedServerException;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -27,15 +28,13 @@ public final class BrokerChildMain {
   }
 
   /**
-   * Starts the broker of the configuration file {@code args[0]}.
+   * Reads the configuration file {@code path} as {@code mqbroker -c} does and starts its broker in this JVM.
    *
-   * @param args the configuration file
+   * @throws EmbeddedServerException when the broker does not initialize
    */
-  public static void main(String[] args) throws Exception {
-    long jvmStart = java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime();
-    long t0 = System.currentTimeMillis();
+  static BrokerController start(String path) throws Exception {
     System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION));
-    ConfigContext config = BrokerStartup.configFileToConfigContext(args[0]);
+    ConfigContext config = BrokerStartup.configFileToConfigContext(path);
     // as BrokerStartup.buildBrokerController, without its exits and its reset of the listen and HA ports
     if (!config.getBrokerConfig().isEnableControllerMode()
         && config.getMessageStoreConfig().getBrokerRole() != BrokerRole.SLAVE) {
@@ -47,18 +46,27 @@ public final class BrokerChildMain {
     BrokerController broker = new BrokerController(config.getBrokerConfig(), config.getNettyServerConfig(),
         config.getNettyClientConfig(), config.getMessageStoreConfig(), config.getAuthConfig());
     broker.getConfiguration().registerConfig(config.getProperties());
-    long t1 = System.currentTimeMillis();
     if (!broker.initialize()) {
-      System.out.println("CONVERGE-BROKER-FAILED initialize");
-      Runtime.getRuntime().halt(1);
+      BrokerLauncher.shutdown(broker);
+      throw new EmbeddedServerException("RocketMQ broker of " + path + " failed to initialize its store");
     }
-    long t2 = System.currentTimeMillis();
     BrokerLauncher.bindHaToLoopback(broker);
     broker.start();
-    long t3 = System.currentTimeMillis();
-    System.out.println(STARTED + " " + config.getBrokerConfig().getBrokerName() + " "
-        + config.getBrokerConfig().getBrokerId() + ": JVM " + (t0 - jvmStart) + " ms, config " + (t1 - t0)
-        + " ms, initialize " + (t2 - t1) + " ms, start " + (t3 - t2) + " ms");
+    return broker;
+  }
+
+  /**
+   * Starts the broker of the configuration file {@code args[0]}.
+   *
+   * @param args the configuration file
+   */
+  public static void main(String[] args) throws Exception {
+    long jvmStart = java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime();
+    long t0 = System.currentTimeMillis();
+    BrokerController broker = start(args[0]);
+    System.out.println(STARTED + " " + broker.getBrokerConfig().getBrokerName() + " "
+        + broker.getBrokerConfig().getBrokerId() + ": JVM " + (t0 - jvmStart) + " ms, broker "
+        + (System.currentTimeMillis() - t0) + " ms");
     System.out.flush();
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     for (String line = in.readLine();; line = in.readLine()) {

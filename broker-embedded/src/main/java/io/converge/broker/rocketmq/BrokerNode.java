@@ -14,10 +14,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
+import org.apache.rocketmq.broker.BrokerController;
 
 /**
  * One broker of an {@link EmbeddedRocketMQCluster}: its configuration file, its store and ports (chosen
- * once, kept across restarts) and its current JVM ({@link BrokerChildMain}). Guarded by the cluster's lock.
+ * once, kept across restarts) and its current JVM ({@link BrokerChildMain}), or, for a broker that a test
+ * only stops, its controller in this JVM (cheaper: no JVM start, classes shared). Guarded by the cluster's
+ * lock.
  */
 final class BrokerNode {
 
@@ -27,11 +30,14 @@ final class BrokerNode {
   private final Path dir;
   private final int port;
   private final int haPort;
+  private final boolean inThisJvm;
   private final List<Path> logs = new ArrayList<>();
   private Process process;
+  private BrokerController controller;
 
-  BrokerNode(String name, String file, Properties config, Path dir) {
+  BrokerNode(String name, String file, Properties config, Path dir, boolean inThisJvm) {
     this.name = name;
+    this.inThisJvm = inThisJvm;
     this.file = file;
     this.config = config;
     this.dir = dir;
@@ -69,7 +75,11 @@ final class BrokerNode {
   }
 
   boolean isRunning() {
-    return process != null && process.isAlive();
+    return inThisJvm ? controller != null : process != null && process.isAlive();
+  }
+
+  boolean inThisJvm() {
+    return inThisJvm;
   }
 
   /** Writes the file with {@code overrides} appended (a later key wins) and starts a broker JVM on it. */
@@ -84,6 +94,10 @@ final class BrokerNode {
     overrides.forEach((k, v) -> text.append(k).append('=').append(v).append('\n'));
     try {
       Path conf = Files.writeString(dir.resolve("broker.conf"), text);
+      if (inThisJvm) {
+        controller = BrokerChildMain.start(conf.toString());
+        return;
+      }
       Path log = dir.resolve("broker-" + (logs.size() + 1) + ".log");
       logs.add(log);
       List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
@@ -92,13 +106,18 @@ final class BrokerNode {
           "-Dtls.server.mode=disabled", "-Duser.home=" + dir,
           "-cp", System.getProperty("java.class.path"), BrokerChildMain.class.getName(), conf.toString());
       process = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-    } catch (IOException e) {
-      throw new EmbeddedServerException("Cannot start the JVM of RocketMQ broker " + name + " in " + dir, e);
+    } catch (EmbeddedServerException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new EmbeddedServerException("Cannot start RocketMQ broker " + name + " in " + dir, e);
     }
   }
 
   /** Waits for the current JVM's start line. */
   void awaitStarted(Duration timeout) {
+    if (inThisJvm) {
+      return; // started by launch
+    }
     long deadline = System.nanoTime() + timeout.toNanos();
     Path log = logs.get(logs.size() - 1);
     while (true) {
@@ -124,6 +143,11 @@ final class BrokerNode {
   /** Sends {@code command} ({@code stop} or {@code halt}) and waits for the JVM's end; kills it after 30 s. */
   void end(String command) {
     if (!isRunning()) {
+      return;
+    }
+    if (inThisJvm) {
+      BrokerLauncher.shutdown(controller); // a stop: a broker in this JVM cannot be killed
+      controller = null;
       return;
     }
     try {

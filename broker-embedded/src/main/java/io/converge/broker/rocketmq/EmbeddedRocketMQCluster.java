@@ -36,7 +36,8 @@ import org.slf4j.LoggerFactory;
  * (the ones a platform team starts from): one name server in this JVM ({@code namesrv.properties}) and one
  * broker per file, each in a JVM of its own ({@link BrokerChildMain}) so that it can be
  * {@linkplain #kill(String) killed} ({@code Runtime.halt}, as kill -9), {@linkplain #stop(String) stopped}
- * (graceful shutdown) and {@linkplain #start(String) started again} on its store, individually.
+ * (graceful shutdown) and {@linkplain #start(String) started again} on its store, individually. A broker
+ * that a test only stops can run in this JVM instead ({@link Builder#brokerInThisJvm}), which is cheaper.
  *
  * <p>Of each file only the ports, the store paths, the name-server address and the bind address
  * (loopback) are overridden, plus, when a test asks for it, the transaction check-back timing
@@ -77,13 +78,14 @@ public final class EmbeddedRocketMQCluster implements AutoCloseable {
     this.temporary = temporary;
     this.queuesPerBroker = b.queuesPerBroker;
     this.timing = Map.copyOf(b.timing);
-    for (String file : b.files) {
+    for (Map.Entry<String, Boolean> f : b.files.entrySet()) {
+      String file = f.getKey();
       Properties p = DeployConfig.load(file, DeployConfig.BROKER);
       String node = Path.of(file).getFileName().toString().replaceFirst("\\.properties$", "");
       if (nodes.containsKey(node)) {
         throw new IllegalArgumentException("rocketmq.cluster.broker: two files named " + node);
       }
-      nodes.put(node, new BrokerNode(node, file, p, root.resolve(node)));
+      nodes.put(node, new BrokerNode(node, file, p, root.resolve(node), f.getValue()));
     }
   }
 
@@ -107,9 +109,9 @@ public final class EmbeddedRocketMQCluster implements AutoCloseable {
       System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION));
       long t0 = System.nanoTime();
       nameServer = startNameServer();
-      for (BrokerNode node : nodes.values()) {
-        node.launch(overrides(node));
-      }
+      // the JVMs first, so that they start while the brokers of this JVM do
+      nodes.values().stream().filter(n -> !n.inThisJvm()).forEach(n -> n.launch(overrides(n)));
+      nodes.values().stream().filter(BrokerNode::inThisJvm).forEach(n -> n.launch(overrides(n)));
       for (BrokerNode node : nodes.values()) {
         node.awaitStarted(START_TIMEOUT);
         awaitRegistered(node);
@@ -158,11 +160,19 @@ public final class EmbeddedRocketMQCluster implements AutoCloseable {
     }
   }
 
-  /** Kills broker {@code node}'s JVM with {@code Runtime.halt} (as kill -9) and waits for its end. */
+  /**
+   * Kills broker {@code node}'s JVM with {@code Runtime.halt} (as kill -9) and waits for its end.
+   *
+   * @throws IllegalStateException for a broker {@linkplain Builder#brokerInThisJvm in this JVM}
+   */
   public void kill(String node) {
     lock.lock();
     try {
-      node(node).end("halt");
+      BrokerNode n = node(node);
+      if (n.inThisJvm()) {
+        throw new IllegalStateException("Broker " + node + " runs in this JVM: it can be stopped, not killed");
+      }
+      n.end("halt");
     } finally {
       lock.unlock();
     }
@@ -347,7 +357,7 @@ public final class EmbeddedRocketMQCluster implements AutoCloseable {
   /** Builds an {@link EmbeddedRocketMQCluster}; not thread-safe. */
   public static final class Builder {
 
-    private final List<String> files = new ArrayList<>();
+    private final Map<String, Boolean> files = new LinkedHashMap<>();
     private final Map<String, String> timing = new LinkedHashMap<>();
     private Path storeDir;
     private int queuesPerBroker = 4;
@@ -360,7 +370,16 @@ public final class EmbeddedRocketMQCluster implements AutoCloseable {
      * {@code 2m/broker-a.properties}); its node name is the file name without {@code .properties}.
      */
     public Builder broker(String file) {
-      files.add(Objects.requireNonNull(file, "file"));
+      files.put(Objects.requireNonNull(file, "file"), false);
+      return this;
+    }
+
+    /**
+     * As {@link #broker(String)}, but the broker runs in this JVM: it starts faster (no JVM to start, the
+     * broker's classes shared with the test) and can be {@linkplain #stop(String) stopped}, not killed.
+     */
+    public Builder brokerInThisJvm(String file) {
+      files.put(Objects.requireNonNull(file, "file"), true);
       return this;
     }
 

@@ -28,11 +28,12 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The outbox relay's RocketMQ sink on two broker groups (masters {@code ops/deploy/rocketmq/2m/broker-a} and
- * {@code broker-b}, each in a JVM of its own) under load, broker-a killed (Runtime.halt) mid-load and
+ * {@code broker-b}) under load, broker-a killed (Runtime.halt) mid-load and
  * restarted on its store: every committed unit is delivered, no rolled-back one; while broker-a is down the
  * relay goes on delivering the keys whose queue is on broker-b (a key's queue is fixed by its hash, so the
  * keys of broker-a wait for it, or for the client's next route refresh, up to 30 s, which moves them to the
- * live group), nothing is parked and no attempt is counted. Delivery is at least once: the consumer dedups
+ * live group), nothing is parked and no attempt is counted. (A cycle that meets the dead group backs off as
+ * in an outage, so the live group's keys go on at the pace of the backoff.) Delivery is at least once: the consumer dedups
  * by message id and the duplicates are counted.
  */
 class RelayFailoverIT {
@@ -44,9 +45,14 @@ class RelayFailoverIT {
 
   @BeforeAll
   static void start() {
+    long t0 = System.nanoTime();
     ds = RelayFixture.newOutbox(); // PostgreSQL first, before the brokers' JVMs compete for the CPU
-    cluster = EmbeddedRocketMQCluster.builder().broker("2m/broker-a.properties").broker("2m/broker-b.properties")
-        .queuesPerBroker(QUEUES).build().start();
+    long t1 = System.nanoTime();
+    // broker-a in a JVM of its own (it is killed), broker-b in the test's
+    cluster = EmbeddedRocketMQCluster.builder().broker("2m/broker-a.properties")
+        .brokerInThisJvm("2m/broker-b.properties").queuesPerBroker(QUEUES).build().start();
+    System.out.printf("Relay failover: database %d ms, cluster start %d ms%n", (t1 - t0) / 1_000_000,
+        (System.nanoTime() - t1) / 1_000_000);
   }
 
   @AfterAll
@@ -98,8 +104,8 @@ class RelayFailoverIT {
       int storedOnBBefore = storedOn(consumer, addressOfB);
       int atKill = units.get();
       // the live group keeps delivering: new records on broker-b arrive while broker-a is down
-      await().atMost(Duration.ofSeconds(30)).until(() -> units.get() >= atKill + 60
-          && storedOn(consumer, addressOfB) >= storedOnBBefore + 20);
+      await().atMost(Duration.ofSeconds(30)).until(() -> units.get() >= atKill + 30
+          && storedOn(consumer, addressOfB) >= storedOnBBefore + 10);
       int deliveredWhileDown = storedOn(consumer, addressOfB) - storedOnBBefore;
       assertThat(cluster.isRunning("broker-a")).isFalse();
       assertThat(Outbox.on(ds).parkedCount()).as("an outage of one group parks nothing").isZero();
