@@ -247,7 +247,21 @@ public final class EmbeddedRocketMQCluster implements AutoCloseable {
         admin.shutdown();
         admin = null;
       }
-      nodes.values().forEach(n -> n.end("halt"));
+      // together: a broker of this JVM takes seconds to stop, a broker JVM is halted at once
+      List<Thread> stopping = new ArrayList<>();
+      for (BrokerNode n : nodes.values()) {
+        Thread t = new Thread(() -> n.end("halt"), "converge-cluster-stop-" + n.name());
+        t.start();
+        stopping.add(t);
+      }
+      for (Thread t : stopping) {
+        try {
+          t.join();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          break;
+        }
+      }
       if (nameServer != null) {
         BrokerLauncher.shutdown(nameServer);
         nameServer = null;

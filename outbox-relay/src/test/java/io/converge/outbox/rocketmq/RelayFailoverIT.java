@@ -32,8 +32,7 @@ import org.junit.jupiter.api.Test;
  * restarted on its store: every committed unit is delivered, no rolled-back one; while broker-a is down the
  * relay goes on delivering the keys whose queue is on broker-b (a key's queue is fixed by its hash, so the
  * keys of broker-a wait for it, or for the client's next route refresh, up to 30 s, which moves them to the
- * live group), nothing is parked and no attempt is counted. (A cycle that meets the dead group backs off as
- * in an outage, so the live group's keys go on at the pace of the backoff.) Delivery is at least once: the consumer dedups
+ * live group), nothing is parked and no attempt is counted. Delivery is at least once: the consumer dedups
  * by message id and the duplicates are counted.
  */
 class RelayFailoverIT {
