@@ -269,7 +269,7 @@ final class BrokerLauncher {
   }
 
   /** The HA service binds 0.0.0.0 and has no setting for it: point its listen address at loopback. */
-  private static void bindHaToLoopback(BrokerController controller) {
+  static void bindHaToLoopback(BrokerController controller) {
     HAService ha = controller.getMessageStore() == null ? null : controller.getMessageStore().getHaService();
     if (ha == null) {
       return;
