@@ -21,6 +21,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntFunction;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -58,13 +59,42 @@ class IdempotentHandlerIT {
     return IdempotentHandler.builder().group(group).dataSource(ds).policy(FAST).handler(h);
   }
 
+  /** The business write: counts the run, writes the message's ledger row, then does {@code then}. */
+  private static MessageHandler ledger(AtomicInteger runs, MessageHandler then) {
+    return (c, m) -> {
+      runs.incrementAndGet();
+      Db.insertLedger(c, m);
+      then.handle(c, m);
+    };
+  }
+
+  /** {@code copies} copies of message {@code id} handled at once, copy i by {@code instance(i)}: the outcomes. */
+  private static Map<Outcome, Integer> race(int copies, IntFunction<IdempotentHandler> instance, String id)
+      throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(copies);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<Outcome>> results = new ArrayList<>();
+    for (int i = 0; i < copies; i++) {
+      IdempotentHandler h = instance.apply(i);
+      results.add(pool.submit(() -> {
+        go.await();
+        return h.handle(message(id));
+      }));
+    }
+    go.countDown();
+    Map<Outcome, Integer> outcomes = new ConcurrentHashMap<>();
+    for (Future<Outcome> f : results) {
+      outcomes.merge(f.get(30, TimeUnit.SECONDS), 1, Integer::sum);
+    }
+    pool.shutdown();
+    return outcomes;
+  }
+
   @Test
   void sequentialDuplicateIsAckedWithoutRunningTheHandler() {
     AtomicInteger runs = new AtomicInteger();
-    IdempotentHandler h = handler("seq", (c, m) -> {
-      runs.incrementAndGet();
-      Db.insertLedger(c, m);
-    }).build();
+    IdempotentHandler h = handler("seq", ledger(runs, (c, m) -> {
+    })).build();
     String id = UUID.randomUUID().toString();
     assertThat(h.handle(message(id))).isEqualTo(Outcome.PROCESSED);
     for (int i = 0; i < 4; i++) {
@@ -85,28 +115,11 @@ class IdempotentHandlerIT {
   void twentyConcurrentDeliveriesOnTwoInstancesHaveOneEffect() throws Exception {
     String id = UUID.randomUUID().toString();
     AtomicInteger runs = new AtomicInteger();
-    MessageHandler slow = (c, m) -> {
-      runs.incrementAndGet();
-      Db.insertLedger(c, m);
+    MessageHandler slow = ledger(runs, (c, m) -> {
       Thread.sleep(200); // hold the uncommitted claim: the others must wait on the unique index
-    };
+    });
     List<IdempotentHandler> instances = List.of(handler("conc", slow).build(), handler("conc", slow).build());
-    ExecutorService pool = Executors.newFixedThreadPool(20);
-    CountDownLatch go = new CountDownLatch(1);
-    List<Future<Outcome>> results = new ArrayList<>();
-    for (int i = 0; i < 20; i++) {
-      IdempotentHandler instance = instances.get(i % 2);
-      results.add(pool.submit(() -> {
-        go.await();
-        return instance.handle(message(id));
-      }));
-    }
-    go.countDown();
-    Map<Outcome, Integer> outcomes = new ConcurrentHashMap<>();
-    for (Future<Outcome> f : results) {
-      outcomes.merge(f.get(30, TimeUnit.SECONDS), 1, Integer::sum);
-    }
-    pool.shutdown();
+    Map<Outcome, Integer> outcomes = race(20, i -> instances.get(i % 2), id);
     assertThat(outcomes).containsOnly(Map.entry(Outcome.PROCESSED, 1), Map.entry(Outcome.DUPLICATE, 19));
     assertThat(runs).hasValue(1);
     assertThat(effects(id)).isEqualTo(1);
@@ -116,11 +129,9 @@ class IdempotentHandlerIT {
   void businessFailureRollsBackRecordsTheOutcomeAndIsNotRerun() {
     AtomicInteger runs = new AtomicInteger();
     AtomicInteger compensations = new AtomicInteger();
-    IdempotentHandler h = handler("biz", (c, m) -> {
-      runs.incrementAndGet();
-      Db.insertLedger(c, m);
+    IdempotentHandler h = handler("biz", ledger(runs, (c, m) -> {
       throw new BusinessException("ACCOUNT_NOT_FOUND", "no account 7");
-    }).onBusinessFailure((c, m, e) -> compensations.incrementAndGet()).build();
+    })).onBusinessFailure((c, m, e) -> compensations.incrementAndGet()).build();
     String id = UUID.randomUUID().toString();
     assertThat(h.handle(message(id))).isEqualTo(Outcome.BUSINESS_FAILURE);
     assertThat(h.handle(message(id))).isEqualTo(Outcome.DUPLICATE);
@@ -139,27 +150,11 @@ class IdempotentHandlerIT {
   void concurrentCopiesOfABusinessFailureRecordItOnce() throws Exception {
     String id = UUID.randomUUID().toString();
     AtomicInteger runs = new AtomicInteger();
-    IdempotentHandler h = handler("biz-conc", (c, m) -> {
-      runs.incrementAndGet();
-      Db.insertLedger(c, m);
+    IdempotentHandler h = handler("biz-conc", ledger(runs, (c, m) -> {
       Thread.sleep(200); // the copies queue up on the claim meanwhile
       throw new BusinessException("RISK_REJECTED", "score 97");
-    }).build();
-    ExecutorService pool = Executors.newFixedThreadPool(10);
-    CountDownLatch go = new CountDownLatch(1);
-    List<Future<Outcome>> results = new ArrayList<>();
-    for (int i = 0; i < 10; i++) {
-      results.add(pool.submit(() -> {
-        go.await();
-        return h.handle(message(id));
-      }));
-    }
-    go.countDown();
-    Map<Outcome, Integer> outcomes = new ConcurrentHashMap<>();
-    for (Future<Outcome> f : results) {
-      outcomes.merge(f.get(30, TimeUnit.SECONDS), 1, Integer::sum);
-    }
-    pool.shutdown();
+    })).build();
+    Map<Outcome, Integer> outcomes = race(10, i -> h, id);
     assertThat(outcomes).containsOnly(Map.entry(Outcome.BUSINESS_FAILURE, 1), Map.entry(Outcome.DUPLICATE, 9));
     assertThat(runs.get()).isBetween(1, 10);
     assertThat(effects(id)).isZero();
@@ -224,11 +219,9 @@ class IdempotentHandlerIT {
   @Test
   void poisonMessageIsDeadLetteredWithATicketAfterNAttempts() {
     AtomicInteger runs = new AtomicInteger();
-    IdempotentHandler h = handler("poison", (c, m) -> {
-      runs.incrementAndGet();
-      Db.insertLedger(c, m);
+    IdempotentHandler h = handler("poison", ledger(runs, (c, m) -> {
       throw new IllegalStateException("cannot decode");
-    }).build();
+    })).build();
     String id = UUID.randomUUID().toString();
     assertThat(h.handle(message(id))).isEqualTo(Outcome.DEAD_LETTERED);
     assertThat(runs).hasValue(3);

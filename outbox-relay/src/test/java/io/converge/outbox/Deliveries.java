@@ -4,14 +4,13 @@ import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RecordingConsumer;
-import io.converge.producer.Envelope;
 import io.converge.producer.testing.Delivered;
 import io.converge.producer.testing.MessageSink;
+import io.converge.producer.testing.RocketMQTopicSink;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
@@ -34,10 +33,7 @@ public final class Deliveries implements MessageSink {
 
   @Override
   public List<Delivered> received() {
-    return consumer.received().stream()
-        .map(m -> new Delivered(m.getUserProperty(Envelope.MESSAGE_ID), m.getUserProperty(Envelope.KEY),
-            Map.copyOf(m.getProperties()), m.getBody()))
-        .toList();
+    return consumer.received().stream().map(RocketMQTopicSink::delivered).toList();
   }
 
   public Set<String> ids() {

@@ -14,7 +14,15 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 
@@ -76,6 +84,46 @@ public final class RelayFixture {
     try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
       s.execute(sql);
     }
+  }
+
+  /** Commits message {@code n} of {@code key} and returns its id. */
+  @FunctionalInterface
+  public interface KeyedPublish {
+
+    String publish(String key, int n) throws Exception;
+  }
+
+  /**
+   * Commits {@code perKey} messages for each of {@code keys} keys ({@code key-0}...) from {@code writers} threads at
+   * once, each key from one writer (so its commit order is known); returns the committed ids per key, in commit
+   * order. Fails with the first writer's failure.
+   */
+  public static Map<String, List<String>> writeConcurrently(int writers, int keys, int perKey, KeyedPublish publish)
+      throws Exception {
+    Map<String, List<String>> committed = Collections.synchronizedMap(new HashMap<>());
+    ExecutorService pool = Executors.newFixedThreadPool(writers);
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (int w = 0; w < writers; w++) {
+        int writer = w;
+        done.add(pool.submit(() -> {
+          for (int n = 0; n < perKey; n++) {
+            for (int k = writer; k < keys; k += writers) {
+              String key = "key-" + k;
+              String id = publish.publish(key, n);
+              committed.computeIfAbsent(key, x -> Collections.synchronizedList(new ArrayList<>())).add(id);
+            }
+          }
+          return null;
+        }));
+      }
+      for (Future<?> f : done) {
+        f.get();
+      }
+    } finally {
+      pool.shutdown();
+    }
+    return committed;
   }
 
   /** A sink that counts the sends it is asked for (successful or not) and passes them on. */

@@ -10,9 +10,6 @@ import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.producer.Envelope;
 import io.converge.producer.TxnProducer;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,13 +34,7 @@ class RelayKillIT {
   @Test
   void killMidBatchLosesNothing(EmbeddedRocketMQ mq, ChildJvms jvms) throws Exception {
     DataSource ds = RelayFixture.newOutbox();
-    String schema;
-    try (Connection c = ds.getConnection();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT current_schema()")) {
-      rs.next();
-      schema = rs.getString(1);
-    }
+    String schema = RelayFixture.string(ds, "SELECT current_schema()");
     String topic = RocketMQExtension.uniqueTopic("kill");
     mq.createTopic(topic);
     List<String> committed = new ArrayList<>();

@@ -7,16 +7,11 @@ import io.converge.outbox.RelayFixture.CountingSink;
 import io.converge.producer.Envelope;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.stream.Collectors;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.junit.jupiter.api.Test;
@@ -38,7 +33,6 @@ class RelayOrderIT {
   void threeRelaysKeepPerKeyOrderWithoutDuplicates(RelayBed bed) throws Exception {
     List<CountingSink> sinks = new ArrayList<>();
     List<OutboxRelay> relays = new ArrayList<>();
-    Map<String, List<String>> committed = Collections.synchronizedMap(new HashMap<>());
     try {
       for (int i = 0; i < 3; i++) {
         CountingSink sink = new CountingSink(bed.sink().build());
@@ -47,25 +41,8 @@ class RelayOrderIT {
         relays.add(relay);
         relay.start();
       }
-      ExecutorService writers = Executors.newFixedThreadPool(4);
-      List<Future<?>> done = new ArrayList<>();
-      for (int w = 0; w < 4; w++) {
-        int writer = w;
-        done.add(writers.submit(() -> {
-          for (int n = 0; n < PER_KEY; n++) {
-            for (int k = writer; k < KEYS; k += 4) {
-              String key = "key-" + k;
-              String id = bed.publish(key);
-              committed.computeIfAbsent(key, x -> Collections.synchronizedList(new ArrayList<>())).add(id);
-            }
-          }
-          return null;
-        }));
-      }
-      for (Future<?> f : done) {
-        f.get();
-      }
-      writers.shutdown();
+      Map<String, List<String>> committed = RelayFixture.writeConcurrently(4, KEYS, PER_KEY,
+          (key, n) -> bed.publish(key));
       List<String> all = committed.values().stream().flatMap(List::stream).toList();
       assertThat(all).hasSize(KEYS * PER_KEY);
       bed.deliveries.awaitAll(all, Duration.ofSeconds(120));

@@ -10,22 +10,18 @@ import io.converge.broker.pulsar.EmbeddedPulsar;
 import io.converge.broker.pulsar.PulsarExtension;
 import io.converge.consumer.ConsumerMetrics;
 import io.converge.consumer.FailureKind;
-import io.converge.consumer.FailurePolicy;
 import io.converge.consumer.IdempotentHandler;
-import io.converge.consumer.Outcome;
+import io.converge.consumer.outage.CountingMetrics;
+import io.converge.consumer.outage.OutageChecks;
 import io.converge.producer.Envelope;
 import io.converge.producer.schema.Migrations;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
@@ -48,12 +44,14 @@ class PulsarDatabaseOutageIT {
 
   private static PulsarClient client;
   private static DataSource db;
+  private static JdbcTemplate dedup;
   private static PausablePostgres handlerDb;
   private static HikariDataSource pool;
 
   @BeforeAll
   static void setUp(EmbeddedPulsar server, DataSource ds) throws Exception {
     db = ds;
+    dedup = new JdbcTemplate(ds);
     Migrations.apply(ds, "consumer");
     client = PulsarClient.builder().serviceUrl(server.serviceUrl()).build();
     handlerDb = PausablePostgres.start();
@@ -74,8 +72,7 @@ class PulsarDatabaseOutageIT {
   void messagesArrivingDuringADatabaseOutageAreProcessedOnceAfterIt() throws Exception {
     String topic = PulsarExtension.uniqueTopic("dbout");
     String group = "dbout-" + UUID.randomUUID();
-    Counting metrics = new Counting();
-    JdbcTemplate dedup = new JdbcTemplate(db);
+    CountingMetrics metrics = new CountingMetrics();
     List<String> ids = new ArrayList<>();
     try (PulsarIdempotentConsumer consumer = PulsarIdempotentConsumer.builder().client(client).topic(topic)
         .handler(handler(group, metrics)).consumers(2).start();
@@ -96,12 +93,7 @@ class PulsarDatabaseOutageIT {
       }
       await().atMost(Duration.ofSeconds(90)).until(() -> count(dedup, group) == ids.size());
     }
-    assertThat(dedup.queryForList("SELECT DISTINCT outcome FROM converge_dedup WHERE consumer_group = ?", String.class,
-        group)).containsExactly("PROCESSED");
-    assertThat(dedup.queryForObject("SELECT count(*) FROM converge_dlq WHERE consumer_group = ?", Long.class, group))
-        .as("parked messages").isZero();
-    assertThat(dedup.queryForObject("SELECT count(*) FROM converge_ticket WHERE consumer_group = ?", Long.class, group))
-        .as("tickets").isZero();
+    OutageChecks.assertAllProcessedNoneParked(dedup, group);
     assertEffectsOnce(ids);
     assertThat(metrics.failures(FailureKind.UNAVAILABLE)).isGreaterThanOrEqualTo(6);
     assertThat(metrics.failures(FailureKind.TECHNICAL)).isZero();
@@ -111,8 +103,7 @@ class PulsarDatabaseOutageIT {
   void closingTheBindingDuringAnOutageEndsTheWaitAndTheMessageIsRedelivered() throws Exception {
     String topic = PulsarExtension.uniqueTopic("dbclose");
     String group = "dbclose-" + UUID.randomUUID();
-    Counting metrics = new Counting();
-    JdbcTemplate dedup = new JdbcTemplate(db);
+    CountingMetrics metrics = new CountingMetrics();
     String id;
     try (Producer<byte[]> producer = client.newProducer().topic(topic).create()) {
       PulsarIdempotentConsumer first = PulsarIdempotentConsumer.builder().client(client).topic(topic)
@@ -140,24 +131,11 @@ class PulsarDatabaseOutageIT {
   }
 
   private static IdempotentHandler handler(String group, ConsumerMetrics metrics) {
-    return IdempotentHandler.builder().group(group).dataSource(db).metrics(metrics)
-        .policy(FailurePolicy.defaults().withMaxAttempts(3).withBackoff(Duration.ofMillis(100), Duration.ofMillis(200))
-            .withMaxOutageBackoff(Duration.ofSeconds(1)))
-        .handler((c, m) -> {
-          try (Connection hc = pool.getConnection();
-              PreparedStatement ps = hc.prepareStatement("INSERT INTO effects VALUES (?)")) {
-            ps.setString(1, m.envelopeMessageId());
-            ps.executeUpdate();
-          }
-        }).build();
+    return OutageChecks.effectsHandler(group, db, pool).metrics(metrics).build();
   }
 
   private static void assertEffectsOnce(List<String> ids) {
-    JdbcTemplate effects = new JdbcTemplate(pool);
-    for (String id : ids) {
-      assertThat(effects.queryForObject("SELECT count(*) FROM effects WHERE message_id = ?", Long.class, id))
-          .as("effects of " + id).isEqualTo(1);
-    }
+    OutageChecks.assertOnceEach(pool, "effects", ids);
   }
 
   private static long count(JdbcTemplate jdbc, String group) {
@@ -168,29 +146,5 @@ class PulsarDatabaseOutageIT {
     String id = UUID.randomUUID().toString();
     producer.newMessage().key(key).property(Envelope.MESSAGE_ID, id).value(id.getBytes(StandardCharsets.UTF_8)).send();
     return id;
-  }
-
-  /** Counts failures by kind. */
-  private static final class Counting implements ConsumerMetrics {
-
-    private final Map<FailureKind, AtomicInteger> failures = new ConcurrentHashMap<>();
-
-    @Override
-    public void failure(String group, String topic, FailureKind kind) {
-      failures.computeIfAbsent(kind, k -> new AtomicInteger()).incrementAndGet();
-    }
-
-    @Override
-    public void outcome(String group, String topic, Outcome outcome) {
-    }
-
-    int failures(FailureKind kind) {
-      AtomicInteger n = failures.get(kind);
-      return n == null ? 0 : n.get();
-    }
-
-    int failures() {
-      return failures.values().stream().mapToInt(AtomicInteger::get).sum();
-    }
   }
 }

@@ -17,15 +17,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
-import org.apache.pulsar.client.api.Producer;
-import org.apache.pulsar.client.api.PulsarClient;
-import org.apache.pulsar.client.api.PulsarClientException;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -37,19 +31,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(PulsarExtension.class)
 class PulsarIdempotentConsumerIT extends ConsumerBindingContract {
 
-  private static PulsarClient client;
-  private static EmbeddedPulsar pulsar;
-  private static final Map<String, Producer<byte[]>> producers = new ConcurrentHashMap<>();
+  private final EmbeddedPulsar pulsar;
 
-  @BeforeAll
-  static void startClient(EmbeddedPulsar server) throws Exception {
-    pulsar = server;
-    client = PulsarClient.builder().serviceUrl(server.serviceUrl()).build();
-  }
-
-  @AfterAll
-  static void tearDown() throws Exception {
-    client.close(); // closes the producers too
+  PulsarIdempotentConsumerIT(EmbeddedPulsar pulsar) {
+    this.pulsar = pulsar;
   }
 
   @Override
@@ -72,18 +57,9 @@ class PulsarIdempotentConsumerIT extends ConsumerBindingContract {
 
   @Override
   protected void send(String topic, String messageId, String tenant, String key, String body) throws Exception {
-    producer(topic).newMessage().key(key).properties(Map.of(Envelope.MESSAGE_ID, messageId, Envelope.TENANT, tenant))
+    PulsarSinkITSupport.producer(pulsar, topic).newMessage().key(key)
+        .properties(Map.of(Envelope.MESSAGE_ID, messageId, Envelope.TENANT, tenant))
         .value(body.getBytes(StandardCharsets.UTF_8)).send();
-  }
-
-  private static Producer<byte[]> producer(String topic) {
-    return producers.computeIfAbsent(topic, t -> {
-      try {
-        return client.newProducer().topic(t).create();
-      } catch (PulsarClientException e) {
-        throw new IllegalStateException(e);
-      }
-    });
   }
 
   @Override
@@ -109,7 +85,8 @@ class PulsarIdempotentConsumerIT extends ConsumerBindingContract {
       RECORD.handle(c, m);
     };
     String id = UUID.randomUUID().toString();
-    try (PulsarIdempotentConsumer consumer = PulsarIdempotentConsumer.builder().client(client).topic(topic)
+    try (PulsarIdempotentConsumer consumer = PulsarIdempotentConsumer.builder()
+        .client(PulsarSinkITSupport.client(pulsar)).topic(topic)
         .handler(IdempotentHandler.builder().group("nack-" + UUID.randomUUID()).dataSource(flaky).handler(counting)
             .policy(FailurePolicy.defaults().withMaxAttempts(1)).build())
         .redeliveryDelay(Duration.ofMillis(200)).consumers(1).start()) {
@@ -131,11 +108,13 @@ class PulsarIdempotentConsumerIT extends ConsumerBindingContract {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("serviceUrl");
     org.assertj.core.api.Assertions
         .assertThatThrownBy(
-            () -> PulsarIdempotentConsumer.builder().client(client).handler(h).topic("t").consumers(0).start())
+            () -> PulsarIdempotentConsumer.builder().client(PulsarSinkITSupport.client(pulsar)).handler(h).topic("t")
+                .consumers(0).start())
         .hasMessageContaining("pulsar.consumers must be between 1 and 64, but was 0");
     org.assertj.core.api.Assertions
         .assertThatThrownBy(
-            () -> PulsarIdempotentConsumer.builder().client(client).handler(h).topic("t").receiverQueueSize(0).start())
+            () -> PulsarIdempotentConsumer.builder().client(PulsarSinkITSupport.client(pulsar)).handler(h).topic("t")
+                .receiverQueueSize(0).start())
         .hasMessageContaining("pulsar.receiverQueueSize must be between 1 and 10000, but was 0");
   }
 }

@@ -5,37 +5,28 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.pulsar.EmbeddedPulsar;
 import io.converge.broker.pulsar.PulsarExtension;
 import io.converge.outbox.Outbox;
 import io.converge.outbox.OutboxBackend;
 import io.converge.outbox.OutboxRelay;
+import io.converge.outbox.RelayFixture;
 import io.converge.producer.Envelope;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
-import io.converge.producer.schema.Migrations;
-import java.sql.Connection;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageIdAdv;
-import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -53,46 +44,26 @@ class PulsarOutboxSinkIT {
   private static final int PER_KEY = 20;
 
   private static EmbeddedPulsar pulsar;
-  private static PulsarClient client;
 
   @BeforeAll
-  static void setUp(EmbeddedPulsar server) throws Exception {
+  static void broker(EmbeddedPulsar server) {
     pulsar = server;
-    client = PulsarSinkITSupport.client(server);
   }
 
   @Test
   void twoRelaysKeepPerKeyOrderOnAPartitionedTopic() throws Exception {
     String topic = topic("relay-order");
     createPartitioned(topic, 4);
-    DataSource ds = newOutbox();
-    Map<String, List<String>> committed = Collections.synchronizedMap(new HashMap<>());
+    DataSource ds = RelayFixture.newOutbox();
     List<OutboxRelay> relays = new ArrayList<>();
-    try (Received received = new Received(topic); TxnProducer p = producer(ds)) {
+    try (Received received = new Received(topic); TxnProducer p = RelayFixture.producer(ds)) {
       for (int i = 0; i < 2; i++) {
         OutboxRelay relay = relay(ds, "pulsar-" + i);
         relays.add(relay);
         relay.start();
       }
-      ExecutorService writers = Executors.newFixedThreadPool(3);
-      List<Future<?>> done = new ArrayList<>();
-      for (int w = 0; w < 3; w++) {
-        int writer = w;
-        done.add(writers.submit(() -> {
-          for (int n = 0; n < PER_KEY; n++) {
-            for (int k = writer; k < KEYS; k += 3) {
-              String key = "key-" + k;
-              String id = publish(p, topic, key, n);
-              committed.computeIfAbsent(key, x -> Collections.synchronizedList(new ArrayList<>())).add(id);
-            }
-          }
-          return null;
-        }));
-      }
-      for (Future<?> f : done) {
-        f.get();
-      }
-      writers.shutdown();
+      Map<String, List<String>> committed = RelayFixture.writeConcurrently(3, KEYS, PER_KEY,
+          (key, n) -> publish(p, topic, key, n));
       received.awaitIds(KEYS * PER_KEY);
       await("no row published twice").during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5))
           .until(() -> received.messages.size() == KEYS * PER_KEY);
@@ -122,9 +93,9 @@ class PulsarOutboxSinkIT {
   @Test
   void aRestartedRelayResendsUnmarkedRowsWithTheirIdsAndKeepsOrder() throws Exception {
     String topic = topic("relay-restart");
-    DataSource ds = newOutbox();
+    DataSource ds = RelayFixture.newOutbox();
     List<String> ids = new ArrayList<>();
-    try (Received received = new Received(topic); TxnProducer p = producer(ds)) {
+    try (Received received = new Received(topic); TxnProducer p = RelayFixture.producer(ds)) {
       for (int n = 0; n < 10; n++) {
         ids.add(publish(p, topic, "k", n));
       }
@@ -133,7 +104,7 @@ class PulsarOutboxSinkIT {
         received.awaitIds(10);
       }
       // a relay killed after its sends and before its marks left rows 5..9 unmarked
-      execute(ds,
+      RelayFixture.execute(ds,
           "UPDATE converge_outbox SET published_at = NULL WHERE seq > (SELECT min(seq) + 4 FROM converge_outbox)");
       for (int n = 10; n < 15; n++) {
         ids.add(publish(p, topic, "k", n));
@@ -152,7 +123,7 @@ class PulsarOutboxSinkIT {
   @Test
   void anOversizeMessageIsParkedAndOtherKeysPass() throws Exception {
     String topic = topic("relay-big");
-    DataSource ds = newOutbox();
+    DataSource ds = RelayFixture.newOutbox();
     try (Received received = new Received(topic);
         TxnProducer p = TxnProducer.builder().group("g-big").dataSource(ds).backend(OutboxBackend.outbox())
             .maxPayloadBytes(8 * 1024 * 1024).build();
@@ -180,9 +151,9 @@ class PulsarOutboxSinkIT {
     // a terminated topic refuses every producer for good (TopicTerminatedException): the stand-in for a deleted
     // topic that may not be re-created (Converge's topic names cannot name a namespace without auto-creation)
     terminate(dead);
-    DataSource ds = newOutbox();
+    DataSource ds = RelayFixture.newOutbox();
     try (Received received = new Received(live);
-        TxnProducer p = producer(ds);
+        TxnProducer p = RelayFixture.producer(ds);
         OutboxRelay relay = OutboxRelay.builder().dataSource(ds).sink(sink()).maxAttempts(3)
             .retryBase(Duration.ofMillis(50)).brokerBackoff(Duration.ofMillis(100), Duration.ofSeconds(1)).build()) {
       String refused = publish(p, dead, "dead-key", 1);
@@ -216,31 +187,12 @@ class PulsarOutboxSinkIT {
   }
 
   private static OutboxRelay relay(DataSource ds, String name) {
-    return OutboxRelay.builder().name(name).dataSource(ds).sink(sink()).batchSize(8)
-        .brokerBackoff(Duration.ofMillis(100), Duration.ofSeconds(2)).build();
-  }
-
-  private static DataSource newOutbox() {
-    DataSource ds = ConvergePostgres.shared().newSchema("pulsar_outbox");
-    Migrations.apply(ds, "producer");
-    Migrations.apply(ds, "outbox");
-    return ds;
-  }
-
-  private static TxnProducer producer(DataSource ds) {
-    return TxnProducer.builder().group("g-" + UUID.randomUUID().toString().substring(0, 8)).dataSource(ds)
-        .backend(OutboxBackend.outbox()).build();
+    return RelayFixture.relay(ds, sink()).name(name).batchSize(8).build();
   }
 
   private static String publish(TxnProducer p, String topic, String key, int n) {
     return p.inTransaction(tx -> tx.publish(OutgoingMessage.builder(topic).key(key).tenant("acme")
         .payload(Integer.toString(n).getBytes(UTF_8)).build()));
-  }
-
-  private static void execute(DataSource ds, String sql) throws Exception {
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
   }
 
   /** Creates {@code topic} with {@code n} partitions through the broker's admin REST API. */
@@ -261,7 +213,8 @@ class PulsarOutboxSinkIT {
     private final Consumer<byte[]> consumer;
 
     Received(String topic) throws Exception {
-      consumer = client.newConsumer().topic(topic).subscriptionName("check-" + UUID.randomUUID())
+      consumer = PulsarSinkITSupport.client(pulsar).newConsumer().topic(topic)
+          .subscriptionName("check-" + UUID.randomUUID())
           .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
           .messageListener((c, m) -> {
             messages.add(m);

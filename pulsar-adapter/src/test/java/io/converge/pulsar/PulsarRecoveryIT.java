@@ -5,19 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.pulsar.EmbeddedPulsar;
 import io.converge.broker.pulsar.PulsarExtension;
 import io.converge.producer.MessageIds;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
-import io.converge.producer.schema.Migrations;
 import io.converge.producer.spi.CrashPoints;
 import io.converge.producer.testing.Delivered;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -37,9 +32,7 @@ class PulsarRecoveryIT {
 
   @BeforeEach
   void schema() {
-    db = ConvergePostgres.shared().newSchema("pulsarrec");
-    Migrations.apply(db, "producer");
-    Migrations.apply(db, "pulsar");
+    db = PulsarSchemas.migrated("pulsarrec");
   }
 
   @AfterEach
@@ -55,13 +48,8 @@ class PulsarRecoveryIT {
         .topics(topic).localTransactionTimeout(PulsarChildFactory.LOCAL_TX_TIMEOUT).build();
   }
 
-  private long openRows() throws Exception {
-    try (Connection c = db.getConnection();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT count(*) FROM converge_pulsar_txn")) {
-      rs.next();
-      return rs.getLong(1);
-    }
+  private long openRows() {
+    return PulsarSchemas.openRows(db);
   }
 
   @Test

@@ -8,16 +8,20 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 
 /**
- * What the outbox sink ITs share on the embedded Pulsar: one reading client per test JVM (closed when the
- * JVM exits), short topic names and the broker's admin REST API. Thread-safe.
+ * What the Pulsar ITs share on the embedded Pulsar: one client per test JVM (closed when the JVM exits) with a
+ * plain producer per topic, short topic names and the broker's admin REST API. Thread-safe.
  */
 final class PulsarSinkITSupport {
 
   private static PulsarClient client;
+  private static final Map<String, Producer<byte[]>> PRODUCERS = new ConcurrentHashMap<>();
 
   private PulsarSinkITSupport() {
   }
@@ -30,6 +34,18 @@ final class PulsarSinkITSupport {
       client = created;
     }
     return client;
+  }
+
+  /** The JVM's plain producer on {@code topic}, created on first use (for messages sent as a foreign producer would). */
+  static Producer<byte[]> producer(EmbeddedPulsar pulsar, String topic) throws PulsarClientException {
+    PulsarClient c = client(pulsar);
+    return PRODUCERS.computeIfAbsent(topic, t -> {
+      try {
+        return c.newProducer().topic(t).create();
+      } catch (PulsarClientException e) {
+        throw new IllegalStateException(e);
+      }
+    });
   }
 
   /** A fresh short topic name (Converge's topic names have no scheme; Pulsar reads them as public/default). */

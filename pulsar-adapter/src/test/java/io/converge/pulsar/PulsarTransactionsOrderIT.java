@@ -1,6 +1,5 @@
 package io.converge.pulsar;
 
-import io.converge.broker.pulsar.EmbeddedPulsar;
 import io.converge.broker.pulsar.PulsarExtension;
 import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
@@ -9,16 +8,10 @@ import io.converge.producer.Envelope;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.schema.Migrations;
 import java.time.Duration;
-import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import javax.sql.DataSource;
-import org.apache.pulsar.client.api.Producer;
-import org.apache.pulsar.client.api.PulsarClient;
-import org.apache.pulsar.client.api.PulsarClientException;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Per-key order end to end on Pulsar transactions: the {@code TxnProducer}'s Pulsar backend publishes, the
@@ -28,20 +21,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(PulsarExtension.class)
 class PulsarTransactionsOrderIT extends KeyOrderEndToEnd {
 
-  private static EmbeddedPulsar pulsar;
-  private static PulsarClient client;
-  private static final Map<String, Producer<byte[]>> raw = new ConcurrentHashMap<>();
-
-  @BeforeAll
-  static void broker(EmbeddedPulsar server) throws Exception {
-    pulsar = server;
-    client = PulsarClient.builder().serviceUrl(server.serviceUrl()).build();
-  }
-
-  @AfterAll
-  static void closeClient() throws Exception {
-    client.close(); // and its producers
-  }
+  @RegisterExtension
+  static final PulsarBroker pulsar = new PulsarBroker();
 
   /** A short name (the producer's topics are names, not URLs) in {@code public/default}. */
   @Override
@@ -58,20 +39,15 @@ class PulsarTransactionsOrderIT extends KeyOrderEndToEnd {
   }
 
   @Override
-  protected AutoCloseable consume(String topic, IdempotentHandler handler) {
-    return PulsarIdempotentConsumer.builder().client(client).topic(topic).handler(handler)
+  protected AutoCloseable consume(String topic, IdempotentHandler handler) throws Exception {
+    return PulsarIdempotentConsumer.builder().client(pulsar.client()).topic(topic).handler(handler)
         .redeliveryDelay(Duration.ofMillis(200)).consumers(4).start();
   }
 
   @Override
   protected void republish(String topic, IncomingMessage delivered) throws Exception {
-    raw.computeIfAbsent(topic, t -> {
-      try {
-        return client.newProducer().topic(t).create();
-      } catch (PulsarClientException e) {
-        throw new IllegalStateException(e);
-      }
-    }).newMessage().key(delivered.header(Envelope.KEY)).properties(delivered.headers()).value(delivered.payload())
+    pulsar.producer(topic).newMessage().key(delivered.header(Envelope.KEY)).properties(delivered.headers())
+        .value(delivered.payload())
         .send();
   }
 }

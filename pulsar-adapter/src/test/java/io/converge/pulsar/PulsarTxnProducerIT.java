@@ -54,23 +54,7 @@ class PulsarTxnProducerIT extends TxnProducerContract {
 
   @Override
   protected ContractBroker broker() {
-    return new ContractBroker() {
-
-      @Override
-      public void createTopic(String topic) {
-        PulsarTxnProducerIT.createTopic(topic);
-      }
-
-      @Override
-      public void stop() {
-        pulsar.freeze();
-      }
-
-      @Override
-      public void start() {
-        pulsar.thaw();
-      }
-    };
+    return ContractBroker.of(PulsarTxnProducerIT::createTopic, pulsar::freeze, pulsar::thaw);
   }
 
   private static void createTopic(String topic) {

@@ -1,5 +1,6 @@
 package io.converge.consumer.http;
 
+import static io.converge.consumer.http.IdempotentCalls.assertReplayed;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.converge.broker.postgres.PostgresExtension;
@@ -86,15 +87,29 @@ class IdempotencyFilterIT {
   }
 
   private static HttpResponse<String> post(String path, String tenant, String key, String json) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(30))
-        .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(json));
-    if (tenant != null) {
-      b.header("X-Tenant-Id", tenant);
+    return IdempotentCalls.post(base + path, "application/json", json, "X-Tenant-Id", tenant, "Idempotency-Key", key);
+  }
+
+  /** POSTs {@code {}} to {@code path} under {@code key} of tenant t1 while the handlers' one pooled connection is taken. */
+  private static HttpResponse<String> postWhilePoolIsTaken(String path, String key) throws Exception {
+    try (java.sql.Connection hog = tinyPool.getConnection()) {
+      return post(path, "t1", key, "{}");
     }
-    if (key != null) {
-      b.header("Idempotency-Key", key);
-    }
-    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  /**
+   * POSTs {@code body}, then {@code retryBody}, to {@code path} under one new key of tenant t1; asserts that both
+   * answered {@code status}, the retry replaying the first answer, and that the handler ran once. Returns the retry.
+   */
+  private static HttpResponse<String> replayedOnce(String path, String body, String retryBody, int status)
+      throws Exception {
+    String key = key();
+    HttpResponse<String> first = post(path, "t1", key, body);
+    HttpResponse<String> retry = post(path, "t1", key, retryBody);
+    assertThat(first.statusCode()).isEqualTo(status);
+    assertReplayed(retry, first, status);
+    assertThat(orders.runs("t1", key)).isEqualTo(1);
+    return retry;
   }
 
   /** A POST written byte by byte, for header values a well-behaved client refuses to send. */
@@ -226,15 +241,10 @@ class IdempotencyFilterIT {
 
   @Test
   void equalNumbersReorderedMembersAndIgnoredFieldsFingerprintTheSame() throws Exception {
-    String key = key();
-    HttpResponse<String> first = post("/orders", "t1", key,
-        "{\"amount\":100,\"currency\":\"CNY\",\"client_ip\":\"10.0.0.1\",\"meta\":{\"sent_at\":1,\"app\":\"ios\"}}");
-    HttpResponse<String> retry = post("/orders", "t1", key,
-        "{ \"meta\": {\"app\":\"ios\", \"sent_at\": 2}, \"currency\": \"CNY\", \"amount\": 100.00, \"client_ip\": \"10.9.9.9\" }");
-    assertThat(retry.statusCode()).isEqualTo(201);
-    assertThat(retry.body()).isEqualTo(first.body());
-    assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
-    assertThat(orders.runs("t1", key)).isEqualTo(1);
+    replayedOnce("/orders",
+        "{\"amount\":100,\"currency\":\"CNY\",\"client_ip\":\"10.0.0.1\",\"meta\":{\"sent_at\":1,\"app\":\"ios\"}}",
+        "{ \"meta\": {\"app\":\"ios\", \"sent_at\": 2}, \"currency\": \"CNY\", \"amount\": 100.00, \"client_ip\": \"10.9.9.9\" }",
+        201);
   }
 
   @Test
@@ -396,23 +406,14 @@ class IdempotencyFilterIT {
 
   @Test
   void serverErrorsAreStoredAndReplayedExactly() throws Exception {
-    String key = key();
-    HttpResponse<String> first = post("/charges/unavailable", "t1", key, "{}");
-    HttpResponse<String> replay = post("/charges/unavailable", "t1", key, "{}");
-    assertThat(first.statusCode()).isEqualTo(503);
-    assertThat(replay.statusCode()).isEqualTo(503);
-    assertThat(replay.body()).isEqualTo(first.body()).contains("acquirer down");
+    HttpResponse<String> replay = replayedOnce("/charges/unavailable", "{}", "{}", 503);
+    assertThat(replay.body()).contains("acquirer down");
     assertThat(replay.headers().firstValue("Retry-After")).hasValue("7");
-    assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
-    assertThat(orders.runs("t1", key)).isEqualTo(1);
 
     String boom = key();
     HttpResponse<String> failed = post("/charges/boom", "t1", boom, "{}");
     assertProblem(failed, 500, "handler-failed");
-    HttpResponse<String> failedAgain = post("/charges/boom", "t1", boom, "{}");
-    assertThat(failedAgain.statusCode()).isEqualTo(500);
-    assertThat(failedAgain.body()).isEqualTo(failed.body());
-    assertThat(failedAgain.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertReplayed(post("/charges/boom", "t1", boom, "{}"), failed, 500);
     assertThat(orders.runs("t1", boom)).isEqualTo(1);
   }
 
@@ -423,10 +424,7 @@ class IdempotencyFilterIT {
   @Test
   void anOutageInTheHandlerReleasesTheKeyAndTheRetryRuns() throws Exception {
     String key = key();
-    HttpResponse<String> down;
-    try (java.sql.Connection hog = tinyPool.getConnection()) {
-      down = post("/charges/pooled", "t1", key, "{}");
-    }
+    HttpResponse<String> down = postWhilePoolIsTaken("/charges/pooled", key);
     assertProblem(down, 503, "handler-unavailable");
     assertThat(down.headers().firstValue("Retry-After")).hasValue("1");
     assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_idempotency_key WHERE tenant = 't1' AND idem_key = ?",
@@ -449,14 +447,7 @@ class IdempotencyFilterIT {
     assertThat(orders.runs("t1", rendered)).isEqualTo(2);
 
     // a 500 the application answers on purpose is its answer: stored and replayed
-    String refused = key();
-    HttpResponse<String> no = post("/charges/refused", "t1", refused, "{}");
-    HttpResponse<String> noAgain = post("/charges/refused", "t1", refused, "{}");
-    assertThat(no.statusCode()).isEqualTo(500);
-    assertThat(noAgain.statusCode()).isEqualTo(500);
-    assertThat(noAgain.body()).isEqualTo(no.body()).contains("acquirer said no");
-    assertThat(noAgain.headers().firstValue("Idempotent-Replayed")).hasValue("true");
-    assertThat(orders.runs("t1", refused)).isEqualTo(1);
+    assertThat(replayedOnce("/charges/refused", "{}", "{}", 500).body()).contains("acquirer said no");
   }
 
   /**
@@ -466,15 +457,9 @@ class IdempotencyFilterIT {
   @Test
   void anOutageAfterACommitIsStoredNotReleased() throws Exception {
     String key = key();
-    HttpResponse<String> first;
-    try (java.sql.Connection hog = tinyPool.getConnection()) {
-      first = post("/charges/charged-then-down", "t1", key, "{}");
-    }
+    HttpResponse<String> first = postWhilePoolIsTaken("/charges/charged-then-down", key);
     assertProblem(first, 500, "handler-failed");
-    HttpResponse<String> retry = post("/charges/charged-then-down", "t1", key, "{}");
-    assertThat(retry.statusCode()).as(retry.body()).isEqualTo(500);
-    assertThat(retry.body()).isEqualTo(first.body());
-    assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertReplayed(post("/charges/charged-then-down", "t1", key, "{}"), first, 500);
     assertThat(orders.runs("t1", key)).as("the handler ran once").isEqualTo(1);
     assertThat(jdbc.queryForObject("SELECT count(*) FROM cut_charge WHERE idem_key = ?", Long.class, key))
         .as("charged once").isEqualTo(1);

@@ -1,5 +1,6 @@
 package io.converge.consumer.http;
 
+import static io.converge.consumer.http.IdempotentCalls.assertReplayed;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.converge.broker.postgres.PostgresExtension;
@@ -9,9 +10,6 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.net.ServerSocket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
@@ -37,7 +35,6 @@ class IdempotencyFilterServletIT {
   private static BareTomcat tomcat;
   private static String base;
   private static final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
-  private static final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   /** Counts its runs per key; what it answers depends on the path. */
   static final class Shop extends HttpServlet {
@@ -175,12 +172,28 @@ class IdempotencyFilterServletIT {
   }
 
   private static HttpResponse<String> post(String path, String key, String contentType, String body) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(30))
-        .header("Content-Type", contentType).POST(HttpRequest.BodyPublishers.ofString(body));
-    if (key != null) {
-      b.header("Idempotency-Key", key);
+    return IdempotentCalls.post(base + path, contentType, body, "Idempotency-Key", key);
+  }
+
+  private static HttpResponse<String> post(String path, String key) throws Exception {
+    return post(path, key, "application/json", "{}");
+  }
+
+  /** The same request twice under one new key: the key, the first answer and the retry's. */
+  private record Twice(String key, HttpResponse<String> first, HttpResponse<String> retry) {
+
+    /** Asserts that both answered {@code status} and that the handler ran once. */
+    Twice answered(int status) {
+      assertThat(first.statusCode()).isEqualTo(status);
+      assertThat(retry.statusCode()).isEqualTo(status);
+      assertThat(runsOf(key)).isEqualTo(1);
+      return this;
     }
-    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static Twice twice(String path, String contentType, String body, String retryBody) throws Exception {
+    String key = UUID.randomUUID().toString();
+    return new Twice(key, post(path, key, contentType, body), post(path, key, contentType, retryBody));
   }
 
   private static int runsOf(String key) {
@@ -191,19 +204,12 @@ class IdempotencyFilterServletIT {
   @Test
   void aLiveHandlerSlowerThanItsLeaseKeepsItsKey() throws Exception {
     String key = UUID.randomUUID().toString();
-    java.util.concurrent.CompletableFuture<HttpResponse<String>> first = java.util.concurrent.CompletableFuture
-        .supplyAsync(() -> {
-          try {
-            return post("/short/slow", key, "application/json", "{}");
-          } catch (Exception e) {
-            throw new IllegalStateException(e);
-          }
-        });
+    java.util.concurrent.CompletableFuture<HttpResponse<String>> first = postAsync("/short/slow", key);
     org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> claimed(key));
     // retries past one and past two leases of the claim, which its heartbeat renews
     for (double leases : new double[]{1, 2}) {
       awaitLeasesPast(key, leases);
-      HttpResponse<String> retry = post("/short/slow", key, "application/json", "{}");
+      HttpResponse<String> retry = post("/short/slow", key);
       assertThat(retry.statusCode()).as("a retry while the first runs, body %s", retry.body()).isEqualTo(409);
       assertThat(retry.headers().firstValue("Retry-After")).isPresent();
     }
@@ -211,7 +217,7 @@ class IdempotencyFilterServletIT {
     HttpResponse<String> done = first.get(30, java.util.concurrent.TimeUnit.SECONDS);
     assertThat(done.statusCode()).isEqualTo(201);
     assertThat(done.body()).isEqualTo("slow run=1");
-    HttpResponse<String> replay = post("/short/slow", key, "application/json", "{}");
+    HttpResponse<String> replay = post("/short/slow", key);
     assertThat(replay.body()).isEqualTo("slow run=1");
     assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
     assertThat(runsOf(key)).as("the handler ran once").isEqualTo(1);
@@ -220,7 +226,7 @@ class IdempotencyFilterServletIT {
   private static java.util.concurrent.CompletableFuture<HttpResponse<String>> postAsync(String path, String key) {
     return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
       try {
-        return post(path, key, "application/json", "{}");
+        return post(path, key);
       } catch (Exception e) {
         throw new IllegalStateException(e);
       }
@@ -270,7 +276,7 @@ class IdempotencyFilterServletIT {
       assertThat(busyPool.getHikariPoolMXBean().getIdleConnections()).isZero();
       awaitLeasesPast(key, 1); // the claim's lease lapses unless the keeper renews it
       // the client's retry reaches a healthy instance while the first handler still runs
-      HttpResponse<String> retry = post("/shop/slower", key, "application/json", "{}");
+      HttpResponse<String> retry = post("/shop/slower", key);
       assertThat(retry.statusCode()).as("retry while the first runs: %s", retry.body()).isEqualTo(409);
     } finally {
       for (java.sql.Connection c : load) {
@@ -280,7 +286,7 @@ class IdempotencyFilterServletIT {
     }
     HttpResponse<String> done = first.get(30, java.util.concurrent.TimeUnit.SECONDS);
     assertThat(done.statusCode()).isEqualTo(201);
-    assertThat(post("/shop/slower", key, "application/json", "{}").body()).isEqualTo(done.body());
+    assertThat(post("/shop/slower", key).body()).isEqualTo(done.body());
     assertThat(runsOf(key)).as("the handler ran once").isEqualTo(1);
   }
 
@@ -291,21 +297,21 @@ class IdempotencyFilterServletIT {
     String live = UUID.randomUUID().toString();
     java.util.concurrent.CompletableFuture<HttpResponse<String>> first = postAsync("/short/slower", live);
     org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> claimed(live));
-    HttpResponse<String> ahead = post("/ahead/slower", live, "application/json", "{}");
+    HttpResponse<String> ahead = post("/ahead/slower", live);
     assertThat(ahead.statusCode()).as("a retry on the instance ahead: %s", ahead.body()).isEqualTo(409);
     gate(live).countDown();
     HttpResponse<String> done = first.get(30, java.util.concurrent.TimeUnit.SECONDS);
     assertThat(done.statusCode()).isEqualTo(201);
     // a key 5 minutes before its expiry is replayed by the instance ahead, not run again
     sql("UPDATE converge_idempotency_key SET expires_at = now() + interval '5 minutes' WHERE idem_key = ?", live);
-    HttpResponse<String> replay = post("/ahead/slower", live, "application/json", "{}");
+    HttpResponse<String> replay = post("/ahead/slower", live);
     assertThat(replay.body()).isEqualTo(done.body());
     assertThat(runsOf(live)).isEqualTo(1);
 
     // a claim whose process died 2 minutes ago (lease over 90 s ago by the database's clock), and an
     // instance 10 minutes behind: it takes the claim over
     String probe = UUID.randomUUID().toString();
-    post("/shop/pay", probe, "application/json", "{}");
+    post("/shop/pay", probe);
     String dead = UUID.randomUUID().toString();
     sql("""
         INSERT INTO converge_idempotency_key (tenant, idem_key, fingerprint, method, path, status, lease_owner,
@@ -313,7 +319,7 @@ class IdempotencyFilterServletIT {
         SELECT tenant, ?, fingerprint, method, path, 'PROCESSING', gen_random_uuid(), now() - interval '90 seconds',
                2000, now() - interval '2 minutes', now() + interval '1 day'
           FROM converge_idempotency_key WHERE idem_key = ?""", dead, probe);
-    HttpResponse<String> behind = post("/behind/pay", dead, "application/json", "{}");
+    HttpResponse<String> behind = post("/behind/pay", dead);
     assertThat(behind.statusCode()).as("a retry on the instance behind: %s", behind.body()).isEqualTo(201);
     assertThat(runsOf(dead)).isEqualTo(1);
   }
@@ -336,41 +342,26 @@ class IdempotencyFilterServletIT {
 
   @Test
   void aFlushedBodyIsHeldBackStoredAndReplayed() throws Exception {
-    String key = UUID.randomUUID().toString();
-    HttpResponse<String> first = post("/shop/pay", key, "application/json", "{\"amount\":12000}");
-    HttpResponse<String> retry = post("/shop/pay", key, "application/json", "{\"amount\":1.2e4}");
-    assertThat(first.statusCode()).isEqualTo(201);
-    assertThat(first.body()).isEqualTo("{\"run\":1,\"echo\":{\"amount\":12000}}");
-    assertThat(retry.statusCode()).isEqualTo(201);
-    assertThat(retry.body()).isEqualTo(first.body());
-    assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
-    assertThat(retry.headers().firstValue("Content-Type")).isEqualTo(first.headers().firstValue("Content-Type"));
-    assertThat(runsOf(key)).isEqualTo(1);
+    Twice t = twice("/shop/pay", "application/json", "{\"amount\":12000}", "{\"amount\":1.2e4}").answered(201);
+    assertThat(t.first().body()).isEqualTo("{\"run\":1,\"echo\":{\"amount\":12000}}");
+    assertReplayed(t.retry(), t.first(), 201);
+    assertThat(t.retry().headers().firstValue("Content-Type"))
+        .isEqualTo(t.first().headers().firstValue("Content-Type"));
   }
 
   @Test
   void sendErrorIsStoredAsAProblemAndReplayed() throws Exception {
-    String key = UUID.randomUUID().toString();
-    HttpResponse<String> first = post("/shop/declined", key, "application/json", "{}");
-    HttpResponse<String> retry = post("/shop/declined", key, "application/json", "{}");
-    assertThat(first.statusCode()).isEqualTo(402);
-    assertThat(first.headers().firstValue("Content-Type")).hasValue("application/problem+json");
-    assertThat(first.body()).contains("\"status\":402").contains("\"detail\":\"card declined\"");
-    assertThat(retry.statusCode()).isEqualTo(402);
-    assertThat(retry.body()).isEqualTo(first.body());
-    assertThat(runsOf(key)).isEqualTo(1);
+    Twice t = twice("/shop/declined", "application/json", "{}", "{}").answered(402);
+    assertThat(t.first().headers().firstValue("Content-Type")).hasValue("application/problem+json");
+    assertThat(t.first().body()).contains("\"status\":402").contains("\"detail\":\"card declined\"");
+    assertThat(t.retry().body()).isEqualTo(t.first().body());
   }
 
   @Test
   void aRedirectIsReplayedWithItsLocation() throws Exception {
-    String key = UUID.randomUUID().toString();
-    HttpResponse<String> first = post("/shop/redirect", key, "text/plain", "x");
-    HttpResponse<String> retry = post("/shop/redirect", key, "text/plain", "x");
-    assertThat(first.statusCode()).isEqualTo(302);
-    assertThat(retry.statusCode()).isEqualTo(302);
-    assertThat(retry.headers().firstValue("Location")).isEqualTo(first.headers().firstValue("Location"))
+    Twice t = twice("/shop/redirect", "text/plain", "x", "x").answered(302);
+    assertThat(t.retry().headers().firstValue("Location")).isEqualTo(t.first().headers().firstValue("Location"))
         .hasValueSatisfying(l -> assertThat(l).endsWith("/shop/pay/1"));
-    assertThat(runsOf(key)).isEqualTo(1);
   }
 
   @Test
@@ -388,7 +379,7 @@ class IdempotencyFilterServletIT {
   @Test
   void anUnreachableDatabaseIs503AndTheHandlerDoesNotRun() throws Exception {
     String key = UUID.randomUUID().toString();
-    HttpResponse<String> r = post("/down/pay", key, "application/json", "{}");
+    HttpResponse<String> r = post("/down/pay", key);
     assertThat(r.statusCode()).isEqualTo(503);
     assertThat(r.headers().firstValue("Retry-After")).hasValue("1");
     assertThat(r.body()).contains("urn:converge:idempotency:store-unavailable").doesNotContain("detail");

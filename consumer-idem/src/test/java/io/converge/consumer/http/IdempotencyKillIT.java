@@ -18,9 +18,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -53,13 +50,7 @@ class IdempotencyKillIT {
   void aKeyWhoseInstanceDiedMidHandlerIsTakenOverAfterTheLease(ConvergePostgres pg, ChildJvms jvms) throws Exception {
     DataSource db = pg.newSchema("idemkill");
     Migrations.apply(db, "idempotency");
-    String schema;
-    try (Connection c = db.getConnection();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT current_schema()")) {
-      rs.next();
-      schema = rs.getString(1);
-    }
+    String schema = new JdbcTemplate(db).queryForObject("SELECT current_schema()", String.class);
     try (ChildJvm child = jvms.launch(KilledApiMain.class).database(pg.jdbcUrl(), pg.user(), pg.password(), schema)
         .start()) {
       String childBase = child.awaitLine(KilledApiMain.READY, Duration.ofSeconds(60))

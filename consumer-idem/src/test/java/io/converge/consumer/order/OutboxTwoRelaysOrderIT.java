@@ -41,7 +41,7 @@ class OutboxTwoRelaysOrderIT extends RocketMQEndToEnd {
   }
 
   private static OutboxRelay relay(String name) {
-    OutboxRelay relay = RelayFixture.relay(ds, RelayFixture.sink(mq).build()).name(name).batchSize(8).build();
+    OutboxRelay relay = RelayFixture.relay(ds, RelayFixture.sink(mq.server()).build()).name(name).batchSize(8).build();
     relay.start();
     return relay;
   }

@@ -14,6 +14,6 @@ class RocketMQHalfMessageOrderIT extends RocketMQEndToEnd {
   @Override
   protected TxnProducer producer(DataSource db, String topic) {
     return TxnProducer.builder().group(RocketMQExtension.uniqueTopic("order-half")).dataSource(db)
-        .backend(RocketMQBackend.nameServer(mq.nameServerAddress())).topics(topic).build();
+        .backend(RocketMQBackend.nameServer(mq.nameServer())).topics(topic).build();
   }
 }

@@ -2,9 +2,7 @@ package io.converge.consumer.rocketmq;
 
 import io.converge.broker.child.ChildJvm;
 import io.converge.consumer.IdempotentHandler;
-import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.Outcome;
-import java.sql.PreparedStatement;
 import javax.sql.DataSource;
 
 /**
@@ -30,36 +28,15 @@ public final class KilledConsumerMain {
 
   public static void main(String[] args) throws Exception {
     DataSource db = ChildJvm.database();
-    IdempotentHandler real = IdempotentHandler.builder().group(System.getProperty(GROUP)).dataSource(db)
-        .handler((c, m) -> {
-          try (PreparedStatement ps = c.prepareStatement("INSERT INTO kill_ledger (message_id) VALUES (?)")) {
-            ps.setString(1, m.envelopeMessageId());
-            ps.executeUpdate();
-          }
-        }).build();
-    IdempotentHandler haltAfterCommit = new IdempotentHandler() {
-
-      @Override
-      public Outcome handle(IncomingMessage message) {
-        Outcome outcome = real.handle(message); // the dedup claim and the handler's row are committed here
-        if (message.envelopeMessageId().startsWith(PROBE)) {
-          ChildJvm.mark(PROBED + message.envelopeMessageId()); // the binding holds the queues: acked normally
-          return outcome;
-        }
-        ChildJvm.halt(COMMITTED + message.envelopeMessageId() + " " + outcome); // before the binding returns: no ack
+    IdempotentHandler haltAfterCommit = KillLedger.handler(System.getProperty(GROUP), db, (real, message) -> {
+      Outcome outcome = real.handle(message); // the dedup claim and the handler's row are committed here
+      if (message.envelopeMessageId().startsWith(PROBE)) {
+        ChildJvm.mark(PROBED + message.envelopeMessageId()); // the binding holds the queues: acked normally
         return outcome;
       }
-
-      @Override
-      public Outcome resume(long dlqId) {
-        return real.resume(dlqId);
-      }
-
-      @Override
-      public String group() {
-        return real.group();
-      }
-    };
+      ChildJvm.halt(COMMITTED + message.envelopeMessageId() + " " + outcome); // before the binding returns: no ack
+      return outcome;
+    });
     RocketMQIdempotentConsumer.builder().nameServer(System.getProperty(NAME_SERVER))
         .topic(System.getProperty(TOPIC)).handler(haltAfterCommit)
         // concurrent: an orderly consumer killed here would keep its queues locked on the broker for 60 s

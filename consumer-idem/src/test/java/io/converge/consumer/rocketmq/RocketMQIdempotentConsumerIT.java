@@ -3,14 +3,12 @@ package io.converge.consumer.rocketmq;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.consumer.BusinessException;
 import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.Outcome;
 import io.converge.consumer.testing.ConsumerBindingContract;
 import io.converge.producer.Envelope;
-import io.converge.producer.rocketmq.RocketMQClients;
 import io.converge.producer.rocketmq.KeyQueueSelector;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -21,13 +19,11 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.common.message.Message;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The RocketMQ binding on the real embedded broker and PostgreSQL: redeliveries really go through the broker.
@@ -38,31 +34,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class RocketMQIdempotentConsumerIT extends ConsumerBindingContract {
 
   private static final String PROBE = "probe-";
-  private static DefaultMQProducer producer;
 
-  private final EmbeddedRocketMQ mq;
-
-  RocketMQIdempotentConsumerIT(EmbeddedRocketMQ mq) {
-    this.mq = mq;
-  }
-
-  @BeforeAll
-  static void startProducer(EmbeddedRocketMQ mq) throws Exception {
-    producer = RocketMQClients.startProducer(mq.nameServerAddress(), RocketMQExtension.uniqueTopic("it-producer"));
-  }
-
-  @AfterAll
-  static void tearDown() {
-    if (producer != null) {
-      producer.shutdown();
-    }
-  }
+  @RegisterExtension
+  static final RawRocketMQ mq = new RawRocketMQ();
 
   @Override
   protected String newTopic(String prefix) {
-    String topic = RocketMQExtension.uniqueTopic(prefix);
-    mq.createTopic(topic);
-    return topic;
+    return mq.newTopic(prefix);
   }
 
   @Override
@@ -73,7 +51,7 @@ class RocketMQIdempotentConsumerIT extends ConsumerBindingContract {
     }
     m.putUserProperty(Envelope.TENANT, tenant);
     // one key, one queue (Converge's producers select the queue the same way)
-    assertThat(producer.send(m, KeyQueueSelector.BY_KEY, key).getSendStatus()).isEqualTo(SendStatus.SEND_OK);
+    assertThat(mq.send(m, KeyQueueSelector.BY_KEY, key).getSendStatus()).isEqualTo(SendStatus.SEND_OK);
   }
 
   /**
@@ -114,7 +92,7 @@ class RocketMQIdempotentConsumerIT extends ConsumerBindingContract {
   }
 
   private RocketMQIdempotentConsumer consume(String topic, IdempotentHandler h) {
-    return RocketMQIdempotentConsumer.builder().nameServer(mq.nameServerAddress()).topic(topic).handler(h)
+    return RocketMQIdempotentConsumer.builder().nameServer(mq.nameServer()).topic(topic).handler(h)
         .consumeThreads(8).suspendTime(Duration.ofMillis(100)).releaseInterval(Duration.ofMillis(200)).start();
   }
 

@@ -12,8 +12,9 @@ import io.converge.consumer.FailureKind;
 import io.converge.consumer.FailurePolicy;
 import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.outage.CountingMetrics;
+import io.converge.consumer.outage.OutageChecks;
+import io.converge.consumer.rocketmq.RawRocketMQ;
 import io.converge.consumer.rocketmq.RocketMQIdempotentConsumer;
-import io.converge.producer.Envelope;
 import io.converge.producer.MessageIds;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
@@ -23,12 +24,10 @@ import io.converge.producer.spring.TransactionalPublisher;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import javax.sql.DataSource;
-import org.apache.rocketmq.client.producer.DefaultMQProducer;
-import org.apache.rocketmq.common.message.Message;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
@@ -40,6 +39,9 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
  */
 @ExtendWith({RocketMQExtension.class, PostgresExtension.class})
 class BrokerOutageConsumerIT {
+
+  @RegisterExtension
+  static final RawRocketMQ raw = new RawRocketMQ();
 
   private static final Duration MAX_OUTAGE = Duration.ofSeconds(20);
 
@@ -72,58 +74,27 @@ class BrokerOutageConsumerIT {
               publisher.publish(OutgoingMessage.builder(outTopic).id(MessageIds.shared().next())
                   .header("cause", m.envelopeMessageId()).payload("done".getBytes(UTF_8)).build());
             }).build();
-        DefaultMQProducer producer = new DefaultMQProducer(RocketMQExtension.uniqueTopic("brout-producer"));
-        producer.setNamesrvAddr(input.nameServerAddress());
-        producer.setInstanceName(UUID.randomUUID().toString());
-        producer.start();
         List<String> ids = new ArrayList<>();
         try (RocketMQIdempotentConsumer consumer = RocketMQIdempotentConsumer.builder()
             .nameServer(input.nameServerAddress()).topic(inTopic).handler(handler).consumeThreads(2).start()) {
-          ids.add(send(producer, inTopic));
+          ids.add(raw.sendNew(inTopic));
           published.await(m -> ids.get(0).equals(m.getUserProperty("cause")), 1, Duration.ofSeconds(60));
 
-          output.stopBroker();
-          long stoppedAt = System.nanoTime();
-          try {
-            for (int i = 0; i < 5; i++) {
-              ids.add(send(producer, inTopic));
-            }
-            // with main's behaviour both consumer threads would have used up their 3 attempts by now
-            await().atMost(MAX_OUTAGE).until(() -> metrics.failures() >= 6);
-          } finally {
-            output.startBroker();
-          }
-          assertThat(Duration.ofNanos(System.nanoTime() - stoppedAt)).isLessThanOrEqualTo(MAX_OUTAGE.plusSeconds(10));
+          // with main's behaviour both consumer threads would have used up their 3 attempts by then
+          ids.addAll(OutageChecks.sendDuringOutage(output::stopBroker, output::startBroker, 5,
+              () -> raw.sendNew(inTopic), metrics, MAX_OUTAGE, Duration.ofSeconds(10)));
 
           await().atMost(Duration.ofSeconds(90)).until(() -> jdbc.queryForObject(
               "SELECT count(*) FROM converge_dedup WHERE consumer_group = ?", Long.class, group) == ids.size());
-          assertThat(jdbc.queryForList("SELECT DISTINCT outcome FROM converge_dedup WHERE consumer_group = ?",
-              String.class, group)).containsExactly("PROCESSED");
-          assertThat(
-              jdbc.queryForObject("SELECT count(*) FROM converge_dlq WHERE consumer_group = ?", Long.class, group))
-              .as("parked messages").isZero();
-          assertThat(
-              jdbc.queryForObject("SELECT count(*) FROM converge_ticket WHERE consumer_group = ?", Long.class, group))
-              .as("tickets").isZero();
+          OutageChecks.assertAllProcessedNoneParked(jdbc, group);
+          OutageChecks.assertOnceEach(ds, "outage_ledger", ids);
           for (String id : ids) {
-            assertThat(jdbc.queryForObject("SELECT count(*) FROM outage_ledger WHERE message_id = ?", Long.class, id))
-                .as("effects of " + id).isEqualTo(1);
             published.await(m -> id.equals(m.getUserProperty("cause")), 1, Duration.ofSeconds(60));
           }
           assertThat(metrics.failures(FailureKind.UNAVAILABLE)).isGreaterThanOrEqualTo(6);
           assertThat(metrics.failures(FailureKind.TECHNICAL)).isZero();
-        } finally {
-          producer.shutdown();
         }
       }
     }
-  }
-
-  private static String send(DefaultMQProducer producer, String topic) throws Exception {
-    String id = UUID.randomUUID().toString();
-    Message m = new Message(topic, ("{\"id\":\"" + id + "\"}").getBytes(UTF_8));
-    m.putUserProperty(Envelope.MESSAGE_ID, id);
-    producer.send(m);
-    return id;
   }
 }

@@ -23,18 +23,21 @@ class ConsumerPropertiesTest {
     assertThat(p.policy("payments").maxOutageBackoff()).isEqualTo(Duration.ofSeconds(30));
     assertThat(p.policy("unknown").maxOutageBackoff()).isEqualTo(Duration.ofSeconds(30));
     assertThat(p.rocketmq().consumeTimeout()).isEqualTo(Duration.ofHours(24));
-    assertThat(p.rocketmq().ordered()).isTrue();
-    assertThat(p.rocketmq().suspendTime()).isEqualTo(Duration.ofSeconds(1));
-    assertThat(p.rocketmq().releaseInterval()).isEqualTo(Duration.ofSeconds(5));
+    assertOrder(p, true, Duration.ofSeconds(1), Duration.ofSeconds(5));
   }
 
   @Test
   void orderSettingsBind() {
     ConsumerProperties p = bind(Map.of("converge.consumer.rocketmq.ordered", "false",
         "converge.consumer.rocketmq.suspend-time", "250ms", "converge.consumer.rocketmq.release-interval", "2s"));
-    assertThat(p.rocketmq().ordered()).isFalse();
-    assertThat(p.rocketmq().suspendTime()).isEqualTo(Duration.ofMillis(250));
-    assertThat(p.rocketmq().releaseInterval()).isEqualTo(Duration.ofSeconds(2));
+    assertOrder(p, false, Duration.ofMillis(250), Duration.ofSeconds(2));
+  }
+
+  private static void assertOrder(ConsumerProperties p, boolean ordered, Duration suspendTime,
+      Duration releaseInterval) {
+    assertThat(p.rocketmq().ordered()).isEqualTo(ordered);
+    assertThat(p.rocketmq().suspendTime()).isEqualTo(suspendTime);
+    assertThat(p.rocketmq().releaseInterval()).isEqualTo(releaseInterval);
   }
 
   @Test

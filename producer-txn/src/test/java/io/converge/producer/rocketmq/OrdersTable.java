@@ -6,6 +6,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import javax.sql.DataSource;
+import org.springframework.jdbc.core.JdbcTemplate;
 
 /** A schema of its own with the producer's tables and an {@code orders} table: the business write of the backend's tests. */
 final class OrdersTable {
@@ -17,12 +18,10 @@ final class OrdersTable {
   }
 
   /** A new schema named after {@code name}, migrated, with an empty {@code orders} table. */
-  static OrdersTable create(String name) throws Exception {
+  static OrdersTable create(String name) {
     DataSource db = ConvergePostgres.shared().newSchema(name);
     Migrations.apply(db, "producer");
-    try (var c = db.getConnection(); var s = c.createStatement()) {
-      s.execute("CREATE TABLE orders (id text PRIMARY KEY)");
-    }
+    new JdbcTemplate(db).execute("CREATE TABLE orders (id text PRIMARY KEY)");
     return new OrdersTable(db);
   }
 

@@ -15,7 +15,6 @@ import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TransactionTimedOutException;
 import io.converge.producer.TxnProducer;
 import java.time.Duration;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -23,12 +22,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith({RocketMQExtension.class, ChildJvmExtension.class})
 class RocketMQBackendIT {
 
-  private static OrdersTable orders;
-
-  @BeforeAll
-  static void schema() throws Exception {
-    orders = OrdersTable.create("rmqbackend");
-  }
+  private static final OrdersTable orders = OrdersTable.create("rmqbackend");
 
   @Test
   void aUnitOfWorkPastTheTimeoutIsRolledBack(EmbeddedRocketMQ mq) throws Exception {

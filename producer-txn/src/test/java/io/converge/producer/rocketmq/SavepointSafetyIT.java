@@ -21,6 +21,7 @@ import io.converge.producer.spi.TxnBackend;
 import io.converge.producer.spi.TxnLog;
 import io.converge.producer.spring.TransactionalPublisher;
 import io.converge.producer.testing.Delivered;
+import io.converge.producer.testing.RocketMQTopicSink;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -82,7 +83,7 @@ class SavepointSafetyIT {
   void aFailedSavepointRollbackCaughtByTheUnitRollsItBackAsAWhole() throws Exception {
     String topic = topic();
     TxnProducer p = producer(topic, failingSavepoints());
-    RocketMQSink sink = sink(topic);
+    RocketMQTopicSink sink = sink(topic);
     String a = MessageIds.shared().next();
     String b = MessageIds.shared().next();
     String c = MessageIds.shared().next();
@@ -112,7 +113,7 @@ class SavepointSafetyIT {
   void aFailedNestedRollbackCaughtByTheOuterTransactionRollsItBackAsAWhole() throws Exception {
     String topic = topic();
     TxnProducer p = producer(topic, failingSavepoints());
-    RocketMQSink sink = sink(topic);
+    RocketMQTopicSink sink = sink(topic);
     TransactionalPublisher publisher = new TransactionalPublisher(p, db);
     DataSourceTransactionManager tm = new DataSourceTransactionManager(db);
     TransactionTemplate outer = new TransactionTemplate(tm);
@@ -149,7 +150,7 @@ class SavepointSafetyIT {
   void callsThatEndTheUnitsTransactionAreRefused() throws Exception {
     String topic = topic();
     TxnProducer p = producer(topic, RocketMQBackend.nameServer(mq.nameServerAddress()));
-    RocketMQSink sink = sink(topic);
+    RocketMQTopicSink sink = sink(topic);
     String a = MessageIds.shared().next();
     String b = MessageIds.shared().next();
     List<String> refused = new ArrayList<>();
@@ -245,7 +246,8 @@ class SavepointSafetyIT {
   }
 
   /** None of {@code ids} has a row or a committed log row, and none is delivered, recovery included. */
-  private void assertNothingCommitted(TxnProducer p, RocketMQSink sink, String topic, String... ids) throws Exception {
+  private void assertNothingCommitted(TxnProducer p, RocketMQTopicSink sink, String topic, String... ids)
+      throws Exception {
     for (String id : ids) {
       assertThat(exists(id)).as("row of %s", id).isFalse();
       assertThat(new TxnLog(db).outcome(id)).as("log of %s", id).isNotEqualTo(TxnLog.Outcome.COMMITTED);
@@ -261,7 +263,7 @@ class SavepointSafetyIT {
         .untilAsserted(() -> assertThat(delivered(sink)).as("delivered").doesNotContain(ids));
   }
 
-  private static Set<String> delivered(RocketMQSink sink) {
+  private static Set<String> delivered(RocketMQTopicSink sink) {
     return sink.received().stream().map(Delivered::id).collect(Collectors.toSet());
   }
 
@@ -277,8 +279,8 @@ class SavepointSafetyIT {
     return p;
   }
 
-  private RocketMQSink sink(String topic) {
-    RocketMQSink s = new RocketMQSink(mq, topic);
+  private RocketMQTopicSink sink(String topic) {
+    RocketMQTopicSink s = new RocketMQTopicSink(mq, topic);
     closeables.add(s);
     return s;
   }

@@ -2,9 +2,11 @@ package io.converge.producer.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.entry;
 import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.broker.postgres.PostgresExtension;
 import io.converge.producer.LateCommitFencedException;
 import io.converge.producer.MessageIds;
 import io.converge.producer.schema.Migrations;
@@ -18,8 +20,11 @@ import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.jdbc.core.JdbcTemplate;
 
 /** The transaction log's answers, its fence against late commits, and its bounded purge. */
+@ExtendWith(PostgresExtension.class)
 class TxnLogIT {
 
   private static final Duration TIMEOUT = Duration.ofSeconds(30);
@@ -27,21 +32,17 @@ class TxnLogIT {
   private static TxnLog log;
 
   @BeforeAll
-  static void schema() {
-    db = ConvergePostgres.shared().newSchema("txnlog");
-    Migrations.apply(db, "producer");
-    log = new TxnLog(db);
+  static void schema(DataSource schema) {
+    Migrations.apply(schema, "producer");
+    db = schema;
+    log = new TxnLog(schema);
   }
 
   @Test
   void committedRowAnswersCommit() throws Exception {
     String id = MessageIds.shared().next();
-    try (Connection c = db.getConnection()) {
-      c.setAutoCommit(false);
-      log.recordCommitted(c, id, "g", "t");
-      c.commit();
-    }
-    assertThat(log.resolve(id, null, "g", "t", Duration.ofHours(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
+    committed(c -> log.recordCommitted(c, id, "g", "t"));
+    assertThat(resolve(id, null, Duration.ofHours(1))).isEqualTo(TxnLog.Outcome.COMMITTED);
   }
 
   /** Issue 13.10: a check-back matches the attempt when both sides name one; rows without one match by id. */
@@ -49,18 +50,16 @@ class TxnLogIT {
   void aCommittedRowOfAnotherAttemptRollsTheStaleAttemptBack() throws Exception {
     String id = MessageIds.shared().next();
     String legacy = MessageIds.shared().next();
-    try (Connection c = db.getConnection()) {
-      c.setAutoCommit(false);
+    committed(c -> {
       log.recordCommitted(c, id, "attempt-2", "g", "t");
       log.recordCommitted(c, legacy, "g", "t");
-      c.commit();
-    }
-    assertThat(log.resolve(id, "attempt-2", "g", "t", Duration.ofMinutes(1), TIMEOUT))
+    });
+    assertThat(resolve(id, "attempt-2", Duration.ofMinutes(1)))
         .isEqualTo(TxnLog.Outcome.COMMITTED);
-    assertThat(log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(1), TIMEOUT))
+    assertThat(resolve(id, "attempt-1", Duration.ofMinutes(1)))
         .isEqualTo(TxnLog.Outcome.ROLLED_BACK);
-    assertThat(log.resolve(id, null, "g", "t", Duration.ofMinutes(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
-    assertThat(log.resolve(legacy, "attempt-1", "g", "t", Duration.ofMinutes(1), TIMEOUT))
+    assertThat(resolve(id, null, Duration.ofMinutes(1))).isEqualTo(TxnLog.Outcome.COMMITTED);
+    assertThat(resolve(legacy, "attempt-1", Duration.ofMinutes(1)))
         .isEqualTo(TxnLog.Outcome.COMMITTED);
   }
 
@@ -71,37 +70,21 @@ class TxnLogIT {
   @Test
   void aFenceOfOneAttemptLetsAnotherAttemptOfTheSameIdCommit() throws Exception {
     String id = MessageIds.shared().next();
-    assertThat(log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT))
+    assertThat(resolve(id, "attempt-1", Duration.ofMinutes(5)))
         .isEqualTo(TxnLog.Outcome.ROLLED_BACK);
-    assertThat(log.resolve(id, "attempt-2", "g", "t", Duration.ofSeconds(1), TIMEOUT))
+    assertThat(resolve(id, "attempt-2", Duration.ofSeconds(1)))
         .as("a young attempt is not answered by another attempt's fence").isEqualTo(TxnLog.Outcome.UNKNOWN);
-    try (Connection c = db.getConnection()) {
-      c.setAutoCommit(false);
-      assertThatThrownBy(() -> log.recordCommitted(c, id, "attempt-1", "g", "t")).as("the fenced attempt")
-          .isInstanceOf(LateCommitFencedException.class);
-      c.rollback();
-      log.recordCommitted(c, id, "attempt-2", "g", "t");
-      c.commit();
-    }
-    assertThat(log.resolve(id, "attempt-2", "g", "t", Duration.ofMinutes(5), TIMEOUT))
+    assertFenced("the fenced attempt", id, "attempt-1");
+    committed(c -> log.recordCommitted(c, id, "attempt-2", "g", "t"));
+    assertThat(resolve(id, "attempt-2", Duration.ofMinutes(5)))
         .isEqualTo(TxnLog.Outcome.COMMITTED);
-    assertThat(log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT))
+    assertThat(resolve(id, "attempt-1", Duration.ofMinutes(5)))
         .isEqualTo(TxnLog.Outcome.ROLLED_BACK);
-    try (Connection c = db.getConnection()) {
-      c.setAutoCommit(false);
-      assertThatThrownBy(() -> log.recordCommitted(c, id, "attempt-3", "g", "t")).as("a committed id")
-          .isInstanceOf(LateCommitFencedException.class);
-      c.rollback();
-    }
+    assertFenced("a committed id", id, "attempt-3");
     String legacy = MessageIds.shared().next();
-    assertThat(log.resolve(legacy, null, "g", "t", Duration.ofMinutes(5), TIMEOUT))
+    assertThat(resolve(legacy, null, Duration.ofMinutes(5)))
         .isEqualTo(TxnLog.Outcome.ROLLED_BACK);
-    try (Connection c = db.getConnection()) {
-      c.setAutoCommit(false);
-      assertThatThrownBy(() -> log.recordCommitted(c, legacy, "attempt-2", "g", "t")).as("a fence without attempt")
-          .isInstanceOf(LateCommitFencedException.class);
-      c.rollback();
-    }
+    assertFenced("a fence without attempt", legacy, "attempt-2");
   }
 
   /**
@@ -111,19 +94,11 @@ class TxnLogIT {
   @Test
   void aSecondFencedAttemptKeepsTheFirstOneFenced() throws Exception {
     String id = MessageIds.shared().next();
-    assertThat(log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT))
-        .isEqualTo(TxnLog.Outcome.ROLLED_BACK);
-    assertThat(log.resolve(id, "attempt-2", "g", "t", Duration.ofMinutes(5), TIMEOUT))
-        .isEqualTo(TxnLog.Outcome.ROLLED_BACK);
-    assertThat(log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT))
-        .isEqualTo(TxnLog.Outcome.ROLLED_BACK);
+    for (String checkBack : new String[]{"attempt-1", "attempt-2", "attempt-1"}) {
+      assertThat(resolve(id, checkBack, Duration.ofMinutes(5))).as(checkBack).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
+    }
     for (String attempt : new String[]{"attempt-1", "attempt-2"}) {
-      try (Connection c = db.getConnection()) {
-        c.setAutoCommit(false);
-        assertThatThrownBy(() -> log.recordCommitted(c, id, attempt, "g", "t")).as(attempt)
-            .isInstanceOf(LateCommitFencedException.class);
-        c.rollback();
-      }
+      assertFenced(attempt, id, attempt);
     }
   }
 
@@ -139,13 +114,13 @@ class TxnLogIT {
       retry.setAutoCommit(false);
       log.recordCommitted(retry, id, "attempt-2", "g", "t");
       CompletableFuture<TxnLog.Outcome> checkBack = CompletableFuture
-          .supplyAsync(() -> log.resolve(id, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT));
+          .supplyAsync(() -> resolve(id, "attempt-1", Duration.ofMinutes(5)));
       awaitBlockedOnARowLock();
       assertThat(checkBack).as("the fence waits on the retry's uncommitted row").isNotDone();
       retry.commit();
       assertThat(checkBack.get(10, TimeUnit.SECONDS)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
     }
-    assertThat(log.resolve(id, "attempt-2", "g", "t", Duration.ofMinutes(5), TIMEOUT))
+    assertThat(resolve(id, "attempt-2", Duration.ofMinutes(5)))
         .isEqualTo(TxnLog.Outcome.COMMITTED);
     // the fence first (open), the retry's commit waits for it and then replaces it
     String id2 = MessageIds.shared().next();
@@ -154,10 +129,8 @@ class TxnLogIT {
       s.execute("INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome, attempt)"
           + " VALUES ('" + id2 + "', 'g', 't', 'ROLLED_BACK', 'attempt-1')"); // what resolve() writes
       CompletableFuture<Void> retry = CompletableFuture.runAsync(() -> {
-        try (Connection c = db.getConnection()) {
-          c.setAutoCommit(false);
-          log.recordCommitted(c, id2, "attempt-2", "g", "t");
-          c.commit();
+        try {
+          committed(c -> log.recordCommitted(c, id2, "attempt-2", "g", "t"));
         } catch (Exception e) {
           throw new java.util.concurrent.CompletionException(e);
         }
@@ -167,23 +140,19 @@ class TxnLogIT {
       fence.commit();
       retry.get(10, TimeUnit.SECONDS);
     }
-    assertThat(log.resolve(id2, "attempt-1", "g", "t", Duration.ofMinutes(5), TIMEOUT))
+    assertThat(resolve(id2, "attempt-1", Duration.ofMinutes(5)))
         .isEqualTo(TxnLog.Outcome.ROLLED_BACK);
-    assertThat(log.resolve(id2, "attempt-2", "g", "t", Duration.ofMinutes(5), TIMEOUT))
+    assertThat(resolve(id2, "attempt-2", Duration.ofMinutes(5)))
         .isEqualTo(TxnLog.Outcome.COMMITTED);
   }
 
   @Test
   void missingRowIsUnknownWhileYoungAndFencedWhenOld() throws Exception {
     String id = MessageIds.shared().next();
-    assertThat(log.resolve(id, null, "g", "t", Duration.ofSeconds(1), TIMEOUT)).isEqualTo(TxnLog.Outcome.UNKNOWN);
+    assertThat(resolve(id, null, Duration.ofSeconds(1))).isEqualTo(TxnLog.Outcome.UNKNOWN);
     assertThat(log.outcome(id)).as("no fence while young").isEqualTo(TxnLog.Outcome.UNKNOWN);
-    assertThat(log.resolve(id, null, "g", "t", Duration.ofSeconds(31), TIMEOUT)).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
-    try (Connection c = db.getConnection()) {
-      c.setAutoCommit(false);
-      assertThatThrownBy(() -> log.recordCommitted(c, id, "g", "t")).isInstanceOf(LateCommitFencedException.class);
-      c.rollback();
-    }
+    assertThat(resolve(id, null, Duration.ofSeconds(31))).isEqualTo(TxnLog.Outcome.ROLLED_BACK);
+    assertFenced("a fenced missing row", id, null);
   }
 
   @Test
@@ -193,7 +162,7 @@ class TxnLogIT {
       local.setAutoCommit(false);
       log.recordCommitted(local, id, "g", "t");
       CompletableFuture<TxnLog.Outcome> checkBack = CompletableFuture
-          .supplyAsync(() -> log.resolve(id, null, "g", "t", Duration.ofMinutes(5), TIMEOUT));
+          .supplyAsync(() -> resolve(id, null, Duration.ofMinutes(5)));
       awaitBlockedOnARowLock();
       assertThat(checkBack).as("the fence waits on the uncommitted row").isNotDone();
       local.commit();
@@ -252,31 +221,23 @@ class TxnLogIT {
   /** Issue 13.3: a producer group's purge deletes its own rows only. */
   @Test
   void purgeDeletesOnlyTheRowsOfItsGroup() throws Exception {
-    DataSource own = ConvergePostgres.shared().newSchema("txnpurgegroup");
-    Migrations.apply(own, "producer");
-    try (Connection c = own.getConnection(); Statement s = c.createStatement()) {
-      s.execute("""
-          INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome, created_at)
-          SELECT grp || '-' || g, grp, 't', 'COMMITTED', now() - interval '8 days'
-          FROM generate_series(1, 30) g, unnest(ARRAY['mine', 'other']) grp
-          """);
-    }
-    assertThat(new TxnLog(own, Duration.ofDays(7)).purge("mine", 1000)).isEqualTo(30);
-    try (Connection c = own.getConnection();
-        PreparedStatement ps = c.prepareStatement(
-            "SELECT count(*) FROM converge_txn_log WHERE producer_group = 'other'");
-        ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      assertThat(rs.getInt(1)).as("rows of another group, whose own retention may be longer").isEqualTo(30);
-    }
+    JdbcTemplate own = ownLog("txnpurgegroup", """
+        INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome, created_at)
+        SELECT grp || '-' || g, grp, 't', 'COMMITTED', now() - interval '8 days'
+        FROM generate_series(1, 30) g, unnest(ARRAY['mine', 'other']) grp
+        """);
+    assertThat(new TxnLog(own.getDataSource(), Duration.ofDays(7)).purge("mine", 1000)).isEqualTo(30);
+    assertThat(
+        own.queryForObject("SELECT count(*) FROM converge_txn_log WHERE producer_group = 'other'", Integer.class))
+        .as("rows of another group, whose own retention may be longer").isEqualTo(30);
   }
 
   /** Issue 13.3: past the retention a missing row may have been purged: never fence it by guess. */
   @Test
   void aCheckBackPastTheRetentionIsNeverAnsweredRollback() throws Exception {
     String id = MessageIds.shared().next();
-    assertThat(log.resolve(id, null, "g", "t", Duration.ofDays(8), TIMEOUT)).isEqualTo(TxnLog.Outcome.PAST_RETENTION);
-    assertThat(log.resolve(id, null, "g", "t", Duration.ofDays(8).plusMinutes(1), TIMEOUT))
+    assertThat(resolve(id, null, Duration.ofDays(8))).isEqualTo(TxnLog.Outcome.PAST_RETENTION);
+    assertThat(resolve(id, null, Duration.ofDays(8).plusMinutes(1)))
         .isEqualTo(TxnLog.Outcome.PAST_RETENTION);
     assertThat(log.outcome(id)).as("no fence").isEqualTo(TxnLog.Outcome.UNKNOWN);
     try (Connection c = db.getConnection();
@@ -293,37 +254,69 @@ class TxnLogIT {
     }
     // a committed row past the retention (not purged yet) still answers from the row
     String committed = MessageIds.shared().next();
-    try (Connection c = db.getConnection()) {
-      c.setAutoCommit(false);
-      log.recordCommitted(c, committed, "g", "t");
-      c.commit();
-    }
-    assertThat(log.resolve(committed, null, "g", "t", Duration.ofDays(8), TIMEOUT)).isEqualTo(TxnLog.Outcome.COMMITTED);
+    committed(c -> log.recordCommitted(c, committed, "g", "t"));
+    assertThat(resolve(committed, null, Duration.ofDays(8))).isEqualTo(TxnLog.Outcome.COMMITTED);
   }
 
   @Test
   void purgeRemovesOnlyRowsOlderThanRetentionInBatches() throws Exception {
-    DataSource own = ConvergePostgres.shared().newSchema("txnpurge");
-    Migrations.apply(own, "producer");
-    try (Connection c = own.getConnection(); Statement s = c.createStatement()) {
-      s.execute("""
-          INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome, created_at)
-          SELECT 'old-' || g, 'g', 't', 'COMMITTED', now() - interval '8 days' FROM generate_series(1, 2500) g
-          """);
-      s.execute("""
-          INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome, created_at)
-          SELECT 'new-' || g, 'g', 't', 'COMMITTED', now() - interval '6 days' FROM generate_series(1, 40) g
-          """);
+    JdbcTemplate own = ownLog("txnpurge", """
+        INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome, created_at)
+        SELECT 'old-' || g, 'g', 't', 'COMMITTED', now() - interval '8 days' FROM generate_series(1, 2500) g
+        """, """
+        INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome, created_at)
+        SELECT 'new-' || g, 'g', 't', 'COMMITTED', now() - interval '6 days' FROM generate_series(1, 40) g
+        """);
+    assertThat(new TxnLog(own.getDataSource(), Duration.ofDays(7)).purge("g", 1000)).isEqualTo(2500);
+    assertThat(own.queryForMap(
+        "SELECT count(*) AS all_rows, count(*) FILTER (WHERE message_id LIKE 'new-%') AS new_rows FROM converge_txn_log"))
+        .containsExactly(entry("all_rows", 40L), entry("new_rows", 40L));
+  }
+
+  /** {@code log.resolve} of producer group g and topic t, with the test's lock timeout. */
+  private static TxnLog.Outcome resolve(String id, String attempt, Duration age) {
+    return log.resolve(id, attempt, "g", "t", age, TIMEOUT);
+  }
+
+  /** Work on a connection of the test's schema. */
+  @FunctionalInterface
+  private interface Work {
+
+    void run(Connection c) throws Exception;
+  }
+
+  /** Runs {@code work} in a transaction of its own and commits it. */
+  private static void committed(Work work) throws Exception {
+    try (Connection c = db.getConnection()) {
+      c.setAutoCommit(false);
+      work.run(c);
+      c.commit();
     }
-    assertThat(new TxnLog(own, Duration.ofDays(7)).purge("g", 1000)).isEqualTo(2500);
-    try (Connection c = own.getConnection();
-        PreparedStatement ps = c.prepareStatement(
-            "SELECT count(*), count(*) FILTER (WHERE message_id LIKE 'new-%') FROM converge_txn_log");
-        ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      assertThat(rs.getInt(1)).isEqualTo(40);
-      assertThat(rs.getInt(2)).isEqualTo(40);
+  }
+
+  /** Asserts that recording {@code id} committed (of {@code attempt}, unless null) is refused as a late commit. */
+  private static void assertFenced(String as, String id, String attempt) throws Exception {
+    try (Connection c = db.getConnection()) {
+      c.setAutoCommit(false);
+      assertThatThrownBy(() -> {
+        if (attempt == null) {
+          log.recordCommitted(c, id, "g", "t");
+        } else {
+          log.recordCommitted(c, id, attempt, "g", "t");
+        }
+      }).as(as).isInstanceOf(LateCommitFencedException.class);
+      c.rollback();
     }
+  }
+
+  /** A new schema with the producer's migrations and the rows {@code inserts} write; a template on it. */
+  private static JdbcTemplate ownLog(String prefix, String... inserts) {
+    JdbcTemplate own = new JdbcTemplate(ConvergePostgres.shared().newSchema(prefix));
+    Migrations.apply(own.getDataSource(), "producer");
+    for (String insert : inserts) {
+      own.execute(insert);
+    }
+    return own;
   }
 
   /** Waits until a session of this database waits on a lock taken on {@code converge_txn_log} (a marker, not a guess). */

@@ -1,6 +1,7 @@
 package io.converge.producer.testing;
 
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
+import java.util.function.Consumer;
 
 /** The broker a {@link TxnProducerContract} runs against: its topics and an outage of it. */
 public interface ContractBroker {
@@ -16,21 +17,26 @@ public interface ContractBroker {
 
   /** The embedded RocketMQ broker, stopped and started again on its store. */
   static ContractBroker rocketMQ(EmbeddedRocketMQ mq) {
+    return of(mq::createTopic, mq::stopBroker, mq::startBroker);
+  }
+
+  /** A broker whose topics {@code createTopic} creates, {@code stop} makes unavailable and {@code start} available. */
+  static ContractBroker of(Consumer<String> createTopic, Runnable stop, Runnable start) {
     return new ContractBroker() {
 
       @Override
       public void createTopic(String topic) {
-        mq.createTopic(topic);
+        createTopic.accept(topic);
       }
 
       @Override
       public void stop() {
-        mq.stopBroker();
+        stop.run();
       }
 
       @Override
       public void start() {
-        mq.startBroker();
+        start.run();
       }
     };
   }

@@ -12,6 +12,7 @@ import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
+import org.apache.rocketmq.common.message.Message;
 
 /**
  * A {@link MessageSink} on a RocketMQ topic: a push consumer in a new group, from the first offset.
@@ -47,8 +48,7 @@ public final class RocketMQTopicSink implements MessageSink {
     try {
       consumer.subscribe(topic, "*");
       consumer.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
-        msgs.forEach(m -> received.add(new Delivered(m.getUserProperty(Envelope.MESSAGE_ID),
-            m.getUserProperty(Envelope.KEY), Map.copyOf(m.getProperties()), m.getBody())));
+        msgs.forEach(m -> received.add(delivered(m)));
         return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
       });
       consumer.start();
@@ -56,6 +56,12 @@ public final class RocketMQTopicSink implements MessageSink {
       consumer.shutdown();
       throw new IllegalStateException("cannot consume " + topic, e);
     }
+  }
+
+  /** {@code m} as the contract sees a delivery: envelope id and key, every property, the body. */
+  public static Delivered delivered(Message m) {
+    return new Delivered(m.getUserProperty(Envelope.MESSAGE_ID), m.getUserProperty(Envelope.KEY),
+        Map.copyOf(m.getProperties()), m.getBody());
   }
 
   @Override

@@ -12,8 +12,7 @@ class ConvergeStarterDefaultsTest {
 
   @Test
   void oneRocketMQAddressIsTheDefaultOfTheThree() {
-    StandardEnvironment env = environment(Map.of("converge.rocketmq.name-server", "ns:9876"));
-    new ConvergeStarterDefaults().postProcessEnvironment(env, new SpringApplication());
+    StandardEnvironment env = processed(Map.of("converge.rocketmq.name-server", "ns:9876"));
     assertThat(env.getProperty("converge.producer.name-server")).isEqualTo("ns:9876");
     assertThat(env.getProperty("converge.outbox.name-server")).isEqualTo("ns:9876");
     assertThat(env.getProperty("converge.consumer.rocketmq.name-server")).isEqualTo("ns:9876");
@@ -21,9 +20,8 @@ class ConvergeStarterDefaultsTest {
 
   @Test
   void aValueTheServiceSetsWins() {
-    StandardEnvironment env = environment(Map.of("converge.rocketmq.name-server", "ns:9876",
+    StandardEnvironment env = processed(Map.of("converge.rocketmq.name-server", "ns:9876",
         "converge.consumer.rocketmq.name-server", "other:9876", "converge.idempotency.enabled", "false"));
-    new ConvergeStarterDefaults().postProcessEnvironment(env, new SpringApplication());
     assertThat(env.getProperty("converge.consumer.rocketmq.name-server")).isEqualTo("other:9876");
     assertThat(env.getProperty("converge.producer.name-server")).isEqualTo("ns:9876");
     assertThat(env.getProperty("converge.idempotency.enabled")).isEqualTo("false");
@@ -31,15 +29,16 @@ class ConvergeStarterDefaultsTest {
 
   @Test
   void theIdempotencyKeyFilterIsOnAndNoAddressIsInvented() {
-    StandardEnvironment env = environment(Map.of());
-    new ConvergeStarterDefaults().postProcessEnvironment(env, new SpringApplication());
+    StandardEnvironment env = processed(Map.of());
     assertThat(env.getProperty("converge.idempotency.enabled")).isEqualTo("true");
     assertThat(env.getProperty("converge.producer.name-server")).isNull();
   }
 
-  private static StandardEnvironment environment(Map<String, Object> values) {
+  /** An environment with the application's {@code values}, after the starter's defaults were applied. */
+  private static StandardEnvironment processed(Map<String, Object> values) {
     StandardEnvironment env = new StandardEnvironment();
     env.getPropertySources().addFirst(new MapPropertySource("application", values));
+    new ConvergeStarterDefaults().postProcessEnvironment(env, new SpringApplication());
     return env;
   }
 }

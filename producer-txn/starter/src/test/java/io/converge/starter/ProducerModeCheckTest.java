@@ -6,6 +6,8 @@ import io.converge.outbox.spi.OutboxSink;
 import io.converge.producer.ConvergeException;
 import io.converge.producer.spring.TransactionalPublisher;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicReference;
+import org.assertj.core.api.AbstractThrowableAssert;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -25,51 +27,46 @@ class ProducerModeCheckTest {
       .withUserConfiguration(OrderService.class);
 
   @Test
-  void rocketmqModeWithoutTheClientNamesIt() {
-    runner.withPropertyValues("converge.producer.mode=rocketmq").run(context -> {
-      assertThat(context).hasFailed();
-      assertThat(context.getStartupFailure()).isInstanceOf(ConvergeException.class)
-          .hasMessage("converge.producer.mode=rocketmq needs org.apache.rocketmq:rocketmq-client on the classpath "
-              + "(add it as a dependency, version " + version("rocketmq") + ")");
-    });
+  void rocketmqModeWithoutTheClientNamesIt() throws Exception {
+    startFailure("converge.producer.mode=rocketmq")
+        .hasMessage("converge.producer.mode=rocketmq needs org.apache.rocketmq:rocketmq-client on the classpath "
+            + "(add it as a dependency, version " + version("rocketmq") + ")");
   }
 
   @Test
-  void pulsarModeWithoutTheAdapterNamesIt() {
-    runner.withPropertyValues("converge.producer.mode=PULSAR").run(context -> {
-      assertThat(context).hasFailed();
-      assertThat(context.getStartupFailure()).isInstanceOf(ConvergeException.class)
-          .hasMessage("converge.producer.mode=pulsar needs io.converge:converge-pulsar-adapter on the classpath "
-              + "(add it as a dependency, version " + version("converge") + ")");
-    });
+  void pulsarModeWithoutTheAdapterNamesIt() throws Exception {
+    startFailure("converge.producer.mode=PULSAR")
+        .hasMessage("converge.producer.mode=pulsar needs io.converge:converge-pulsar-adapter on the classpath "
+            + "(add it as a dependency, version " + version("converge") + ")");
   }
 
   @Test
   void outboxModeWithTheDefaultSinkNeedsTheRocketMQClient() {
-    runner.withPropertyValues("converge.producer.mode=outbox").run(context -> {
-      assertThat(context).hasFailed();
-      assertThat(context.getStartupFailure()).isInstanceOf(ConvergeException.class)
-          .hasMessageStartingWith("converge.producer.mode=outbox with converge.outbox.sink=rocketmq (the relay's "
-              + "default sink) needs org.apache.rocketmq:rocketmq-client on the classpath");
-    });
+    startFailure("converge.producer.mode=outbox")
+        .hasMessageStartingWith("converge.producer.mode=outbox with converge.outbox.sink=rocketmq (the relay's "
+            + "default sink) needs org.apache.rocketmq:rocketmq-client on the classpath");
   }
 
   @Test
   void outboxModeWithThePulsarSinkNeedsTheAdapter() {
-    runner.withPropertyValues("converge.producer.mode=outbox", "converge.outbox.sink=pulsar").run(context -> {
-      assertThat(context).hasFailed();
-      assertThat(context.getStartupFailure()).isInstanceOf(ConvergeException.class)
-          .hasMessageContaining("needs io.converge:converge-pulsar-adapter on the classpath");
-    });
+    startFailure("converge.producer.mode=outbox", "converge.outbox.sink=pulsar")
+        .hasMessageContaining("needs io.converge:converge-pulsar-adapter on the classpath");
   }
 
   @Test
   void anUnknownModeIsRefusedWithTheValidOnes() {
-    runner.withPropertyValues("converge.producer.mode=kafka").run(context -> {
+    startFailure("converge.producer.mode=kafka")
+        .hasMessage("converge.producer.mode must be rocketmq, pulsar or outbox, but was kafka");
+  }
+
+  /** Asserts that the start with {@code properties} failed with a {@link ConvergeException}; that failure. */
+  private AbstractThrowableAssert<?, ? extends Throwable> startFailure(String... properties) {
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    runner.withPropertyValues(properties).run(context -> {
       assertThat(context).hasFailed();
-      assertThat(context.getStartupFailure()).isInstanceOf(ConvergeException.class)
-          .hasMessage("converge.producer.mode must be rocketmq, pulsar or outbox, but was kafka");
+      failure.set(context.getStartupFailure());
     });
+    return assertThat(failure.get()).isInstanceOf(ConvergeException.class);
   }
 
   @Test

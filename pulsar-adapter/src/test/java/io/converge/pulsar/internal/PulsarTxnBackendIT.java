@@ -5,14 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.pulsar.EmbeddedPulsar;
 import io.converge.broker.pulsar.PulsarExtension;
+import io.converge.pulsar.PulsarSchemas;
 import io.converge.producer.Envelope;
 import io.converge.producer.InvalidMessageException;
 import io.converge.producer.MessageIds;
 import io.converge.producer.OutgoingMessage;
-import io.converge.producer.schema.Migrations;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendTransaction;
 import io.converge.producer.spi.ProducerMetrics;
@@ -25,8 +24,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Instant;
 import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.api.transaction.Transaction;
@@ -57,9 +54,7 @@ class PulsarTxnBackendIT {
 
   @BeforeEach
   void schema() {
-    db = ConvergePostgres.shared().newSchema("pulsarbk");
-    Migrations.apply(db, "producer");
-    Migrations.apply(db, "pulsar");
+    db = PulsarSchemas.migrated("pulsarbk");
   }
 
   private BackendContext context(String group) {
@@ -229,13 +224,8 @@ class PulsarTxnBackendIT {
     return new long[]{id.getMostSigBits(), id.getLeastSigBits()};
   }
 
-  private long openRows() throws Exception {
-    try (Connection c = db.getConnection();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT count(*) FROM converge_pulsar_txn")) {
-      rs.next();
-      return rs.getLong(1);
-    }
+  private long openRows() {
+    return PulsarSchemas.openRows(db);
   }
 
   /** Creates {@code topic} and terminates it through the admin REST API: it refuses every producer for good. */

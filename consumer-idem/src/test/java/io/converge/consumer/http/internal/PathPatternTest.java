@@ -2,46 +2,50 @@ package io.converge.consumer.http.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import org.junit.jupiter.api.Test;
+import java.util.List;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class PathPatternTest {
 
-  @Test
-  void literalSegmentsAndSingleSegmentWildcards() {
-    PathPattern p = PathPattern.compile("/orders/{id}/refunds");
-    assertThat(p.matches("/orders/42/refunds")).isTrue();
-    assertThat(p.matches("/orders/42/refunds/")).isTrue();
-    assertThat(p.matches("/orders/refunds")).isFalse();
-    assertThat(p.matches("/orders/4/2/refunds")).isFalse();
-    assertThat(PathPattern.compile("/orders/*").matches("/orders/1")).isTrue();
-    assertThat(PathPattern.compile("/orders/*").matches("/orders")).isFalse();
-    assertThat(PathPattern.compile("/orders").matches("/orders/1")).isFalse();
+  /** One row a request path: the pattern, the path, whether it matches. */
+  @ParameterizedTest(name = "{0} ~ {1}: {2}")
+  @CsvSource(delimiter = '|', textBlock = """
+      # literal segments and single-segment wildcards
+      /orders/{id}/refunds | /orders/42/refunds   | true
+      /orders/{id}/refunds | /orders/42/refunds/  | true
+      /orders/{id}/refunds | /orders/refunds      | false
+      /orders/{id}/refunds | /orders/4/2/refunds  | false
+      /orders/*            | /orders/1            | true
+      /orders/*            | /orders              | false
+      /orders              | /orders/1            | false
+      # a double star matches any number of segments
+      /orders/**           | /orders              | true
+      /orders/**           | /orders/1/items/2    | true
+      /orders/**           | /ordersx             | false
+      /**/pay              | /a/b/pay             | true
+      /**/pay              | /a/b/payx            | false
+      # a star inside a segment, and regex characters are literal
+      /files/*.json        | /files/a.json        | true
+      /files/*.json        | /files/ajson         | false
+      /v1.0/pay            | /v1x0/pay            | false
+      """)
+  void matchesARequestPath(String pattern, String path, boolean matches) {
+    assertThat(PathPattern.compile(pattern).matches(path)).isEqualTo(matches);
   }
 
-  @Test
-  void doubleStarMatchesAnyNumberOfSegments() {
-    PathPattern p = PathPattern.compile("/orders/**");
-    assertThat(p.matches("/orders")).isTrue();
-    assertThat(p.matches("/orders/1/items/2")).isTrue();
-    assertThat(p.matches("/ordersx")).isFalse();
-    assertThat(PathPattern.compile("/**/pay").matches("/a/b/pay")).isTrue();
-    assertThat(PathPattern.compile("/**/pay").matches("/a/b/payx")).isFalse();
-  }
-
-  @Test
-  void starInsideASegmentAndRegexCharactersAreLiteral() {
-    assertThat(PathPattern.compile("/files/*.json").matches("/files/a.json")).isTrue();
-    assertThat(PathPattern.compile("/files/*.json").matches("/files/ajson")).isFalse();
-    assertThat(PathPattern.compile("/v1.0/pay").matches("/v1x0/pay")).isFalse();
-  }
-
-  @Test
-  void aDecodedSegmentIsOneSegmentWhateverItHolds() {
-    PathPattern p = PathPattern.compile("/orders/{id}/refunds");
-    assertThat(p.matches(java.util.List.of("orders", "a/b", "refunds"))).isTrue();
-    assertThat(p.matches(java.util.List.of("orders", "\n", "refunds"))).isTrue();
-    assertThat(p.matches(java.util.List.of("orders", "..", "refunds"))).isTrue();
-    assertThat(PathPattern.compile("/ord*").matches(java.util.List.of("ord\ners"))).isTrue();
-    assertThat(p.matches(java.util.List.of("orders", "refunds"))).isFalse();
+  /** A decoded segment is one segment whatever it holds: the pattern, the segments split on '/', the answer. */
+  @ParameterizedTest(name = "{0} ~ {1}: {2}")
+  @CsvSource(delimiter = '|', textBlock = """
+      /orders/{id}/refunds | orders/a%2Fb/refunds | true
+      /orders/{id}/refunds | orders/%0A/refunds   | true
+      /orders/{id}/refunds | orders/../refunds    | true
+      /ord*                | ord%0Aers            | true
+      /orders/{id}/refunds | orders/refunds       | false
+      """)
+  void aDecodedSegmentIsOneSegmentWhateverItHolds(String pattern, String segments, boolean matches) {
+    List<String> decoded = List.of(segments.split("/")).stream()
+        .map(s -> java.net.URLDecoder.decode(s, java.nio.charset.StandardCharsets.UTF_8)).toList();
+    assertThat(PathPattern.compile(pattern).matches(decoded)).isEqualTo(matches);
   }
 }
