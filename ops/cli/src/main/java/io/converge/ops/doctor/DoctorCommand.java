@@ -104,7 +104,7 @@ public final class DoctorCommand implements Callable<Integer> {
       new PulsarDoctor(pulsarUrl, pulsarAdminUrl, pulsarTopics).run(print);
     }
     if (jdbcUrl != null) {
-      new PostgresDoctor(dataSource(), maxSlotWalMb * 1024 * 1024, new LinkedHashSet<>(modules), StuckItems.NOT_WIRED)
+      new PostgresDoctor(dataSource(), maxSlotWalMb * 1024 * 1024, new LinkedHashSet<>(modules))
           .run(print);
     }
     int warn = counts.getOrDefault(Finding.Status.WARN, 0);

@@ -15,7 +15,8 @@ import javax.sql.DataSource;
 
 /**
  * The database checks of {@code converge doctor}: durability settings, {@code wal_level}, replication slots and the
- * WAL each retains, Converge's migrations per module at the version this build ships, and stuck items. Reads only.
+ * WAL each retains, Converge's migrations per module at the version this build ships, and stuck items
+ * ({@link StuckItems}). Reads only.
  * Not thread-safe (one run).
  */
 final class PostgresDoctor {
@@ -32,13 +33,10 @@ final class PostgresDoctor {
   private final DataSource dataSource;
   private final long maxSlotWalBytes;
   private final Set<String> requiredModules;
-  private final StuckItems stuck;
-
-  PostgresDoctor(DataSource dataSource, long maxSlotWalBytes, Set<String> requiredModules, StuckItems stuck) {
+  PostgresDoctor(DataSource dataSource, long maxSlotWalBytes, Set<String> requiredModules) {
     this.dataSource = dataSource;
     this.maxSlotWalBytes = maxSlotWalBytes;
     this.requiredModules = requiredModules;
-    this.stuck = stuck;
   }
 
   /** Runs the checks, reporting each finding to {@code out}. */
@@ -57,7 +55,7 @@ final class PostgresDoctor {
       return;
     }
     migrations(modules, out);
-    stuck.check(dataSource, out);
+    StuckItems.check(dataSource, out);
   }
 
   private static void durability(Connection c, Consumer<Finding> out) throws SQLException {

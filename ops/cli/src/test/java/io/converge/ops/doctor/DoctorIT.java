@@ -76,6 +76,7 @@ class DoctorIT {
         .contains("PASS  postgres.fsync").contains("PASS  postgres.synchronous_commit")
         .contains("PASS  postgres.wal_level").contains("wal_level = logical")
         .contains("PASS  postgres.migrations.producer").contains("PASS  postgres.migrations.cdc")
+        .contains("PASS  postgres.stuck ")
         .containsPattern("doctor: \\d+ PASS, 0 WARN, 0 FAIL");
   }
 
@@ -120,7 +121,25 @@ class DoctorIT {
   }
 
   @Test
+  void stuckItemsPastTheirThresholdAreWarnings() throws Exception {
+    CliSchema db = CliSchema.create("doctorstuck", "producer", "pulsar");
+    db.execute("INSERT INTO converge_pulsar_txn (txn_most, txn_least, producer_group, deadline, created_at, attempts,"
+        + " parked_at, reason) VALUES (0, 42, 'orders', now() - interval '3 hours', now() - interval '3 hours', 10,"
+        + " now() - interval '2 hours', 'Pulsar refused message m-1 on gone: TopicTerminatedException')");
+
+    CliRun run = db.run("doctor");
+
+    assertThat(run.status()).as(run.out() + run.err()).isEqualTo(1);
+    assertThat(run.out()).contains("WARN  postgres.stuck.pulsar-recovery").contains("1 transactions parked by recovery")
+        .contains("fix: converge pulsar parked").doesNotContain("FAIL ")
+        .containsPattern("doctor: \\d+ PASS, 1 WARN, 0 FAIL");
+  }
+
+  @Test
   void withNothingToCheckItExitsTwo() {
+    CliRun help = CliRun.of("doctor", "--help"); // the README's line
+    assertThat(help.status()).isZero();
+    assertThat(help.out()).contains("--namesrv", "--pulsar-admin-url", "--jdbc-url", "--max-slot-wal-mb");
     CliRun.of("doctor").assertFails(2, "nothing to check");
     CliRun.of("doctor", "--topic", "t").assertFails(2, "--topic needs --namesrv");
   }
