@@ -37,17 +37,6 @@ final class PulsarRules {
     }
   }
 
-  /** How many coordinators of {@code stats} (coordinator id to its stats) are ready. */
-  static int ready(JsonNode stats) {
-    int ready = 0;
-    for (JsonNode c : stats) {
-      if ("Ready".equalsIgnoreCase(c.path("state").asText())) {
-        ready++;
-      }
-    }
-    return ready;
-  }
-
   /**
    * Checks the coordinators: {@code partitions} of the coordinator-assign topic, and their stats (GET
    * /admin/v3/transactions/coordinatorStats: coordinator id to its state).
