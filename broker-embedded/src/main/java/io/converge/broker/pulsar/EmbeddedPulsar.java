@@ -6,6 +6,7 @@ import io.converge.broker.Freezer;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -54,6 +55,10 @@ public final class EmbeddedPulsar implements AutoCloseable {
   private final Duration startTimeout;
   private final List<String> jvmOptions;
   private final Map<String, String> brokerSettings;
+  private final boolean restartable;
+  /** The ports of the first start, kept by {@link #restart()} (0 until then). */
+  private int brokerPort;
+  private int webPort;
   private final Freezer freezer = new Freezer("Embedded Pulsar");
   private Process process;
   private String serviceUrl;
@@ -61,7 +66,8 @@ public final class EmbeddedPulsar implements AutoCloseable {
   private Thread shutdownHook;
 
   private EmbeddedPulsar(Path dataDir, boolean temporary, Duration startTimeout, List<String> jvmOptions,
-      Map<String, String> brokerSettings) {
+      Map<String, String> brokerSettings, boolean restartable) {
+    this.restartable = restartable;
     this.dataDir = dataDir;
     this.temporary = temporary;
     this.startTimeout = startTimeout;
@@ -96,11 +102,19 @@ public final class EmbeddedPulsar implements AutoCloseable {
     command.addAll(jvmOptions);
     command.add("-Dlog4j2.configurationFile=converge-pulsar-log4j2.xml");
     command.add("-Dpulsar.allocator.exit_on_oom=true");
+    if (restartable) {
+      command.add("-Dconverge.pulsar.durable=true");
+    }
     command.add("-cp");
     command.add(classpath);
     command.add(MAIN);
     command.add(dataDir.resolve("data").toString());
     brokerSettings.forEach((name, value) -> command.add(name + "=" + value));
+    if (brokerPort > 0) {
+      // a restart: clients reconnect to the URLs they had
+      command.add("brokerServicePort=" + brokerPort);
+      command.add("webServicePort=" + webPort);
+    }
     long t0 = System.nanoTime();
     try {
       process = new ProcessBuilder(command).redirectError(log.toFile()).start();
@@ -143,8 +157,50 @@ public final class EmbeddedPulsar implements AutoCloseable {
         httpUrl = part.substring("httpUrl=".length());
       }
     }
+    brokerPort = URI.create(serviceUrl).getPort();
+    webPort = URI.create(httpUrl).getPort();
     LOG.info("Embedded Pulsar started in {} ms: {} {}", (System.nanoTime() - t0) / 1_000_000, serviceUrl, httpUrl);
     return this;
+  }
+
+  /**
+   * Kills the child JVM ({@code SIGKILL}: no clean shutdown, as a broker host that dies) and keeps its data. For a
+   * server built {@link Builder#restartable() restartable}, {@link #start()} then starts it again on its data and
+   * ports; {@link #restart()} does both.
+   *
+   * @throws EmbeddedServerException when Pulsar is not started or not restartable
+   */
+  public synchronized void kill() {
+    requireStarted();
+    if (!restartable) {
+      throw new EmbeddedServerException("EmbeddedPulsar is not restartable: build it with restartable()");
+    }
+    freezer.thaw();
+    Process p = process;
+    p.destroyForcibly();
+    try {
+      if (!p.waitFor(10, TimeUnit.SECONDS)) {
+        throw new EmbeddedServerException("the Pulsar child JVM " + p.pid() + " did not die within 10 s of SIGKILL");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    forget();
+  }
+
+  /**
+   * Kills the child JVM and starts it again on the same data directory and ports: its topics, ledgers and
+   * transaction coordinators recover as a restarted broker's do.
+   *
+   * @return how long the new process took until it accepted clients
+   * @throws EmbeddedServerException when not started or not {@link Builder#restartable() restartable}
+   * @throws PulsarStartException when the restart fails (its log is kept)
+   */
+  public synchronized Duration restart() {
+    kill();
+    long t0 = System.nanoTime();
+    start();
+    return Duration.ofNanos(System.nanoTime() - t0);
   }
 
   private String readReadyLine() {
@@ -313,6 +369,7 @@ public final class EmbeddedPulsar implements AutoCloseable {
     private static final Pattern SETTING_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
     private Duration startTimeout = Duration.ofSeconds(120);
     private final Map<String, String> brokerSettings = new LinkedHashMap<>();
+    private boolean restartable;
     private final List<String> jvmOptions = new ArrayList<>(List.of(
         "-Xmx768m", "-XX:MaxDirectMemorySize=256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
         "-Djava.net.preferIPv4Stack=true"));
@@ -360,11 +417,49 @@ public final class EmbeddedPulsar implements AutoCloseable {
       return this;
     }
 
+    /**
+     * Sets the broker settings of a {@code broker.conf} file ({@code name=value} lines, {@code #} comments), e.g.
+     * {@code ops/deploy/pulsar/broker.conf}: each as {@link #brokerSetting(String, String)}, so a name that is not a
+     * Pulsar setting fails the start.
+     *
+     * @throws EmbeddedServerException naming the file when it cannot be read
+     * @throws IllegalArgumentException naming the line that is not {@code name=value}
+     */
+    public Builder brokerSettings(Path file) {
+      List<String> lines;
+      try {
+        lines = Files.readAllLines(file);
+      } catch (IOException e) {
+        throw new EmbeddedServerException("Cannot read the Pulsar broker settings " + file, e);
+      }
+      for (int i = 0; i < lines.size(); i++) {
+        String line = lines.get(i).strip();
+        if (line.isEmpty() || line.startsWith("#")) {
+          continue;
+        }
+        int eq = line.indexOf('=');
+        if (eq <= 0) {
+          throw new IllegalArgumentException(file + ":" + (i + 1) + " must be name=value, but was " + line);
+        }
+        brokerSetting(line.substring(0, eq).strip(), line.substring(eq + 1).strip());
+      }
+      return this;
+    }
+
+    /**
+     * Keeps the metadata and the bookie's ledgers in the data directory, so {@link EmbeddedPulsar#restart()} can
+     * kill the child JVM and start it again on them (default: in-memory metadata, ledgers cleared at each start).
+     */
+    public Builder restartable() {
+      this.restartable = true;
+      return this;
+    }
+
     /** Builds the (not yet started) server. */
     public EmbeddedPulsar build() {
       boolean temporary = dataDir == null;
       return new EmbeddedPulsar(temporary ? Dirs.temp("converge-pulsar-") : dataDir, temporary, startTimeout,
-          List.copyOf(jvmOptions), Collections.unmodifiableMap(new LinkedHashMap<>(brokerSettings)));
+          List.copyOf(jvmOptions), Collections.unmodifiableMap(new LinkedHashMap<>(brokerSettings)), restartable);
     }
   }
 }

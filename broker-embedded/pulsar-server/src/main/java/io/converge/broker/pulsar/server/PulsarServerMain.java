@@ -30,6 +30,9 @@ import org.apache.pulsar.metadata.bookkeeper.BKCluster;
  * {@code CONVERGE-PULSAR-READY serviceUrl=... httpUrl=...} on stdout when clients can connect, and
  * stops when its standard input closes (the parent died or asked it to stop) or on SIGTERM.
  *
+ * <p>With {@code -D}{@value #DURABLE}{@code =true} the metadata and the bookie's data survive the process: started
+ * again on the same data directory it recovers, as a restarted broker does.
+ *
  * <p>Arguments: the data directory, then broker settings as {@code name=value} with the names of
  * {@code broker.conf} (fields of {@link ServiceConfiguration}); an unknown name stops the start.
  */
@@ -38,6 +41,11 @@ public final class PulsarServerMain {
   /** The line prefix the parent waits for. */
   public static final String READY = "CONVERGE-PULSAR-READY";
   private static final String CLUSTER = "converge";
+  /**
+   * System property: keep the metadata (RocksDB in {@code <data-dir>/metadata}) and the bookie's ledgers, so a
+   * process started again on the same data directory (and broker ports) recovers its topics and transactions.
+   */
+  public static final String DURABLE = "converge.pulsar.durable";
   /** A shutdown that hangs must not leave an orphan process when the parent is already gone. */
   private static final long HALT_AFTER_MS = 20_000;
 
@@ -56,7 +64,10 @@ public final class PulsarServerMain {
       System.exit(2);
     }
     quietJavaUtilLogging();
-    String metadataUrl = "memory://converge-" + UUID.randomUUID();
+    boolean durable = Boolean.getBoolean(DURABLE);
+    String metadataUrl = durable
+        ? "rocksdb://" + Path.of(args[0]).toAbsolutePath().resolve("metadata")
+        : "memory://converge-" + UUID.randomUUID();
     ServiceConfiguration conf = configuration(metadataUrl);
     try {
       override(conf, Arrays.copyOfRange(args, 1, args.length));
@@ -65,7 +76,7 @@ public final class PulsarServerMain {
       System.exit(2);
     }
     try {
-      run(Path.of(args[0]), conf);
+      run(Path.of(args[0]), conf, durable);
     } catch (Throwable e) {
       // bookie and broker threads are not daemons: without exit a failed start would hang
       System.err.println("Embedded Pulsar failed to start");
@@ -75,7 +86,7 @@ public final class PulsarServerMain {
     System.exit(0); // runs the shutdown hook
   }
 
-  private static void run(Path dataDirArg, ServiceConfiguration conf) throws Exception {
+  private static void run(Path dataDirArg, ServiceConfiguration conf, boolean durable) throws Exception {
     Path dataDir = Files.createDirectories(dataDirArg);
     String metadataUrl = conf.getMetadataStoreUrl();
     BKCluster bookies = BKCluster.builder()
@@ -83,7 +94,7 @@ public final class PulsarServerMain {
         .numBookies(1)
         .bkPort(0)
         .dataDir(dataDir.resolve("bookie").toString())
-        .clearOldData(true)
+        .clearOldData(!durable) // durable: the bookie restarts on its ledgers, at the address of its cookie
         .build();
     PulsarService broker = new PulsarService(conf);
     Runnable stop = () -> {

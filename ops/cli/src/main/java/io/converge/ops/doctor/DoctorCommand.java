@@ -1,0 +1,188 @@
+package io.converge.ops.doctor;
+
+import io.converge.ops.db.DbOptions;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.postgresql.ds.PGSimpleDataSource;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.TypeConversionException;
+
+/**
+ * {@code converge doctor}: checks a running deployment against what Converge needs and prints each check as PASS, WARN
+ * or FAIL with its fix. Each system is checked only when its options are given: RocketMQ ({@code --namesrv}), Pulsar
+ * ({@code --pulsar-url}, {@code --pulsar-admin-url}), PostgreSQL ({@code --jdbc-url}). Reads only. Exit 0 when every
+ * check passed, 1 with warnings, 2 with failures or bad options.
+ */
+@Command(name = "doctor", mixinStandardHelpOptions = true, sortOptions = false, description = "Checks a running deployment (RocketMQ, Pulsar, PostgreSQL) against what Converge needs: PASS, WARN or "
+    + "FAIL with the fix for each check; exit 0, 1 (warnings) or 2 (failures). Checks only the systems given.")
+public final class DoctorCommand implements Callable<Integer> {
+
+  @Spec
+  CommandSpec spec;
+
+  @Option(names = "--namesrv", paramLabel = "HOST:PORT[;HOST:PORT]", description = "RocketMQ name servers")
+  String nameServer;
+
+  @Option(names = "--topic", paramLabel = "TOPIC", description = "a RocketMQ topic the producers send to (repeatable)")
+  List<String> topics = new ArrayList<>();
+
+  @Option(names = "--min-queues", defaultValue = "4", description = "write queues each RocketMQ topic needs (default: ${DEFAULT-VALUE})")
+  int minQueues;
+
+  @Option(names = "--local-transaction-timeout", defaultValue = "30s", converter = DurationConverter.class, description = "the producers' local-transaction-timeout (default: ${DEFAULT-VALUE})")
+  Duration localTransactionTimeout;
+
+  @Option(names = "--broker-check-window", defaultValue = "450s", converter = DurationConverter.class, description = "the producers' broker-check-window (default: ${DEFAULT-VALUE}, 7.5 min)")
+  Duration brokerCheckWindow;
+
+  @Option(names = "--log-retention", defaultValue = "7d", converter = DurationConverter.class, description = "the producers' log-retention (default: ${DEFAULT-VALUE})")
+  Duration logRetention;
+
+  @Option(names = "--pulsar-url", paramLabel = "pulsar://HOST:PORT", description = "the Pulsar service URL")
+  String pulsarUrl;
+
+  @Option(names = "--pulsar-admin-url", paramLabel = "http://HOST:PORT", description = "the Pulsar admin (web service) URL")
+  String pulsarAdminUrl;
+
+  @Option(names = "--pulsar-topic", paramLabel = "TOPIC", description = "a Pulsar topic the producers send to (repeatable)")
+  List<String> pulsarTopics = new ArrayList<>();
+
+  @Option(names = "--jdbc-url", description = "the PostgreSQL holding Converge's tables, jdbc:postgresql://...")
+  String jdbcUrl;
+
+  @Option(names = "--user", description = "the database user")
+  String user;
+
+  @Option(names = "--password", description = "the password; default: environment variable " + DbOptions.PASSWORD_ENV)
+  String password;
+
+  @Option(names = "--schema", description = "the schema of Converge's tables (default: the user's search_path)")
+  String schema;
+
+  @Option(names = "--module", paramLabel = "MODULE", description = "a Converge module whose tables must be there "
+      + "(producer, pulsar, consumer, idempotency, outbox, cdc; repeatable; default: those found)")
+  List<String> modules = new ArrayList<>();
+
+  @Option(names = "--max-slot-wal-mb", defaultValue = "1024", description = "WAL a replication slot may retain (default: ${DEFAULT-VALUE} MB)")
+  long maxSlotWalMb;
+
+  @Override
+  public Integer call() {
+    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter err = spec.commandLine().getErr();
+    String problem = problem();
+    if (problem != null) {
+      err.println("doctor: " + problem);
+      return 2;
+    }
+    Map<Finding.Status, Integer> counts = new EnumMap<>(Finding.Status.class);
+    java.util.function.Consumer<Finding> print = f -> {
+      counts.merge(f.status(), 1, Integer::sum);
+      out.printf("%-4s  %-40s %s%n", f.status(), f.check(), f.found());
+      if (f.fix() != null) {
+        out.printf("      fix: %s%n", f.fix());
+      }
+      out.flush();
+    };
+    if (nameServer != null) {
+      new RocketMQDoctor(nameServer, new RocketMQRules.Producer(localTransactionTimeout, brokerCheckWindow,
+          logRetention), topics, minQueues).run(print);
+    }
+    if (pulsarUrl != null || pulsarAdminUrl != null) {
+      new PulsarDoctor(pulsarUrl, pulsarAdminUrl, pulsarTopics).run(print);
+    }
+    if (jdbcUrl != null) {
+      new PostgresDoctor(dataSource(), maxSlotWalMb * 1024 * 1024, new LinkedHashSet<>(modules))
+          .run(print);
+    }
+    int warn = counts.getOrDefault(Finding.Status.WARN, 0);
+    int fail = counts.getOrDefault(Finding.Status.FAIL, 0);
+    out.printf("doctor: %d PASS, %d WARN, %d FAIL%n", counts.getOrDefault(Finding.Status.PASS, 0), warn, fail);
+    return fail > 0 ? 2 : warn > 0 ? 1 : 0;
+  }
+
+  private String problem() {
+    if (jdbcUrl != null && user == null) {
+      return "--jdbc-url needs --user";
+    }
+    if (schema != null && !schema.matches("[A-Za-z_][A-Za-z0-9_]{0,62}")) {
+      return "--schema must be a plain identifier, but was " + schema;
+    }
+    if (!topics.isEmpty() && nameServer == null) {
+      return "--topic needs --namesrv";
+    }
+    if (!pulsarTopics.isEmpty() && pulsarAdminUrl == null) {
+      return "--pulsar-topic needs --pulsar-admin-url";
+    }
+    if (nameServer == null && pulsarUrl == null && pulsarAdminUrl == null && jdbcUrl == null) {
+      return "nothing to check: give --namesrv, --pulsar-url/--pulsar-admin-url and/or --jdbc-url";
+    }
+    if (minQueues < 1 || maxSlotWalMb < 0) {
+      return "--min-queues must be at least 1 and --max-slot-wal-mb at least 0, but were " + minQueues + " and "
+          + maxSlotWalMb;
+    }
+    if (localTransactionTimeout.isZero()) {
+      return "--local-transaction-timeout must be positive, but was " + localTransactionTimeout;
+    }
+    return null;
+  }
+
+  private PGSimpleDataSource dataSource() {
+    PGSimpleDataSource ds = new PGSimpleDataSource();
+    ds.setUrl(jdbcUrl);
+    ds.setUser(user);
+    String pw = password != null ? password : System.getenv(DbOptions.PASSWORD_ENV);
+    if (pw != null) {
+      ds.setPassword(pw);
+    }
+    if (schema != null) {
+      ds.setCurrentSchema(schema);
+    }
+    ds.setConnectTimeout(10);
+    ds.setLoginTimeout(10);
+    return ds;
+  }
+
+  /** Reads a duration: {@code 7d}, {@code 12h}, {@code 30m}, {@code 90s}, {@code 500ms}, or ISO-8601. Stateless. */
+  static final class DurationConverter implements ITypeConverter<Duration> {
+
+    private static final Pattern SHORT = Pattern.compile("(\\d{1,9})(ms|[dhms])");
+
+    @Override
+    public Duration convert(String value) {
+      Matcher m = SHORT.matcher(value);
+      if (m.matches()) {
+        long n = Long.parseLong(m.group(1));
+        return switch (m.group(2)) {
+          case "d" -> Duration.ofDays(n);
+          case "h" -> Duration.ofHours(n);
+          case "m" -> Duration.ofMinutes(n);
+          case "ms" -> Duration.ofMillis(n);
+          default -> Duration.ofSeconds(n);
+        };
+      }
+      try {
+        Duration d = Duration.parse(value);
+        if (!d.isNegative()) {
+          return d;
+        }
+      } catch (RuntimeException e) {
+        // the message below
+      }
+      throw new TypeConversionException(
+          "a duration must be like 7d, 12h, 30m, 90s, 500ms or PT6H, but was '" + value + "'");
+    }
+  }
+}
