@@ -43,7 +43,7 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
       ConsumerMetrics metrics,
       Clock clock) {
     this.group = group;
-    this.handler = handler;
+    this.handler = HandlerScope.wrap(group, handler, idResolver);
     this.tx = tx;
     this.idResolver = idResolver;
     this.policy = policy;
@@ -51,7 +51,8 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
     this.onBusinessFailure = onBusinessFailure;
     this.metrics = metrics;
     this.clock = clock;
-    this.held = new HeldMessages(this, group, handler, tx, idResolver, policy, classifier, onBusinessFailure, metrics,
+    this.held = new HeldMessages(this, group, this.handler, tx, idResolver, policy, classifier, onBusinessFailure,
+        metrics,
         clock);
   }
 
