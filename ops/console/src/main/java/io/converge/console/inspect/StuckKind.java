@@ -1,0 +1,60 @@
+package io.converge.console.inspect;
+
+/**
+ * What can be stuck, one kind per intermediate state Converge records in the database. Each kind has a
+ * threshold ({@link StuckThresholds}): an item older than it is stuck.
+ */
+public enum StuckKind {
+
+  /**
+   * RocketMQ: a half message the check-back could not decide (prepared longer ago than the transaction log's
+   * retention, no row): it waits for a person in {@code converge_txn_ticket}. A unit whose END is merely late
+   * is a half message on the broker, answered by the check-back from the log within its window: the database
+   * does not see it (count {@code txn.ends.dropped}).
+   */
+  ROCKETMQ_UNIT("RocketMQ units", "half messages waiting for a decision (check-back past the log retention)"),
+  /** Pulsar: a transaction recorded with its unit, whose Pulsar commit is not confirmed yet ({@code converge_pulsar_txn}). */
+  PULSAR_TXN("Pulsar transactions", "open transactions, not yet confirmed by Pulsar or the recovery scan"),
+  /** Pulsar: a transaction recovery parked after Pulsar kept refusing its re-publish. */
+  PULSAR_RECOVERY("Pulsar recoveries", "transactions parked by recovery"),
+  /** Outbox: an unpublished row, neither parked nor behind a parked row of its key (the relay's lag). */
+  OUTBOX_LAG("Outbox lag", "unpublished rows waiting for a relay"),
+  /** Outbox: a parked row, the head of a key the broker kept refusing; the key's later rows wait. */
+  OUTBOX_PARKED("Outbox parked keys", "parked keys (their later rows wait)"),
+  /** Consumers: a parked message in {@code converge_dlq} (with its attempts), or one held behind it. */
+  CONSUMER_DLQ("Dead letters", "consumers' parked messages and those held behind them"),
+  /** Consumers: an open manual ticket in {@code converge_ticket} (money anomaly, retries exhausted). */
+  TICKET("Tickets", "open manual tickets"),
+  /** HTTP: an Idempotency-Key in progress, or expired and not yet purged. */
+  IDEMPOTENCY_KEY("Idempotency-Keys", "requests in progress, or keys expired and not purged"),
+  /** A {@code StateMachine} entity whose latest transition left it in an intermediate (non-final) state. */
+  STATE("Entity states", "entities in an intermediate state");
+
+  private final String title;
+  private final String description;
+
+  StuckKind(String title, String description) {
+    this.title = title;
+    this.description = description;
+  }
+
+  /** A short title, e.g. {@code Dead letters}. */
+  public String title() {
+    return title;
+  }
+
+  /** One line: what an item of this kind is. */
+  public String description() {
+    return description;
+  }
+
+  /** The kind's name in URLs and properties: {@code outbox-parked} for {@link #OUTBOX_PARKED}. */
+  public String slug() {
+    return name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+  }
+
+  /** The kind of {@code slug} ({@link #slug()} or the enum name, any case). */
+  public static StuckKind ofSlug(String slug) {
+    return valueOf(slug.trim().toUpperCase(java.util.Locale.ROOT).replace('-', '_'));
+  }
+}

@@ -1,0 +1,125 @@
+package io.converge.console.inspect.internal;
+
+import io.converge.console.inspect.StuckKind;
+import java.util.EnumMap;
+import java.util.Map;
+
+/**
+ * Where the items of each kind come from: one query per kind over the module's own tables, giving the
+ * columns {@code id, item_key, tenant, topic, since, reason, details} (details: a {@code text[]} of name,
+ * value pairs), and the table whose absence means the kind is not in use (an empty list). The stores'
+ * own listings ({@code Outbox.parked}, {@code ConsumerOps.parked}, ...) have neither filters nor keys and
+ * tenants, so the console filters these in SQL; its actions use the stores. Immutable.
+ */
+public final class KindQueries {
+
+  /** A kind's source query and the table that must exist for it. */
+  public record Source(String table, String sql) {
+  }
+
+  private static final String PULSAR = """
+      SELECT '(' || t.txn_most || ',' || t.txn_least || ')' AS id,
+             (SELECT min(m.msg_key) FROM converge_pulsar_txn_message m
+               WHERE m.txn_most = t.txn_most AND m.txn_least = t.txn_least) AS item_key,
+             NULL::text AS tenant,
+             (SELECT min(m.topic) FROM converge_pulsar_txn_message m
+               WHERE m.txn_most = t.txn_most AND m.txn_least = t.txn_least) AS topic,
+             %s AS since,
+             %s AS reason,
+             ARRAY['group', t.producer_group,
+                   'messages', (SELECT count(*) FROM converge_pulsar_txn_message m
+                                 WHERE m.txn_most = t.txn_most AND m.txn_least = t.txn_least)::text,
+                   'attempts', t.attempts::text, 'deadline', t.deadline::text,
+                   'next attempt', coalesce(t.next_attempt_at::text, '')] AS details
+        FROM converge_pulsar_txn t WHERE %s
+      """;
+
+  private static final Map<StuckKind, Source> SOURCES = new EnumMap<>(StuckKind.class);
+
+  static {
+    SOURCES.put(StuckKind.ROCKETMQ_UNIT, new Source("converge_txn_ticket", """
+        SELECT message_id AS id, NULL::text AS item_key, NULL::text AS tenant, topic, created_at AS since,
+               kind || ': ' || reason AS reason,
+               ARRAY['group', producer_group, 'message id', message_id, 'checks', checks::text,
+                     'last check', last_check_at::text] AS details
+          FROM converge_txn_ticket WHERE status = 'OPEN'
+        """));
+    SOURCES.put(StuckKind.PULSAR_TXN, new Source("converge_pulsar_txn", PULSAR.formatted("t.created_at",
+        "CASE WHEN t.attempts > 0 THEN 'recovery retrying after ' || t.attempts || ' failed attempt(s): '"
+            + " || coalesce(t.reason, '') ELSE 'open: its Pulsar commit is not confirmed yet; the recovery scan of its"
+            + " group commits or re-publishes it' END",
+        "t.parked_at IS NULL")));
+    SOURCES.put(StuckKind.PULSAR_RECOVERY, new Source("converge_pulsar_txn", PULSAR.formatted("t.parked_at",
+        "'parked after ' || t.attempts || ' attempt(s): ' || coalesce(t.reason, '')", "t.parked_at IS NOT NULL")));
+    SOURCES.put(StuckKind.OUTBOX_LAG, new Source("converge_outbox", """
+        SELECT o.message_id AS id, o.order_key AS item_key,
+               o.header_values[array_position(o.header_names, 'converge-tenant')] AS tenant, o.topic,
+               o.created_at AS since,
+               CASE WHEN o.attempts > 0
+                    THEN 'send failed ' || o.attempts || ' time(s), retrying: ' || coalesce(o.last_error, '')
+                    ELSE 'waiting for a relay' END AS reason,
+               ARRAY['group', o.producer_group, 'seq', o.seq::text, 'attempts', o.attempts::text,
+                     'next attempt', coalesce(o.next_attempt_at::text, '')] AS details
+          FROM converge_outbox o
+         WHERE o.published_at IS NULL AND o.parked_at IS NULL
+           AND NOT EXISTS (SELECT 1 FROM converge_outbox p WHERE p.order_key = o.order_key AND p.seq < o.seq
+                            AND p.published_at IS NULL AND p.parked_at IS NOT NULL)
+        """));
+    SOURCES.put(StuckKind.OUTBOX_PARKED, new Source("converge_outbox", """
+        SELECT o.message_id AS id, o.order_key AS item_key,
+               o.header_values[array_position(o.header_names, 'converge-tenant')] AS tenant, o.topic,
+               coalesce(o.parked_at, o.created_at) AS since,
+               'parked after ' || o.attempts || ' attempt(s): ' || coalesce(o.last_error, '') AS reason,
+               ARRAY['group', o.producer_group, 'seq', o.seq::text, 'attempts', o.attempts::text,
+                     'rows waiting behind it', (SELECT count(*) FROM converge_outbox w WHERE w.order_key = o.order_key
+                                                 AND w.seq > o.seq AND w.published_at IS NULL)::text,
+                     'written', o.created_at::text] AS details
+          FROM converge_outbox o WHERE o.published_at IS NULL AND o.parked_at IS NOT NULL
+        """));
+    SOURCES.put(StuckKind.CONSUMER_DLQ, new Source("converge_dlq", """
+        SELECT d.id::text AS id, d.message_key AS item_key, d.tenant, d.topic, d.created_at AS since,
+               d.reason_code || ': ' || d.reason AS reason,
+               ARRAY['group', d.consumer_group, 'message id', coalesce(d.message_id, '(none)'),
+                     'attempts', d.attempts::text, 'reason code', d.reason_code] AS details
+          FROM converge_dlq d WHERE d.status = 'PARKED'
+        """));
+    SOURCES.put(StuckKind.TICKET, new Source("converge_ticket", """
+        SELECT t.id::text AS id, (SELECT d.message_key FROM converge_dlq d WHERE d.id = t.dlq_id) AS item_key,
+               t.tenant, t.topic, t.created_at AS since, t.kind || ': ' || t.reason AS reason,
+               ARRAY['group', t.consumer_group, 'message id', coalesce(t.message_id, '(none)'),
+                     'dead letter', coalesce(t.dlq_id::text, '-')] AS details
+          FROM converge_ticket t WHERE t.status = 'OPEN'
+        """));
+    SOURCES.put(StuckKind.IDEMPOTENCY_KEY, new Source("converge_idempotency_key", """
+        SELECT k.tenant || '/' || k.idem_key AS id, k.idem_key AS item_key, k.tenant, k.path AS topic,
+               CASE WHEN k.status = 'PROCESSING' THEN k.claimed_at ELSE k.expires_at END AS since,
+               CASE WHEN k.status = 'PROCESSING' AND k.leased_until < now()
+                      THEN 'in progress, its lease ran out at ' || k.leased_until || ': a retry may take it over'
+                    WHEN k.status = 'PROCESSING' THEN 'in progress'
+                    ELSE 'expired (its TTL passed), not yet purged' END AS reason,
+               ARRAY['method', k.method, 'status', k.status, 'claimed', k.claimed_at::text,
+                     'expires', k.expires_at::text,
+                     'response', coalesce(k.response_status::text, '-')] AS details
+          FROM converge_idempotency_key k WHERE k.status = 'PROCESSING' OR k.expires_at < now()
+        """));
+    SOURCES.put(StuckKind.STATE, new Source("converge_state_transition", """
+        SELECT s.machine || '/' || s.entity_id AS id, s.entity_id AS item_key, s.tenant, NULL::text AS topic,
+               s.at AS since,
+               'in intermediate state ' || s.to_state || coalesce(' (from ' || s.from_state || ')', '')
+                 || coalesce(', caused by ' || s.cause, '') AS reason,
+               ARRAY['machine', s.machine, 'state', s.to_state, 'version', s.version::text,
+                     'message id', coalesce(s.message_id, '')] AS details
+          FROM (SELECT DISTINCT ON (machine, entity_id) * FROM converge_state_transition
+                 ORDER BY machine, entity_id, id DESC) s
+         WHERE NOT s.final
+        """));
+  }
+
+  private KindQueries() {
+  }
+
+  /** The source of {@code kind}. */
+  public static Source of(StuckKind kind) {
+    return SOURCES.get(kind);
+  }
+}
