@@ -34,6 +34,12 @@ public final class ConsumerOps {
   private static final String DISCARD = """
       UPDATE converge_dlq SET status = 'DISCARDED', resolved_at = ? WHERE id = ? AND status = 'PARKED'
       """;
+  // the reason keeps what it was; a held row follows its head, a marked one is already waiting
+  private static final String REDRIVE = """
+      UPDATE converge_dlq SET reason_code = 'REDRIVE', reason = 'marked for re-drive (was ' || reason_code || ': '
+             || reason || ')'
+       WHERE id = ? AND status = 'PARKED' AND reason_code NOT IN ('HELD', 'REDRIVE')
+      """;
   private static final String OPEN_TICKETS = """
       SELECT id, tenant, consumer_group, topic, message_id, dlq_id, kind, reason, status, created_at
         FROM converge_ticket WHERE status = 'OPEN' ORDER BY created_at, id LIMIT ?
@@ -84,6 +90,18 @@ public final class ConsumerOps {
       ps.setTimestamp(1, Timestamp.from(clock.instant()));
       ps.setLong(2, dlqId);
     });
+  }
+
+  /**
+   * Marks parked message {@code dlqId} for re-drive (a person fixed the cause): the running consumer of its
+   * group runs it again through its handler within its release interval (default 5 s), as
+   * {@link IdempotentHandler#resume(long)} does, then the messages held behind it. A re-drive that fails leaves
+   * the row parked with reason code {@code REDRIVE_FAILED}.
+   *
+   * @return false when it was not parked, is held behind another parked message, or is already marked
+   */
+  public boolean redrive(long dlqId) {
+    return update(REDRIVE, ps -> ps.setLong(1, dlqId));
   }
 
   /** Open tickets, oldest first, at most {@code limit}. */

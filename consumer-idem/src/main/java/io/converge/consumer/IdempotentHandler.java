@@ -53,6 +53,8 @@ public interface IdempotentHandler {
    * again at its place, holding the messages behind it. {@link #resume} releases the key it resumed at
    * once; the bindings call this method on a schedule for the rest (a discard by ops). Safe to call from
    * several instances at once.
+   * Before them it runs the parked messages of this group that ops marked for re-drive
+   * ({@link ConsumerOps#redrive(long)}), oldest first, as {@link #resume} does.
    *
    * @return how many held messages ran
    */

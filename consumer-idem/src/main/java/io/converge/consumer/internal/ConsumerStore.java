@@ -161,10 +161,35 @@ final class ConsumerStore {
         group, messageId);
   }
 
+  /** The parked rows of a group that ops marked for re-drive ({@code ConsumerOps.redrive}), oldest first. */
+  private static final String REDRIVE_MARKED = """
+      SELECT id FROM converge_dlq
+       WHERE consumer_group = ? AND status = 'PARKED' AND reason_code = 'REDRIVE' ORDER BY id LIMIT ?
+      """;
+
+  private static final String REDRIVE_FAILED = """
+      UPDATE converge_dlq SET reason_code = 'REDRIVE_FAILED', reason = ?
+       WHERE id = ? AND status = 'PARKED' AND reason_code = 'REDRIVE'
+      """;
+
+  /** Up to {@code limit} ids of parked rows of {@code group} marked for re-drive, oldest first. */
+  static List<Long> redriveMarked(Connection c, String group, int limit) throws SQLException {
+    return ids(c, REDRIVE_MARKED, group, limit);
+  }
+
+  /** Marks re-drive row {@code dlqId} failed: it stays parked with {@code reason}. */
+  static void redriveFailed(Connection c, long dlqId, String reason) throws SQLException {
+    update(c, REDRIVE_FAILED, reason, dlqId);
+  }
+
   /** Up to {@code limit} ids of held rows of {@code group} that head their key, oldest first. */
   static List<Long> releasable(Connection c, String group, int limit) throws SQLException {
+    return ids(c, RELEASABLE, group, limit);
+  }
+
+  private static List<Long> ids(Connection c, String sql, String group, int limit) throws SQLException {
     List<Long> ids = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(RELEASABLE)) {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
       bind(ps, group, limit);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {

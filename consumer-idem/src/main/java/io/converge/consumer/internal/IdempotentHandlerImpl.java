@@ -16,6 +16,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -185,7 +186,44 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
 
   @Override
   public int releaseHeld() {
-    return held.releaseAll();
+    return redriveMarked() + held.releaseAll();
+  }
+
+  /**
+   * Runs the parked messages of this group that ops marked for re-drive ({@code ConsumerOps.redrive}), oldest
+   * first, as {@link #resume} does; one that fails stays parked, marked {@code REDRIVE_FAILED} with the
+   * failure, and one that meets an outage stays marked and is tried again at the next round.
+   */
+  private int redriveMarked() {
+    List<Long> ids;
+    try {
+      ids = tx.inTransaction(c -> ConsumerStore.redriveMarked(c, group, 100));
+    } catch (Exception e) {
+      throw new ConvergeException("Could not list the messages of group " + group + " marked for re-drive", e);
+    }
+    int ran = 0;
+    for (long dlqId : ids) {
+      try {
+        resumeParked(dlqId);
+        ran++;
+      } catch (RuntimeException e) {
+        if (classifier.classify(e) == FailureKind.UNAVAILABLE) {
+          throw e;
+        }
+        String reason = abbreviate("re-drive failed: " + e, MAX_ERROR_TEXT);
+        try {
+          tx.inTransaction(c -> {
+            ConsumerStore.redriveFailed(c, dlqId, reason);
+            return null;
+          });
+        } catch (Exception recording) {
+          throw new ConvergeException("Could not record the failed re-drive of converge_dlq.id " + dlqId, recording);
+        }
+        log.warn("Re-drive of parked message converge_dlq.id={} of group {} failed; it stays parked: {}", dlqId, group,
+            e.toString());
+      }
+    }
+    return ran;
   }
 
   private Outcome resumeParked(long dlqId) {

@@ -1,5 +1,6 @@
 package io.converge.ops;
 
+import io.converge.ops.console.ConsoleCommand;
 import io.converge.ops.dlq.DlqCommand;
 import io.converge.ops.outbox.OutboxCommand;
 import io.converge.ops.pulsar.PulsarCommand;
@@ -18,7 +19,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "converge", mixinStandardHelpOptions = true, version = "converge 0.1.0", description = "Operate Converge: outbox purge, parked outbox keys, dead letters and tickets, producer tickets, parked Pulsar transactions; the dev platform and benchmarks with lib/dev.", footer = "dev and bench (embedded servers, benchmarks) are listed when lib/dev/ is present: bin/converge adds it for them only.", subcommands = {
     PurgeCommand.class, OutboxCommand.class, DlqCommand.class, TxnCommand.class, PulsarCommand.class,
-    TraceCommand.class, CommandLine.HelpCommand.class})
+    ConsoleCommand.class, TraceCommand.class, CommandLine.HelpCommand.class})
 public final class ConvergeCli {
 
   /** The commands of {@code converge-ops}, named when they are missing. */

@@ -22,7 +22,7 @@ import picocli.CommandLine.Parameters;
  */
 @Command(name = "dlq", description = "Consumers' dead letters and tickets: list them with age and reason, discard or resolve one.", subcommands = {
     DlqCommand.ListParked.class, DlqCommand.Discard.class, DlqCommand.Tickets.class, DlqCommand.Resolve.class,
-    HelpCommand.class})
+    DlqCommand.Redrive.class, HelpCommand.class})
 public final class DlqCommand extends CommandGroup {
 
   /** {@code converge dlq list}. */
@@ -52,6 +52,27 @@ public final class DlqCommand extends CommandGroup {
     @Override
     protected String nothingToDo() {
       return "dead letter " + id + " is not parked";
+    }
+  }
+
+  /** {@code converge dlq redrive ID}. */
+  @Command(name = "redrive", description = "Marks a parked dead letter for re-drive: its consumer's handler runs it again within its"
+      + " release interval (default 5 s), then the messages held behind it.")
+  static final class Redrive extends DbActionCommand {
+
+    @Parameters(index = "0", paramLabel = "ID", description = "the dead letter's id (from dlq list)")
+    long id;
+
+    @Override
+    protected String act(DataSource dataSource) {
+      return ConsumerOps.of(dataSource).redrive(id)
+          ? "marked dead letter " + id + " for re-drive: its consumer's handler runs it within its release interval"
+          : null;
+    }
+
+    @Override
+    protected String nothingToDo() {
+      return "dead letter " + id + " is not parked (or is held behind another, or already marked)";
     }
   }
 

@@ -200,8 +200,8 @@ public final class Inspector {
         try (ResultSet rs = ps.executeQuery()) {
           rs.next();
           long oldest = rs.getLong(3);
-          return new Summary(kind, rs.getLong(1), rs.getLong(2),
-              rs.wasNull() ? null : Duration.ofMillis(Math.max(0, oldest)), threshold);
+          Duration oldestAge = rs.wasNull() ? null : Duration.ofMillis(Math.max(0, oldest));
+          return new Summary(kind, rs.getLong(1), rs.getLong(2), oldestAge, threshold);
         }
       }
     } catch (SQLException e) {

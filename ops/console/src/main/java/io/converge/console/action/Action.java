@@ -1,0 +1,116 @@
+package io.converge.console.action;
+
+import io.converge.console.inspect.StuckKind;
+import io.converge.consumer.ConsumerOps;
+import io.converge.outbox.Outbox;
+import io.converge.producer.TxnTickets;
+import io.converge.pulsar.PulsarTxns;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+
+/**
+ * What a person can decide in the console, each on one kind of item, each through the store operation the
+ * {@code converge} command line uses for it: the console records the decision, the services carry it out.
+ */
+public enum Action {
+
+  /** {@code converge outbox resume KEY}: the relays send the key's rows again, in order. */
+  RESUME_OUTBOX_KEY(StuckKind.OUTBOX_PARKED, "Resume the parked key",
+      "the relays send the key's rows again, in order, from their next poll"),
+  /** The running consumer of the dead letter's group runs it again through its handler ({@link ConsumerOps#redrive}). */
+  REDRIVE_DEAD_LETTER(StuckKind.CONSUMER_DLQ, "Re-drive the dead letter",
+      "its consumer's handler runs it again within its release interval (default 5 s), then the messages held behind it"),
+  /** {@code converge dlq discard ID}: it is not processed; the messages held behind it run. */
+  DISCARD_DEAD_LETTER(StuckKind.CONSUMER_DLQ, "Discard the dead letter",
+      "it is never processed; the messages held behind it run, in order"),
+  /** {@code converge dlq resolve ID}: closes a consumer ticket. */
+  RESOLVE_TICKET(StuckKind.TICKET, "Resolve the ticket", "the ticket is closed with your note"),
+  /** {@code converge txn resolve MESSAGE_ID}: closes a producer ticket, after delivering or discarding by hand. */
+  RESOLVE_TXN_TICKET(StuckKind.ROCKETMQ_UNIT, "Resolve the producer ticket",
+      "the ticket is closed with your note (deliver or discard the message by hand first)"),
+  /** {@code converge pulsar resume ID}: the next recovery scan of its group re-publishes it. */
+  RESUME_PULSAR_TXN(StuckKind.PULSAR_RECOVERY, "Resume the parked transaction",
+      "the next recovery scan of its group re-publishes it");
+
+  private static final Pattern TXN_ID = Pattern.compile("\\((-?\\d+),(-?\\d+)\\)");
+
+  private final StuckKind kind;
+  private final String title;
+  private final String effect;
+
+  Action(StuckKind kind, String title, String effect) {
+    this.kind = kind;
+    this.title = title;
+    this.effect = effect;
+  }
+
+  /** The kind of item it acts on. */
+  public StuckKind kind() {
+    return kind;
+  }
+
+  /** A short title, the button's text. */
+  public String title() {
+    return title;
+  }
+
+  /** What happens once it is recorded. */
+  public String effect() {
+    return effect;
+  }
+
+  /** Whether the action needs a note (resolving a ticket says what was done). */
+  public boolean needsNote() {
+    return this == RESOLVE_TICKET || this == RESOLVE_TXN_TICKET;
+  }
+
+  /** The action's name in URLs: {@code resume-outbox-key}. */
+  public String slug() {
+    return name().toLowerCase(Locale.ROOT).replace('_', '-');
+  }
+
+  /** The action of {@code slug}. @throws IllegalArgumentException when there is none */
+  public static Action ofSlug(String slug) {
+    return valueOf(slug.trim().toUpperCase(Locale.ROOT).replace('-', '_'));
+  }
+
+  /**
+   * The target of the action for an item of its kind: the order key of a parked outbox row, the id otherwise.
+   */
+  public String target(io.converge.console.inspect.StuckItem item) {
+    return this == RESUME_OUTBOX_KEY ? item.key() : item.id();
+  }
+
+  /**
+   * Performs it on {@code target} through its store.
+   *
+   * @return false when the target is not in the state the action needs (not parked, not open)
+   * @throws IllegalArgumentException when {@code target} is not a valid id for it
+   */
+  boolean perform(DataSource dataSource, String target, String operator, String note) {
+    return switch (this) {
+      case RESUME_OUTBOX_KEY -> Outbox.on(dataSource).resume(target) > 0;
+      case REDRIVE_DEAD_LETTER -> ConsumerOps.of(dataSource).redrive(number(target));
+      case DISCARD_DEAD_LETTER -> ConsumerOps.of(dataSource).discard(number(target));
+      case RESOLVE_TICKET -> ConsumerOps.of(dataSource).resolveTicket(number(target), operator, note);
+      case RESOLVE_TXN_TICKET -> TxnTickets.on(dataSource).resolve(target, operator, note);
+      case RESUME_PULSAR_TXN -> {
+        Matcher m = TXN_ID.matcher(target);
+        if (!m.matches()) {
+          throw new IllegalArgumentException("a Pulsar transaction id is (most,least), but was " + target);
+        }
+        yield PulsarTxns.on(dataSource).resume(Long.parseLong(m.group(1)), Long.parseLong(m.group(2)));
+      }
+    };
+  }
+
+  private static long number(String target) {
+    try {
+      return Long.parseLong(target.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("the id must be a number, but was " + target, e);
+    }
+  }
+}
