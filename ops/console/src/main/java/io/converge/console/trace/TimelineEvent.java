@@ -12,7 +12,7 @@ import java.util.Objects;
  * @param at when it happened (the database's time of the row: its transaction's start for rows written with
  *     {@code now()}, the writer's clock for the others)
  * @param source the table it comes from: {@code converge_outbox}, {@code converge_dedup}, ...
- * @param subject the id it is about: a message id, an Idempotency-Key ({@code tenant/key}), an entity id
+ * @param subject the id it is about: a message id, an Idempotency-Key, an entity id
  * @param what what happened, for a person
  * @param details more named values, in display order
  */

@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.console.inspect.Inspector;
+import io.converge.console.web.ConsoleContext;
+import io.converge.console.web.ConsoleRequest;
 import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.Outcome;
@@ -21,6 +24,7 @@ import java.sql.PreparedStatement;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import javax.sql.DataSource;
@@ -33,7 +37,8 @@ import org.junit.jupiter.api.Test;
  * {@link OutboxRelay} publishes it to a sink that delivers each message twice to an {@link IdempotentHandler}
  * (a broker's redelivery), whose handler moves the order to PAID. The timeline of the order, of the message and
  * of the Idempotency-Key the order was placed with holds, in time order, the request, both transitions, the
- * outbox row written and published, and one dedup outcome: the duplicate delivery took no effect.
+ * outbox row written and published, and one dedup outcome: the duplicate delivery took no effect. The console's
+ * trace page renders it.
  */
 class TimelineIT {
 
@@ -95,8 +100,8 @@ class TimelineIT {
     assertThat(outcomes).containsExactly(Outcome.PROCESSED, Outcome.DUPLICATE);
 
     List<String> expected = List.of(
-        "converge_idempotency_key default/" + idemKey + " request POST /orders claimed",
-        "converge_idempotency_key default/" + idemKey + " response 201 stored",
+        "converge_idempotency_key " + idemKey + " request POST /orders claimed",
+        "converge_idempotency_key " + idemKey + " response 201 stored",
         "converge_state_transition " + orderId + " orders NEW -> PLACED (version 1)",
         "converge_outbox " + messageId + " outbox row",
         "converge_outbox " + messageId + " outbox row",
@@ -117,6 +122,10 @@ class TimelineIT {
       TimelineEvent published = events.stream().filter(e -> e.what().endsWith("published")).findFirst().orElseThrow();
       assertThat(published.at()).isBeforeOrEqualTo(paid.at());
     }
+    String page = new TracePage().render(new ConsoleRequest("GET", "/trace", Map.of("id", orderId), null),
+        new ConsoleContext(ds, Inspector.of(ds), "/console"));
+    assertThat(page).contains("7 events for <code>" + orderId + "</code>").contains("orders NEW -&gt; PLACED")
+        .contains("consumer payments: PROCESSED").contains("href=\"/console/trace?id=" + messageId + "\"");
     assertThat(Timeline.of(ds).trace("no-such-id")).isEmpty();
     assertThatThrownBy(() -> Timeline.of(ds).trace(" ")).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("trace.id");

@@ -36,12 +36,12 @@ public final class TraceQueries {
   /** The events, in the order they are shown when two have the same time. */
   public static final List<Source> EVENTS = List.of(
       new Source("converge_idempotency_key", """
-          SELECT claimed_at AS at, tenant || '/' || idem_key AS subject,
+          SELECT claimed_at AS at, idem_key AS subject,
                  'request ' || method || ' ' || path || ' claimed' AS what,
-                 ARRAY['status', status, 'expires', expires_at::text] AS details
+                 ARRAY['tenant', tenant, 'status', status, 'expires', expires_at::text] AS details
             FROM converge_idempotency_key WHERE idem_key = ANY(?)
           UNION ALL
-          SELECT completed_at, tenant || '/' || idem_key, 'response ' || response_status || ' stored',
+          SELECT completed_at, idem_key, 'response ' || response_status || ' stored',
                  ARRAY['body', encode(substring(response_body FROM 1 FOR 400), 'escape')]
             FROM converge_idempotency_key WHERE idem_key = ANY(?) AND completed_at IS NOT NULL"""),
       new Source("converge_state_transition", """
