@@ -1,5 +1,6 @@
 package io.converge.consumer;
 
+import io.converge.consumer.internal.HandlerScope;
 import io.converge.producer.ConvergeException;
 import io.converge.producer.support.Require;
 import java.sql.Connection;
@@ -22,8 +23,18 @@ import java.util.regex.Pattern;
  * {@link IllegalTransitionException}, a lost race (0 rows) is resolved by the {@link ConflictPolicy}
  * and never silently overwritten. States are stored as their enum {@code name()} in a text column.
  *
+ * <p><b>History.</b> By default each transition also appends a row to {@code converge_state_transition}
+ * (migration {@code consumer}, V3) in the same statement as its compare-and-swap (a data-modifying CTE): the row
+ * exists iff the transition commits, a refused or stale transition writes none. The row names the machine (the
+ * entity type), the entity id, from, to, the new version, whether the target is final (has no outgoing
+ * transition), and what caused it: inside an {@link IdempotentHandler} the consumer group and the message id
+ * (and its tenant), otherwise the {@link Cause} passed, else nothing. {@link Builder#history(boolean) history(false)}
+ * turns it off.
+ *
  * <p>With JPA, call {@link #check} in the entity's state setter and let {@code @Version} do the
- * compare-and-swap. Immutable and thread-safe.
+ * compare-and-swap; {@code check} has no connection, so it records nothing: call {@link #record} on the
+ * transaction's connection (e.g. Hibernate's {@code session.doWork}, or a {@code JdbcTemplate} joined to the
+ * transaction) after the flush, so that the row commits or rolls back with the entity. Immutable and thread-safe.
  *
  * @param <S> the enum of states
  */
@@ -43,6 +54,36 @@ public final class StateMachine<S extends Enum<S>> {
   public record Versioned<S>(S state, long version) {
   }
 
+  /**
+   * What caused a transition, for its history row; every field may be null. Inside an idempotent handler a
+   * null field is taken from the running message (cause {@code consumer <group>}, its message id and tenant).
+   *
+   * @param cause who or what moved the entity (an operator, a job, an endpoint)
+   * @param messageId the message (or Idempotency-Key) the transition belongs to
+   * @param tenant the tenant of the entity
+   */
+  public record Cause(String cause, String messageId, String tenant) {
+
+    /** No explicit cause: the running handler's, if any. */
+    public static final Cause NONE = new Cause(null, null, null);
+
+    /** A cause without message id or tenant. */
+    public static Cause of(String cause) {
+      return new Cause(cause, null, null);
+    }
+
+    Cause orFrom(HandlerScope.Current h) {
+      if (h == null) {
+        return this;
+      }
+      return new Cause(cause != null ? cause : "consumer " + h.group(), messageId != null ? messageId : h.messageId(),
+          tenant != null ? tenant : h.tenant());
+    }
+  }
+
+  /** The history table; see the class comment. */
+  public static final String HISTORY_TABLE = "converge_state_transition";
+
   private static final Pattern IDENTIFIER = Pattern
       .compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
   private static final int RETRIES = 3;
@@ -53,6 +94,8 @@ public final class StateMachine<S extends Enum<S>> {
   private final ConflictPolicy conflictPolicy;
   private final String selectSql;
   private final String updateSql;
+  /** The compare-and-swap and its history row in one statement; null without history. */
+  private final String updateWithHistorySql;
 
   private StateMachine(Builder<S> b) {
     this.entityType = b.entityType;
@@ -66,7 +109,14 @@ public final class StateMachine<S extends Enum<S>> {
     this.updateSql = "UPDATE " + b.table + " SET " + b.stateColumn + " = ?, " + b.versionColumn + " = "
         + b.versionColumn
         + " + 1 WHERE " + b.idColumn + " = ? AND " + b.stateColumn + " = ? AND " + b.versionColumn + " = ?";
+    this.updateWithHistorySql = b.history
+        ? "WITH moved AS (" + updateSql + " RETURNING " + b.versionColumn + " AS new_version) " + INSERT_HISTORY
+            + " SELECT ?, ?, ?, ?, ?, new_version, ?, ?, ? FROM moved"
+        : null;
   }
+
+  private static final String INSERT_HISTORY = "INSERT INTO " + HISTORY_TABLE
+      + " (machine, entity_id, tenant, from_state, to_state, version, cause, message_id, final)";
 
   /** A builder for entity type {@code entityType} (used in errors) whose states are {@code states}. */
   public static <S extends Enum<S>> Builder<S> builder(String entityType, Class<S> states) {
@@ -122,8 +172,18 @@ public final class StateMachine<S extends Enum<S>> {
    * @throws StaleStateException when the entity is no longer at {@code from}/{@code expectedVersion}
    */
   public long transition(Connection c, Object id, S from, long expectedVersion, S to) throws SQLException {
+    return transition(c, id, from, expectedVersion, to, Cause.NONE);
+  }
+
+  /**
+   * As {@link #transition(Connection, Object, Enum, long, Enum)}, recording {@code cause} in the history row.
+   *
+   * @param cause what caused it; its null fields are taken from the running idempotent handler, if any
+   */
+  public long transition(Connection c, Object id, S from, long expectedVersion, S to, Cause cause)
+      throws SQLException {
     check(id, from, to);
-    if (!compareAndSwap(c, id, from, expectedVersion, to)) {
+    if (!compareAndSwap(c, id, from, expectedVersion, to, cause)) {
       throw stale(c, id, from, expectedVersion);
     }
     return expectedVersion + 1;
@@ -139,6 +199,16 @@ public final class StateMachine<S extends Enum<S>> {
    * @throws ConvergeException when no entity {@code id} exists
    */
   public Versioned<S> transition(Connection c, Object id, S to) throws SQLException {
+    return transition(c, id, to, Cause.NONE);
+  }
+
+  /**
+   * As {@link #transition(Connection, Object, Enum)}, recording {@code cause} in the history row. A duplicate
+   * accepted by {@link ConflictPolicy#ACCEPT_IF_ALREADY_IN_TARGET} moves nothing and records nothing.
+   *
+   * @param cause what caused it; its null fields are taken from the running idempotent handler, if any
+   */
+  public Versioned<S> transition(Connection c, Object id, S to, Cause cause) throws SQLException {
     for (int attempt = 0;; attempt++) {
       Versioned<S> current = read(c, id)
           .orElseThrow(() -> new ConvergeException("No " + entityType + " " + id + ": cannot move it to " + to));
@@ -146,7 +216,7 @@ public final class StateMachine<S extends Enum<S>> {
         return current;
       }
       check(id, current.state(), to);
-      if (compareAndSwap(c, id, current.state(), current.version(), to)) {
+      if (compareAndSwap(c, id, current.state(), current.version(), to, cause)) {
         return new Versioned<>(to, current.version() + 1);
       }
       if (conflictPolicy == ConflictPolicy.RETRY && attempt < RETRIES) {
@@ -162,14 +232,59 @@ public final class StateMachine<S extends Enum<S>> {
     }
   }
 
-  private boolean compareAndSwap(Connection c, Object id, S from, long expectedVersion, S to) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(updateSql)) {
+  /**
+   * Appends the history row of a transition the caller made itself (the JPA path: {@link #check} in the setter,
+   * {@code @Version} doing the compare-and-swap), on the connection of the transaction that commits it.
+   *
+   * @param newVersion the entity's version after the transition
+   * @param cause what caused it; its null fields are taken from the running idempotent handler, if any
+   * @throws IllegalTransitionException when the whitelist refuses {@code from -> to} (nothing is written)
+   */
+  public void record(Connection c, Object id, S from, S to, long newVersion, Cause cause) throws SQLException {
+    check(id, from, to);
+    try (PreparedStatement ps = c.prepareStatement(INSERT_HISTORY + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+      bindHistory(ps, 1, id, from, to, newVersion, cause);
+      ps.executeUpdate();
+    }
+  }
+
+  /** True when the history is recorded (the default). */
+  public boolean recordsHistory() {
+    return updateWithHistorySql != null;
+  }
+
+  private boolean compareAndSwap(Connection c, Object id, S from, long expectedVersion, S to, Cause cause)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(updateWithHistorySql != null ? updateWithHistorySql : updateSql)) {
       ps.setString(1, to.name());
       ps.setObject(2, id);
       ps.setString(3, from.name());
       ps.setLong(4, expectedVersion);
+      if (updateWithHistorySql != null) {
+        bindHistory(ps, 5, id, from, to, null, cause);
+      }
       return ps.executeUpdate() == 1;
     }
+  }
+
+  /**
+   * Binds machine, entity_id, tenant, from, to, version (when not null; else the statement has it), cause,
+   * message_id and final from parameter {@code p}.
+   */
+  private void bindHistory(PreparedStatement ps, int p, Object id, S from, S to, Long version, Cause cause)
+      throws SQLException {
+    Cause c = Objects.requireNonNullElse(cause, Cause.NONE).orFrom(HandlerScope.current());
+    ps.setString(p++, entityType);
+    ps.setString(p++, String.valueOf(id));
+    ps.setString(p++, c.tenant());
+    ps.setString(p++, from.name());
+    ps.setString(p++, to.name());
+    if (version != null) {
+      ps.setLong(p++, version);
+    }
+    ps.setString(p++, c.cause());
+    ps.setString(p++, c.messageId());
+    ps.setBoolean(p, targets(to).isEmpty());
   }
 
   private StaleStateException stale(Connection c, Object id, S from, long expectedVersion) throws SQLException {
@@ -189,6 +304,7 @@ public final class StateMachine<S extends Enum<S>> {
     private String stateColumn = "state";
     private String versionColumn = "version";
     private ConflictPolicy conflictPolicy = ConflictPolicy.FAIL;
+    private boolean history = true;
 
     private Builder(String entityType, Class<S> states) {
       Require.that(entityType != null && !entityType.isBlank(), "stateMachine.entityType", "not be blank", entityType);
@@ -225,6 +341,15 @@ public final class StateMachine<S extends Enum<S>> {
     /** The conflict policy of {@link StateMachine#transition(Connection, Object, Enum)}; default {@link ConflictPolicy#FAIL}. */
     public Builder<S> onConflict(ConflictPolicy policy) {
       this.conflictPolicy = Objects.requireNonNull(policy, "policy");
+      return this;
+    }
+
+    /**
+     * Whether each transition appends its row to {@code converge_state_transition} (needs the {@code consumer}
+     * migrations); default true.
+     */
+    public Builder<S> history(boolean history) {
+      this.history = history;
       return this;
     }
 

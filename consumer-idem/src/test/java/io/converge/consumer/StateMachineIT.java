@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.converge.broker.postgres.PostgresExtension;
+import io.converge.producer.Envelope;
+import io.converge.producer.schema.Migrations;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,7 +21,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** Compare-and-swap transitions on a real PostgreSQL. */
+/** Compare-and-swap transitions and their history rows on a real PostgreSQL. */
 @ExtendWith(PostgresExtension.class)
 class StateMachineIT {
 
@@ -34,6 +36,7 @@ class StateMachineIT {
 
   @BeforeAll
   static void schema(DataSource ds) {
+    Migrations.apply(ds, "consumer");
     Db.exec(ds,
         "CREATE TABLE payment (id BIGINT PRIMARY KEY, state VARCHAR(16) NOT NULL, version BIGINT NOT NULL DEFAULT 0)");
   }
@@ -48,6 +51,24 @@ class StateMachineIT {
     return Db.string(ds, "SELECT state || '@' || version FROM payment WHERE id = " + id);
   }
 
+  /** The history rows of payment {@code id} in order: from>to@version[final] cause message tenant. */
+  private List<String> history(long id) {
+    List<String> rows = new ArrayList<>();
+    try (Connection c = ds.getConnection();
+        var rs = c.createStatement()
+            .executeQuery("SELECT coalesce(from_state, '-') || '>' || to_state || '@' || version"
+                + " || CASE WHEN final THEN '[final]' ELSE '' END || ' ' || coalesce(cause, '-') || ' '"
+                + " || coalesce(message_id, '-') || ' ' || coalesce(tenant, '-') FROM converge_state_transition"
+                + " WHERE machine = 'payment' AND entity_id = '" + id + "' ORDER BY id")) {
+      while (rs.next()) {
+        rows.add(rs.getString(1));
+      }
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+    return rows;
+  }
+
   @Test
   void legalTransitionsMoveStateAndBumpVersion() throws Exception {
     long id = newPayment(CREATED);
@@ -56,6 +77,55 @@ class StateMachineIT {
       assertThat(fail.transition(c, id, AUTHORIZED)).isEqualTo(new StateMachine.Versioned<>(AUTHORIZED, 2));
     }
     assertThat(row(id)).isEqualTo("AUTHORIZED@2");
+    assertThat(history(id)).containsExactly("CREATED>AUTHORIZING@1 - - -", "AUTHORIZING>AUTHORIZED@2 - - -");
+  }
+
+  @Test
+  void historyRowCommitsWithItsTransitionAndRollsBackWithIt() throws Exception {
+    long id = newPayment(CREATED);
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      fail.transition(c, id, AUTHORIZING, StateMachine.Cause.of("op alice"));
+      c.rollback();
+      assertThat(history(id)).as("a rolled-back transition leaves no history").isEmpty();
+      fail.transition(c, id, CANCELED, new StateMachine.Cause("op alice", "msg-1", "t1"));
+      assertThat(history(id)).as("uncommitted: invisible to others").isEmpty();
+      c.commit();
+    }
+    assertThat(row(id)).isEqualTo("CANCELED@1");
+    assertThat(history(id)).containsExactly("CREATED>CANCELED@1[final] op alice msg-1 t1");
+  }
+
+  @Test
+  void insideAnIdempotentHandlerTheRowNamesTheConsumerAndTheMessage() throws Exception {
+    long id = newPayment(CREATED);
+    IdempotentHandler h = IdempotentHandler.builder().group("charges").dataSource(ds)
+        .handler((c, m) -> fail.transition(c, id, AUTHORIZING)).build();
+    IncomingMessage m = IncomingMessage.builder().topic("payments").header(Envelope.MESSAGE_ID, "msg-" + id)
+        .header(Envelope.TENANT, "acme").build();
+    assertThat(h.handle(m)).isEqualTo(Outcome.PROCESSED);
+    assertThat(h.handle(m)).isEqualTo(Outcome.DUPLICATE);
+    assertThat(history(id)).containsExactly("CREATED>AUTHORIZING@1 consumer charges msg-" + id + " acme");
+    try (Connection c = ds.getConnection()) {
+      fail.transition(c, id, AUTHORIZED);
+    }
+    assertThat(history(id)).as("outside the handler: no context leaks").last()
+        .isEqualTo("AUTHORIZING>AUTHORIZED@2 - - -");
+  }
+
+  @Test
+  void jpaPathRecordsThroughRecordAndHistoryCanBeTurnedOff() throws Exception {
+    long id = newPayment(CREATED);
+    StateMachine<PaymentState> silent = StateMachine.builder("payment", PaymentState.class)
+        .allow(CREATED, AUTHORIZING).history(false).build();
+    try (Connection c = ds.getConnection()) {
+      silent.transition(c, id, AUTHORIZING);
+      assertThat(history(id)).isEmpty();
+      fail.record(c, id, AUTHORIZING, AUTHORIZED, 2, StateMachine.Cause.of("jpa"));
+      assertThatThrownBy(() -> fail.record(c, id, AUTHORIZED, REFUNDED, 3, StateMachine.Cause.NONE))
+          .isInstanceOf(IllegalTransitionException.class);
+    }
+    assertThat(history(id)).containsExactly("AUTHORIZING>AUTHORIZED@2 jpa - -");
   }
 
   @Test
@@ -70,6 +140,7 @@ class StateMachineIT {
           });
     }
     assertThat(row(id)).isEqualTo("CREATED@0");
+    assertThat(history(id)).isEmpty();
   }
 
   @Test
@@ -85,6 +156,7 @@ class StateMachineIT {
           .hasMessageContaining("but it is AUTHORIZING at version 1");
     }
     assertThat(row(id)).isEqualTo("AUTHORIZING@1");
+    assertThat(history(id)).as("the stale transition wrote no row").containsExactly("CREATED>AUTHORIZING@1 - - -");
   }
 
   @Test
@@ -113,6 +185,40 @@ class StateMachineIT {
       assertThat(outcomes).filteredOn(o -> o instanceof Long).hasSize(1);
       assertThat(outcomes).filteredOn(o -> o instanceof StaleStateException).hasSize(1);
       assertThat(row(id)).matches("(AUTHORIZING|CANCELED)@1");
+      assertThat(history(id)).as("only the winner's row").singleElement().asString()
+          .isEqualTo("CREATED>" + row(id).replace("@1", "") + "@1" + (row(id).startsWith("CANCELED") ? "[final]" : "")
+              + " - - -");
+    }
+  }
+
+  @Test
+  void concurrentTransitionsOfDifferentEntitiesEachWriteExactlyTheirOwnRow() throws Exception {
+    int n = 8;
+    List<Long> ids = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      ids.add(newPayment(CREATED));
+    }
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<?>> done = new ArrayList<>();
+    for (long id : ids) {
+      done.add(pool.submit(() -> {
+        go.await();
+        try (Connection c = ds.getConnection()) {
+          c.setAutoCommit(false);
+          fail.transition(c, id, AUTHORIZING, new StateMachine.Cause("worker", "m-" + id, null));
+          c.commit();
+        }
+        return null;
+      }));
+    }
+    go.countDown();
+    for (Future<?> f : done) {
+      f.get(10, TimeUnit.SECONDS);
+    }
+    pool.shutdown();
+    for (long id : ids) {
+      assertThat(history(id)).containsExactly("CREATED>AUTHORIZING@1 worker m-" + id + " -");
     }
   }
 
@@ -126,5 +232,6 @@ class StateMachineIT {
       assertThatThrownBy(() -> fail.transition(c, id, AUTHORIZING)).isInstanceOf(IllegalTransitionException.class);
     }
     assertThat(row(id)).isEqualTo("AUTHORIZING@1");
+    assertThat(history(id)).as("the accepted duplicate moved nothing, recorded nothing").hasSize(1);
   }
 }

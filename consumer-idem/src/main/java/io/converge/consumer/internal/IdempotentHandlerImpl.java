@@ -57,7 +57,7 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
       Clock clock, boolean claimWithFirstStatement) {
     this.claimWithFirstStatement = claimWithFirstStatement && tx instanceof JdbcTransactionRunner;
     this.group = group;
-    this.handler = handler;
+    this.handler = HandlerScope.wrap(group, handler, idResolver);
     this.tx = tx;
     this.idResolver = idResolver;
     this.policy = policy;
@@ -65,7 +65,8 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
     this.onBusinessFailure = onBusinessFailure;
     this.metrics = metrics;
     this.clock = clock;
-    this.held = new HeldMessages(this, group, handler, tx, idResolver, policy, classifier, onBusinessFailure, metrics,
+    this.held = new HeldMessages(this, group, this.handler, tx, idResolver, policy, classifier, onBusinessFailure,
+        metrics,
         clock);
   }
 

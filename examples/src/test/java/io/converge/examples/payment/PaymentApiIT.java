@@ -59,6 +59,18 @@ class PaymentApiIT {
   }
 
   @Test
+  void prometheusExposesTheStuckGauges() {
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).untilAsserted(() -> {
+      HttpResponse<String> r = HttpClient.newHttpClient().send(
+          HttpRequest.newBuilder(URI.create(base + "/actuator/prometheus")).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(r.statusCode()).isEqualTo(200);
+      assertThat(r.body()).containsPattern("converge_stuck_items\\{[^}]*kind=\"consumer-dlq\"[^}]*} 0\\.0")
+          .containsPattern("converge_stuck_items\\{[^}]*kind=\"state\"[^}]*} \\d");
+    });
+  }
+
+  @Test
   void twentyConcurrentChargesWithOneOutTradeNoMakeOneCaptureAndOneAnswer() throws Exception {
     String outTradeNo = "t-" + UUID.randomUUID();
     Map<String, Object> body = Map.of("merchantId", "m-7", "outTradeNo", outTradeNo, "amountCents", 4200, "currency",

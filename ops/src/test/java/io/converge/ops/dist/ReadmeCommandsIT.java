@@ -39,7 +39,7 @@ class ReadmeCommandsIT {
       "readme-message", "NAME", "readme", "TEXT", "readme note", "(most,least)", "(1,2)");
 
   /** The converge commands that work on the database (run for real); the others (dev, bench) start servers. */
-  private static final Set<String> DB_COMMANDS = Set.of("purge", "outbox", "dlq", "txn", "pulsar");
+  private static final Set<String> DB_COMMANDS = Set.of("purge", "outbox", "dlq", "txn", "pulsar", "trace");
 
   private static final Pattern DEMO_ARG = Pattern.compile(
       "\\d+|(rocketmq|outbox|pulsar)(,(rocketmq|outbox|pulsar))*|--(freeze-db|stop-broker)=\\d+(ms|s|m)");

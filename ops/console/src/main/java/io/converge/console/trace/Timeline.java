@@ -1,0 +1,159 @@
+package io.converge.console.trace;
+
+import io.converge.console.trace.internal.TraceQueries;
+import io.converge.console.trace.internal.TraceQueries.Source;
+import io.converge.producer.DatabaseUnavailableException;
+import io.converge.producer.support.Require;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import javax.sql.DataSource;
+
+/**
+ * A payment's timeline: for a business id (a {@code StateMachine} entity id, a message key), a message id or an
+ * Idempotency-Key, everything Converge recorded about it, in time order: the Idempotency-Key row and its stored
+ * response, state transitions ({@code converge_state_transition}), transaction-log rows and producer tickets,
+ * open Pulsar transactions, outbox rows (written, parked, published), consumers' failed attempts, dead letters,
+ * tickets and dedup outcomes.
+ *
+ * <p>The id is widened before the events are read (up to three links away): an entity's transitions name the messages that moved it
+ * (and an Idempotency-Key passed as their message id), a message's transitions name its entities, a key names the
+ * outbox rows and dead letters of its messages. A table that does not exist in the schema (a module the
+ * application does not use) has no events. What Converge deletes is not shown: a confirmed Pulsar transaction,
+ * purged dedup, log and outbox rows, a consumer's attempts once the message reached an outcome; a duplicate
+ * delivery leaves no row (its dedup outcome is the first delivery's). Read-only; thread-safe.
+ */
+public final class Timeline {
+
+  /** The most ids one trace follows (the id and those related to it). */
+  public static final int MAX_IDS = 1_000;
+
+  /**
+   * How many links the id is followed: message -> entity -> the Idempotency-Key or message of its first
+   * transition -> that one's entities.
+   */
+  static final int HOPS = 3;
+
+  private static final String TABLE_EXISTS = "SELECT to_regclass(?) IS NOT NULL";
+
+  private final DataSource dataSource;
+
+  private Timeline(DataSource dataSource) {
+    this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+  }
+
+  /** The timeline of the Converge tables in {@code dataSource}'s current schema. */
+  public static Timeline of(DataSource dataSource) {
+    return new Timeline(dataSource);
+  }
+
+  /**
+   * Everything recorded about {@code id}, oldest first (events of one time in the order of the class comment).
+   *
+   * @throws IllegalArgumentException when {@code id} is blank
+   * @throws DatabaseUnavailableException when the database fails
+   */
+  public List<TimelineEvent> trace(String id) {
+    Require.that(id != null && !id.isBlank(), "trace.id", "not be blank", id);
+    try (Connection c = dataSource.getConnection()) {
+      Set<String> ids = related(c, id.trim());
+      List<TimelineEvent> events = new ArrayList<>();
+      for (Source source : TraceQueries.EVENTS) {
+        if (exists(c, source.table())) {
+          events.addAll(query(c, source, ids));
+        }
+      }
+      events.sort(Comparator.comparing(TimelineEvent::at)); // stable: sources keep their order at one time
+      return events;
+    } catch (SQLException e) {
+      throw new DatabaseUnavailableException("Could not read the timeline of " + id, null, e);
+    }
+  }
+
+  /** {@code id} and the ids related to it, followed up to {@value #HOPS} links away. */
+  private static Set<String> related(Connection c, String id) throws SQLException {
+    Set<String> ids = new LinkedHashSet<>();
+    ids.add(id);
+    Set<String> frontier = Set.of(id);
+    List<Source> sources = new ArrayList<>();
+    for (Source source : TraceQueries.RELATED) {
+      if (exists(c, source.table())) {
+        sources.add(source);
+      }
+    }
+    for (int hop = 0; hop < HOPS && !frontier.isEmpty() && ids.size() < MAX_IDS; hop++) {
+      Set<String> next = new LinkedHashSet<>();
+      for (Source source : sources) {
+        try (PreparedStatement ps = c.prepareStatement(source.sql())) {
+          bindIds(c, ps, source, frontier);
+          try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next() && ids.size() < MAX_IDS) {
+              if (ids.add(rs.getString(1))) {
+                next.add(rs.getString(1));
+              }
+            }
+          }
+        }
+      }
+      frontier = next;
+    }
+    return ids;
+  }
+
+  private static List<TimelineEvent> query(Connection c, Source source, Set<String> ids) throws SQLException {
+    List<TimelineEvent> events = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(source.sql())) {
+      bindIds(c, ps, source, ids);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          events.add(new TimelineEvent(rs.getTimestamp("at").toInstant(), source.table(), rs.getString("subject"),
+              rs.getString("what"), details(rs.getArray("details"))));
+        }
+      }
+    }
+    return events;
+  }
+
+  private static void bindIds(Connection c, PreparedStatement ps, Source source, Set<String> ids)
+      throws SQLException {
+    Array array = c.createArrayOf("text", ids.toArray());
+    for (int i = 1; i <= source.parameters(); i++) {
+      ps.setArray(i, array);
+    }
+  }
+
+  private static boolean exists(Connection c, String table) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(TABLE_EXISTS)) {
+      ps.setString(1, table);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getBoolean(1);
+      }
+    }
+  }
+
+  /** Name/value pairs; a null value is left out. */
+  private static Map<String, String> details(Array array) throws SQLException {
+    Map<String, String> details = new LinkedHashMap<>();
+    if (array == null) {
+      return details;
+    }
+    Object[] values = (Object[]) array.getArray();
+    for (int i = 0; i + 1 < values.length; i += 2) {
+      if (values[i + 1] != null) {
+        details.put(String.valueOf(values[i]), String.valueOf(values[i + 1]));
+      }
+    }
+    return details;
+  }
+}

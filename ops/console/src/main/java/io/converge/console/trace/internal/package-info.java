@@ -1,0 +1,2 @@
+/** The timeline's SQL. Not for users. */
+package io.converge.console.trace.internal;
