@@ -5,7 +5,8 @@ import java.time.Duration;
 import java.util.List;
 
 /** The reconciliation of one run; {@link #consistent()} is false when any invariant failed. */
-public record Report(Backend backend, OrderTraffic.Result traffic, PaymentTraffic.Result payments, long orders, long paid,
+public record Report(Backend backend, OrderTraffic.Result traffic, PaymentTraffic.Result payments, long orders,
+    long paid,
     long canceledForStock, long canceledForPayment, long open, long paidCents, long debitedCents,
     long compensations, long notifications, int duplicatesInjected, long duplicatesAbsorbed, Http.Counts client,
     long parkedOrTickets, long stored5xx, Duration took, List<String> violations) {

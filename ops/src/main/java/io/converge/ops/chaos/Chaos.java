@@ -183,7 +183,8 @@ public final class Chaos {
             if (sp == null) {
               continue;
             }
-            try (Connection c = sp.db("order").getConnection(); Statement s = c.createStatement();
+            try (Connection c = sp.db("order").getConnection();
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("""
                     SELECT count(*), count(*) FILTER (WHERE state = 'PAID'), count(*) FILTER (WHERE state = 'CANCELED'),
                            count(*) FILTER (WHERE state = 'CREATED') FROM orders""")) {

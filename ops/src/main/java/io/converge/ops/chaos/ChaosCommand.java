@@ -80,7 +80,8 @@ public final class ChaosCommand implements Callable<Integer> {
       times = Math.max(perKind, (int) traffic.toMinutes());
     }
     Chaos.Options options = new Chaos.Options(traffic, soak != null ? soak / (double) traffic.toSeconds()
-        : ordersPerSecond, kinds, times, seed, settle, Map.of(
+        : ordersPerSecond, kinds, times, seed, settle,
+        Map.of(
             "spring.datasource.hikari.connection-timeout", "1250",
             "spring.datasource.hikari.validation-timeout", "500"));
     PrintStream out = System.out;

@@ -168,7 +168,8 @@ final class ChaosRun implements Disturbance {
   private long crashPostgres() throws Exception {
     DataSource db = platform.postgres().dataSource();
     long pid;
-    try (Connection c = db.getConnection(); Statement s = c.createStatement();
+    try (Connection c = db.getConnection();
+        Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("""
             SELECT pid FROM pg_stat_activity
             WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() ORDER BY backend_start LIMIT 1""")) {
