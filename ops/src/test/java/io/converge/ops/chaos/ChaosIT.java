@@ -33,8 +33,9 @@ class ChaosIT {
   /**
    * Skew is a kill -9 and a restart with a skewed clock, so it covers kill too (each restart costs 15-25 s here).
    * Not {@link Fault#POSTGRES}: a PostgreSQL crash while an order's transaction runs answers that request 500
-   * (the failed rollback on the dead connection is taken as a commit whose outcome is unknown), a defect reported
-   * with issue 16, left to consumer-idem; {@code converge chaos} injects it by default and fails on it.
+   * instead of 503, and when the request's commit outcome is unknown and its answer cannot be stored, a retry
+   * takes the key over after its lease and places the order twice (ops README); defects of the Idempotency-Key
+   * filter (consumer-idem) reported with issue 16. {@code converge chaos} injects it by default and fails on it.
    */
   static final List<Fault> FAULTS = List.of(Fault.SKEW, Fault.BROKER, Fault.NETWORK, Fault.REDELIVERY);
 
