@@ -53,6 +53,9 @@ public final class ServiceProcesses implements Services {
   public static Services.Starter starter(Path dir, UnaryOperator<String> jdbcUrl, Map<String, String> jvmProperties) {
     return (backend, pg, run, transport) -> {
       ServiceProcesses s = new ServiceProcesses(dir, run);
+      // a Ctrl-C of the run leaves no service process behind
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> s.processes.values().forEach(Process::destroyForcibly),
+          "service-processes-" + run));
       try {
         s.prepare(backend, pg, run, transport, jdbcUrl.apply(pg.jdbcUrl()), jvmProperties);
         List<Integer> all = new ArrayList<>();
