@@ -161,7 +161,8 @@ public final class Chaos {
     out.printf("    %-46s %8.0f%n", "messages redelivered by the faults", v.figures().get("redelivered"));
     double n = v.figures().get("saga.step_latency.count");
     out.println("  Saga:");
-    out.printf("    saga.step_latency      %.0f ends, mean %.0f ms, max %.0f ms%n", n,
+    out.printf(
+        "    saga.step_latency      %.0f ends, mean %.0f ms, max %.0f ms (Micrometer's max: the last 2 min only)%n", n,
         n == 0 ? 0 : v.figures().get("saga.step_latency.total_ms") / n, v.figures().get("saga.step_latency.max_ms"));
     out.printf("    saga.compensation_rate %.3f%n", v.figures().get("saga.compensation_rate"));
     out.printf("    saga.stuck_count       %.0f%n", v.figures().get("saga.stuck_count"));
