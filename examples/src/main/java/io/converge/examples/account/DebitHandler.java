@@ -31,11 +31,12 @@ class DebitHandler {
   private final TransactionalPublisher publisher;
   private final EventCodec codec;
   private final Topics topics;
-  private final Clock clock = Clock.systemUTC();
+  private final Clock clock;
 
   DebitHandler(AccountRepository accounts, AccountEntryRepository entries, TransactionalPublisher publisher,
       EventCodec codec,
-      Topics topics) {
+      Topics topics, Clock clock) {
+    this.clock = clock;
     this.accounts = accounts;
     this.entries = entries;
     this.publisher = publisher;

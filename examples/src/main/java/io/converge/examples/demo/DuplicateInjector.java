@@ -7,7 +7,7 @@ import io.converge.producer.OutgoingMessage;
  * message id of the original: what a broker's redelivery or a producer's blind retry looks like to
  * a consumer. Implementations: {@link RocketMQInjector}, {@link PulsarInjector}.
  */
-interface DuplicateInjector extends AutoCloseable {
+public interface DuplicateInjector extends AutoCloseable {
 
   /** Sends {@code m} (its id, key, envelope and payload) once more. */
   void send(OutgoingMessage m) throws Exception;

@@ -11,7 +11,7 @@ import java.util.concurrent.TimeUnit;
  * {@link Outages#DELAY}, PostgreSQL frozen then thawed, then the broker down then up. Whatever
  * happens, {@link #close()} leaves the database thawed and the broker up. Not reusable.
  */
-final class OutageRun implements AutoCloseable {
+final class OutageRun implements Disturbance {
 
   /** What the demo can do to its servers in one phase. */
   interface Servers {
@@ -76,7 +76,8 @@ final class OutageRun implements AutoCloseable {
   }
 
   /** Starts the outages in the background; nothing when there are none. */
-  void begin() {
+  @Override
+  public void begin() {
     if (!outages.any()) {
       return;
     }
@@ -87,7 +88,8 @@ final class OutageRun implements AutoCloseable {
   }
 
   /** Waits for the outages to end (at most their length plus {@code slack}). */
-  void awaitEnd(Duration slack) throws InterruptedException {
+  @Override
+  public void awaitEnd(Duration slack) throws InterruptedException {
     if (thread == null) {
       return;
     }

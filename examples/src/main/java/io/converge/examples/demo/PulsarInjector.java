@@ -8,7 +8,7 @@ import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.PulsarClientException;
 
 /** Re-sends messages with a plain Pulsar producer per topic, keyed like the original. */
-final class PulsarInjector implements DuplicateInjector {
+public final class PulsarInjector implements DuplicateInjector {
 
   private final PulsarClient client;
   private final Map<String, Producer<byte[]>> producers = new ConcurrentHashMap<>();
@@ -18,7 +18,7 @@ final class PulsarInjector implements DuplicateInjector {
   }
 
   /** A started injector; a client that cannot start is an {@link IllegalStateException}. */
-  static DuplicateInjector open(String serviceUrl) {
+  public static DuplicateInjector open(String serviceUrl) {
     try {
       return new PulsarInjector(serviceUrl);
     } catch (PulsarClientException e) {

@@ -5,16 +5,19 @@ import java.time.Duration;
 import java.util.List;
 
 /** The reconciliation of one run; {@link #consistent()} is false when any invariant failed. */
-record Report(Backend backend, OrderTraffic.Result traffic, PaymentTraffic.Result payments, long orders, long paid,
+public record Report(Backend backend, OrderTraffic.Result traffic, PaymentTraffic.Result payments, long orders,
+    long paid,
     long canceledForStock, long canceledForPayment, long open, long paidCents, long debitedCents,
     long compensations, long notifications, int duplicatesInjected, long duplicatesAbsorbed, Http.Counts client,
     long parkedOrTickets, long stored5xx, Duration took, List<String> violations) {
 
-  boolean consistent() {
+  /** Whether every invariant held. */
+  public boolean consistent() {
     return violations.isEmpty();
   }
 
-  void print(PrintStream out) {
+  /** Prints the reconciliation. */
+  public void print(PrintStream out) {
     out.println();
     out.printf("Reconciliation, backend %s (%d s)%n", backend.mode(), took.toSeconds());
     out.printf("  orders requested (Idempotency-Keys)   %7d%n", traffic.keys());

@@ -11,7 +11,7 @@ import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.client.producer.SendStatus;
 
 /** Re-sends messages with a plain RocketMQ producer, on the queue their key selects (Converge's own rule). */
-final class RocketMQInjector implements DuplicateInjector {
+public final class RocketMQInjector implements DuplicateInjector {
 
   private final DefaultMQProducer producer;
 
@@ -20,7 +20,7 @@ final class RocketMQInjector implements DuplicateInjector {
   }
 
   /** A started injector; a client that cannot start is an {@link IllegalStateException}. */
-  static DuplicateInjector open(String nameServer) {
+  public static DuplicateInjector open(String nameServer) {
     try {
       String group = "demo-injector-" + UUID.randomUUID().toString().substring(0, 8);
       return new RocketMQInjector(RocketMQClients.startProducer(nameServer, group));

@@ -23,7 +23,7 @@ import javax.sql.DataSource;
  * and payment traffic, re-sends every seventh {@code OrderCreated} through the broker's raw client,
  * waits for every order to end, and reconciles the five databases.
  */
-final class SagaRun {
+public final class SagaRun {
 
   static final long STOCK_PER_SKU = 10_000;
   static final long SCARCE_STOCK = 4;
@@ -35,7 +35,8 @@ final class SagaRun {
   private final Map<String, String> transport;
   private final Supplier<DuplicateInjector> injector;
   private final Duration settleTimeout;
-  private final OutageRun outage;
+  private final Disturbance outage;
+  private final Services.Starter starter;
   private final Duration trafficSpread;
 
   /**
@@ -46,12 +47,23 @@ final class SagaRun {
    */
   SagaRun(Backend backend, ConvergePostgres pg, Map<String, String> transport, Supplier<DuplicateInjector> injector,
       Duration settleTimeout, OutageRun outage, Duration trafficSpread) {
+    this(backend, pg, transport, injector, settleTimeout, outage, trafficSpread, SagaServices::start);
+  }
+
+  /**
+   * A run of services that {@code starter} starts (e.g. as separate processes), disturbed by {@code disturbance}
+   * while the order traffic runs; the other parameters as above.
+   */
+  public SagaRun(Backend backend, ConvergePostgres pg, Map<String, String> transport,
+      Supplier<DuplicateInjector> injector, Duration settleTimeout, Disturbance disturbance, Duration trafficSpread,
+      Services.Starter starter) {
     this.backend = backend;
     this.pg = pg;
     this.transport = transport;
     this.injector = injector;
     this.settleTimeout = settleTimeout;
-    this.outage = outage;
+    this.outage = disturbance;
+    this.starter = starter;
     this.trafficSpread = trafficSpread;
   }
 
@@ -59,9 +71,9 @@ final class SagaRun {
    * Runs {@code orders} orders (and a tenth as many charges) through the services; the outages, if
    * any, during the order traffic; the duplicates, payments and reconciliation once they are over.
    */
-  Report run(String run, int orders) throws Exception {
+  public Report run(String run, int orders) throws Exception {
     long started = System.nanoTime();
-    try (SagaServices services = SagaServices.start(backend, pg, run, transport); OutageRun outages = outage) {
+    try (Services services = starter.start(backend, pg, run, transport); Disturbance outages = outage) {
       seed(services);
       Http http = new Http(services.port("order"));
       outages.begin();
@@ -76,7 +88,7 @@ final class SagaRun {
     }
   }
 
-  private static void seed(SagaServices s) throws SQLException {
+  private static void seed(Services s) throws SQLException {
     try (Connection c = s.db("inventory").getConnection();
         PreparedStatement ps = c.prepareStatement("INSERT INTO stock (sku, available) VALUES (?, ?)")) {
       for (String sku : OrderTraffic.SKUS) {
@@ -102,24 +114,37 @@ final class SagaRun {
   }
 
   /** Re-sends every seventh order's {@code OrderCreated} with its original message id. */
-  private int injectDuplicates(SagaServices s) throws Exception {
+  private int injectDuplicates(Services s) throws Exception {
+    try (DuplicateInjector raw = injector.get()) {
+      return redeliverOrderCreated(s, raw, 7, 1);
+    }
+  }
+
+  /**
+   * Re-sends the {@code OrderCreated} of every {@code every}-th order stored so far {@code times} times through
+   * {@code raw}, each with its original message id (a forced redelivery); returns how many messages it sent.
+   */
+  public static int redeliverOrderCreated(Services s, DuplicateInjector raw, int every, int times) throws Exception {
     EventCodec codec = new EventCodec();
     String topic = s.topics().of(Topics.ORDER_CREATED);
     int sent = 0;
-    try (DuplicateInjector raw = injector.get();
-        Connection c = s.db("order").getConnection();
+    try (Connection c = s.db("order").getConnection();
         Statement st = c.createStatement();
         ResultSet rs = st.executeQuery("""
             SELECT id, customer_id, sku, quantity, amount_cents, created_event_id FROM orders ORDER BY created_at""")) {
       int row = 0;
       while (rs.next()) {
-        if (row++ % 7 != 0) {
+        if (row++ % every != 0) {
           continue;
         }
         OrderCreated e = new OrderCreated(rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4),
             rs.getLong(5));
-        raw.send(OutgoingMessage.builder(topic).id(rs.getString(6)).key(e.orderId()).payload(codec.bytes(e)).build());
-        sent++;
+        OutgoingMessage m = OutgoingMessage.builder(topic).id(rs.getString(6)).key(e.orderId())
+            .payload(codec.bytes(e)).build();
+        for (int k = 0; k < times; k++) {
+          raw.send(m);
+          sent++;
+        }
       }
     }
     return sent;
@@ -130,7 +155,7 @@ final class SagaRun {
    * when a message is parked (dead letter or ticket) and nothing has moved for 20 s, since a parked
    * message waits for a person.
    */
-  private boolean awaitSettled(SagaServices s) throws Exception {
+  private boolean awaitSettled(Services s) throws Exception {
     long deadline = System.nanoTime() + settleTimeout.toNanos();
     List<Long> last = List.of();
     long lastChange = System.nanoTime();
@@ -165,7 +190,7 @@ final class SagaRun {
     }
   }
 
-  private static Parked parked(SagaServices s) throws SQLException {
+  private static Parked parked(Services s) throws SQLException {
     long dlq = 0;
     long tickets = 0;
     for (String service : List.of("order", "inventory", "account", "notification")) {
@@ -175,7 +200,7 @@ final class SagaRun {
     return new Parked(dlq, tickets);
   }
 
-  private Report reconcile(SagaServices s, OrderTraffic.Result traffic, PaymentTraffic.Result payments,
+  private Report reconcile(Services s, OrderTraffic.Result traffic, PaymentTraffic.Result payments,
       Http.Counts client,
       int injected, boolean settled, Duration took) throws SQLException {
     DataSource orders = s.db("order");

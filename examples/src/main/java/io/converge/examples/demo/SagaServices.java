@@ -23,13 +23,13 @@ import org.springframework.context.ConfigurableApplicationContext;
  * own schema (as separate services have separate databases), on one backend. Closing stops them in
  * reverse order.
  */
-final class SagaServices implements AutoCloseable {
+final class SagaServices implements Services {
 
   /** A service: its name (config file and schema prefix) and its application class. */
-  private record Service(String name, Class<?> app) {
+  record Service(String name, Class<?> app) {
   }
 
-  private static final List<Service> SERVICES = List.of(
+  static final List<Service> SERVICES = List.of(
       new Service("notification", NotificationServiceApp.class),
       new Service("account", AccountServiceApp.class),
       new Service("inventory", InventoryServiceApp.class),
@@ -63,25 +63,12 @@ final class SagaServices implements AutoCloseable {
     try {
       for (Service svc : SERVICES) {
         DataSource db = pg.newSchema(svc.name() + "_" + run.replace('-', '_'));
-        String schema = ((PGSimpleDataSource) db).getCurrentSchema();
         s.databases.put(svc.name(), db);
-        Map<String, String> p = new LinkedHashMap<>(transport);
-        p.put("spring.datasource.url",
-            pg.jdbcUrl() + (pg.jdbcUrl().contains("?") ? "&" : "?") + "currentSchema=" + schema);
-        p.put("spring.datasource.username", pg.user());
-        p.put("spring.datasource.password", pg.password());
+        Map<String, String> p = properties(svc.name(), backend, pg, pg.jdbcUrl(), db, run, transport);
         if (!fixedPorts) {
           p.put("server.port", "0");
         }
-        p.put("examples.topic-suffix", s.topics.suffix());
-        p.put("converge.producer.mode", backend.mode());
-        p.put("converge.producer.group", svc.name() + "-" + run);
-        List<String> args = new ArrayList<>();
-        p.forEach((k, v) -> args.add("--" + k + "=" + v));
-        ConfigurableApplicationContext ctx = new SpringApplicationBuilder(svc.app())
-            .properties("spring.config.name=" + svc.name())
-            .run(args.toArray(String[]::new));
-        s.contexts.put(svc.name(), ctx);
+        s.contexts.put(svc.name(), run(svc.name(), p));
       }
       return s;
     } catch (RuntimeException e) {
@@ -90,30 +77,65 @@ final class SagaServices implements AutoCloseable {
     }
   }
 
+  /**
+   * The properties of service {@code name} of run {@code run} on {@code backend}: {@code transport}, its
+   * database {@code db} (a schema of {@code pg}) reached at {@code jdbcUrl} (the server's, or a proxy's), its
+   * topics, backend and producer group.
+   */
+  static Map<String, String> properties(String name, Backend backend, ConvergePostgres pg, String jdbcUrl,
+      DataSource db, String run, Map<String, String> transport) {
+    String schema = ((PGSimpleDataSource) db).getCurrentSchema();
+    Map<String, String> p = new LinkedHashMap<>(transport);
+    p.put("spring.datasource.url", jdbcUrl + (jdbcUrl.contains("?") ? "&" : "?") + "currentSchema=" + schema);
+    p.put("spring.datasource.username", pg.user());
+    p.put("spring.datasource.password", pg.password());
+    p.put("examples.topic-suffix", "-" + run);
+    p.put("converge.producer.mode", backend.mode());
+    p.put("converge.producer.group", name + "-" + run);
+    return p;
+  }
+
+  /** Starts service {@code name} in this JVM with properties {@code p}. */
+  static ConfigurableApplicationContext run(String name, Map<String, String> p) {
+    Service svc = SERVICES.stream().filter(s -> s.name().equals(name)).findFirst()
+        .orElseThrow(() -> new IllegalArgumentException("no service " + name + ", but one of " + SERVICES));
+    List<String> args = new ArrayList<>();
+    p.forEach((k, v) -> args.add("--" + k + "=" + v));
+    return new SpringApplicationBuilder(svc.app()).properties("spring.config.name=" + svc.name())
+        .run(args.toArray(String[]::new));
+  }
+
+  /** The sum over {@code contexts} of the counters named {@code name}. */
+  static double counter(Iterable<ConfigurableApplicationContext> contexts, String name) {
+    double sum = 0;
+    for (ConfigurableApplicationContext ctx : contexts) {
+      for (MeterRegistry r : ctx.getBeansOfType(MeterRegistry.class).values()) {
+        sum += r.find(name).counters().stream().mapToDouble(Counter::count).sum();
+      }
+    }
+    return sum;
+  }
+
   /** The topic names of this run. */
-  Topics topics() {
+  @Override
+  public Topics topics() {
     return topics;
   }
 
-  /** The database of service {@code name}. */
-  DataSource db(String name) {
+  @Override
+  public DataSource db(String name) {
     return databases.get(name);
   }
 
-  /** The HTTP port of service {@code name}. */
-  int port(String name) {
+  @Override
+  public int port(String name) {
     return Integer.parseInt(contexts.get(name).getEnvironment().getRequiredProperty("local.server.port"));
   }
 
   /** The sum over all services of Converge's {@code consumer.<what>} counters, e.g. {@code duplicates}. */
-  long consumerCount(String what) {
-    double sum = 0;
-    for (ConfigurableApplicationContext ctx : contexts.values()) {
-      for (MeterRegistry r : ctx.getBeansOfType(MeterRegistry.class).values()) {
-        sum += r.find("consumer." + what).counters().stream().mapToDouble(Counter::count).sum();
-      }
-    }
-    return Math.round(sum);
+  @Override
+  public long consumerCount(String what) {
+    return Math.round(counter(contexts.values(), "consumer." + what));
   }
 
   @Override

@@ -6,7 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /** The {@code converge.*} properties that put the services on a backend's broker. */
-final class Transport {
+public final class Transport {
 
   private Transport() {
   }
@@ -15,7 +15,7 @@ final class Transport {
    * The broker properties of {@code backend} on {@code platform}; on RocketMQ, creates run {@code run}'s
    * topics first (on Pulsar, the broker creates them on first use).
    */
-  static Map<String, String> properties(DevPlatform platform, Backend backend, String run) {
+  public static Map<String, String> properties(DevPlatform platform, Backend backend, String run) {
     Map<String, String> transport = new LinkedHashMap<>();
     if (backend.onPulsar()) {
       transport.put("converge.pulsar.service-url", platform.pulsar().serviceUrl());

@@ -2,6 +2,8 @@ package io.converge.examples.events;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Clock;
+import java.time.Duration;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -18,6 +20,16 @@ public class ServiceCommons {
   @Bean
   EventCodec eventCodec() {
     return new EventCodec();
+  }
+
+  /**
+   * The services' clock: the system's, shifted by {@code examples.clock-skew} (an ISO-8601 duration such as
+   * {@code PT5M} or {@code -PT3M}; a system property or any Spring property source; default none), so that a
+   * chaos run can skew one service's clock against the others'.
+   */
+  @Bean
+  Clock clock(@Value("${examples.clock-skew:PT0S}") Duration skew) {
+    return skew.isZero() ? Clock.systemUTC() : Clock.offset(Clock.systemUTC(), skew);
   }
 
   /** A registry for Converge's meters when the application brings none (no actuator here). */

@@ -13,9 +13,10 @@ class PaidNotifier {
 
   private final NotificationRepository notifications;
   private final EventCodec codec;
-  private final Clock clock = Clock.systemUTC();
+  private final Clock clock;
 
-  PaidNotifier(NotificationRepository notifications, EventCodec codec) {
+  PaidNotifier(NotificationRepository notifications, EventCodec codec, Clock clock) {
+    this.clock = clock;
     this.notifications = notifications;
     this.codec = codec;
   }

@@ -23,9 +23,12 @@ class OrderOutcomes {
 
   private final OrderRepository orders;
   private final EventCodec codec;
-  private final Clock clock = Clock.systemUTC();
+  private final Clock clock;
+  private final SagaMetrics metrics;
 
-  OrderOutcomes(OrderRepository orders, EventCodec codec) {
+  OrderOutcomes(OrderRepository orders, EventCodec codec, Clock clock, SagaMetrics metrics) {
+    this.clock = clock;
+    this.metrics = metrics;
     this.orders = orders;
     this.codec = codec;
   }
@@ -52,6 +55,7 @@ class OrderOutcomes {
         .orElseThrow(
             () -> new IllegalStateException("No order " + orderId + " (its outcome " + to + " arrived first?)"));
     if (o.moveTo(to, reason, clock.instant())) {
+      metrics.ended(o, to);
       log.debug("order {} is {}", orderId, to);
     }
   }

@@ -22,9 +22,10 @@ public class OrderService {
   private final TransactionalPublisher publisher;
   private final EventCodec codec;
   private final Topics topics;
-  private final Clock clock = Clock.systemUTC();
+  private final Clock clock;
 
-  OrderService(OrderRepository orders, TransactionalPublisher publisher, EventCodec codec, Topics topics) {
+  OrderService(OrderRepository orders, TransactionalPublisher publisher, EventCodec codec, Topics topics, Clock clock) {
+    this.clock = clock;
     this.orders = orders;
     this.publisher = publisher;
     this.codec = codec;

@@ -103,6 +103,10 @@ public class PurchaseOrder {
     return createdEventId;
   }
 
+  public Instant getCreatedAt() {
+    return createdAt;
+  }
+
   public long getVersion() {
     return version;
   }

@@ -24,7 +24,7 @@ import picocli.CommandLine.Command;
 public final class ConvergeCli {
 
   /** The commands of {@code converge-ops}, named when they are missing. */
-  private static final Set<String> DEV_COMMANDS = Set.of("dev", "bench");
+  private static final Set<String> DEV_COMMANDS = Set.of("dev", "bench", "chaos");
 
   /** Runs the command line and exits with its status. */
   public static void main(String[] args) {

@@ -1,0 +1,255 @@
+package io.converge.ops.chaos;
+
+import io.converge.broker.DevPlatform;
+import io.converge.examples.demo.Backend;
+import io.converge.examples.demo.Disturbance;
+import io.converge.examples.demo.DuplicateInjector;
+import io.converge.examples.demo.SagaRun;
+import io.converge.examples.demo.ServiceProcesses;
+import java.io.PrintStream;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
+import javax.sql.DataSource;
+
+/**
+ * The faults of one backend's run, played from its {@link FaultPlan} in a background thread while the order
+ * traffic runs (the {@link Disturbance} of a {@link SagaRun}). Records what it injected and when; {@link #close()}
+ * leaves the broker up, Pulsar thawed, the proxies clean and every service process running. Not reusable.
+ */
+final class ChaosRun implements Disturbance {
+
+  private static final Duration BACK_TIMEOUT = Duration.ofSeconds(60);
+
+  private final FaultPlan plan;
+  private final DevPlatform platform;
+  private final Backend backend;
+  private final FaultProxy dbProxy;
+  private final FaultProxy brokerProxy;
+  private final AtomicReference<ServiceProcesses> services;
+  private final Supplier<DuplicateInjector> injector;
+  private final PrintStream out;
+  private final CountDownLatch cancel = new CountDownLatch(1);
+  private final List<String> timeline = Collections.synchronizedList(new ArrayList<>());
+  private final List<String> failures = Collections.synchronizedList(new ArrayList<>());
+  private final Map<Integer, Map<String, String>> skews = new ConcurrentHashMap<>();
+  private final AtomicInteger redelivered = new AtomicInteger();
+  private Thread thread;
+  private long started;
+
+  ChaosRun(FaultPlan plan, DevPlatform platform, Backend backend, FaultProxy dbProxy, FaultProxy brokerProxy,
+      AtomicReference<ServiceProcesses> services, Supplier<DuplicateInjector> injector, PrintStream out) {
+    this.plan = plan;
+    this.platform = platform;
+    this.backend = backend;
+    this.dbProxy = dbProxy;
+    this.brokerProxy = brokerProxy;
+    this.services = services;
+    this.injector = injector;
+    this.out = out;
+  }
+
+  @Override
+  public void begin() {
+    started = System.nanoTime();
+    thread = new Thread(this::play, "chaos-faults-" + backend.mode());
+    thread.setDaemon(true);
+    thread.start();
+  }
+
+  @Override
+  public void awaitEnd(Duration slack) throws InterruptedException {
+    Duration last = plan.steps().isEmpty() ? Duration.ZERO : plan.steps().get(plan.steps().size() - 1).at();
+    Duration bound = last.plus(BACK_TIMEOUT.multipliedBy(Math.max(1, plan.steps().size()))).plus(slack);
+    thread.join(bound.toMillis());
+    if (thread.isAlive()) {
+      failures.add("the faults did not end within " + bound.toSeconds() + " s");
+    }
+  }
+
+  private void play() {
+    for (FaultPlan.Step step : plan.steps()) {
+      long wait = step.at().toMillis() - elapsedMillis();
+      if (wait > 0 && pause(Duration.ofMillis(wait))) {
+        return;
+      }
+      long t0 = elapsedMillis();
+      try {
+        String detail = apply(step);
+        record(t0, step.describe() + detail + " (back at +" + elapsedMillis() / 1000 + " s)");
+      } catch (Exception e) {
+        failures.add(step.describe() + " failed: " + e);
+        record(t0, step.describe() + " FAILED: " + e);
+      }
+    }
+  }
+
+  private String apply(FaultPlan.Step step) throws Exception {
+    ServiceProcesses sp = services.get();
+    switch (step.fault()) {
+      case KILL -> {
+        sp.kill(step.group());
+        pause(step.length());
+        sp.restart(step.group(), skews.getOrDefault(step.group(), Map.of()));
+      }
+      case SKEW -> {
+        String skew = (step.times() < 0 ? "-" : "") + step.length();
+        skews.put(step.group(), Map.of("examples.clock-skew", skew));
+        sp.kill(step.group());
+        sp.restart(step.group(), skews.get(step.group()));
+      }
+      case BROKER -> {
+        if (backend.onPulsar()) {
+          platform.pulsar().freeze();
+          try {
+            pause(step.length());
+          } finally {
+            platform.pulsar().thaw();
+          }
+          return ": Pulsar's JVM SIGSTOP, then SIGCONT";
+        }
+        platform.rocketmq().stopBroker();
+        try {
+          pause(step.length());
+        } finally {
+          platform.rocketmq().startBroker();
+        }
+        return ": RocketMQ broker stopped, started on its store";
+      }
+      case POSTGRES -> {
+        return ": pid " + crashPostgres();
+      }
+      case NETWORK -> {
+        FaultProxy p = step.group() == 0 ? dbProxy : brokerProxy;
+        switch (step.net()) {
+          case LATENCY -> {
+            p.latency(Duration.ofMillis(100), Duration.ofMillis(200));
+            try {
+              pause(step.length());
+            } finally {
+              p.latency(Duration.ZERO, Duration.ZERO);
+            }
+          }
+          case DROP -> {
+            return ": " + p.dropConnections() + " connections";
+          }
+          case RESET -> {
+            return ": " + p.resetConnections() + " connections";
+          }
+          case BLACKOUT -> {
+            p.blackout(step.length());
+            pause(step.length());
+          }
+        }
+      }
+      case REDELIVERY -> {
+        try (DuplicateInjector raw = injector.get()) {
+          int n = SagaRun.redeliverOrderCreated(sp, raw, 5, step.times());
+          redelivered.addAndGet(n);
+          return ": " + n + " messages";
+        }
+      }
+    }
+    return "";
+  }
+
+  /** Kills one client backend of PostgreSQL with -9: the postmaster ends every session and recovers. */
+  private long crashPostgres() throws Exception {
+    DataSource db = platform.postgres().dataSource();
+    long pid;
+    try (Connection c = db.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("""
+            SELECT pid FROM pg_stat_activity
+            WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() ORDER BY backend_start LIMIT 1""")) {
+      if (!rs.next()) {
+        throw new IllegalStateException("no client backend of PostgreSQL to kill");
+      }
+      pid = rs.getLong(1);
+    }
+    ProcessHandle.of(pid).orElseThrow(() -> new IllegalStateException("no process " + pid)).destroyForcibly();
+    long deadline = System.nanoTime() + BACK_TIMEOUT.toNanos();
+    while (true) {
+      try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
+        s.execute("SELECT 1");
+        return pid;
+      } catch (java.sql.SQLException e) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("PostgreSQL not back " + BACK_TIMEOUT.toSeconds() + " s after the crash", e);
+        }
+        Thread.sleep(200); // the poll interval of a wait with a deadline
+      }
+    }
+  }
+
+  private long elapsedMillis() {
+    return (System.nanoTime() - started) / 1_000_000;
+  }
+
+  private void record(long atMillis, String what) {
+    String line = String.format("+%3d s  %s", atMillis / 1000, what);
+    timeline.add(line);
+    out.println("  [chaos " + backend.mode() + "] " + line);
+  }
+
+  /** Sleeps {@code d} unless cancelled; true when cancelled. */
+  private boolean pause(Duration d) {
+    try {
+      return cancel.await(d.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return true;
+    }
+  }
+
+  /** What was injected and when, in order. */
+  List<String> timeline() {
+    return List.copyOf(timeline);
+  }
+
+  /** Faults that could not be injected or undone; empty when all went as planned. */
+  List<String> failures() {
+    return List.copyOf(failures);
+  }
+
+  /** The messages the redelivery faults sent again. */
+  int redelivered() {
+    return redelivered.get();
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    cancel.countDown();
+    if (thread != null) {
+      thread.join(BACK_TIMEOUT.multipliedBy(2).toMillis());
+    }
+    dbProxy.latency(Duration.ZERO, Duration.ZERO);
+    brokerProxy.latency(Duration.ZERO, Duration.ZERO);
+    if (backend.onPulsar()) {
+      platform.pulsar().thaw();
+    } else if (!platform.rocketmq().isBrokerRunning()) {
+      platform.rocketmq().startBroker();
+    }
+    ServiceProcesses sp = services.get();
+    for (int g = 0; sp != null && g < ServiceProcesses.GROUPS.size(); g++) {
+      if (!sp.isAlive(g)) {
+        try {
+          sp.restart(g, skews.getOrDefault(g, Map.of()));
+        } catch (java.io.IOException | RuntimeException e) {
+          failures.add("service process " + g + " could not be started again: " + e);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,46 @@
+package io.converge.ops.chaos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The fault schedule: reproducible from its seed, within the traffic, each kind as often as asked. */
+class FaultPlanTest {
+
+  private static final List<Fault> ALL = List.of(Fault.values());
+
+  @Test
+  void theSameSeedGivesTheSamePlanAnotherSeedAnother() {
+    FaultPlan a = FaultPlan.of(1, Duration.ofSeconds(60), ALL, 2, 3);
+    assertThat(FaultPlan.of(1, Duration.ofSeconds(60), ALL, 2, 3)).isEqualTo(a);
+    assertThat(FaultPlan.of(2, Duration.ofSeconds(60), ALL, 2, 3)).isNotEqualTo(a);
+  }
+
+  @Test
+  void eachKindAsOftenAsAskedInOrderWithinTheTraffic() {
+    FaultPlan p = FaultPlan.of(7, Duration.ofSeconds(100), ALL, 3, 3);
+    assertThat(p.steps()).hasSize(3 * ALL.size());
+    for (Fault f : ALL) {
+      assertThat(p.steps()).filteredOn(s -> s.fault() == f).hasSize(3);
+    }
+    assertThat(p.steps()).isSortedAccordingTo(java.util.Comparator.comparing(FaultPlan.Step::at));
+    assertThat(p.steps()).allSatisfy(s -> {
+      assertThat(s.at()).isBetween(Duration.ofSeconds(10), Duration.ofSeconds(75));
+      assertThat(s.group()).isBetween(0, 2);
+      assertThat(s.describe()).isNotBlank();
+    });
+    assertThat(p.steps()).filteredOn(s -> s.fault() == Fault.NETWORK).allSatisfy(s -> assertThat(s.net()).isNotNull());
+    assertThat(p.steps()).filteredOn(s -> s.fault() == Fault.REDELIVERY)
+        .allSatisfy(s -> assertThat(s.times()).isBetween(2, 5));
+  }
+
+  @Test
+  void unknownFaultIsNamed() {
+    assertThat(Fault.parse(" Kill ")).isEqualTo(Fault.KILL);
+    assertThatThrownBy(() -> Fault.parse("meteor")).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("but was 'meteor'");
+  }
+}
