@@ -76,7 +76,7 @@ final class SagaRun {
     }
   }
 
-  private static void seed(SagaServices s) throws SQLException {
+  static void seed(SagaServices s) throws SQLException {
     try (Connection c = s.db("inventory").getConnection();
         PreparedStatement ps = c.prepareStatement("INSERT INTO stock (sku, available) VALUES (?, ?)")) {
       for (String sku : OrderTraffic.SKUS) {
@@ -130,7 +130,7 @@ final class SagaRun {
    * when a message is parked (dead letter or ticket) and nothing has moved for 20 s, since a parked
    * message waits for a person.
    */
-  private boolean awaitSettled(SagaServices s) throws Exception {
+  boolean awaitSettled(SagaServices s) throws Exception {
     long deadline = System.nanoTime() + settleTimeout.toNanos();
     List<Long> last = List.of();
     long lastChange = System.nanoTime();
@@ -175,7 +175,7 @@ final class SagaRun {
     return new Parked(dlq, tickets);
   }
 
-  private Report reconcile(SagaServices s, OrderTraffic.Result traffic, PaymentTraffic.Result payments,
+  Report reconcile(SagaServices s, OrderTraffic.Result traffic, PaymentTraffic.Result payments,
       Http.Counts client,
       int injected, boolean settled, Duration took) throws SQLException {
     DataSource orders = s.db("order");
