@@ -90,7 +90,14 @@ final class OrderTraffic {
     return Map.of("customerId", customer, "sku", sku, "quantity", quantity, "amountCents", quantity * 1000L + i % 7);
   }
 
-  private String place(int i) throws Exception {
+  /** What the clients saw, for {@code keys} orders placed one by one with {@link #place(int)}. */
+  Result result(int keys, Set<String> orderIds) {
+    return new Result(keys, Set.copyOf(orderIds), retries.get(), replayed.get(), bursts.get(), conflicts.get(),
+        mismatches.get(), List.copyOf(anomalies));
+  }
+
+  /** Places order {@code i} as the clients of {@link #run(int)} do; its id, or null after an anomaly. */
+  String place(int i) throws Exception {
     String key = run + "-order-" + i;
     Map<String, Object> body = body(i);
     Http.Reply first;

@@ -88,7 +88,7 @@ public final class SagaRun {
     }
   }
 
-  private static void seed(Services s) throws SQLException {
+  static void seed(Services s) throws SQLException {
     try (Connection c = s.db("inventory").getConnection();
         PreparedStatement ps = c.prepareStatement("INSERT INTO stock (sku, available) VALUES (?, ?)")) {
       for (String sku : OrderTraffic.SKUS) {
@@ -155,7 +155,7 @@ public final class SagaRun {
    * when a message is parked (dead letter or ticket) and nothing has moved for 20 s, since a parked
    * message waits for a person.
    */
-  private boolean awaitSettled(Services s) throws Exception {
+  boolean awaitSettled(Services s) throws Exception {
     long deadline = System.nanoTime() + settleTimeout.toNanos();
     List<Long> last = List.of();
     long lastChange = System.nanoTime();
@@ -200,7 +200,7 @@ public final class SagaRun {
     return new Parked(dlq, tickets);
   }
 
-  private Report reconcile(Services s, OrderTraffic.Result traffic, PaymentTraffic.Result payments,
+  Report reconcile(Services s, OrderTraffic.Result traffic, PaymentTraffic.Result payments,
       Http.Counts client,
       int injected, boolean settled, Duration took) throws SQLException {
     DataSource orders = s.db("order");

@@ -30,6 +30,11 @@ public final class BenchEnv implements AutoCloseable {
     return new BenchEnv(DevPlatform.builder().fastTransactionChecks().start());
   }
 
+  /** The servers, for scenarios that start applications on them. */
+  public DevPlatform platform() {
+    return platform;
+  }
+
   /** The RocketMQ server. */
   public EmbeddedRocketMQ rocketmq() {
     return platform.rocketmq();

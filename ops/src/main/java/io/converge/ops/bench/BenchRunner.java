@@ -48,9 +48,16 @@ public final class BenchRunner {
 
   /**
    * The measured throughputs (operations per second) of each scenario, one per run, and the memory
-   * sampled after each scenario's memory run (empty without one).
+   * sampled after each scenario's memory run (empty without one), and the latencies over all measured
+   * runs of each scenario that records them ({@link Scenario#latencies()}).
    */
-  public record Result(Map<String, List<Double>> throughputs, Map<String, Memory> memory) {
+  public record Result(Map<String, List<Double>> throughputs, Map<String, Memory> memory,
+      Map<String, Latencies.Percentiles> latency) {
+
+    /** A result without latencies. */
+    public Result(Map<String, List<Double>> throughputs, Map<String, Memory> memory) {
+      this(throughputs, memory, Map.of());
+    }
 
     /** A result without memory figures. */
     public Result(Map<String, List<Double>> throughputs) {
@@ -84,12 +91,16 @@ public final class BenchRunner {
   public Result run(List<Scenario> scenarios, Plan plan) throws Exception {
     Map<String, List<Double>> results = new LinkedHashMap<>();
     Map<String, Memory> memory = new LinkedHashMap<>();
+    Map<String, Latencies.Percentiles> latency = new LinkedHashMap<>();
     try {
       for (Scenario s : scenarios) {
         s.setUp(env, plan.threads());
         results.put(s.name(), new ArrayList<>());
         if (!plan.warmup().isZero()) {
           measure(s, plan.threads(), plan.warmup());
+        }
+        if (s.latencies() != null) {
+          s.latencies().clear();
         }
       }
       for (int run = 0; run < plan.runs(); run++) {
@@ -103,6 +114,12 @@ public final class BenchRunner {
           out.printf("  run %d/%d %-28s %,12.0f %s/s%n", run + 1, plan.runs(), s.name(), rate, s.unit());
         }
       }
+      for (Scenario s : scenarios) {
+        Latencies.Percentiles p = s.latencies() == null ? null : s.latencies().percentiles();
+        if (p != null) {
+          latency.put(s.name(), p);
+        }
+      }
       if (!memoryRun.isZero()) {
         for (Scenario s : scenarios) {
           measure(s, plan.threads(), memoryRun);
@@ -113,21 +130,44 @@ public final class BenchRunner {
         }
       }
     } finally {
-      for (Scenario s : scenarios) {
-        s.close();
-      }
+      closeAll(scenarios);
     }
-    report(scenarios, plan, results);
-    return new Result(results, memory);
+    report(scenarios, plan, results, latency);
+    return new Result(results, memory, latency);
   }
 
-  private void report(List<Scenario> scenarios, Plan plan, Map<String, List<Double>> results) {
+  /** Closes every scenario, even after one failed to close (a failed check on close); then throws the first failure. */
+  private static void closeAll(List<Scenario> scenarios) throws Exception {
+    Exception first = null;
+    for (Scenario s : scenarios) {
+      try {
+        s.close();
+      } catch (Exception e) {
+        if (first == null) {
+          first = e;
+        } else {
+          first.addSuppressed(e);
+        }
+      }
+    }
+    if (first != null) {
+      throw first;
+    }
+  }
+
+  private void report(List<Scenario> scenarios, Plan plan, Map<String, List<Double>> results,
+      Map<String, Latencies.Percentiles> latency) {
     out.printf("%nthreads=%d, %d runs of %s after %s warm-up%n", plan.threads(), plan.runs(), plan.duration(),
         plan.warmup());
     for (Scenario s : scenarios) {
       Stats st = Stats.of(results.get(s.name()));
       out.printf("  %-28s median %,10.0f %s/s   min %,10.0f   max %,10.0f   spread %4.0f%%%n",
           s.name(), st.median(), s.unit(), st.min(), st.max(), 100 * st.relativeSpread());
+      Latencies.Percentiles p = latency.get(s.name());
+      if (p != null) {
+        out.printf("  %-28s latency p50 %,.0f ms   p99 %,.0f ms   (%,d %ss)%n", "", p.p50Millis(), p.p99Millis(),
+            p.count(), s.unit());
+      }
     }
     if (scenarios.size() == 2) {
       String a = scenarios.get(0).name();

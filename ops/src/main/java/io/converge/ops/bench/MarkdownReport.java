@@ -18,13 +18,14 @@ final class MarkdownReport {
 
   /** One measured scenario at one thread count; {@code baseline} and {@code ratio} are null without a baseline. */
   record Row(String scenario, String unit, int threads, Stats throughput, String baseline, Stats baselineThroughput,
-      Stats ratio, Memory memory) {
+      Stats ratio, Memory memory, Latencies.Percentiles latency) {
   }
 
   private final String command;
   private final BenchRunner.Plan plan;
   private final java.time.Duration memoryRun;
   private final List<Row> rows = new ArrayList<>();
+  private final java.util.Map<String, String> references = new java.util.LinkedHashMap<>();
   private String failure;
 
   /**
@@ -46,13 +47,17 @@ final class MarkdownReport {
   void add(Scenario scenario, String baseline, int threads, BenchRunner.Result result) {
     Stats a = Stats.of(result.throughputs().get(scenario.name()));
     Memory memory = result.memory().get(scenario.name());
+    Latencies.Percentiles latency = result.latency().get(scenario.name());
+    if (scenario.reference() != null) {
+      references.put(scenario.name(), scenario.reference());
+    }
     if (baseline == null) {
-      rows.add(new Row(scenario.name(), scenario.unit(), threads, a, null, null, null, memory));
+      rows.add(new Row(scenario.name(), scenario.unit(), threads, a, null, null, null, memory, latency));
       return;
     }
     List<Double> b = result.throughputs().get(baseline);
     rows.add(new Row(scenario.name(), scenario.unit(), threads, a, baseline, Stats.of(b),
-        Stats.of(Stats.ratios(result.throughputs().get(scenario.name()), b)), memory));
+        Stats.of(Stats.ratios(result.throughputs().get(scenario.name()), b)), memory, latency));
   }
 
   /** Notes that the bench stopped on {@code e}: the page says so under its table. */
@@ -79,6 +84,11 @@ final class MarkdownReport {
     md.append("What each scenario measures: the scenario table of `converge bench` in ops/README.md. Compare ratios,"
         + " not absolute numbers: the machine is shared and noisy.\n");
     boolean memory = !memoryRun.isZero();
+    boolean latency = rows.stream().anyMatch(r -> r.latency() != null);
+    if (latency) {
+      md.append("Latency: of each operation over all measured runs, as the scenario records it (see its entry in"
+          + " the scenario table).\n");
+    }
     if (memory) {
       md.append("Memory: the bench JVM (the embedded RocketMQ broker included) after a further ")
           .append(seconds(memoryRun.toMillis()))
@@ -87,8 +97,9 @@ final class MarkdownReport {
     md.append('\n');
     md.append(
         "| scenario | threads | throughput (median) | min - max | baseline | baseline (median) | ratio (median) | ratio min - max |")
-        .append(memory ? " RSS | heap after GC |\n" : "\n");
-    md.append("|---|---:|---:|---:|---|---:|---:|---:|").append(memory ? "---:|---:|\n" : "\n");
+        .append(latency ? " latency p50 | latency p99 |" : "").append(memory ? " RSS | heap after GC |\n" : "\n");
+    md.append("|---|---:|---:|---:|---|---:|---:|---:|").append(latency ? "---:|---:|" : "")
+        .append(memory ? "---:|---:|\n" : "\n");
     for (Row r : rows) {
       md.append("| `").append(r.scenario()).append("` | ").append(r.threads()).append(" | ")
           .append(rate(r.throughput().median())).append(' ').append(r.unit()).append("/s | ")
@@ -100,11 +111,19 @@ final class MarkdownReport {
             .append(ratio(r.ratio().median())).append(" | ").append(ratio(r.ratio().min())).append(" - ")
             .append(ratio(r.ratio().max())).append(" |");
       }
+      if (latency) {
+        md.append(' ').append(r.latency() == null ? "-" : millis(r.latency().p50Millis())).append(" | ")
+            .append(r.latency() == null ? "-" : millis(r.latency().p99Millis())).append(" |");
+      }
       if (memory) {
         md.append(' ').append(r.memory() == null ? "-" : Memory.mib(r.memory().rssBytes())).append(" | ")
             .append(r.memory() == null ? "-" : Memory.mib(r.memory().heapBytes())).append(" |");
       }
       md.append('\n');
+    }
+    if (!references.isEmpty()) {
+      md.append("\nReferences published by comparable systems:\n\n");
+      references.forEach((name, text) -> md.append("- `").append(name).append("`: ").append(text).append('\n'));
     }
     if (failure != null) {
       md.append("\nIncomplete: the bench stopped on ").append(failure.replace('\n', ' ')).append('\n');
@@ -145,6 +164,10 @@ final class MarkdownReport {
 
   private static String rate(double perSecond) {
     return String.format(Locale.ROOT, "%,.0f", perSecond);
+  }
+
+  private static String millis(double ms) {
+    return String.format(Locale.ROOT, "%,.0f ms", ms);
   }
 
   private static String ratio(double r) {

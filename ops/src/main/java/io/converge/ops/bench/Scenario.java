@@ -16,6 +16,22 @@ public interface Scenario extends AutoCloseable {
     return "op";
   }
 
+  /**
+   * The latencies this scenario records per operation, reported as p50/p99 next to its throughput; null
+   * (the default) when it records none.
+   */
+  default Latencies latencies() {
+    return null;
+  }
+
+  /**
+   * A published figure of a comparable system to read this scenario's throughput against, quoted under
+   * the report's table; null (the default) when there is none.
+   */
+  default String reference() {
+    return null;
+  }
+
   /** Prepares the scenario for {@code threads} worker threads (clients, topics, tables). */
   void setUp(BenchEnv env, int threads) throws Exception;
 

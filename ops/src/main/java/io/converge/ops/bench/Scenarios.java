@@ -8,6 +8,7 @@ import io.converge.ops.bench.converge.ConsumerScenario;
 import io.converge.ops.bench.converge.RocketMQConsumerScenario;
 import io.converge.ops.bench.converge.TxnProducerScenario;
 import io.converge.ops.bench.outbox.DrainScenario;
+import io.converge.ops.bench.saga.SagaScenario;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -35,6 +36,7 @@ public final class Scenarios {
     register("consumer-idem-duplicates", () -> new ConsumerScenario(ConsumerScenario.Mode.DUPLICATES));
     register("outbox-write", TxnProducerScenario::outbox);
     RocketMQConsumerScenario.NAMES.forEach(n -> register(n, () -> RocketMQConsumerScenario.named(n)));
+    SagaScenario.NAMES.forEach(n -> register(n, () -> SagaScenario.named(n)));
   }
 
   private Scenarios() {
