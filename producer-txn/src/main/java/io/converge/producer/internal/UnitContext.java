@@ -125,7 +125,8 @@ final class UnitContext implements TxnContext, SavepointConnection.Unit {
    *
    * @return null when the unit committed; else the failure, after which nothing was committed and the
    *     caller rolls back
-   * @throws CommitOutcomeUnknownException when the connection failed: the outcome is unknown
+   * @throws CommitOutcomeUnknownException when the error may have come after the COMMIT ran (see
+   *     {@link #refusedBeforeCommit}): the outcome is unknown
    */
   RuntimeException writeAndCommit(CommitWrite write) {
     try {
@@ -134,8 +135,7 @@ final class UnitContext implements TxnContext, SavepointConnection.Unit {
     } catch (ConvergeException e) {
       return e; // the write refused the commit (a fenced message): nothing was sent after it
     } catch (SQLException e) {
-      String state = e.getSQLState();
-      if (state != null && !state.startsWith("08")) {
+      if (refusedBeforeCommit(e.getSQLState())) {
         return new DatabaseUnavailableException(LOG_FAILURE + ": " + e.getMessage(), lastId, e);
       }
       throw new CommitOutcomeUnknownException("Commit of a unit of work of group " + settings.group()
@@ -144,6 +144,24 @@ final class UnitContext implements TxnContext, SavepointConnection.Unit {
       throw new CommitOutcomeUnknownException("Commit of a unit of work of group " + settings.group()
           + " failed; its messages will be resolved from the transaction log", lastId, e);
     }
+  }
+
+  /**
+   * True when {@code sqlState} says the transaction was refused as a whole, so its COMMIT became a ROLLBACK: a
+   * statement sent before the COMMIT failed (data 22, constraint 23, invalid transaction state 25, syntax or
+   * access 42, check option 44), or the commit itself was refused for a serialization failure or deadlock
+   * (40). Every other error may have been raised after the COMMIT ran (57P01 from a shutdown or
+   * {@code pg_terminate_backend}, a PANIC's XX000 or 58030 on a WAL fsync, a connection failure 08, none at
+   * all): the outcome is unknown, and a unit whose commit may have happened is never rolled back on the broker.
+   */
+  static boolean refusedBeforeCommit(String sqlState) {
+    if (sqlState == null || sqlState.length() < 2) {
+      return false;
+    }
+    return switch (sqlState.substring(0, 2)) {
+      case "22", "23", "25", "40", "42", "44" -> true;
+      default -> false;
+    };
   }
 
   /** The transaction committed: the backend completes the messages. */

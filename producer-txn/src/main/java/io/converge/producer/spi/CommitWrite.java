@@ -25,8 +25,10 @@ public interface CommitWrite {
    *
    * @throws io.converge.producer.LateCommitFencedException when a check-back fenced a message first:
    *     nothing was committed, the caller rolls back
-   * @throws SQLException the server's error (an SQLSTATE outside class 08): nothing was committed, the
-   *     caller rolls back; a connection failure (class 08, or none): the outcome is unknown
+   * @throws SQLException the server's error; the caller decides from its SQLSTATE: a refusal of the whole
+   *     transaction (classes 22, 23, 25, 40, 42, 44) committed nothing and is rolled back; any other error
+   *     (a connection failure 08, a shutdown 57P, a PANIC, none) may have come after the COMMIT ran: the
+   *     outcome is unknown
    */
   void writeAndCommit(Connection connection) throws SQLException;
 }

@@ -106,19 +106,28 @@ public final class TransactionalPublisher {
           TransactionSynchronizationManager.bindResource(TransactionalPublisher.this, fresh);
         }
 
+        // set once this unit's log rows are written and the owner goes on to COMMIT
+        private boolean commitAttempted;
+
         @Override
         public void beforeCommit(boolean readOnly) {
           fresh.beforeCommit();
+          commitAttempted = true;
         }
 
         @Override
         public void afterCompletion(int status) {
           TransactionSynchronizationManager.unbindResourceIfPossible(TransactionalPublisher.this);
           DataSourceUtils.releaseConnection(connection, dataSource);
-          if (status != STATUS_UNKNOWN) {
+          if (status == STATUS_COMMITTED || (status == STATUS_ROLLED_BACK && !commitAttempted)) {
             fresh.completed(status == STATUS_COMMITTED);
           }
-          // STATUS_UNKNOWN: the commit's outcome is unknown; the check-back resolves it from the log
+          // STATUS_UNKNOWN, or ROLLED_BACK after the log rows were written: the commit's outcome is unknown.
+          // Spring reports a COMMIT whose answer was lost as ROLLED_BACK when the transaction manager translates
+          // the failure into a DataAccessException (JdbcTransactionManager, JPA) and rolls back on the dead
+          // connection, although the work and its log rows may have committed. Ending the messages with a
+          // rollback would lose them; left open, the check-back (RocketMQ) or recovery (Pulsar) resolves each
+          // from the log: delivered iff its log row committed.
         }
       });
       joined = fresh;

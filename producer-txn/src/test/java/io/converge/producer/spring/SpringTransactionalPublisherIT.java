@@ -19,13 +19,21 @@ import io.converge.producer.TxnProducer;
 import io.converge.producer.testing.SpringPublishing;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.support.JdbcTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /** Inside a Spring transaction the publisher joins it: commit delivers, rollback never does. */
@@ -122,5 +130,66 @@ class SpringTransactionalPublisherIT {
           })).isInstanceOf(TransactionTimedOutException.class);
           assertThat(jdbc.queryForObject("SELECT count(*) FROM orders", Integer.class)).isZero();
         });
+  }
+
+  /**
+   * A COMMIT that reached the database but whose answer was lost (the connection broke while the driver read
+   * it): Spring's {@code JdbcTransactionManager} (and JPA's) translate the failure into a
+   * {@code DataAccessException}, roll back on the dead connection and report the transaction ROLLED_BACK. The
+   * work and its log row committed: the message must be left to the check-back, which answers COMMIT from the
+   * log, and be delivered. Found by {@code converge chaos}: an order stuck because its StockReserved was ended
+   * with ROLLBACK after a PostgreSQL crash restart.
+   */
+  @Test
+  void aCommitWhoseAnswerIsLostIsResolvedByTheCheckBackNotRolledBack(EmbeddedRocketMQ mq) throws Exception {
+    String topic = RocketMQExtension.uniqueTopic("springlost");
+    mq.createTopic(topic);
+    DataSource db = SpringPublishing.withOrders(ConvergePostgres.shared().newSchema("springlost"));
+    io.converge.producer.schema.Migrations.apply(db, "producer");
+    AtomicBoolean breakCommit = new AtomicBoolean();
+    DataSource breaking = commitAnswerLost(db, breakCommit);
+    try (TxnProducer producer = new io.converge.producer.rocketmq.RocketMQChildFactory()
+        .create("spring-lost", topic, db, java.util.Map.of("nameServer", mq.nameServerAddress()));
+        RecordingConsumer consumer = RecordingConsumer.start(mq, topic)) {
+      TransactionalPublisher publisher = new TransactionalPublisher(producer, breaking);
+      TransactionTemplate tx = new TransactionTemplate(new JdbcTransactionManager(breaking));
+      JdbcTemplate jdbc = new JdbcTemplate(breaking);
+      String id = MessageIds.shared().next();
+      breakCommit.set(true);
+      assertThatThrownBy(() -> tx.executeWithoutResult(s -> {
+        jdbc.update("INSERT INTO orders VALUES (?)", id);
+        publisher.publish(OutgoingMessage.builder(topic).id(id).payload("lost".getBytes(UTF_8)).build());
+      })).isInstanceOf(DataAccessException.class);
+      assertThat(new JdbcTemplate(db).queryForObject("SELECT count(*) FROM orders WHERE id = ?", Integer.class, id))
+          .as("the work committed").isEqualTo(1);
+      consumer.await(m -> id.equals(m.getUserProperty(Envelope.MESSAGE_ID)), 1, Duration.ofSeconds(60));
+    }
+  }
+
+  /** {@code db} whose connections' next commit, while {@code breakCommit} is set, commits and then fails. */
+  private static DataSource commitAnswerLost(DataSource db, AtomicBoolean breakCommit) {
+    return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[]{DataSource.class},
+        (proxy, method, args) -> {
+          Object result = invoke(method, db, args);
+          if (!(result instanceof Connection c)) {
+            return result;
+          }
+          return Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[]{Connection.class},
+              (cp, m, a) -> {
+                Object r = invoke(m, c, a);
+                if (m.getName().equals("commit") && breakCommit.getAndSet(false)) {
+                  throw new SQLException("I/O error: the connection broke while reading the COMMIT's answer", "08006");
+                }
+                return r;
+              });
+        });
+  }
+
+  private static Object invoke(Method method, Object target, Object[] args) throws Throwable {
+    try {
+      return method.invoke(target, args);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    }
   }
 }
