@@ -23,7 +23,9 @@ import javax.sql.DataSource;
  * on the marker's {@link DataSource}, on that transaction's own connection, just before its {@code COMMIT}, so that the
  * write commits if and only if the work does. The Idempotency-Key filter marks its claim this way: a claim whose answer
  * was lost after its work committed is never run again. Converge's Spring integration runs the marker for every Spring
- * transaction manager bean whose transaction holds a JDBC connection of the marker's data source.
+ * transaction manager bean whose transaction holds a JDBC connection of the marker's data source, and
+ * {@code TxnProducer.inTransaction} for a producer on the marker's data source (through
+ * {@code io.converge.producer.spi.Commits.beforeCommit}).
  *
  * <p>Thread-confined: a watch sees the commits of the thread that opened it, and is closed by that thread.
  */
@@ -44,7 +46,14 @@ public final class CommitOutcome {
    * commits on this thread while the watch is open, just before its commit.
    */
   public static Watch watch(Marker marker) {
-    Watch watch = new Watch(CURRENT.get(), Commits.observe(CommitOutcome::reportCommitted), marker);
+    // a watch without a marker keeps the enclosing watch's pre-commit write
+    Commits.BeforeCommit replacedWrite = Commits.beforeCommit(null);
+    Commits.beforeCommit(marker == null ? replacedWrite : (dataSource, connection) -> {
+      if (dataSource == marker.dataSource()) {
+        marker.mark(connection);
+      }
+    });
+    Watch watch = new Watch(CURRENT.get(), Commits.observe(CommitOutcome::reportCommitted), marker, replacedWrite);
     CURRENT.set(watch);
     return watch;
   }
@@ -99,10 +108,13 @@ public final class CommitOutcome {
     /** The producer's observer this watch replaced, restored on close. */
     private final Runnable replacedObserver;
     private final Marker marker;
+    /** The producer's pre-commit write this watch replaced, restored on close. */
+    private final Commits.BeforeCommit replacedWrite;
     private boolean unknown;
     private boolean committed;
 
-    private Watch(Watch outer, Runnable replacedObserver, Marker marker) {
+    private Watch(Watch outer, Runnable replacedObserver, Marker marker, Commits.BeforeCommit replacedWrite) {
+      this.replacedWrite = replacedWrite;
       this.outer = outer;
       this.replacedObserver = replacedObserver;
       this.marker = marker;
@@ -122,6 +134,7 @@ public final class CommitOutcome {
     @Override
     public void close() {
       Commits.observe(replacedObserver);
+      Commits.beforeCommit(replacedWrite);
       if (outer == null) {
         CURRENT.remove();
       } else {

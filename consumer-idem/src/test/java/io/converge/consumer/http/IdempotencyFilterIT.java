@@ -55,6 +55,10 @@ class IdempotencyFilterIT {
     tiny.setConnectionTimeout(250);
     tinyPool = new com.zaxxer.hikari.HikariDataSource(tiny);
     OrdersApp.tinyPool = tinyPool;
+    io.converge.producer.schema.Migrations.apply(ds, "outbox");
+    OrdersApp.producerTopic = "idem-txn-" + UUID.randomUUID().toString().substring(0, 8);
+    OrdersApp.producer = io.converge.producer.TxnProducer.builder().group("idem-txn").dataSource(ds)
+        .backend(io.converge.outbox.OutboxBackend.outbox()).topics(OrdersApp.producerTopic).build();
     app = new SpringApplicationBuilder(OrdersApp.class).properties(
         "server.port=0",
         "spring.main.banner-mode=off",
@@ -83,6 +87,9 @@ class IdempotencyFilterIT {
     }
     if (tinyPool != null) {
       tinyPool.close();
+    }
+    if (OrdersApp.producer != null) {
+      OrdersApp.producer.close();
     }
   }
 
@@ -527,17 +534,20 @@ class IdempotencyFilterIT {
    */
   @Test
   void committedWorkWhoseAnswerWasLostIsNeverRunAgain() throws Exception {
-    String key = key();
-    storeDown(key);
-    HttpResponse<String> first = post("/charges/committed", "t1", key, "{}");
-    assertThat(first.statusCode()).as(first.body()).isEqualTo(201);
-    storeBackAndLeaseOver(key);
-    HttpResponse<String> retry = post("/charges/committed", "t1", key, "{}");
-    HttpResponse<String> again = post("/charges/committed", "t1", key, "{}");
-    assertThat(orders.runs("t1", key)).as("the handler ran once: a second run charges twice").isEqualTo(1);
-    assertThat(charges(key)).as("charged once").isEqualTo(1);
-    assertProblem(retry, 409, "answer-lost");
-    assertReplayed(again, retry, 409);
+    // a Spring transaction (the application's manager bean), and a TxnProducer unit of work
+    for (String path : List.of("/charges/committed", "/charges/txn")) {
+      String key = key();
+      storeDown(key);
+      HttpResponse<String> first = post(path, "t1", key, "{}");
+      assertThat(first.statusCode()).as(path + ": " + first.body()).isEqualTo(201);
+      storeBackAndLeaseOver(key);
+      HttpResponse<String> retry = post(path, "t1", key, "{}");
+      HttpResponse<String> again = post(path, "t1", key, "{}");
+      assertThat(orders.runs("t1", key)).as(path + ": the handler ran once: a second run charges twice").isEqualTo(1);
+      assertThat(charges(key)).as(path + ": charged once").isEqualTo(1);
+      assertProblem(retry, 409, "answer-lost");
+      assertReplayed(again, retry, 409);
+    }
   }
 
   /** Work that rolled back leaves no marker: its lost answer is no obstacle, the retry after the lease runs once. */

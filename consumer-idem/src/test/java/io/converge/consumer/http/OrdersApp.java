@@ -25,6 +25,9 @@ class OrdersApp {
 
   /** The data source the app uses: set by the test before the app starts. */
   static volatile DataSource dataSource;
+  /** A TxnProducer on {@link #dataSource}: set by the test before the app starts. */
+  static volatile io.converge.producer.TxnProducer producer;
+  static volatile String producerTopic;
   /** A pool of one connection the test exhausts, so that a handler's transaction times out waiting for it. */
   static volatile DataSource tinyPool;
 
@@ -218,6 +221,24 @@ class OrdersApp {
       new org.springframework.transaction.support.TransactionTemplate(transactions)
           .executeWithoutResult(s -> new org.springframework.jdbc.core.JdbcTemplate(dataSource)
               .update("INSERT INTO cut_charge(idem_key, run) VALUES (?, ?)", key, run));
+      return ResponseEntity.status(201).body("{\"run\":" + run + "}");
+    }
+
+    /** Charges in a unit of work of {@link #producer} (TxnProducer on the outbox backend), committed: 201. */
+    @PostMapping("/charges/txn")
+    ResponseEntity<String> txn(@RequestHeader("X-Tenant-Id") String tenant,
+        @RequestHeader("Idempotency-Key") String key) {
+      int run = count(tenant, key);
+      producer.inTransaction(tx -> {
+        tx.publish(io.converge.producer.OutgoingMessage.builder(producerTopic).key(key)
+            .payload(key.getBytes(java.nio.charset.StandardCharsets.UTF_8)).build());
+        try (java.sql.PreparedStatement ps = tx.connection()
+            .prepareStatement("INSERT INTO cut_charge(idem_key, run) VALUES (?, ?)")) {
+          ps.setString(1, key);
+          ps.setInt(2, run);
+          return ps.executeUpdate();
+        }
+      });
       return ResponseEntity.status(201).body("{\"run\":" + run + "}");
     }
 
