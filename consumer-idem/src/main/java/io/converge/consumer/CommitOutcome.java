@@ -1,6 +1,9 @@
 package io.converge.consumer;
 
 import io.converge.producer.spi.Commits;
+import java.sql.Connection;
+import java.sql.SQLException;
+import javax.sql.DataSource;
 
 /**
  * The commits seen on the current thread while a {@link Watch} is open: the successful ones, and those whose outcome
@@ -16,6 +19,14 @@ import io.converge.producer.spi.Commits;
  * Idempotency-Key filter watches its handler's thread and never releases a key after a commit, successful or unknown
  * (see {@link Unavailability}). Writes in auto-commit mode outside any transaction are not seen.
  *
+ * <p>A watch may carry a {@link Marker}: a write that a transaction manager runs on the watched thread's transaction
+ * on the marker's {@link DataSource}, on that transaction's own connection, just before its {@code COMMIT}, so that the
+ * write commits if and only if the work does. The Idempotency-Key filter marks its claim this way: a claim whose answer
+ * was lost after its work committed is never run again. Converge's Spring integration runs the marker for every Spring
+ * transaction manager bean whose transaction holds a JDBC connection of the marker's data source, and
+ * {@code TxnProducer.inTransaction} for a producer on the marker's data source (through
+ * {@code io.converge.producer.spi.Commits.beforeCommit}).
+ *
  * <p>Thread-confined: a watch sees the commits of the thread that opened it, and is closed by that thread.
  */
 public final class CommitOutcome {
@@ -27,9 +38,48 @@ public final class CommitOutcome {
 
   /** Starts watching the current thread's commits until the returned watch is closed (watches nest). */
   public static Watch watch() {
-    Watch watch = new Watch(CURRENT.get(), Commits.observe(CommitOutcome::reportCommitted));
+    return watch(null);
+  }
+
+  /**
+   * Like {@link #watch()}, with {@code marker} (nullable) to be written by every transaction on its data source that
+   * commits on this thread while the watch is open, just before its commit.
+   */
+  public static Watch watch(Marker marker) {
+    // a watch without a marker keeps the enclosing watch's pre-commit write
+    Commits.BeforeCommit replacedWrite = Commits.beforeCommit(null);
+    Commits.beforeCommit(marker == null ? replacedWrite : (dataSource, connection) -> {
+      if (dataSource == marker.dataSource()) {
+        marker.mark(connection);
+      }
+    });
+    Watch watch = new Watch(CURRENT.get(), Commits.observe(CommitOutcome::reportCommitted), marker, replacedWrite);
     CURRENT.set(watch);
     return watch;
+  }
+
+  /** The marker of the current thread's innermost watch that has one; null when none. */
+  public static Marker marker() {
+    for (Watch w = CURRENT.get(); w != null; w = w.outer) {
+      if (w.marker != null) {
+        return w.marker;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * A write that commits if and only if the watched work commits: run by a transaction manager on the connection of a
+   * transaction on {@link #dataSource()}, just before its {@code COMMIT}. If it throws, the transaction must not
+   * commit (the transaction manager rolls it back).
+   */
+  public interface Marker {
+
+    /** The data source whose transactions carry the marker. */
+    DataSource dataSource();
+
+    /** Writes the marker on {@code transaction}, the committing transaction's connection (not to be closed). */
+    void mark(Connection transaction) throws SQLException;
   }
 
   /** True when the current thread has an open watch. */
@@ -57,12 +107,17 @@ public final class CommitOutcome {
     private final Watch outer;
     /** The producer's observer this watch replaced, restored on close. */
     private final Runnable replacedObserver;
+    private final Marker marker;
+    /** The producer's pre-commit write this watch replaced, restored on close. */
+    private final Commits.BeforeCommit replacedWrite;
     private boolean unknown;
     private boolean committed;
 
-    private Watch(Watch outer, Runnable replacedObserver) {
+    private Watch(Watch outer, Runnable replacedObserver, Marker marker, Commits.BeforeCommit replacedWrite) {
+      this.replacedWrite = replacedWrite;
       this.outer = outer;
       this.replacedObserver = replacedObserver;
+      this.marker = marker;
     }
 
     /** True when a commit succeeded while this watch was open. */
@@ -79,6 +134,7 @@ public final class CommitOutcome {
     @Override
     public void close() {
       Commits.observe(replacedObserver);
+      Commits.beforeCommit(replacedWrite);
       if (outer == null) {
         CURRENT.remove();
       } else {

@@ -43,7 +43,8 @@ import java.util.Set;
  * ({@link #isCommitOutcomeUnknown}): Converge's {@link CommitOutcomeUnknownException} (producer-txn's failed commit, a
  * {@link DatabaseUnavailableException}) and Spring's {@code TransactionSystemException} (a failed commit or
  * rollback, e.g. {@code DataSourceTransactionManager}'s "JDBC commit failed") and
- * {@code HeuristicCompletionException} (matched by name, with their subclasses). A failure whose commit failed behind
+ * {@code HeuristicCompletionException} (matched by name, with their subclasses), except a failed rollback of work the
+ * application had already failed ({@linkplain #isFailedRollback see there}). A failure whose commit failed behind
  * another exception (Spring Boot's {@code JdbcTransactionManager} translates it into a {@code DataAccessException}, and
  * a failed rollback after it replaces it) is told by {@link CommitOutcome}, which Converge's Spring integration feeds
  * from every Spring transaction manager. So only work known to have been rolled back is released; a plain JDBC
@@ -98,7 +99,7 @@ public final class Unavailability {
     }
     Map<Throwable, Boolean> seen = new IdentityHashMap<>();
     for (Throwable t = failure; t != null && seen.put(t, Boolean.TRUE) == null; t = t.getCause()) {
-      if (isUnavailable(t) || isRolledBack(t)) {
+      if (isUnavailable(t) || isRolledBack(t) || isFailedRollback(t)) {
         return true;
       }
     }
@@ -113,7 +114,8 @@ public final class Unavailability {
   public static boolean isCommitOutcomeUnknown(Throwable failure) {
     Map<Throwable, Boolean> seen = new IdentityHashMap<>();
     for (Throwable t = failure; t != null && seen.put(t, Boolean.TRUE) == null; t = t.getCause()) {
-      if (t instanceof CommitOutcomeUnknownException || named(t.getClass(), SPRING_OUTCOME_UNKNOWN)) {
+      if (t instanceof CommitOutcomeUnknownException
+          || named(t.getClass(), SPRING_OUTCOME_UNKNOWN) && !isFailedRollback(t)) {
         return true;
       }
     }
@@ -153,6 +155,58 @@ public final class Unavailability {
       return true;
     }
     return !named(t.getClass(), Set.of(OPTIMISTIC_LOCKING)) && named(t.getClass(), SPRING_ROLLED_BACK);
+  }
+
+  /**
+   * Spring's {@code TransactionSystemException} for a rollback that failed on a dead connection after the application's
+   * own failure (e.g. PostgreSQL crash-restarted during the transaction: Spring's "JDBC rollback failed", Hibernate's
+   * "Unable to rollback against JDBC Connection"): no commit was attempted, the server rolled the work back when the
+   * connection died, so it is an outage. Told by the application exception Spring attaches when the rollback follows
+   * the application's failure (a {@code TransactionTemplate}, {@code @Transactional}); a rollback that follows a failed
+   * commit has none (its commit outcome is unknown; Converge's Spring integration also reports it to
+   * {@link CommitOutcome}). Its cause chain, suppressed exceptions or application exception must hold a connection
+   * failure ({@link #isUnavailable}, e.g. SQLState class {@code 08}) or a closed connection.
+   */
+  static boolean isFailedRollback(Throwable t) {
+    if (!named(t.getClass(), Set.of(TRANSACTION_SYSTEM_EXCEPTION))) {
+      return false;
+    }
+    String message = String.valueOf(t.getMessage()).toLowerCase(java.util.Locale.ROOT);
+    Throwable application = applicationException(t);
+    if (application == null || !message.contains("rollback") && !message.contains("roll back")) {
+      return false;
+    }
+    Map<Throwable, Boolean> seen = new IdentityHashMap<>();
+    return connectionLost(t.getCause(), seen) || connectionLost(application, seen);
+  }
+
+  private static final String TRANSACTION_SYSTEM_EXCEPTION = "org.springframework.transaction.TransactionSystemException";
+
+  /** A lost or closed connection in {@code t}'s cause chain or suppressed exceptions. */
+  private static boolean connectionLost(Throwable t, Map<Throwable, Boolean> seen) {
+    if (t == null || seen.put(t, Boolean.TRUE) != null) {
+      return false;
+    }
+    String message = String.valueOf(t.getMessage()).toLowerCase(java.util.Locale.ROOT);
+    if (isUnavailable(t) || message.contains("connection has been closed")
+        || message.contains("connection is closed")) {
+      return true;
+    }
+    for (Throwable suppressed : t.getSuppressed()) {
+      if (connectionLost(suppressed, seen)) {
+        return true;
+      }
+    }
+    return connectionLost(t.getCause(), seen);
+  }
+
+  /** {@code TransactionSystemException.getApplicationException()}, read reflectively (Spring is optional). */
+  private static Throwable applicationException(Throwable t) {
+    try {
+      return (Throwable) t.getClass().getMethod("getApplicationException").invoke(t);
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return null;
+    }
   }
 
   private static boolean named(Class<?> type, Set<String> names) {

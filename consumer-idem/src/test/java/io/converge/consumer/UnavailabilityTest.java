@@ -62,6 +62,36 @@ class UnavailabilityTest {
     assertThat(Unavailability.isCommitOutcomeUnknown(null)).isFalse();
   }
 
+  /**
+   * A rollback that failed on a dead connection after the application's own failure (PostgreSQL crash-restarted during
+   * the transaction): no commit was attempted, an outage. The same exception without an application exception (it
+   * followed a failed commit) or about a commit keeps its unknown outcome.
+   */
+  @Test
+  void aRollbackThatFailedOnADeadConnectionAfterTheApplicationsFailureIsAnOutage() {
+    SQLException closed = new SQLException("This connection has been closed.", "08003");
+    TransactionSystemException rollback = new TransactionSystemException("JDBC rollback failed", closed);
+    rollback.initApplicationException(new RuntimeException(new SQLException("I/O error", "08006")));
+    assertThat(Unavailability.isUnavailability(new RuntimeException(rollback))).isTrue();
+    assertThat(Unavailability.isCommitOutcomeUnknown(rollback)).isFalse();
+    // Hibernate's wording, its connection error only as a suppressed exception of the cause
+    RuntimeException hibernate = new RuntimeException("Unable to rollback against JDBC Connection");
+    hibernate.addSuppressed(new SQLException("Connection is closed", "08003"));
+    TransactionSystemException jpa = new TransactionSystemException("Could not roll back JPA transaction", hibernate);
+    jpa.initApplicationException(new IllegalStateException("the handler failed"));
+    assertThat(Unavailability.isUnavailability(jpa)).isTrue();
+
+    TransactionSystemException afterCommit = new TransactionSystemException("JDBC rollback failed", closed);
+    assertThat(Unavailability.isUnavailability(afterCommit)).as("no application exception: after a commit").isFalse();
+    TransactionSystemException commit = new TransactionSystemException("JDBC commit failed", closed);
+    commit.initApplicationException(new IllegalStateException("x"));
+    assertThat(Unavailability.isUnavailability(commit)).isFalse();
+    TransactionSystemException alive = new TransactionSystemException("JDBC rollback failed",
+        new SQLException("duplicate key", "23505"));
+    alive.initApplicationException(new IllegalStateException("x"));
+    assertThat(Unavailability.isUnavailability(alive)).as("the connection is not lost").isFalse();
+  }
+
   @Test
   void aWatchSeesTheUnknownCommitsOfItsThreadOnly() throws Exception {
     CommitOutcome.reportUnknown(); // unwatched: nobody sees it

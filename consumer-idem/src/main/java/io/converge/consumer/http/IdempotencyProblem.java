@@ -21,6 +21,14 @@ public enum IdempotencyProblem {
   KEY_REUSED(422, "key-reused", "Idempotency-Key was already used with a different request"),
   /** The first request with this key is still being processed. */
   IN_PROGRESS(409, "in-progress", "A request with this Idempotency-Key is still being processed"),
+  /**
+   * The first request with this key did its work (its database transaction committed) but its answer was lost (it
+   * could not be stored, or its process died right after the commit). The handler is never run again for the key:
+   * this answer is stored and replayed for the key's TTL. A 409, not a 5xx: the request must not be retried with a
+   * new key (that would do the work twice); the client looks the outcome up (e.g. lists its orders) instead.
+   */
+  ANSWER_LOST(409, "answer-lost",
+      "The request was carried out but its response was lost; do not retry it with a new Idempotency-Key"),
   /** The handler threw instead of answering; this answer is stored and replayed like any other. */
   HANDLER_FAILED(500, "handler-failed", "The request failed on the server"),
   /**

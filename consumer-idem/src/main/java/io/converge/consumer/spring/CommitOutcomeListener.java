@@ -1,13 +1,18 @@
 package io.converge.consumer.spring;
 
 import io.converge.consumer.CommitOutcome;
+import java.sql.SQLException;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.Set;
 import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.jdbc.datasource.JdbcTransactionObjectSupport;
 import org.springframework.transaction.ConfigurableTransactionManager;
 import org.springframework.transaction.TransactionExecution;
 import org.springframework.transaction.TransactionExecutionListener;
+import org.springframework.transaction.support.DefaultTransactionStatus;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
  * Reports to {@link CommitOutcome} every Spring commit of a watched thread: a successful one, and one that failed
@@ -23,6 +28,8 @@ final class CommitOutcomeListener implements TransactionExecutionListener {
   @Override
   public void beforeCommit(TransactionExecution transaction) {
     if (CommitOutcome.watched()) {
+      // first the marker: when it cannot be written the transaction is rolled back, no commit was attempted
+      mark(transaction, CommitOutcome.marker());
       Set<TransactionExecution> committing = COMMITTING.get();
       if (committing == null) {
         committing = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -47,6 +54,39 @@ final class CommitOutcomeListener implements TransactionExecutionListener {
   public void afterRollback(TransactionExecution transaction, Throwable rollbackFailure) {
     if (committed(transaction)) { // a rollback after the commit began: the commit failed
       CommitOutcome.reportUnknown();
+    }
+  }
+
+  /** spring-jdbc is optional: without it no transaction holds a JDBC connection to mark. */
+  private static final boolean JDBC = org.springframework.util.ClassUtils.isPresent(
+      "org.springframework.jdbc.datasource.JdbcTransactionObjectSupport", CommitOutcomeListener.class.getClassLoader());
+
+  /**
+   * Writes {@code marker} (nullable) on {@code transaction}'s own connection when that transaction holds a connection
+   * of the marker's data source (a JDBC or JPA transaction manager's); throwing rolls the transaction back.
+   */
+  private static void mark(TransactionExecution transaction, CommitOutcome.Marker marker) {
+    if (marker != null && JDBC) {
+      Jdbc.mark(transaction, marker);
+    }
+  }
+
+  /** The spring-jdbc part, loaded only when spring-jdbc is present. */
+  private static final class Jdbc {
+
+    static void mark(TransactionExecution transaction, CommitOutcome.Marker marker) {
+      if (!(transaction instanceof DefaultTransactionStatus status)
+          || !(status.getTransaction() instanceof JdbcTransactionObjectSupport jdbc) || !jdbc.hasConnectionHolder()
+          || TransactionSynchronizationManager.getResource(marker.dataSource()) != jdbc.getConnectionHolder()) {
+        return;
+      }
+      try {
+        marker.mark(jdbc.getConnectionHolder().getConnection());
+      } catch (SQLException e) {
+        // without its marker the work must not commit: a retry that takes the claim over would do it again
+        throw new DataAccessResourceFailureException("Could not mark the Idempotency-Key claim in the transaction "
+            + "before its commit; the transaction is rolled back: " + e.getMessage(), e);
+      }
     }
   }
 

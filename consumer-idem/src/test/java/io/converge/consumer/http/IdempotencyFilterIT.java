@@ -55,6 +55,10 @@ class IdempotencyFilterIT {
     tiny.setConnectionTimeout(250);
     tinyPool = new com.zaxxer.hikari.HikariDataSource(tiny);
     OrdersApp.tinyPool = tinyPool;
+    io.converge.producer.schema.Migrations.apply(ds, "outbox");
+    OrdersApp.producerTopic = "idem-txn-" + UUID.randomUUID().toString().substring(0, 8);
+    OrdersApp.producer = io.converge.producer.TxnProducer.builder().group("idem-txn").dataSource(ds)
+        .backend(io.converge.outbox.OutboxBackend.outbox()).topics(OrdersApp.producerTopic).build();
     app = new SpringApplicationBuilder(OrdersApp.class).properties(
         "server.port=0",
         "spring.main.banner-mode=off",
@@ -83,6 +87,9 @@ class IdempotencyFilterIT {
     }
     if (tinyPool != null) {
       tinyPool.close();
+    }
+    if (OrdersApp.producer != null) {
+      OrdersApp.producer.close();
     }
   }
 
@@ -485,6 +492,93 @@ class IdempotencyFilterIT {
       assertThat(jdbc.queryForObject("SELECT count(*) FROM cut_charge WHERE idem_key = ?", Long.class, key))
           .as("the backend died before COMMIT reached it").isZero();
     }
+  }
+
+  /**
+   * While the key is in {@code cut_store_down}, the database refuses to store its answer (a connection-failure
+   * error, as when PostgreSQL crash-restarts between the handler's commit and the store): the claim stays in
+   * progress.
+   */
+  private static void storeDown(String key) {
+    jdbc.execute("CREATE TABLE IF NOT EXISTS cut_store_down (idem_key text PRIMARY KEY)");
+    jdbc.execute("""
+        CREATE OR REPLACE FUNCTION cut_store_down() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.status = 'COMPLETED' AND EXISTS (SELECT 1 FROM cut_store_down d WHERE d.idem_key = NEW.idem_key) THEN
+            RAISE EXCEPTION 'the key store went away' USING ERRCODE = '08006';
+          END IF;
+          RETURN NEW;
+        END $$""");
+    jdbc.execute("DROP TRIGGER IF EXISTS cut_store_down ON converge_idempotency_key");
+    jdbc.execute("CREATE TRIGGER cut_store_down BEFORE UPDATE ON converge_idempotency_key FOR EACH ROW "
+        + "EXECUTE FUNCTION cut_store_down()");
+    jdbc.update("INSERT INTO cut_store_down VALUES (?)", key);
+  }
+
+  /** The store is back, and the lease of the key's claim (left in progress) is over: a retry may take it over. */
+  private static void storeBackAndLeaseOver(String key) {
+    jdbc.update("DELETE FROM cut_store_down WHERE idem_key = ?", key);
+    assertThat(jdbc.update("UPDATE converge_idempotency_key SET leased_until = now() - interval '1 second' "
+        + "WHERE tenant = 't1' AND idem_key = ? AND status = 'PROCESSING'", key))
+        .as("the answer was not stored: the claim is still in progress").isEqualTo(1);
+  }
+
+  private static long charges(String key) {
+    return jdbc.queryForObject("SELECT count(*) FROM cut_charge WHERE idem_key = ?", Long.class, key);
+  }
+
+  /**
+   * The chaos run's "charged twice": the handler's transaction committed, then its answer could not be stored, and
+   * one lease later a retry took the claim over and ran the handler again. The marker written in the handler's own
+   * transaction tells the retry that the work was done: 409 answer-lost, stored and replayed, never a second run.
+   */
+  @Test
+  void committedWorkWhoseAnswerWasLostIsNeverRunAgain() throws Exception {
+    // a Spring transaction (the application's manager bean), and a TxnProducer unit of work
+    for (String path : List.of("/charges/committed", "/charges/txn")) {
+      String key = key();
+      storeDown(key);
+      HttpResponse<String> first = post(path, "t1", key, "{}");
+      assertThat(first.statusCode()).as(path + ": " + first.body()).isEqualTo(201);
+      storeBackAndLeaseOver(key);
+      HttpResponse<String> retry = post(path, "t1", key, "{}");
+      HttpResponse<String> again = post(path, "t1", key, "{}");
+      assertThat(orders.runs("t1", key)).as(path + ": the handler ran once: a second run charges twice").isEqualTo(1);
+      assertThat(charges(key)).as(path + ": charged once").isEqualTo(1);
+      assertProblem(retry, 409, "answer-lost");
+      assertReplayed(again, retry, 409);
+    }
+  }
+
+  /** Work that rolled back leaves no marker: its lost answer is no obstacle, the retry after the lease runs once. */
+  @Test
+  void rolledBackWorkWhoseAnswerWasLostRunsAgainAfterTheLease() throws Exception {
+    String key = key();
+    storeDown(key);
+    assertProblem(post("/charges/rolled-back", "t1", key, "{}"), 500, "handler-failed");
+    storeBackAndLeaseOver(key);
+    HttpResponse<String> retry = post("/charges/rolled-back", "t1", key, "{}");
+    assertThat(retry.statusCode()).as(retry.body()).isEqualTo(201);
+    assertReplayed(post("/charges/rolled-back", "t1", key, "{}"), retry, 201);
+    assertThat(orders.runs("t1", key)).as("the rolled-back run and the retry").isEqualTo(2);
+    assertThat(charges(key)).as("charged once, by the retry").isEqualTo(1);
+  }
+
+  /**
+   * The database connection died during the handler's transaction, so its rollback failed on the dead connection
+   * (Spring's TransactionSystemException): no commit was attempted, this is an outage: 503, the key released, and
+   * the retry runs once.
+   */
+  @Test
+  void aRollbackThatFailsOnADeadConnectionIsAnOutage() throws Exception {
+    String key = key();
+    HttpResponse<String> first = post("/charges/crash-plain", "t1", key, "{}");
+    assertProblem(first, 503, "handler-unavailable");
+    HttpResponse<String> retry = post("/charges/crash-plain", "t1", key, "{}");
+    assertThat(retry.statusCode()).as(retry.body()).isEqualTo(201);
+    assertReplayed(post("/charges/crash-plain", "t1", key, "{}"), retry, 201);
+    assertThat(orders.runs("t1", key)).isEqualTo(2);
+    assertThat(charges(key)).as("charged once, by the retry").isEqualTo(1);
   }
 
   @Test

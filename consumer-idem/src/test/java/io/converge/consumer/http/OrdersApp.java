@@ -25,6 +25,9 @@ class OrdersApp {
 
   /** The data source the app uses: set by the test before the app starts. */
   static volatile DataSource dataSource;
+  /** A TxnProducer on {@link #dataSource}: set by the test before the app starts. */
+  static volatile io.converge.producer.TxnProducer producer;
+  static volatile String producerTopic;
   /** A pool of one connection the test exhausts, so that a handler's transaction times out waiting for it. */
   static volatile DataSource tinyPool;
 
@@ -143,6 +146,29 @@ class OrdersApp {
     @org.springframework.beans.factory.annotation.Autowired
     org.springframework.transaction.PlatformTransactionManager transactions;
 
+    /** The backend {@link #transactions}' next commit on this thread terminates right before its COMMIT. */
+    private static final ThreadLocal<Integer> KILL_AT_COMMIT = new ThreadLocal<>();
+
+    /**
+     * Listens to the application's transaction manager after Converge's listener (added when the bean was
+     * initialised): a commit of {@link #KILL_AT_COMMIT} meets a dead connection after the marker was written.
+     */
+    @jakarta.annotation.PostConstruct
+    void killAtCommit() {
+      ((org.springframework.transaction.ConfigurableTransactionManager) transactions)
+          .addListener(new org.springframework.transaction.TransactionExecutionListener() {
+
+            @Override
+            public void beforeCommit(org.springframework.transaction.TransactionExecution transaction) {
+              Integer pid = KILL_AT_COMMIT.get();
+              if (pid != null) {
+                KILL_AT_COMMIT.remove();
+                terminate(pid);
+              }
+            }
+          });
+    }
+
     /**
      * Writes a charge in a Spring transaction whose COMMIT fails with an unknown outcome: right before the commit,
      * another connection terminates the transaction's backend, so COMMIT meets a dead connection (the filter cannot
@@ -170,27 +196,103 @@ class OrdersApp {
         org.springframework.jdbc.core.JdbcTemplate tx = new org.springframework.jdbc.core.JdbcTemplate(dataSource);
         tx.update("INSERT INTO cut_charge(idem_key, run) VALUES (?, ?)", key, run);
         int pid = tx.queryForObject("SELECT pg_backend_pid()", Integer.class);
+        if (tm == transactions) {
+          // at COMMIT itself, after Converge's listener wrote its marker in the transaction
+          KILL_AT_COMMIT.set(pid);
+          return;
+        }
         org.springframework.transaction.support.TransactionSynchronizationManager.registerSynchronization(
             new org.springframework.transaction.support.TransactionSynchronization() {
 
               @Override
               public void beforeCommit(boolean readOnly) {
-                // another connection (not the transaction's), waiting until the backend is gone
-                try (java.sql.Connection other = dataSource.getConnection();
-                    java.sql.PreparedStatement st = other.prepareStatement("SELECT pg_terminate_backend(?, 10000)")) {
-                  st.setInt(1, pid);
-                  try (java.sql.ResultSet rs = st.executeQuery()) {
-                    if (!rs.next() || !rs.getBoolean(1)) {
-                      throw new IllegalStateException("backend " + pid + " was not terminated");
-                    }
-                  }
-                } catch (java.sql.SQLException e) {
-                  throw new IllegalStateException(e);
-                }
+                terminate(pid);
               }
             });
       });
       return ResponseEntity.status(201).body("{\"run\":" + run + "}");
+    }
+
+    /** Charges in a Spring transaction on the application's manager, committed, and answers 201. */
+    @PostMapping("/charges/committed")
+    ResponseEntity<String> committed(@RequestHeader("X-Tenant-Id") String tenant,
+        @RequestHeader("Idempotency-Key") String key) {
+      int run = count(tenant, key);
+      new org.springframework.transaction.support.TransactionTemplate(transactions)
+          .executeWithoutResult(s -> new org.springframework.jdbc.core.JdbcTemplate(dataSource)
+              .update("INSERT INTO cut_charge(idem_key, run) VALUES (?, ?)", key, run));
+      return ResponseEntity.status(201).body("{\"run\":" + run + "}");
+    }
+
+    /** Charges in a unit of work of {@link #producer} (TxnProducer on the outbox backend), committed: 201. */
+    @PostMapping("/charges/txn")
+    ResponseEntity<String> txn(@RequestHeader("X-Tenant-Id") String tenant,
+        @RequestHeader("Idempotency-Key") String key) {
+      int run = count(tenant, key);
+      producer.inTransaction(tx -> {
+        tx.publish(io.converge.producer.OutgoingMessage.builder(producerTopic).key(key)
+            .payload(key.getBytes(java.nio.charset.StandardCharsets.UTF_8)).build());
+        try (java.sql.PreparedStatement ps = tx.connection()
+            .prepareStatement("INSERT INTO cut_charge(idem_key, run) VALUES (?, ?)")) {
+          ps.setString(1, key);
+          ps.setInt(2, run);
+          return ps.executeUpdate();
+        }
+      });
+      return ResponseEntity.status(201).body("{\"run\":" + run + "}");
+    }
+
+    /** Charges, then refuses on its first run: the transaction rolls back (500); a later run charges (201). */
+    @PostMapping("/charges/rolled-back")
+    ResponseEntity<String> rolledBack(@RequestHeader("X-Tenant-Id") String tenant,
+        @RequestHeader("Idempotency-Key") String key) {
+      int run = count(tenant, key);
+      boolean first = runs(tenant, key) == 1;
+      new org.springframework.transaction.support.TransactionTemplate(transactions).executeWithoutResult(s -> {
+        new org.springframework.jdbc.core.JdbcTemplate(dataSource)
+            .update("INSERT INTO cut_charge(idem_key, run) VALUES (?, ?)", key, run);
+        if (first) {
+          throw new IllegalStateException("the acquirer refused after the charge row was written");
+        }
+      });
+      return ResponseEntity.status(201).body("{\"run\":" + run + "}");
+    }
+
+    /**
+     * On its first run the database connection dies in the middle of the transaction (its backend is terminated, as
+     * a crash-restart of PostgreSQL does), so the next statement fails and the rollback fails on the dead connection
+     * (a DataSourceTransactionManager's TransactionSystemException): no commit was attempted. Later runs charge.
+     */
+    @PostMapping("/charges/crash-plain")
+    ResponseEntity<String> crashPlain(@RequestHeader("X-Tenant-Id") String tenant,
+        @RequestHeader("Idempotency-Key") String key) {
+      int run = count(tenant, key);
+      boolean first = runs(tenant, key) == 1;
+      new org.springframework.transaction.support.TransactionTemplate(
+          new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource)).executeWithoutResult(s -> {
+            org.springframework.jdbc.core.JdbcTemplate tx = new org.springframework.jdbc.core.JdbcTemplate(dataSource);
+            tx.update("INSERT INTO cut_charge(idem_key, run) VALUES (?, ?)", key, run);
+            if (first) {
+              terminate(tx.queryForObject("SELECT pg_backend_pid()", Integer.class));
+              tx.queryForObject("SELECT 1", Integer.class); // fails: the connection is dead
+            }
+          });
+      return ResponseEntity.status(201).body("{\"run\":" + run + "}");
+    }
+
+    /** Terminates backend {@code pid} from another connection, waiting until it is gone. */
+    private static void terminate(int pid) {
+      try (java.sql.Connection other = dataSource.getConnection();
+          java.sql.PreparedStatement st = other.prepareStatement("SELECT pg_terminate_backend(?, 10000)")) {
+        st.setInt(1, pid);
+        try (java.sql.ResultSet rs = st.executeQuery()) {
+          if (!rs.next() || !rs.getBoolean(1)) {
+            throw new IllegalStateException("backend " + pid + " was not terminated");
+          }
+        }
+      } catch (java.sql.SQLException e) {
+        throw new IllegalStateException(e);
+      }
     }
 
     /** A 500 the application answers on purpose: stored and replayed. */

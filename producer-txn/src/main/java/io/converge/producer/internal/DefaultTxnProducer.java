@@ -68,6 +68,7 @@ public final class DefaultTxnProducer implements TxnProducer, JoinableProducer {
         c.setAutoCommit(false);
         result = work.run(ctx);
         write = ctx.beforeCommit(start, "Unit of work", "");
+        Commits.beforeCommit(settings.dataSource(), c); // e.g. the Idempotency-Key claim's marker, before COMMIT
       } catch (Throwable e) {
         rollback(c, ctx);
         throw rethrow(e, ctx);

@@ -1,5 +1,9 @@
 package io.converge.producer.spi;
 
+import java.sql.Connection;
+import java.sql.SQLException;
+import javax.sql.DataSource;
+
 /**
  * Tells an observer of the current thread that a unit of work committed: {@code TxnProducer.inTransaction} calls
  * {@link #committed()} right after its successful database commit. Converge's Idempotency-Key filter observes its
@@ -9,6 +13,37 @@ package io.converge.producer.spi;
 public final class Commits {
 
   private static final ThreadLocal<Runnable> OBSERVER = new ThreadLocal<>();
+  private static final ThreadLocal<BeforeCommit> BEFORE_COMMIT = new ThreadLocal<>();
+
+  /**
+   * A write on a unit's own connection just before its {@code COMMIT}, so that it commits if and only if the unit
+   * does (the Idempotency-Key filter marks its claim this way). Throwing rolls the unit back.
+   */
+  @FunctionalInterface
+  public interface BeforeCommit {
+
+    /** Runs on {@code connection}, the unit's (not to be closed), of {@code dataSource}, the producer's. */
+    void run(DataSource dataSource, Connection connection) throws SQLException;
+  }
+
+  /** Sets the current thread's pre-commit write ({@code null} removes it); returns the one it replaces, or null. */
+  public static BeforeCommit beforeCommit(BeforeCommit write) {
+    BeforeCommit previous = BEFORE_COMMIT.get();
+    if (write == null) {
+      BEFORE_COMMIT.remove();
+    } else {
+      BEFORE_COMMIT.set(write);
+    }
+    return previous;
+  }
+
+  /** Runs the current thread's pre-commit write, if any, on a unit's connection right before its commit. */
+  public static void beforeCommit(DataSource dataSource, Connection connection) throws SQLException {
+    BeforeCommit write = BEFORE_COMMIT.get();
+    if (write != null) {
+      write.run(dataSource, connection);
+    }
+  }
 
   private Commits() {
   }

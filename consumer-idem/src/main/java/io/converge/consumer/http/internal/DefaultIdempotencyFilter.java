@@ -38,6 +38,8 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
   private final IdempotencySettings settings;
   private final IdempotencyMetrics metrics;
   private final KeyStore store;
+  /** The store's data source: the handler's transactions on it carry the claim's work-committed marker. */
+  private final DataSource dataSource;
   /** Renews the leases of running handlers on a connection of its own. */
   private final LeaseKeeper leases;
   private volatile List<Rule> rules;
@@ -54,6 +56,7 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
     this.settings = settings;
     this.metrics = metrics;
     this.store = new KeyStore(dataSource, settings.ttl(), settings.lease());
+    this.dataSource = dataSource;
     this.leases = new LeaseKeeper(leaseDataSource, settings.lease());
   }
 
@@ -104,6 +107,16 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
       metrics.hit(endpoint);
       log.debug("Replaying the response of Idempotency-Key '{}' of tenant '{}' on {}", key, tenant, endpoint);
       replay(response, replay.response());
+    } else if (decision instanceof KeyStore.AnswerLost lost) {
+      metrics.rejected(endpoint, IdempotencyProblem.ANSWER_LOST);
+      log.error("Idempotency-Key '{}' of tenant '{}' on {}: its first request's work committed but its answer was "
+          + "lost (never stored); the handler is not run again, 409 {} is stored as the key's answer", key, tenant,
+          endpoint, IdempotencyProblem.ANSWER_LOST.code());
+      StoredResponse answer = lost.response();
+      response.setStatus(answer.status());
+      answer.headers().forEach(response::setHeader);
+      response.setContentLength(answer.body().length);
+      response.getOutputStream().write(answer.body());
     } else if (decision instanceof KeyStore.Busy busy) {
       metrics.inProgress(endpoint);
       long seconds = Math.max(1, (busy.retryAfter().toMillis() + 999) / 1000);
@@ -135,7 +148,7 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
     boolean commitOutcomeUnknown;
     boolean committed;
     try {
-      try (CommitOutcome.Watch commits = CommitOutcome.watch()) {
+      try (CommitOutcome.Watch commits = CommitOutcome.watch(marker(tenant, key, claimed))) {
         try {
           chain.doFilter(request, capture);
         } catch (IOException | ServletException | RuntimeException e) {
@@ -173,7 +186,8 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
         }
       } catch (IdempotencyException e) {
         log.error("The response of Idempotency-Key '{}' of tenant '{}' could not be stored; a retry after the lease "
-            + "({}) runs the handler again", key, tenant, settings.lease(), e);
+            + "({}) runs the handler again unless its work committed (then it gets 409 {})", key, tenant,
+            settings.lease(), IdempotencyProblem.ANSWER_LOST.code(), e);
       }
       leases.stop(claimed.owner());
       capture.release(stored.body());
@@ -182,6 +196,29 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
       // over while a committed answer is not stored yet
       leases.stop(claimed.owner());
     }
+  }
+
+  /**
+   * The claim's work-committed marker, written by the handler's transactions on the store's data source just before
+   * their commit (see {@link CommitOutcome.Marker}): it commits if and only if the work does.
+   */
+  private CommitOutcome.Marker marker(String tenant, String key, KeyStore.Claimed claimed) {
+    return new CommitOutcome.Marker() {
+
+      @Override
+      public DataSource dataSource() {
+        return dataSource;
+      }
+
+      @Override
+      public void mark(java.sql.Connection transaction) throws java.sql.SQLException {
+        if (!KeyStore.markWorkCommitted(transaction, tenant, key, claimed.owner())) {
+          // another request holds the key now and may run the handler: this work must not commit as well
+          throw new java.sql.SQLException("Idempotency-Key '" + key + "' of tenant '" + tenant + "' was taken over "
+              + "while its handler ran; its work is not committed", "55000");
+        }
+      }
+    };
   }
 
   /** Spring MVC's record of an exception an exception handler turned into a 5xx response; null when none. */

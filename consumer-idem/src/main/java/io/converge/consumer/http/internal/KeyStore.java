@@ -34,6 +34,13 @@ final class KeyStore {
   record Busy(Duration retryAfter) implements Decision {
   }
 
+  /**
+   * The key's claim was left in progress by a request whose work committed (its marker is set) but whose answer was
+   * never stored: {@code response} (409 answer-lost) is now stored as the key's answer; the handler must not run.
+   */
+  record AnswerLost(StoredResponse response) implements Decision {
+  }
+
   /** The key was first used with another fingerprint: 422. */
   record Mismatch() implements Decision {
   }
@@ -53,7 +60,8 @@ final class KeyStore {
   private static final String READ = """
       SELECT fingerprint, status, lease_owner, expected_ms, response_status, response_headers, response_body,
              expires_at <= now() AS expired, leased_until <= now() AS lease_over,
-             (extract(epoch FROM now() - claimed_at) * 1000)::bigint AS elapsed_ms
+             (extract(epoch FROM now() - claimed_at) * 1000)::bigint AS elapsed_ms,
+             work_committed_at IS NOT NULL AS work_committed
         FROM converge_idempotency_key WHERE tenant = ? AND idem_key = ?
       """;
   // a compare-and-swap on the previous owner, re-checking in SQL that the row is still takeable
@@ -62,9 +70,21 @@ final class KeyStore {
          SET fingerprint = ?, method = ?, path = ?, status = 'PROCESSING', lease_owner = ?,
              leased_until = now() + ? * interval '1 millisecond', expected_ms = ?, claimed_at = now(),
              expires_at = now() + ? * interval '1 millisecond', completed_at = NULL, response_status = NULL,
-             response_headers = NULL, response_body = NULL
+             response_headers = NULL, response_body = NULL, work_committed_at = NULL
        WHERE tenant = ? AND idem_key = ? AND lease_owner = ?
-         AND (expires_at <= now() OR (status = 'PROCESSING' AND leased_until <= now()))
+         AND (expires_at <= now() OR (status = 'PROCESSING' AND leased_until <= now() AND work_committed_at IS NULL))
+      """;
+  // a claim whose work committed but whose answer was lost gets the answer-lost problem as its answer, for good
+  private static final String ANSWER_LOST = """
+      UPDATE converge_idempotency_key
+         SET status = 'COMPLETED', completed_at = now(), response_status = ?, response_headers = ?, response_body = ?
+       WHERE tenant = ? AND idem_key = ? AND lease_owner = ? AND status = 'PROCESSING' AND leased_until <= now()
+         AND expires_at > now() AND work_committed_at IS NOT NULL
+      """;
+  // run on the handler's own transaction just before its COMMIT: commits if and only if the handler's work commits
+  private static final String MARK = """
+      UPDATE converge_idempotency_key SET work_committed_at = now()
+       WHERE tenant = ? AND idem_key = ? AND lease_owner = ? AND status = 'PROCESSING'
       """;
   private static final String COMPLETE = """
       UPDATE converge_idempotency_key
@@ -122,6 +142,14 @@ final class KeyStore {
             if (!expired && !leaseOver) {
               return new Busy(Duration.ofMillis(rs.getLong("expected_ms") - rs.getLong("elapsed_ms")));
             }
+            if (processing && !expired && rs.getBoolean("work_committed")) {
+              // the work committed, its answer was lost: running the handler again would do it twice
+              StoredResponse lost = answerLost();
+              if (storeAnswerLost(c, r, previous, lost)) {
+                return new AnswerLost(lost);
+              }
+              continue; // changed under us: read again
+            }
             if (takeOver(c, r, owner, previous)) {
               return new Claimed(owner, processing && !expired);
             }
@@ -132,6 +160,41 @@ final class KeyStore {
     } catch (SQLException e) {
       throw new IdempotencyException(IdempotencyProblem.STORE_UNAVAILABLE, "Could not claim Idempotency-Key '" + r.key()
           + "' of tenant '" + r.tenant() + "': " + e.getMessage(), r.tenant(), r.key(), e);
+    }
+  }
+
+  /** The answer of a claim whose work committed and whose answer was lost: 409 answer-lost. */
+  static StoredResponse answerLost() {
+    return new StoredResponse(IdempotencyProblem.ANSWER_LOST.status(), java.util.Map.of("Content-Type",
+        Problems.CONTENT_TYPE), Problems.body(IdempotencyProblem.ANSWER_LOST, null));
+  }
+
+  private static boolean storeAnswerLost(Connection c, Request r, UUID previous, StoredResponse lost)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(ANSWER_LOST)) {
+      ps.setInt(1, lost.status());
+      ps.setString(2, HeaderCodec.encode(lost.headers()));
+      ps.setBytes(3, lost.body());
+      ps.setString(4, r.tenant());
+      ps.setString(5, r.key());
+      ps.setObject(6, previous);
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  /**
+   * Marks the claim of {@code owner} as "work committed" on {@code transaction}, the handler's own transaction's
+   * connection, just before its commit: the mark commits if and only if the handler's work does.
+   *
+   * @return false when the claim is no longer {@code owner}'s (taken over, or purged)
+   */
+  static boolean markWorkCommitted(Connection transaction, String tenant, String key, UUID owner)
+      throws SQLException {
+    try (PreparedStatement ps = transaction.prepareStatement(MARK)) {
+      ps.setString(1, tenant);
+      ps.setString(2, key);
+      ps.setObject(3, owner);
+      return ps.executeUpdate() == 1;
     }
   }
 
