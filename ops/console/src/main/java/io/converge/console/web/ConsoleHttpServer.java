@@ -49,7 +49,8 @@ public final class ConsoleHttpServer implements AutoCloseable {
       return t;
     });
     server.setExecutor(executor);
-    server.createContext("/", exchange -> serve(console, exchange, operator));
+    boolean loopbackOnly = address.getAddress() == null || address.getAddress().isLoopbackAddress();
+    server.createContext("/", exchange -> serve(console, exchange, operator, loopbackOnly));
     server.start();
     return new ConsoleHttpServer(server, executor);
   }
@@ -66,8 +67,16 @@ public final class ConsoleHttpServer implements AutoCloseable {
     return "http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + a.getPort() + "/";
   }
 
-  private static void serve(Console console, HttpExchange exchange, String operator) throws IOException {
+  private static void serve(Console console, HttpExchange exchange, String operator, boolean loopbackOnly)
+      throws IOException {
     try (exchange) {
+      var headers = exchange.getRequestHeaders();
+      String refused = SameOrigin.refusal(exchange.getRequestMethod(), headers.getFirst("Host"),
+          headers.getFirst("Origin"), headers.getFirst("Sec-Fetch-Site"), loopbackOnly);
+      if (refused != null) {
+        send(exchange, 403, "<!DOCTYPE html><p>" + Html.escape(refused) + "</p>");
+        return;
+      }
       Map<String, String> params = new HashMap<>();
       FormData.decode(exchange.getRequestURI().getRawQuery(), params);
       if ("POST".equals(exchange.getRequestMethod())) {

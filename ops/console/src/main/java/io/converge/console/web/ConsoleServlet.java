@@ -42,6 +42,12 @@ public final class ConsoleServlet extends HttpServlet {
       resp.sendError(403, "The Converge console serves this host only (converge.console.allow-remote)");
       return;
     }
+    String refused = SameOrigin.refusal(req.getMethod(), req.getHeader("Host"), req.getHeader("Origin"),
+        req.getHeader("Sec-Fetch-Site"), !allowRemote);
+    if (refused != null) {
+      resp.sendError(403, refused);
+      return;
+    }
     Map<String, String> params = new HashMap<>();
     req.getParameterMap().forEach((name, values) -> {
       if (values.length > 0) {
