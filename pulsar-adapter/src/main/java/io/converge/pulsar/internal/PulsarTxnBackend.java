@@ -131,7 +131,7 @@ public final class PulsarTxnBackend implements TxnBackend {
   }
 
   private void prefetch() {
-    if (closing.get() || ready.size() >= MAX_READY) {
+    if (closing.get() || ready.size() >= MAX_READY || slackNanos() <= 0) {
       return;
     }
     Prefetched p = new Prefetched(open(), context.clock().instant(), System.nanoTime());
@@ -141,10 +141,23 @@ public final class PulsarTxnBackend implements TxnBackend {
     }
   }
 
-  /** Whether {@code p} is young enough to leave a unit most of the transaction timeout, and did not fail. */
+  /**
+   * Whether {@code p} is young enough and did not fail. Its deadline counts from when it was asked for, so its
+   * age is taken from the unit's window: it may only use the slack between the transaction timeout and the
+   * local-transaction timeout plus the commit margin, so that a unit within its local timeout never reaches
+   * the Pulsar deadline's margin (with the default timeout, which is exactly local + margin, nothing is left:
+   * every unit then opens its own transaction); and at most a tenth of the timeout or 5 s.
+   */
   private boolean fresh(Prefetched p) {
-    long maxAge = Math.min(settings.transactionTimeout().toNanos() / 10, MAX_READY_AGE.toNanos());
+    long slack = slackNanos();
+    long maxAge = Math.min(Math.min(settings.transactionTimeout().toNanos() / 10, MAX_READY_AGE.toNanos()), slack);
     return System.nanoTime() - p.askedNanos() < maxAge && !p.txn().isCompletedExceptionally();
+  }
+
+  /** The transaction timeout beyond the local-transaction timeout and the commit margin: what an age may use. */
+  private long slackNanos() {
+    return settings.transactionTimeout().minus(settings.commitMargin()).minus(context.localTransactionTimeout())
+        .toNanos();
   }
 
   private static void abortQuietly(Prefetched p) {
