@@ -24,8 +24,11 @@ import tools.jackson.databind.json.JsonMapper;
  */
 final class Http {
 
-  /** A response: status, the JSON body as a map, and whether the server marked it a replay. */
-  record Reply(int status, Map<String, Object> body, boolean replayed) {
+  /**
+   * A response: status, the JSON body as a map, whether the server marked it a replay, and how it came
+   * over the wire (version, body length, framing headers, attempt), which an anomaly report quotes.
+   */
+  record Reply(int status, Map<String, Object> body, boolean replayed, String wire) {
 
     /** The status of a request that got no answer before its deadline. */
     static final int NO_ANSWER = 0;
@@ -122,7 +125,7 @@ final class Http {
       long retryAfterMs = 0;
       try {
         HttpResponse<byte[]> r = client.send(request, HttpResponse.BodyHandlers.ofByteArray());
-        reply = reply(r);
+        reply = reply(r, attempt);
         if (!retryable(r.statusCode(), keyed, retry409)) {
           return reply;
         }
@@ -139,7 +142,7 @@ final class Http {
         gaveUp.incrementAndGet();
         return reply != null ? reply
             : new Reply(Reply.NO_ANSWER, Map.of("error", "no answer within " + deadline
-                + " after " + attempt + " attempts; last: " + failure), false);
+                + " after " + attempt + " attempts; last: " + failure), false, "no answer");
       }
       retries.incrementAndGet();
       Thread.sleep(sleep);
@@ -160,7 +163,7 @@ final class Http {
     }
   }
 
-  private Reply reply(HttpResponse<byte[]> r) {
+  private Reply reply(HttpResponse<byte[]> r, int attempt) {
     Map<String, Object> body;
     try {
       body = r.body().length == 0 ? Map.of() : json.readValue(r.body(), MAP);
@@ -168,6 +171,10 @@ final class Http {
       body = Map.of("error", "not JSON: " + new String(r.body(), java.nio.charset.StandardCharsets.UTF_8));
     }
     boolean replayed = r.headers().firstValue(REPLAY_HEADER).map("true"::equalsIgnoreCase).orElse(false);
-    return new Reply(r.statusCode(), body, replayed);
+    String wire = r.version() + ", " + r.body().length + " bytes, content-length "
+        + r.headers().firstValue("Content-Length").orElse("-") + ", transfer-encoding "
+        + r.headers().firstValue("Transfer-Encoding").orElse("-") + ", connection "
+        + r.headers().firstValue("Connection").orElse("-") + ", attempt " + attempt;
+    return new Reply(r.statusCode(), body, replayed, wire);
   }
 }

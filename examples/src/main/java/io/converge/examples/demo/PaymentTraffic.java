@@ -40,8 +40,8 @@ final class PaymentTraffic {
       if (first.status() == 200 && again.status() == 200 && first.body().equals(again.body())) {
         same++;
       } else {
-        anomalies.add("charge " + j + ": " + first.status() + " " + first.body() + " then " + again.status() + " "
-            + again.body());
+        anomalies.add("charge " + j + ": " + first.status() + " " + first.body() + " (" + first.wire() + ") then "
+            + again.status() + " " + again.body() + " (" + again.wire() + ")");
         continue;
       }
       String chargeId = first.field("id");
@@ -68,7 +68,9 @@ final class PaymentTraffic {
           refundSame++;
         } else {
           anomalies
-              .add("refund " + j + ": " + r1.status() + " " + r1.body() + " then " + r2.status() + " " + r2.body());
+              .add("refund " + j + ": " + r1.status() + " " + r1.body() + " (" + r1.wire() + ") then " + r2.status()
+                  + " "
+                  + r2.body() + " (" + r2.wire() + ")");
         }
         if (r3.status() == 409) {
           second++;

@@ -43,6 +43,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -142,27 +143,27 @@ class ConsoleBrowserIT {
 
       WebDriver b = browser;
       b.get(server.url());
-      WebElement parkedRow = b.findElement(By.cssSelector("#overview tr[data-kind='outbox-parked']"));
+      WebElement parkedRow = shown(b, By.cssSelector("#overview tr[data-kind='outbox-parked']"));
       assertThat(parkedRow.getText()).contains("Outbox parked keys").contains("1");
       parkedRow.findElement(By.linkText("Outbox parked keys")).click();
-      WebElement row = b.findElement(By.cssSelector("#items tr[data-key='poison-7']"));
+      WebElement row = shown(b, By.cssSelector("#items tr[data-key='poison-7']"));
       assertThat(row.getText()).contains(poison).contains("parked after 2 attempt(s)").contains("message too large");
 
       REFUSE.set(false); // the cause is fixed, then the person resumes the key
       row.findElement(By.cssSelector("a[data-action='resume-outbox-key']")).click();
-      assertThat(b.findElement(By.id("target")).getText()).isEqualTo("poison-7");
+      assertThat(shown(b, By.id("target")).getText()).isEqualTo("poison-7");
       assertThat(count("SELECT count(*) FROM converge_outbox WHERE parked_at IS NOT NULL"))
           .as("the confirmation page changed nothing").isOne();
-      b.findElement(By.name("note")).sendKeys("topic limit raised");
-      b.findElement(By.id("confirm")).click();
-      assertThat(b.findElement(By.id("result")).getText()).contains("Resume the parked key poison-7: recorded");
+      shown(b, By.name("note")).sendKeys("topic limit raised");
+      shown(b, By.id("confirm")).click();
+      assertThat(shown(b, By.id("result")).getText()).contains("Resume the parked key poison-7: recorded");
 
       await().atMost(Duration.ofSeconds(20)).until(() -> SENT.contains(poison));
       assertThat(count("SELECT count(*) FROM converge_outbox WHERE published_at IS NULL")).isZero();
       b.get(server.url() + "kind/outbox-parked");
       assertThat(b.findElements(By.cssSelector("#items tr[data-key='poison-7']"))).as("gone").isEmpty();
       b.get(server.url() + "audit");
-      assertThat(b.findElement(By.id("audit")).getText()).contains("alice").contains("Resume the parked key")
+      assertThat(shown(b, By.id("audit")).getText()).contains("alice").contains("Resume the parked key")
           .contains("poison-7").contains("done").contains("topic limit raised");
     }
   }
@@ -193,18 +194,18 @@ class ConsoleBrowserIT {
     try (HeldReleaser consumer = HeldReleaser.start(handler, Duration.ofMillis(200))) { // the running consumer
       WebDriver b = browser;
       b.get(server.url() + "kind/" + StuckKind.CONSUMER_DLQ.slug());
-      WebElement row = b.findElement(By.cssSelector("#items tr[data-id='" + dlqId + "']"));
+      WebElement row = shown(b, By.cssSelector("#items tr[data-id='" + dlqId + "']"));
       assertThat(row.getText()).contains(key).contains("ledger rejected the charge").contains("attempts: 2");
       assertThat(b.findElements(By.id("injected"))).as("a key is text, never HTML").isEmpty();
       assertThat(row.getText()).contains("stuck");
       screenshot();
       b.get(server.url() + "kind/" + StuckKind.CONSUMER_DLQ.slug());
-      row = b.findElement(By.cssSelector("#items tr[data-id='" + dlqId + "']"));
+      row = shown(b, By.cssSelector("#items tr[data-id='" + dlqId + "']"));
 
       LEDGER_DOWN.set(false);
       row.findElement(By.cssSelector("a[data-action='redrive-dead-letter']")).click();
-      b.findElement(By.id("confirm")).click();
-      assertThat(b.findElement(By.id("result")).getText()).contains("Re-drive the dead letter " + dlqId + ": recorded");
+      shown(b, By.id("confirm")).click();
+      assertThat(shown(b, By.id("result")).getText()).contains("Re-drive the dead letter " + dlqId + ": recorded");
 
       await().atMost(Duration.ofSeconds(10))
           .until(() -> count("SELECT count(*) FROM charge WHERE message_id = 'charge-1'") == 1);
@@ -212,7 +213,7 @@ class ConsoleBrowserIT {
       b.get(server.url() + "kind/" + StuckKind.CONSUMER_DLQ.slug());
       assertThat(b.findElements(By.cssSelector("#items tr[data-id='" + dlqId + "']"))).as("gone").isEmpty();
       b.get(server.url() + "audit");
-      assertThat(b.findElement(By.id("audit")).getText()).contains("Re-drive the dead letter").contains("alice")
+      assertThat(shown(b, By.id("audit")).getText()).contains("Re-drive the dead letter").contains("alice")
           .contains(Long.toString(dlqId));
       assertThat(count("SELECT count(*) FROM converge_console_audit WHERE action = 'REDRIVE_DEAD_LETTER'"
           + " AND target = '" + dlqId + "' AND operator = 'alice' AND outcome = 'DONE'")).isOne();
@@ -223,9 +224,9 @@ class ConsoleBrowserIT {
   void aGetNeverActsAndAConfirmationActsOnce() throws Exception {
     WebDriver b = browser;
     b.get(server.url() + "act?action=discard-dead-letter&target=1");
-    assertThat(b.findElement(By.id("error")).getText()).contains("a GET never changes anything");
+    assertThat(shown(b, By.id("error")).getText()).contains("a GET never changes anything");
     b.get(server.url() + "confirm?action=discard-dead-letter&target=999999");
-    String token = b.findElement(By.name("token")).getAttribute("value");
+    String token = shown(b, By.name("token")).getAttribute("value");
     String form = "action=discard-dead-letter&target=999999&token=" + token;
     HttpClient http = HttpClient.newHttpClient();
     HttpRequest post = HttpRequest.newBuilder(URI.create(server.url() + "act"))
@@ -257,5 +258,20 @@ class ConsoleBrowserIT {
       rs.next();
       return rs.getLong(1);
     }
+  }
+
+  /**
+   * The element {@code by} once the page shows it: a click that submits a form or follows a link returns
+   * before the next page is loaded on a busy machine. Fails with the page the browser shows.
+   */
+  private static WebElement shown(WebDriver b, By by) {
+    try {
+      await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100))
+          .until(() -> !b.findElements(by).isEmpty());
+    } catch (ConditionTimeoutException e) {
+      throw new AssertionError("No " + by + " within 20 s on " + b.getCurrentUrl() + ", which shows:\n"
+          + b.getPageSource(), e);
+    }
+    return b.findElement(by);
   }
 }
