@@ -8,16 +8,23 @@ import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.outbox.Outbox;
 import io.converge.outbox.OutboxRelay;
 import io.converge.outbox.RelayBed;
+import io.converge.outbox.RelayFixture;
 import io.converge.outbox.rocketmq.RocketMQSink;
+import io.converge.producer.Envelope;
 import io.converge.producer.schema.Migrations;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
+import java.util.stream.Collectors;
 import javax.sql.DataSource;
+import org.apache.rocketmq.common.message.MessageExt;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -46,6 +53,10 @@ class OutageIT {
   private static void lockOut(DataSource admin, String role) throws Exception {
     execute(admin, "ALTER ROLE " + role + " NOLOGIN");
     execute(admin, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '" + role + "'");
+    // pg_terminate_backend only signals: the outage begins when the last of the role's sessions is gone
+    await(role + "'s sessions gone").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+        .until(() -> RelayFixture.scalar(admin,
+            "SELECT count(*) FROM pg_stat_activity WHERE usename = '" + role + "'") == 0);
   }
 
   private static void execute(DataSource ds, String sql) throws Exception {
@@ -86,6 +97,29 @@ class OutageIT {
     bed.deliveries.awaitAll(all, Duration.ofSeconds(90));
     assertThat(Outbox.on(bed.ds).parkedCount()).as("an outage parks nothing").isZero();
     assertThat(bed.count("attempts > 0")).as("an outage counts no attempt").isZero();
+  }
+
+  /**
+   * Each key's rows first arrive in commit order ({@code all} is in commit order), and only a row in flight
+   * when the relay's connections were cut ({@code inFlight}: sent, its mark lost with the connection) may
+   * arrive a second time, never a third.
+   */
+  private static void assertKeyOrderAndDuplicatesOnlyInFlight(RelayBed bed, List<String> all, List<String> inFlight) {
+    bed.deliveries.awaitQuiet(Duration.ofMillis(500));
+    List<MessageExt> raw = bed.deliveries.raw().stream().sorted(Comparator.comparingLong(MessageExt::getQueueOffset))
+        .toList();
+    Map<String, Long> perId = raw.stream()
+        .collect(Collectors.groupingBy(m -> m.getUserProperty(Envelope.MESSAGE_ID), Collectors.counting()));
+    perId.forEach((id, n) -> {
+      assertThat(n).as("deliveries of %s", id).isLessThanOrEqualTo(inFlight.contains(id) ? 2 : 1);
+    });
+    Map<String, List<String>> firstByKey = raw.stream().collect(Collectors.groupingBy(
+        m -> m.getUserProperty(Envelope.KEY), LinkedHashMap::new,
+        Collectors.mapping(m -> m.getUserProperty(Envelope.MESSAGE_ID), Collectors.toList())));
+    Map<String, String> keyOf = raw.stream().collect(Collectors.toMap(m -> m.getUserProperty(Envelope.MESSAGE_ID),
+        m -> m.getUserProperty(Envelope.KEY), (a, b) -> a));
+    firstByKey.forEach((key, ids) -> assertThat(ids.stream().distinct().toList()).as("first arrivals of key %s", key)
+        .containsExactlyElementsOf(all.stream().filter(id -> key.equals(keyOf.get(id))).toList()));
   }
 
   @Test
@@ -129,7 +163,10 @@ class OutageIT {
       execute(bed.ds, "ALTER ROLE " + role + " LOGIN");
       all.addAll(publish(bed, 10));
       assertNothingCountedAndAllDelivered(bed, all);
-      assertThat(relay.health().restarts()).as("the engine lost its walsender and was restarted").isPositive();
+      // either recovery path is the contract: the engine restarted by the relay (health().restarts() > 0) or
+      // Debezium reconnecting inside the engine (seen under load); the guarantee is the same, asserted here
+      await("the relay runs after the outage").atMost(Duration.ofSeconds(10)).until(() -> relay.health().running());
+      assertKeyOrderAndDuplicatesOnlyInFlight(bed, all, all.subList(0, 20));
       relay.dropSlot();
     }
   }
