@@ -40,6 +40,8 @@ import org.apache.pulsar.client.api.PulsarClient;
 import org.apache.pulsar.client.api.SubscriptionInitialPosition;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
@@ -78,6 +80,7 @@ class PulsarTxnBackendIT {
   }
 
   @Test
+  @Execution(ExecutionMode.CONCURRENT) // own schema, topics and group: the tests overlap
   void messagesPublishedAfterARolledBackSavepointAreNeverDelivered(EmbeddedPulsar pulsar) throws Exception {
     String topic = topic("savepoint");
     String a = MessageIds.shared().next();
@@ -114,6 +117,7 @@ class PulsarTxnBackendIT {
   }
 
   @Test
+  @Execution(ExecutionMode.CONCURRENT) // own schema, topics and group: the tests overlap
   void aSendPulsarRefusesIsAnInvalidMessageNotAnOutage(EmbeddedPulsar pulsar) throws Exception {
     String dead = topic("send-terminated");
     terminate(pulsar, dead);
@@ -133,6 +137,7 @@ class PulsarTxnBackendIT {
   }
 
   @Test
+  @Execution(ExecutionMode.CONCURRENT) // own schema, topics and group: the tests overlap
   void aTransactionPulsarRefusesIsParkedAfterItsAttemptsAndDoesNotBlockALaterOne(EmbeddedPulsar pulsar)
       throws Exception {
     String dead = topic("rec-terminated");
@@ -169,6 +174,7 @@ class PulsarTxnBackendIT {
   }
 
   @Test
+  @Execution(ExecutionMode.CONCURRENT) // own schema, topics and group: the tests overlap
   void twoInstancesRecoveringTheSameTimedOutTransactionsRepublishEachOnce(EmbeddedPulsar pulsar) throws Exception {
     String topic = topic("rec-race");
     String group = "g-" + UUID.randomUUID();
