@@ -1,5 +1,6 @@
 package io.converge.producer.schema;
 
+import static org.awaitility.Awaitility.await;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -11,9 +12,7 @@ import ch.qos.logback.core.read.ListAppender;
 import io.converge.producer.DatabaseUnavailableException;
 import java.sql.Connection;
 import java.time.Duration;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CompletableFuture;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import javax.sql.DataSource;
@@ -64,14 +63,18 @@ class MigrationsIT {
     PGSimpleDataSource db = (PGSimpleDataSource) pg.newSchema("frozen");
     db.setLoginTimeout(2); // shorter than the freeze, as a pool's timeout is shorter than an outage
     ListAppender<ILoggingEvent> log = capture();
-    ScheduledExecutorService thawer = Executors.newSingleThreadScheduledExecutor();
     pg.freeze();
+    // thawed once the first wait is logged (a login timed out against the frozen server), not after a fixed time
+    CompletableFuture<Void> thawer = CompletableFuture.runAsync(() -> {
+      await("the first wait logged").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+          .until(() -> logged(log, "(attempt 1, next in"));
+      pg.thaw();
+    });
     try {
-      thawer.schedule(pg::thaw, 8, TimeUnit.SECONDS);
       assertThat(Migrations.apply(db, "schematest")).isEqualTo(2);
     } finally {
       pg.thaw();
-      thawer.shutdownNow();
+      thawer.cancel(true);
       release(log);
     }
     assertThat(log.list).map(ILoggingEvent::getFormattedMessage)
@@ -107,6 +110,13 @@ class MigrationsIT {
     appender.start();
     ((Logger) LoggerFactory.getLogger(DatabaseWait.class)).addAppender(appender);
     return appender;
+  }
+
+  /** Whether {@code appender} holds a message containing {@code text} (read under the appender's own lock). */
+  static boolean logged(ListAppender<ILoggingEvent> appender, String text) {
+    synchronized (appender) {
+      return appender.list.stream().anyMatch(e -> e.getFormattedMessage().contains(text));
+    }
   }
 
   static void release(ListAppender<ILoggingEvent> appender) {

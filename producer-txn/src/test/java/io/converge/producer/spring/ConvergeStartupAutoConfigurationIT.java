@@ -1,5 +1,6 @@
 package io.converge.producer.spring;
 
+import static org.awaitility.Awaitility.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Logger;
@@ -8,9 +9,8 @@ import ch.qos.logback.core.read.ListAppender;
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.producer.DatabaseUnavailableException;
 import io.converge.producer.schema.DatabaseWait;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -42,14 +42,22 @@ class ConvergeStartupAutoConfigurationIT {
     log.start();
     Logger logger = (Logger) LoggerFactory.getLogger(DatabaseWait.class);
     logger.addAppender(log);
-    ScheduledExecutorService thawer = Executors.newSingleThreadScheduledExecutor();
     PG.freeze();
+    // thawed once the first wait is logged (a login timed out against the frozen server), not after a fixed time
+    CompletableFuture<Void> thawer = CompletableFuture.runAsync(() -> {
+      await("the first wait logged").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+          .until(() -> {
+            synchronized (log) { // the appender appends under its own lock
+              return log.list.stream().anyMatch(e -> e.getFormattedMessage().contains("(attempt 1, next in"));
+            }
+          });
+      PG.thaw();
+    });
     try {
-      thawer.schedule(PG::thaw, 8, TimeUnit.SECONDS);
       runner.run(ctx -> assertThat(ctx).hasNotFailed().hasSingleBean(DataSource.class));
     } finally {
       PG.thaw();
-      thawer.shutdownNow();
+      thawer.cancel(true);
       logger.detachAppender(log);
     }
     assertThat(log.list).map(ILoggingEvent::getFormattedMessage)
