@@ -37,8 +37,6 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -82,7 +80,6 @@ class SavepointSafetyIT {
    * that and returns. The unit must roll back as a whole: no row, no message, no committed log row.
    */
   @Test
-  @Execution(ExecutionMode.CONCURRENT) // own topic, group and rows: the recovery windows of the three overlap
   void aFailedSavepointRollbackCaughtByTheUnitRollsItBackAsAWhole() throws Exception {
     String topic = topic();
     TxnProducer p = producer(topic, failingSavepoints());
@@ -113,7 +110,6 @@ class SavepointSafetyIT {
    * must roll back as a whole, with A published before the savepoint.
    */
   @Test
-  @Execution(ExecutionMode.CONCURRENT) // own topic, group and rows: the recovery windows of the three overlap
   void aFailedNestedRollbackCaughtByTheOuterTransactionRollsItBackAsAWhole() throws Exception {
     String topic = topic();
     TxnProducer p = producer(topic, failingSavepoints());
@@ -151,7 +147,6 @@ class SavepointSafetyIT {
    * row); close() does not close the unit's connection, so the next unit commits normally.
    */
   @Test
-  @Execution(ExecutionMode.CONCURRENT) // own topic, group and rows: the recovery windows of the three overlap
   void callsThatEndTheUnitsTransactionAreRefused() throws Exception {
     String topic = topic();
     TxnProducer p = producer(topic, RocketMQBackend.nameServer(mq.nameServerAddress()));
