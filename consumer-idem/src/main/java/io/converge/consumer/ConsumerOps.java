@@ -34,10 +34,14 @@ public final class ConsumerOps {
   private static final String DISCARD = """
       UPDATE converge_dlq SET status = 'DISCARDED', resolved_at = ? WHERE id = ? AND status = 'PARKED'
       """;
-  // the reason keeps what it was; a held row follows its head, a marked one is already waiting
+  // the reason keeps what it was, once: a row whose re-drive failed ("marked for re-drive (was CODE: reason);
+  // re-drive failed: error") gets its first mark back, not a mark of the mark; a held row follows its head, a
+  // marked one is already waiting
   private static final String REDRIVE = """
-      UPDATE converge_dlq SET reason_code = 'REDRIVE', reason = 'marked for re-drive (was ' || reason_code || ': '
-             || reason || ')'
+      UPDATE converge_dlq SET reason_code = 'REDRIVE', reason = CASE
+               WHEN reason_code = 'REDRIVE_FAILED' AND strpos(reason, '; re-drive failed: ') > 0
+                 THEN left(reason, strpos(reason, '; re-drive failed: ') - 1)
+               ELSE 'marked for re-drive (was ' || reason_code || coalesce(': ' || reason, '') || ')' END
        WHERE id = ? AND status = 'PARKED' AND reason_code NOT IN ('HELD', 'REDRIVE')
       """;
   private static final String OPEN_TICKETS = """
@@ -95,8 +99,9 @@ public final class ConsumerOps {
   /**
    * Marks parked message {@code dlqId} for re-drive (a person fixed the cause): the running consumer of its
    * group runs it again through its handler within its release interval (default 5 s), as
-   * {@link IdempotentHandler#resume(long)} does, then the messages held behind it. A re-drive that fails leaves
-   * the row parked with reason code {@code REDRIVE_FAILED}.
+   * {@link IdempotentHandler#resume(long)} does, then the messages held behind it. A re-drive whose technical
+   * failure persists through the policy's attempts, or that fails for good, leaves the row parked with reason
+   * code {@code REDRIVE_FAILED} (its reason: the mark, then the failure); it can be marked again.
    *
    * @return false when it was not parked, is held behind another parked message, or is already marked
    */

@@ -29,7 +29,8 @@ import java.util.regex.Pattern;
  * entity type), the entity id, from, to, the new version, whether the target is final (has no outgoing
  * transition), and what caused it: inside an {@link IdempotentHandler} the consumer group and the message id
  * (and its tenant), otherwise the {@link Cause} passed, else nothing. {@link Builder#history(boolean) history(false)}
- * turns it off.
+ * turns it off. Without the table (the migration not applied) a transition fails with
+ * {@link StateHistoryMissingException}, which names the migration; the table is looked for once, at first use.
  *
  * <p>With JPA, call {@link #check} in the entity's state setter and let {@code @Version} do the
  * compare-and-swap; {@code check} has no connection, so it records nothing: call {@link #record} on the
@@ -96,6 +97,8 @@ public final class StateMachine<S extends Enum<S>> {
   private final String updateSql;
   /** The compare-and-swap and its history row in one statement; null without history. */
   private final String updateWithHistorySql;
+  // the history table was found once: not looked for again
+  private volatile boolean historyTableFound;
 
   private StateMachine(Builder<S> b) {
     this.entityType = b.entityType;
@@ -242,6 +245,7 @@ public final class StateMachine<S extends Enum<S>> {
    */
   public void record(Connection c, Object id, S from, S to, long newVersion, Cause cause) throws SQLException {
     check(id, from, to);
+    requireHistoryTable(c);
     try (PreparedStatement ps = c.prepareStatement(INSERT_HISTORY + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
       bindHistory(ps, 1, id, from, to, newVersion, cause);
       ps.executeUpdate();
@@ -255,6 +259,9 @@ public final class StateMachine<S extends Enum<S>> {
 
   private boolean compareAndSwap(Connection c, Object id, S from, long expectedVersion, S to, Cause cause)
       throws SQLException {
+    if (updateWithHistorySql != null) {
+      requireHistoryTable(c);
+    }
     try (PreparedStatement ps = c.prepareStatement(updateWithHistorySql != null ? updateWithHistorySql : updateSql)) {
       ps.setString(1, to.name());
       ps.setObject(2, id);
@@ -285,6 +292,25 @@ public final class StateMachine<S extends Enum<S>> {
     ps.setString(p++, c.cause());
     ps.setString(p++, c.messageId());
     ps.setBoolean(p, targets(to).isEmpty());
+  }
+
+  /**
+   * At first use (and until found): the history table must exist, else every transition would fail with the
+   * server's raw "relation does not exist".
+   */
+  private void requireHistoryTable(Connection c) throws SQLException {
+    if (historyTableFound) {
+      return;
+    }
+    try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+      ps.setString(1, HISTORY_TABLE);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next() || !rs.getBoolean(1)) {
+          throw new StateHistoryMissingException(entityType);
+        }
+      }
+    }
+    historyTableFound = true;
   }
 
   private StaleStateException stale(Connection c, Object id, S from, long expectedVersion) throws SQLException {

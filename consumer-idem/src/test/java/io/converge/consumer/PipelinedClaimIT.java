@@ -66,7 +66,9 @@ class PipelinedClaimIT {
   @Test
   void theHandlersStatementsSeeTheirParametersAndResultsAndADuplicateRunsNone() {
     List<String> echoed = new ArrayList<>();
+    AtomicInteger entered = new AtomicInteger();
     IdempotentHandler h = handler("stmts", (c, m) -> {
+      entered.incrementAndGet(); // code before the first statement: runs for a duplicate only when pipelined
       try (PreparedStatement ps = c.prepareStatement("SELECT ? || '-' || ?")) {
         ps.setString(1, m.envelopeMessageId());
         ps.setInt(2, 1);
@@ -92,7 +94,36 @@ class PipelinedClaimIT {
       assertThat(h.handle(message(id, null))).isEqualTo(Outcome.DUPLICATE);
     }
     assertThat(echoed).as("the first statement of a duplicate never ran").hasSize(2);
+    assertThat(entered).as("the claim travelled with the first statement: the handler was entered for each "
+        + "duplicate (a separate claim would have refused them before the handler)").hasValue(4);
     assertThat(effects(id)).isEqualTo(1);
+  }
+
+  @Test
+  void aHandlerThatRollsBackAndRetriesAfterARefusalCommitsNothing() {
+    List<Throwable> refusals = new ArrayList<>();
+    IdempotentHandler h = handler("retrying", (c, m) -> {
+      try {
+        Db.insertLedger(c, m);
+      } catch (SQLException refused) {
+        // a handler that retries on its own: rollback, run again, commit
+        refusals.add(refused);
+        try {
+          c.rollback();
+          Db.insertLedger(c, m);
+          c.commit();
+        } catch (SQLException again) {
+          refusals.add(again);
+          throw again;
+        }
+      }
+    });
+    String id = UUID.randomUUID().toString();
+    assertThat(h.handle(message(id, null))).isEqualTo(Outcome.PROCESSED);
+    assertThat(h.handle(message(id, null))).isEqualTo(Outcome.DUPLICATE);
+    assertThat(effects(id)).as("the duplicate's retry committed nothing").isEqualTo(1);
+    assertThat(refusals).hasSize(2).allSatisfy(e -> assertThat(e).isInstanceOf(ClaimRefusedException.class)
+        .satisfies(r -> assertThat(((ClaimRefusedException) r).outcome()).isEqualTo(Outcome.DUPLICATE)));
   }
 
   @Test

@@ -7,11 +7,22 @@ import io.converge.producer.schema.Migrations;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
+import org.slf4j.LoggerFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -50,13 +61,97 @@ class RedriveIT {
     assertThat(count(ds, "SELECT count(*) FROM converge_dlq WHERE id = " + dlqId
         + " AND status = 'PARKED' AND reason_code = 'REDRIVE_FAILED' AND reason LIKE '%ledger locked%'")).isOne();
     assertThat(handler.releaseHeld()).as("a failed re-drive is not retried on its own").isZero();
+    assertThat(ops.redrive(dlqId)).as("marked again, still failing").isTrue();
+    assertThat(handler.releaseHeld()).isZero();
+    String reason = string(ds, "SELECT reason FROM converge_dlq WHERE id = " + dlqId);
+    assertThat(reason).as("the original reason once, then the last failure: no mark of a mark")
+        .startsWith("marked for re-drive (was RETRIES_EXHAUSTED: ").contains("ledger locked");
+    assertThat(reason.split("\\(was ", -1)).hasSize(2);
+    assertThat(reason.split("; re-drive failed: ", -1)).hasSize(2);
 
     failing.set(false);
     assertThat(ops.redrive(dlqId)).as("marked again after the fix").isTrue();
     assertThat(handler.releaseHeld()).isEqualTo(2);
     assertThat(ran).containsExactly("charge-1", "charge-2");
-    assertThat(count(ds, "SELECT count(*) FROM converge_dlq WHERE status = 'RESUMED'")).isEqualTo(2);
+    assertThat(count(ds, "SELECT count(*) FROM converge_dlq WHERE status = 'RESUMED' AND consumer_group = 'billing'"))
+        .isEqualTo(2);
     assertThat(ops.redrive(dlqId)).as("no longer parked").isFalse();
+  }
+
+  @Test
+  void aTransientFailureIsRetriedWithTheBackoffBeforeTheReDriveCountsAsFailed(DataSource ds) throws Exception {
+    Migrations.apply(ds, "consumer");
+    AtomicInteger runs = new AtomicInteger();
+    AtomicInteger failFor = new AtomicInteger(1); // the first delivery's one attempt, then one re-drive attempt
+    IdempotentHandler parking = IdempotentHandler.builder().group("transient").dataSource(ds)
+        .policy(FailurePolicy.defaults().withMaxAttempts(1)).handler((c, m) -> {
+          throw new IllegalStateException("ledger locked");
+        }).build();
+    assertThat(parking.handle(message("t-1"))).isEqualTo(Outcome.DEAD_LETTERED);
+    IdempotentHandler handler = IdempotentHandler.builder().group("transient").dataSource(ds)
+        .policy(FailurePolicy.defaults().withMaxAttempts(3).withBackoff(Duration.ofMillis(1), Duration.ofMillis(2)))
+        .handler((c, m) -> {
+          runs.incrementAndGet();
+          if (failFor.getAndDecrement() > 0) {
+            throw new IllegalStateException("ledger briefly locked");
+          }
+        }).build();
+    long dlqId = count(ds, "SELECT id FROM converge_dlq WHERE message_id = 't-1'");
+    assertThat(ConsumerOps.of(ds).redrive(dlqId)).isTrue();
+    assertThat(handler.releaseHeld()).isOne();
+    assertThat(runs).hasValue(2);
+    assertThat(string(ds, "SELECT status FROM converge_dlq WHERE id = " + dlqId)).isEqualTo("RESUMED");
+  }
+
+  @Test
+  void twoInstancesReDriveAMarkedMessageOnceAndNeitherReportsAFalseFailure(DataSource ds) throws Exception {
+    Migrations.apply(ds, "consumer");
+    IdempotentHandler parking = IdempotentHandler.builder().group("racing").dataSource(ds)
+        .policy(FailurePolicy.defaults().withMaxAttempts(1)).handler((c, m) -> {
+          throw new IllegalStateException("ledger locked");
+        }).build();
+    assertThat(parking.handle(message("r-1"))).isEqualTo(Outcome.DEAD_LETTERED);
+    AtomicInteger runs = new AtomicInteger();
+    MessageHandler slow = (c, m) -> {
+      runs.incrementAndGet();
+      Thread.sleep(300); // holds the row while the other instance looks for marked rows
+    };
+    List<IdempotentHandler> instances = List.of(
+        IdempotentHandler.builder().group("racing").dataSource(ds).handler(slow).build(),
+        IdempotentHandler.builder().group("racing").dataSource(ds).handler(slow).build());
+    long dlqId = count(ds, "SELECT id FROM converge_dlq WHERE message_id = 'r-1'");
+    assertThat(ConsumerOps.of(ds).redrive(dlqId)).isTrue();
+
+    Logger logger = (Logger) LoggerFactory.getLogger("io.converge.consumer.internal.IdempotentHandlerImpl");
+    ListAppender<ILoggingEvent> logged = new ListAppender<>();
+    logged.start();
+    logger.addAppender(logged);
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    try {
+      CountDownLatch go = new CountDownLatch(1);
+      List<Future<Integer>> ran = new ArrayList<>();
+      for (IdempotentHandler instance : instances) {
+        ran.add(pool.submit(() -> {
+          go.await();
+          return instance.releaseHeld();
+        }));
+      }
+      go.countDown();
+      assertThat(ran.get(0).get(10, TimeUnit.SECONDS) + ran.get(1).get(10, TimeUnit.SECONDS)).isOne();
+    } finally {
+      pool.shutdownNow();
+      logger.detachAppender(logged);
+    }
+    assertThat(runs).hasValue(1);
+    assertThat(string(ds, "SELECT status FROM converge_dlq WHERE id = " + dlqId)).isEqualTo("RESUMED");
+    assertThat(logged.list).extracting(ILoggingEvent::getFormattedMessage)
+        .noneMatch(text -> text.contains("failed"));
+  }
+
+  private static String string(DataSource ds, String sql) throws Exception {
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+      return rs.next() ? rs.getString(1) : null;
+    }
   }
 
   private static IncomingMessage message(String id) {

@@ -4,6 +4,7 @@ import static io.converge.consumer.PaymentState.*;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.postgres.PostgresExtension;
 import io.converge.producer.Envelope;
 import io.converge.producer.schema.Migrations;
@@ -67,6 +68,30 @@ class StateMachineIT {
       throw new IllegalStateException(e);
     }
     return rows;
+  }
+
+  @Test
+  void withoutTheHistoryTableATransitionFailsWithATypedErrorNamingTheMigration() throws Exception {
+    DataSource bare = ConvergePostgres.shared().newSchema("nohistory"); // the consumer migration never applied
+    Db.exec(bare, "CREATE TABLE payment (id BIGINT PRIMARY KEY, state VARCHAR(16) NOT NULL, version BIGINT NOT NULL)");
+    Db.exec(bare, "INSERT INTO payment VALUES (1, 'CREATED', 0)");
+    StateMachine<PaymentState> machine = PaymentState.machine(StateMachine.ConflictPolicy.FAIL);
+    try (Connection c = bare.getConnection()) {
+      for (int i = 0; i < 2; i++) { // every use, not only the first
+        assertThatThrownBy(() -> machine.transition(c, 1L, CREATED, 0, AUTHORIZING))
+            .isInstanceOf(StateHistoryMissingException.class)
+            .hasMessageContaining("converge_state_transition")
+            .hasMessageContaining("Migrations.apply(dataSource, \"consumer\")")
+            .hasMessageContaining("history(false)");
+      }
+      assertThat(PaymentState.machine(StateMachine.ConflictPolicy.FAIL).recordsHistory()).isTrue();
+    }
+    assertThat(Db.string(bare, "SELECT state || '@' || version FROM payment WHERE id = 1")).isEqualTo("CREATED@0");
+    Migrations.apply(bare, "consumer"); // applied later: the same machine records from then on
+    try (Connection c = bare.getConnection()) {
+      assertThat(machine.transition(c, 1L, CREATED, 0, AUTHORIZING)).isEqualTo(1);
+    }
+    assertThat(Db.count(bare, "SELECT count(*) FROM converge_state_transition")).isOne();
   }
 
   @Test

@@ -187,25 +187,43 @@ final class ConsumerStore {
         group, messageId);
   }
 
-  /** The parked rows of a group that ops marked for re-drive ({@code ConsumerOps.redrive}), oldest first. */
-  private static final String REDRIVE_MARKED = """
+  /**
+   * The oldest parked row of a group that ops marked for re-drive ({@code ConsumerOps.redrive}) and that no other
+   * instance is re-driving: locked by this transaction, so concurrent instances take different rows.
+   */
+  private static final String LOCK_NEXT_MARKED = """
       SELECT id FROM converge_dlq
-       WHERE consumer_group = ? AND status = 'PARKED' AND reason_code = 'REDRIVE' ORDER BY id LIMIT ?
+       WHERE consumer_group = ? AND status = 'PARKED' AND reason_code = 'REDRIVE' AND id > ?
+       ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED
       """;
 
+  // the re-drive's mark ("marked for re-drive (was CODE: reason)") stays first, the failure follows it, so a
+  // second mark finds the original reason again (ConsumerOps.redrive) instead of nesting it
   private static final String REDRIVE_FAILED = """
-      UPDATE converge_dlq SET reason_code = 'REDRIVE_FAILED', reason = ?
+      UPDATE converge_dlq SET reason_code = 'REDRIVE_FAILED',
+             reason = coalesce(reason, 'marked for re-drive') || '; re-drive failed: ' || ?
        WHERE id = ? AND status = 'PARKED' AND reason_code = 'REDRIVE'
       """;
 
-  /** Up to {@code limit} ids of parked rows of {@code group} marked for re-drive, oldest first. */
-  static List<Long> redriveMarked(Connection c, String group, int limit) throws SQLException {
-    return ids(c, REDRIVE_MARKED, group, limit);
+  /**
+   * Locks the oldest row of {@code group} marked for re-drive with an id above {@code after} that no other
+   * transaction holds; 0 when there is none.
+   */
+  static long lockNextMarked(Connection c, String group, long after) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(LOCK_NEXT_MARKED)) {
+      bind(ps, group, after);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : 0;
+      }
+    }
   }
 
-  /** Marks re-drive row {@code dlqId} failed: it stays parked with {@code reason}. */
-  static void redriveFailed(Connection c, long dlqId, String reason) throws SQLException {
-    update(c, REDRIVE_FAILED, reason, dlqId);
+  /**
+   * Marks re-drive row {@code dlqId} failed: it stays parked, its reason followed by {@code failure}. False when
+   * the row was no longer marked (another instance re-drove it meanwhile).
+   */
+  static boolean redriveFailed(Connection c, long dlqId, String failure) throws SQLException {
+    return update(c, REDRIVE_FAILED, failure, dlqId) == 1;
   }
 
   /** Up to {@code limit} ids of held rows of {@code group} that head their key, oldest first. */

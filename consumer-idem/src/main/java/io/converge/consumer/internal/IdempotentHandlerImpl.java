@@ -16,7 +16,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -229,71 +228,98 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
 
   /**
    * Runs the parked messages of this group that ops marked for re-drive ({@code ConsumerOps.redrive}), oldest
-   * first, as {@link #resume} does; one that fails stays parked, marked {@code REDRIVE_FAILED} with the
-   * failure, and one that meets an outage stays marked and is tried again at the next round.
+   * first, as {@link #resume} does, each in a transaction that holds its row ({@code FOR UPDATE SKIP LOCKED}), so
+   * that instances running this concurrently take different rows. A technical failure is retried after the
+   * policy's backoff up to its attempts; one that persists, or a failure for good, leaves the row parked, marked
+   * {@code REDRIVE_FAILED} with the failure; one that meets an outage stays marked and is tried again at the
+   * next round.
    */
   private int redriveMarked() {
-    List<Long> ids;
-    try {
-      ids = tx.inTransaction(c -> ConsumerStore.redriveMarked(c, group, 100));
-    } catch (Exception e) {
-      throw new ConvergeException("Could not list the messages of group " + group + " marked for re-drive", e);
-    }
     int ran = 0;
-    for (long dlqId : ids) {
-      try {
-        resumeParked(dlqId);
-        ran++;
-      } catch (RuntimeException e) {
-        if (classifier.classify(e) == FailureKind.UNAVAILABLE) {
-          throw e;
-        }
-        String reason = abbreviate("re-drive failed: " + e, MAX_ERROR_TEXT);
+    long after = 0;
+    for (int rows = 0; rows < 100; rows++) {
+      long[] dlqId = {0};
+      Outcome outcome = null;
+      Exception failure = null;
+      for (int attempt = 1;; attempt++) {
+        long retried = dlqId[0];
+        long from = retried != 0 ? retried - 1 : after;
         try {
-          tx.inTransaction(c -> {
-            ConsumerStore.redriveFailed(c, dlqId, reason);
-            return null;
+          outcome = tx.inTransaction(c -> {
+            long locked = ConsumerStore.lockNextMarked(c, group, from);
+            if (locked == 0 || (retried != 0 && locked != retried)) {
+              return null; // none marked, or the retried one was taken by another instance
+            }
+            dlqId[0] = locked;
+            return resumeLocked(c, locked);
           });
-        } catch (Exception recording) {
-          throw new ConvergeException("Could not record the failed re-drive of converge_dlq.id " + dlqId, recording);
+          failure = null;
+          break;
+        } catch (Exception e) {
+          FailureKind kind = e instanceof NotResumableException ? FailureKind.BUSINESS : classifier.classify(e);
+          if (kind == FailureKind.UNAVAILABLE) {
+            throw e instanceof RuntimeException re ? re
+                : new ConvergeException("Re-drive of group " + group + " met an outage; the marks stay", e);
+          }
+          failure = e;
+          if (kind != FailureKind.TECHNICAL || attempt >= policy.maxAttempts()) {
+            break;
+          }
+          pause(policy.delay(attempt, ThreadLocalRandom.current().nextDouble()),
+              "Interrupted while backing off the re-drive of converge_dlq.id " + dlqId[0], null, e);
         }
-        log.warn("Re-drive of parked message converge_dlq.id={} of group {} failed; it stays parked: {}", dlqId, group,
-            e.toString());
       }
+      if (outcome == null && failure == null) {
+        if (dlqId[0] == 0) {
+          return ran; // nothing (more) marked that no other instance holds
+        }
+        after = Math.max(after, dlqId[0]);
+        continue;
+      }
+      if (failure == null) {
+        log.warn("Parked message converge_dlq.id={} of group {} re-driven: {}", dlqId[0], group, outcome);
+        ran++;
+      } else {
+        redriveFailed(dlqId[0], failure);
+      }
+      after = Math.max(after, dlqId[0]);
     }
     return ran;
   }
 
+  private void redriveFailed(long dlqId, Exception failure) {
+    if (dlqId == 0) {
+      throw new ConvergeException("Could not lock a message of group " + group + " marked for re-drive", failure);
+    }
+    String text = abbreviate(failure.toString(), MAX_ERROR_TEXT);
+    boolean marked;
+    try {
+      marked = tx.inTransaction(c -> ConsumerStore.redriveFailed(c, dlqId, text));
+    } catch (Exception recording) {
+      throw new ConvergeException("Could not record the failed re-drive of converge_dlq.id " + dlqId, recording);
+    }
+    if (marked) {
+      log.warn("Re-drive of parked message converge_dlq.id={} of group {} failed; it stays parked: {}", dlqId, group,
+          text);
+    } else {
+      log.debug("Re-drive of converge_dlq.id={} of group {} failed here but another instance settled it: {}", dlqId,
+          group, text);
+    }
+  }
+
+  /** A parked message that cannot be resumed as asked (held, behind an earlier one, not parked): no retry helps. */
+  static final class NotResumableException extends IllegalArgumentException {
+
+    private static final long serialVersionUID = 1L;
+
+    NotResumableException(String message) {
+      super(message);
+    }
+  }
+
   private Outcome resumeParked(long dlqId) {
     try {
-      Outcome outcome = tx.inTransaction(c -> {
-        if ("HELD".equals(ConsumerStore.reasonCode(c, dlqId, group))) {
-          throw new IllegalArgumentException("converge_dlq.id " + dlqId + " of group " + group
-              + " is held behind a parked message of its key: resume or discard that one, the held ones follow");
-        }
-        long earlier = ConsumerStore.earlierParked(c, dlqId, group);
-        if (earlier != 0) {
-          // two parked rows of one key (the concurrent listener, or a hold that failed and parked): resuming
-          // the later one first would apply it over the gap
-          throw new IllegalArgumentException("converge_dlq.id " + dlqId + " of group " + group
-              + " has an earlier parked message of its key, converge_dlq.id " + earlier
-              + ": resume or discard that one first");
-        }
-        IncomingMessage m = ConsumerStore.lockParked(c, dlqId, group);
-        if (m == null) {
-          throw new IllegalArgumentException("No parked message with converge_dlq.id " + dlqId + " for group " + group);
-        }
-        String id = ResolvedId.of(idResolver, m);
-        ConsumerStore.releaseParkedClaim(c, m.tenant(), group, id);
-        ConsumerStore.markResumed(c, dlqId, clock.instant());
-        if (!ConsumerStore.claim(c, m.tenant(), group, id, "PROCESSED", "resumed from converge_dlq " + dlqId, m.topic(),
-            clock.instant())) {
-          return Outcome.DUPLICATE;
-        }
-        ConsumerStore.clearAttempts(c, m.tenant(), group, id);
-        handler.handle(c, m);
-        return Outcome.PROCESSED;
-      });
+      Outcome outcome = tx.inTransaction(c -> resumeLocked(c, dlqId));
       log.warn("Parked message converge_dlq.id={} of group {} resumed: {}", dlqId, group, outcome);
       return outcome;
     } catch (RuntimeException e) {
@@ -302,6 +328,36 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
       throw new ConvergeException(
           "Resuming converge_dlq.id " + dlqId + " of group " + group + " failed; it stays parked", e);
     }
+  }
+
+  /** Runs parked row {@code dlqId} through the handler on {@code c}, which then holds the row. */
+  private Outcome resumeLocked(Connection c, long dlqId) throws Exception {
+    if ("HELD".equals(ConsumerStore.reasonCode(c, dlqId, group))) {
+      throw new NotResumableException("converge_dlq.id " + dlqId + " of group " + group
+          + " is held behind a parked message of its key: resume or discard that one, the held ones follow");
+    }
+    long earlier = ConsumerStore.earlierParked(c, dlqId, group);
+    if (earlier != 0) {
+      // two parked rows of one key (the concurrent listener, or a hold that failed and parked): resuming
+      // the later one first would apply it over the gap
+      throw new NotResumableException("converge_dlq.id " + dlqId + " of group " + group
+          + " has an earlier parked message of its key, converge_dlq.id " + earlier
+          + ": resume or discard that one first");
+    }
+    IncomingMessage m = ConsumerStore.lockParked(c, dlqId, group);
+    if (m == null) {
+      throw new NotResumableException("No parked message with converge_dlq.id " + dlqId + " for group " + group);
+    }
+    String id = ResolvedId.of(idResolver, m);
+    ConsumerStore.releaseParkedClaim(c, m.tenant(), group, id);
+    ConsumerStore.markResumed(c, dlqId, clock.instant());
+    if (!ConsumerStore.claim(c, m.tenant(), group, id, "PROCESSED", "resumed from converge_dlq " + dlqId, m.topic(),
+        clock.instant())) {
+      return Outcome.DUPLICATE;
+    }
+    ConsumerStore.clearAttempts(c, m.tenant(), group, id);
+    handler.handle(c, m);
+    return Outcome.PROCESSED;
   }
 
   private Outcome deadLetterWithoutId(IncomingMessage message, MissingMessageIdException e) {

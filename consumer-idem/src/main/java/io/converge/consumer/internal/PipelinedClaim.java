@@ -1,5 +1,6 @@
 package io.converge.consumer.internal;
 
+import io.converge.consumer.ClaimRefusedException;
 import io.converge.consumer.Outcome;
 import io.converge.producer.spi.PipelinedCommit;
 import java.lang.reflect.InvocationHandler;
@@ -25,8 +26,10 @@ import java.util.Set;
  * sends the claim alone, as does a handler that returns or throws before using it. The claim's
  * guarantee is the same as that of the separate claim: it is the first statement of the transaction,
  * a concurrent copy waits on its primary key and sees the winner. What changes is that the handler's
- * code before its first statement runs for a duplicate too. PostgreSQL's JDBC driver only; used by
- * one thread.
+ * code before its first statement runs for a duplicate too. After a refusal the connection and its
+ * statements refuse every call ({@link ClaimRefusedException}) but closing: a handler that catches the
+ * error, rolls back and runs again on its own must not commit an effect for a duplicate. PostgreSQL's
+ * JDBC driver only; used by one thread.
  */
 final class PipelinedClaim {
 
@@ -49,6 +52,8 @@ final class PipelinedClaim {
   // connection methods that neither touch the transaction nor hand out the raw connection
   private static final Set<String> LOCAL = Set.of("getAutoCommit", "isClosed", "toString", "hashCode", "equals",
       "isReadOnly", "getWarnings", "clearWarnings");
+  // the calls a refused connection or statement still answers
+  private static final Set<String> AFTER_REFUSAL = Set.of("close", "isClosed", "toString", "hashCode", "equals");
   // statement methods that read the results of the last execution
   private static final Set<String> RESULTS = Set.of("getResultSet", "getUpdateCount", "getLargeUpdateCount",
       "getMoreResults", "getWarnings", "clearWarnings", "getResultSetType", "getResultSetConcurrency");
@@ -153,9 +158,21 @@ final class PipelinedClaim {
     } else {
       return e;
     }
-    return new SQLException("Message " + messageId + " of group " + group + " is "
+    return refusedError(e);
+  }
+
+  private ClaimRefusedException refusedError(SQLException cause) {
+    return new ClaimRefusedException("Message " + messageId + " of group " + group + " is "
         + (refused == Outcome.DUPLICATE ? "a duplicate" : "held behind a parked message of its key")
-        + ": the handler's transaction is rolled back", "25P02", e);
+        + ": the handler's transaction is rolled back and its connection refuses every further call", messageId,
+        group, refused, cause);
+  }
+
+  /** After a refusal, every call but closing fails: nothing the handler does next may take effect. */
+  private void refuseAfterRefusal(String name) throws ClaimRefusedException {
+    if (refused != null && !AFTER_REFUSAL.contains(name)) {
+      throw refusedError(null);
+    }
   }
 
   private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
@@ -172,6 +189,7 @@ final class PipelinedClaim {
     @Override
     public Object invoke(Object self, Method method, Object[] args) throws Throwable {
       String name = method.getName();
+      refuseAfterRefusal(name);
       if (name.equals("unwrap") || name.equals("isWrapperFor")) {
         flush(); // the raw connection escapes: the claim goes first
         return PipelinedClaim.invoke(connection, method, args);
@@ -211,6 +229,7 @@ final class PipelinedClaim {
     public Object invoke(Object self, Method method, Object[] args) throws Throwable {
       String name = method.getName();
       int arity = args == null ? 0 : args.length;
+      refuseAfterRefusal(name);
       switch (name) {
         case "toString" :
           return "PipelinedClaim statement [" + sql + "]";

@@ -43,6 +43,8 @@ public final class PulsarTxnBackend implements TxnBackend {
   private static final Duration MAX_READY_AGE = Duration.ofSeconds(5);
   private final java.util.Queue<Prefetched> ready = new java.util.concurrent.ConcurrentLinkedQueue<>();
   private final java.util.concurrent.atomic.AtomicBoolean closing = new java.util.concurrent.atomic.AtomicBoolean();
+  /** The aborts of unused transactions under way: {@link #close} waits for them before closing the client. */
+  private final java.util.Set<CompletableFuture<Void>> aborts = ConcurrentHashMap.newKeySet();
 
   public PulsarTxnBackend(BackendContext context, PulsarSettings settings) {
     this.context = context;
@@ -120,6 +122,8 @@ public final class PulsarTxnBackend implements TxnBackend {
       } catch (InterruptedException e) {
         throw e;
       } catch (Exception e) {
+        // late or failed: aborted once it is open, not left to the broker's timeout
+        abortQuietly(p);
         LOG.debug("A Pulsar transaction opened ahead failed ({}); opening one now", e.toString());
       }
     }
@@ -160,12 +164,37 @@ public final class PulsarTxnBackend implements TxnBackend {
         .toNanos();
   }
 
-  private static void abortQuietly(Prefetched p) {
-    p.txn().thenCompose(Transaction::abort).whenComplete((v, e) -> {
-      if (e != null) {
-        LOG.debug("Abort of an unused Pulsar transaction failed ({}); it times out on the broker", e.toString());
+  /**
+   * Aborts an unused transaction once it is open, however late it opens; {@link #close} waits for these aborts,
+   * each at most the send timeout after it was asked for.
+   */
+  private void abortQuietly(Prefetched p) {
+    CompletableFuture<Void> abort = new CompletableFuture<>();
+    aborts.add(abort);
+    abort.orTimeout(settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS)
+        .whenComplete((v, e) -> aborts.remove(abort));
+    p.txn().whenComplete((txn, opening) -> {
+      if (txn == null) {
+        abort.complete(null); // never opened: nothing to abort
+        return;
       }
+      txn.abort().whenComplete((v, e) -> {
+        if (e != null) {
+          LOG.debug("Abort of an unused Pulsar transaction failed ({}); it times out on the broker", e.toString());
+        }
+        abort.complete(null);
+      });
     });
+  }
+
+  /** Tests: a transaction opened ahead, as {@link #openForUnit()} leaves them. */
+  void addReady(Prefetched p) {
+    ready.add(p);
+  }
+
+  /** Tests: the next transaction opened ahead, or null. */
+  Prefetched peekReady() {
+    return ready.peek();
   }
 
   /**
@@ -286,6 +315,16 @@ public final class PulsarTxnBackend implements TxnBackend {
     closing.set(true);
     for (Prefetched p; (p = ready.poll()) != null;) {
       abortQuietly(p);
+    }
+    try {
+      // each abort is bounded by the send timeout: the client must not close under them
+      CompletableFuture.allOf(aborts.toArray(new CompletableFuture<?>[0]))
+          .get(settings.sendTimeout().toMillis() + 1_000, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Exception e) {
+      LOG.debug("Backend of group {} closing with unused Pulsar transactions not aborted ({}); they time out on "
+          + "the broker", context.group(), e.toString());
     }
     try {
       java.util.concurrent.CompletableFuture

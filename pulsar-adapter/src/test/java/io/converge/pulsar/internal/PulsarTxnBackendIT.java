@@ -117,6 +117,37 @@ class PulsarTxnBackendIT {
   }
 
   @Test
+  void aTransactionOpenedAheadThatOpensTooLateIsAbortedAndCloseWaitsForTheAborts(EmbeddedPulsar pulsar)
+      throws Exception {
+    // a slack of 5 s (20 - 5 margin - 10 local): transactions are opened ahead; a unit waits 500 ms for one
+    PulsarSettings ahead = settings(pulsar).withTransactionTimeout(Duration.ofSeconds(20))
+        .withSendTimeout(Duration.ofMillis(500));
+    try (PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).enableTransaction(true)
+        .build()) {
+      Transaction late = client.newTransaction().withTransactionTimeout(20, TimeUnit.SECONDS).build()
+          .get(10, TimeUnit.SECONDS);
+      java.util.concurrent.CompletableFuture<Transaction> answer = new java.util.concurrent.CompletableFuture<>();
+      PulsarTxnBackend backend = new PulsarTxnBackend(context("g-" + UUID.randomUUID()), ahead);
+      PulsarTxnBackend.Prefetched next;
+      try {
+        backend.addReady(new PulsarTxnBackend.Prefetched(answer, Instant.now(), System.nanoTime()));
+        PulsarTxnBackend.Prefetched used = backend.openForUnit(); // the one ahead does not answer: its own
+        assertThat(used.txn()).isNotSameAs(answer);
+        answer.complete(late); // the coordinator answers after all: that transaction must not stay open
+        await().atMost(Duration.ofSeconds(5)).until(() -> late.getState() == Transaction.State.ABORTED);
+        used.transaction().abort().get(5, TimeUnit.SECONDS);
+        next = backend.peekReady();
+        assertThat(next).as("the unit opened the next one ahead").isNotNull();
+        next.txn().get(5, TimeUnit.SECONDS);
+      } finally {
+        backend.close();
+      }
+      assertThat(next.transaction().getState()).as("close returned after aborting the one opened ahead")
+          .isEqualTo(Transaction.State.ABORTED);
+    }
+  }
+
+  @Test
   @Execution(ExecutionMode.CONCURRENT) // own schema, topics and group: the tests overlap
   void aSendPulsarRefusesIsAnInvalidMessageNotAnOutage(EmbeddedPulsar pulsar) throws Exception {
     String dead = topic("send-terminated");

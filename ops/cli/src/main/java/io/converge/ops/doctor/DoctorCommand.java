@@ -23,7 +23,7 @@ import picocli.CommandLine.TypeConversionException;
  * {@code converge doctor}: checks a running deployment against what Converge needs and prints each check as PASS, WARN
  * or FAIL with its fix. Each system is checked only when its options are given: RocketMQ ({@code --namesrv}), Pulsar
  * ({@code --pulsar-url}, {@code --pulsar-admin-url}), PostgreSQL ({@code --jdbc-url}). Reads only. Exit 0 when every
- * check passed, 1 with warnings, 2 with failures or bad options.
+ * check passed, 1 with warnings, 2 with failures, bad options or a check that broke (its error printed).
  */
 @Command(name = "doctor", mixinStandardHelpOptions = true, sortOptions = false, description = "Checks a running deployment (RocketMQ, Pulsar, PostgreSQL) against what Converge needs: PASS, WARN or "
     + "FAIL with the fix for each check; exit 0, 1 (warnings) or 2 (failures). Checks only the systems given.")
@@ -96,6 +96,22 @@ public final class DoctorCommand implements Callable<Integer> {
       }
       out.flush();
     };
+    try {
+      check(print);
+    } catch (RuntimeException e) {
+      // a check that broke is a failure, not a warning: the deployment was not checked
+      err.println("doctor: FAIL: a check broke, the deployment is not fully checked: " + e);
+      e.printStackTrace(err);
+      err.flush();
+      counts.merge(Finding.Status.FAIL, 1, Integer::sum);
+    }
+    int warn = counts.getOrDefault(Finding.Status.WARN, 0);
+    int fail = counts.getOrDefault(Finding.Status.FAIL, 0);
+    out.printf("doctor: %d PASS, %d WARN, %d FAIL%n", counts.getOrDefault(Finding.Status.PASS, 0), warn, fail);
+    return fail > 0 ? 2 : warn > 0 ? 1 : 0;
+  }
+
+  private void check(java.util.function.Consumer<Finding> print) {
     if (nameServer != null) {
       new RocketMQDoctor(nameServer, new RocketMQRules.Producer(localTransactionTimeout, brokerCheckWindow,
           logRetention), topics, minQueues).run(print);
@@ -107,10 +123,6 @@ public final class DoctorCommand implements Callable<Integer> {
       new PostgresDoctor(dataSource(), maxSlotWalMb * 1024 * 1024, new LinkedHashSet<>(modules))
           .run(print);
     }
-    int warn = counts.getOrDefault(Finding.Status.WARN, 0);
-    int fail = counts.getOrDefault(Finding.Status.FAIL, 0);
-    out.printf("doctor: %d PASS, %d WARN, %d FAIL%n", counts.getOrDefault(Finding.Status.PASS, 0), warn, fail);
-    return fail > 0 ? 2 : warn > 0 ? 1 : 0;
   }
 
   private String problem() {

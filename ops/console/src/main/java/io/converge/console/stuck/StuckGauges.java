@@ -27,8 +27,9 @@ import org.slf4j.LoggerFactory;
  * schedule (every {@code refreshInterval}, default 30 s) by one thread, never per scrape; a gauge reads
  * {@code NaN} until the first refresh, and keeps its last value while the database fails (logged). With a
  * {@link StuckWebhook}, each refresh also notifies the webhook of every newly stuck item (once, across instances
- * and restarts) and retries the failed notifications that are due. Thread-safe; {@link #close} stops the
- * refresh and removes the gauges.
+ * and restarts) and retries the failed notifications that are due (the POSTs run on the webhook's own thread,
+ * never on the refresh thread). Thread-safe; {@link #close} stops the refresh, closes the webhook and removes the
+ * gauges.
  */
 public final class StuckGauges implements AutoCloseable {
 
@@ -124,7 +125,7 @@ public final class StuckGauges implements AutoCloseable {
     }
   }
 
-  /** Stops the refresh and removes the gauges. */
+  /** Stops the refresh, closes the webhook (if any) and removes the gauges. */
   @Override
   public synchronized void close() {
     if (scheduler != null) {
@@ -134,6 +135,9 @@ public final class StuckGauges implements AutoCloseable {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
+    }
+    if (webhook != null) {
+      webhook.close();
     }
     meters.forEach(registry::remove);
     meters.clear();

@@ -4,6 +4,7 @@ import io.converge.console.inspect.StuckItem;
 import io.converge.producer.DatabaseUnavailableException;
 import io.converge.producer.support.Backoff;
 import io.converge.producer.support.Require;
+import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -16,7 +17,12 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,28 +30,31 @@ import org.slf4j.LoggerFactory;
 /**
  * Tells a webhook about each newly stuck item, once: {@code POST} of a JSON object
  * ({@code {"kind","id","key","tenant","topic","since","ageSeconds","reason","details"}}) to the configured URL.
- * "Once" holds across restarts and across instances sharing the database: an item is claimed by
- * {@code INSERT ... ON CONFLICT DO NOTHING} into {@code converge_stuck_notified} (migration {@code stuck},
- * {@code Migrations.apply(ds, "stuck")}) before its POST, and only the instance that inserted it posts. A POST
- * that fails (no answer within the timeout, or a status other than 2xx) is retried with Converge's backoff
- * (doubling from {@code retryBase} up to {@code retryMax}, half random) by whichever instance finds it due, up
- * to {@code maxAttempts}; then it is given up, with an error log. A crash between a POST and its mark may repeat
- * that one call after the lease ({@code timeout} + 30 s). Thread-safe; {@link StuckGauges} calls it from its
- * refresh thread.
+ * "Once" holds across restarts and across instances sharing the database: {@link #notifyNew} records each item
+ * by {@code INSERT ... ON CONFLICT DO NOTHING} into {@code converge_stuck_notified} (migration {@code stuck},
+ * {@code Migrations.apply(ds, "stuck")}), and the POSTs run on the webhook's own thread (never the caller's):
+ * it leases one due row at a time ({@code FOR UPDATE SKIP LOCKED}, a lease of twice the timeout plus 10 s,
+ * longer than its POST may take), posts it and records the outcome, so no other instance can lease a row while
+ * its POST runs. A POST that fails (no answer within the timeout, or a status other than 2xx) is retried with
+ * Converge's backoff (doubling from {@code retryBase} up to {@code retryMax}, half random) by whichever instance
+ * finds it due, up to {@code maxAttempts}; then it is given up, with an error log. A crash between a POST and its
+ * mark may repeat that one call after the lease. Thread-safe; {@link StuckGauges} calls it from its refresh
+ * thread and closes it.
  */
-public final class StuckWebhook {
+public final class StuckWebhook implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(StuckWebhook.class);
 
-  private static final String CLAIM = """
+  private static final String RECORD = """
       INSERT INTO converge_stuck_notified (kind, item_id, payload, next_attempt_at)
-      VALUES (?, ?, ?, now() + CAST(? AS bigint) * interval '1 millisecond')
+      VALUES (?, ?, ?, now())
       ON CONFLICT DO NOTHING""";
-  private static final String CLAIM_DUE = """
+  // one row per lease: the lease outlasts its POST, so no other instance takes the row meanwhile
+  private static final String LEASE_ONE = """
       UPDATE converge_stuck_notified SET next_attempt_at = now() + CAST(? AS bigint) * interval '1 millisecond'
-       WHERE (kind, item_id) IN (SELECT kind, item_id FROM converge_stuck_notified
-                                  WHERE delivered_at IS NULL AND attempts < ? AND next_attempt_at <= now()
-                                  ORDER BY next_attempt_at LIMIT 100 FOR UPDATE SKIP LOCKED)
+       WHERE (kind, item_id) = (SELECT kind, item_id FROM converge_stuck_notified
+                                 WHERE delivered_at IS NULL AND attempts < ? AND next_attempt_at <= now()
+                                 ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED)
       RETURNING kind, item_id, payload, attempts""";
   private static final String DELIVERED = """
       UPDATE converge_stuck_notified SET delivered_at = now(), last_error = NULL WHERE kind = ? AND item_id = ?""";
@@ -60,6 +69,9 @@ public final class StuckWebhook {
   private final int maxAttempts;
   private final Backoff backoff;
   private final HttpClient http;
+  private final ExecutorService sender;
+  private final AtomicBoolean scheduled = new AtomicBoolean();
+  private volatile boolean closed;
 
   private StuckWebhook(Builder b) {
     this.dataSource = b.dataSource;
@@ -68,6 +80,11 @@ public final class StuckWebhook {
     this.maxAttempts = b.maxAttempts;
     this.backoff = new Backoff(b.retryBase, b.retryMax, () -> ThreadLocalRandom.current().nextDouble());
     this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(timeout).build();
+    this.sender = Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "converge-stuck-webhook");
+      t.setDaemon(true);
+      return t;
+    });
   }
 
   /** A builder; {@code dataSource} and {@code url} are required. */
@@ -81,78 +98,105 @@ public final class StuckWebhook {
   }
 
   /**
-   * Claims each of {@code items} not claimed before (by any instance) and posts it; then posts the claimed items
-   * whose retry is due.
+   * Records each of {@code items} not recorded before (by any instance) and has the webhook's thread post the
+   * recorded items that are due (these new ones, and the failed ones whose retry is due). Returns without
+   * waiting for the POSTs.
    *
-   * @return how many POSTs succeeded
+   * @return how many of {@code items} were recorded now (not known before)
    * @throws DatabaseUnavailableException when the database fails (a failing webhook is retried, never thrown)
    */
   public int notifyNew(List<StuckItem> items) {
-    int sent = 0;
-    try (Connection c = dataSource.getConnection()) {
-      c.setAutoCommit(true);
-      for (StuckItem item : items) {
-        String payload = json(item);
-        try (PreparedStatement ps = c.prepareStatement(CLAIM)) {
-          ps.setString(1, item.kind().slug());
-          ps.setString(2, item.id());
-          ps.setString(3, payload);
-          ps.setLong(4, lease().toMillis());
-          if (ps.executeUpdate() == 1 && post(c, item.kind().slug(), item.id(), payload, 0)) {
-            sent++;
+    int recorded = 0;
+    if (!items.isEmpty()) {
+      try (Connection c = dataSource.getConnection()) {
+        c.setAutoCommit(true);
+        try (PreparedStatement ps = c.prepareStatement(RECORD)) {
+          for (StuckItem item : items) {
+            ps.setString(1, item.kind().slug());
+            ps.setString(2, item.id());
+            ps.setString(3, json(item));
+            recorded += ps.executeUpdate();
           }
         }
+      } catch (SQLException e) {
+        throw new DatabaseUnavailableException("Could not record the stuck items notified to " + url, null, e);
       }
-      return sent + retryDue(c);
-    } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Could not record the stuck items notified to " + url, null, e);
     }
+    schedule();
+    return recorded;
   }
 
-  private int retryDue(Connection c) throws SQLException {
+  /**
+   * Posts the due items, each under a lease of its own, until none is due (or the webhook is closed); on the
+   * calling thread. {@link #notifyNew} has the webhook's thread call it.
+   *
+   * @return how many POSTs succeeded
+   * @throws DatabaseUnavailableException when the database fails
+   */
+  public int sendDue() {
     int sent = 0;
-    try (PreparedStatement ps = c.prepareStatement(CLAIM_DUE)) {
-      ps.setLong(1, lease().toMillis());
-      ps.setInt(2, maxAttempts);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          if (post(c, rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4))) {
-            sent++;
+    while (!closed && !Thread.currentThread().isInterrupted()) {
+      String[] row; // kind, id, payload, attempts
+      try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(LEASE_ONE)) {
+        c.setAutoCommit(true);
+        ps.setLong(1, lease().toMillis());
+        ps.setInt(2, maxAttempts);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (!rs.next()) {
+            return sent;
           }
+          row = new String[]{rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4)};
         }
+      } catch (SQLException e) {
+        throw new DatabaseUnavailableException("Could not lease the stuck items to notify to " + url, null, e);
+      }
+      if (post(row[0], row[1], row[2], Integer.parseInt(row[3]))) {
+        sent++;
       }
     }
     return sent;
   }
 
-  /** Posts one item and records the outcome; true when the webhook answered 2xx. */
-  private boolean post(Connection c, String kind, String id, String payload, int attemptsBefore) throws SQLException {
+  private void schedule() {
+    if (closed || !scheduled.compareAndSet(false, true)) {
+      return; // a pass is pending: it sees these rows too
+    }
+    try {
+      sender.execute(() -> {
+        scheduled.set(false); // a notice arriving from now on schedules another pass
+        try {
+          sendDue();
+        } catch (RuntimeException e) {
+          log.warn("Stuck items not notified to {} this time (retried at the next refresh): {}", url, e.toString());
+        }
+      });
+    } catch (RejectedExecutionException e) {
+      scheduled.set(false); // closed meanwhile
+    }
+  }
+
+  /** Posts one leased item and records the outcome; true when the webhook answered 2xx. */
+  private boolean post(String kind, String id, String payload, int attemptsBefore) {
     String error;
     try {
-      HttpResponse<Void> response = http.send(HttpRequest.newBuilder(url).timeout(timeout)
-          .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(payload)).build(),
-          HttpResponse.BodyHandlers.discarding());
-      if (response.statusCode() / 100 == 2) {
-        update(c, DELIVERED, kind, id);
-        log.debug("Stuck {} {} notified to {}", kind, id, url);
-        return true;
-      }
-      error = "HTTP " + response.statusCode();
+      int status = http.send(HttpRequest.newBuilder(url).timeout(timeout).header("Content-Type", "application/json")
+          .POST(HttpRequest.BodyPublishers.ofString(payload)).build(), HttpResponse.BodyHandlers.discarding())
+          .statusCode();
+      error = status / 100 == 2 ? null : "HTTP " + status;
     } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      error = "interrupted";
-    } catch (Exception e) {
+      Thread.currentThread().interrupt(); // closing: the row is posted again after its lease, no attempt counted
+      return false;
+    } catch (IOException | RuntimeException e) {
       error = e.toString();
+    }
+    if (error == null) {
+      record(true, null, 0, kind, id);
+      log.debug("Stuck {} {} notified to {}", kind, id, url);
+      return true;
     }
     int attempts = attemptsBefore + 1;
     Duration delay = backoff.delay(attempts);
-    try (PreparedStatement ps = c.prepareStatement(FAILED)) {
-      ps.setString(1, error);
-      ps.setLong(2, delay.toMillis());
-      ps.setString(3, kind);
-      ps.setString(4, id);
-      ps.executeUpdate();
-    }
+    record(false, error, delay.toMillis(), kind, id);
     if (attempts >= maxAttempts) {
       log.error("Gave up notifying stuck {} {} to {} after {} attempts: {}", kind, id, url, attempts, error);
     } else {
@@ -162,16 +206,41 @@ public final class StuckWebhook {
     return false;
   }
 
-  private Duration lease() {
-    return timeout.plusSeconds(30);
+  private void record(boolean delivered, String error, long delayMillis, String kind, String id) {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(delivered ? DELIVERED : FAILED)) {
+      c.setAutoCommit(true);
+      int i = 1;
+      if (!delivered) {
+        ps.setString(i++, error);
+        ps.setLong(i++, delayMillis);
+      }
+      ps.setString(i++, kind);
+      ps.setString(i, id);
+      ps.executeUpdate();
+    } catch (SQLException e) {
+      throw new DatabaseUnavailableException("Could not record the notification of stuck " + kind + " " + id + " to "
+          + url, null, e);
+    }
   }
 
-  private static void update(Connection c, String sql, String kind, String id) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql)) {
-      ps.setString(1, kind);
-      ps.setString(2, id);
-      ps.executeUpdate();
+  /**
+   * Stops the webhook's thread: a POST under way is interrupted, and waited for at most its timeout plus 1 s.
+   * Rows leased and not marked are posted again after their lease.
+   */
+  @Override
+  public void close() {
+    closed = true;
+    sender.shutdownNow();
+    try {
+      sender.awaitTermination(timeout.toMillis() + 1_000, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
+  }
+
+  private Duration lease() {
+    return timeout.multipliedBy(2).plusSeconds(10); // connect + answer timeouts, and the marks
   }
 
   /** The JSON object posted for {@code item}. */

@@ -1,0 +1,29 @@
+package io.converge.consumer;
+
+import io.converge.producer.ConvergeException;
+
+/**
+ * A {@link StateMachine} that records its history found no table {@value StateMachine#HISTORY_TABLE} on the
+ * connection's search path: the {@code consumer} migration was not applied. Nothing was written; apply the
+ * migration ({@code Migrations.apply(dataSource, "consumer")}) or build the machine with
+ * {@link StateMachine.Builder#history(boolean) history(false)}.
+ */
+public class StateHistoryMissingException extends ConvergeException {
+
+  private static final long serialVersionUID = 1L;
+
+  private final String machine;
+
+  /** Machine {@code machine} (its entity type) found no history table. */
+  public StateHistoryMissingException(String machine) {
+    super("State machine '" + machine + "' records its history in table " + StateMachine.HISTORY_TABLE
+        + ", which does not exist on this connection's search path: apply the consumer migration"
+        + " (Migrations.apply(dataSource, \"consumer\")) or build the machine with history(false)");
+    this.machine = machine;
+  }
+
+  /** The machine's entity type. */
+  public String machine() {
+    return machine;
+  }
+}

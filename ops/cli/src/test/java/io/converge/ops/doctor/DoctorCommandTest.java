@@ -1,0 +1,19 @@
+package io.converge.ops.doctor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.converge.ops.CliRun;
+import org.junit.jupiter.api.Test;
+
+/** {@code converge doctor} whose check breaks with an unexpected error: a failure (exit 2), the error printed. */
+class DoctorCommandTest {
+
+  @Test
+  void aCheckThatBreaksIsAFailureWithItsErrorPrinted() {
+    // a JDBC URL the PostgreSQL driver refuses to parse: the check throws before it can report a finding
+    CliRun run = CliRun.of("doctor", "--jdbc-url", "jdbc:notpostgres://db:5432/app", "--user", "ops");
+    assertThat(run.status()).as(run.err()).isEqualTo(2);
+    assertThat(run.err()).contains("doctor: FAIL").contains("jdbc:notpostgres://db:5432/app");
+    assertThat(run.out()).contains("1 FAIL");
+  }
+}
