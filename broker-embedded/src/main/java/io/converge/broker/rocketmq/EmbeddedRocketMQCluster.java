@@ -143,8 +143,8 @@ public final class EmbeddedRocketMQCluster implements AutoCloseable {
   }
 
   /**
-   * Creates {@code topic} with {@link Builder#queuesPerBroker} queues on every running master and waits
-   * until the name server routes it to each of them.
+   * Creates {@code topic} with {@link Builder#queuesPerBroker} queues on every running master (in controller mode
+   * on every running replica) and waits until the name server routes it to each master.
    */
   public void createTopic(String topic) {
     Objects.requireNonNull(topic, "topic");
@@ -155,9 +155,14 @@ public final class EmbeddedRocketMQCluster implements AutoCloseable {
           PermName.PERM_READ | PermName.PERM_WRITE);
       List<String> masters = new ArrayList<>();
       for (BrokerNode node : nodes.values()) {
-        if (node.isRunning() && isMaster(node)) {
+        boolean master = node.isRunning() && isMaster(node);
+        // controller mode: on every replica too, as the platform team must: a slave copies its master's topics
+        // only every few seconds, and a replica elected before that refuses the topic (TOPIC_NOT_EXIST)
+        if (master || (node.isRunning() && node.controllerMode())) {
           admin.getDefaultMQProducerImpl().getMqClientFactory().getMQClientAPIImpl()
               .createTopic(node.address(), TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC, config, 10_000);
+        }
+        if (master) {
           masters.add(node.brokerName());
         }
       }

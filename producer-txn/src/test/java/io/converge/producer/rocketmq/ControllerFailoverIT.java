@@ -13,11 +13,7 @@ import io.converge.producer.Envelope;
 import io.converge.producer.MessageIds;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -95,17 +91,19 @@ class ControllerFailoverIT {
           rolledBack.add(id);
         }
       }
-      List<String> inFlightCommit = ids(3);
-      List<String> inFlightRollback = ids(3);
+      List<String> inFlightCommit = FailoverUnits.ids(3);
+      List<String> inFlightRollback = FailoverUnits.ids(3);
       all.addAll(inFlightCommit);
       all.addAll(inFlightRollback);
       rolledBack.addAll(inFlightRollback);
       CountDownLatch prepared = new CountDownLatch(2);
       CountDownLatch killed = new CountDownLatch(1);
       ExecutorService open = Executors.newFixedThreadPool(2);
-      Future<String> commit = open.submit(() -> openUnit(producer, topic, inFlightCommit, prepared, killed, true));
-      Future<String> rollback = open.submit(() -> openUnit(producer, topic, inFlightRollback, prepared, killed,
-          false));
+      Future<String> commit = open
+          .submit(() -> FailoverUnits.openUnit(producer, topic, inFlightCommit, null, prepared, killed, true));
+      Future<String> rollback = open
+          .submit(() -> FailoverUnits.openUnit(producer, topic, inFlightRollback, null, prepared,
+              killed, false));
       assertThat(prepared.await(30, TimeUnit.SECONDS)).isTrue();
       long killedAt = System.nanoTime();
       cluster.kill(first);
@@ -205,56 +203,11 @@ class ControllerFailoverIT {
     });
   }
 
-  private static String openUnit(TxnProducer producer, String topic, List<String> ids, CountDownLatch prepared,
-      CountDownLatch killed, boolean commits) {
-    try {
-      producer.inTransaction(tx -> {
-        OrdersTable.insert(tx.connection(), ids.get(0));
-        for (String id : ids) {
-          tx.publish(OutgoingMessage.builder(topic).id(id).payload("in flight".getBytes(UTF_8)).build());
-        }
-        prepared.countDown();
-        killed.await(30, TimeUnit.SECONDS);
-        if (!commits) {
-          throw new IllegalStateException("the unit rolls back");
-        }
-        return null;
-      });
-      return "committed";
-    } catch (IllegalStateException e) {
-      return "rolled back";
-    }
-  }
-
-  private static List<String> ids(int n) {
-    List<String> ids = new ArrayList<>();
-    for (int i = 0; i < n; i++) {
-      ids.add(MessageIds.shared().next());
-    }
-    return ids;
-  }
-
   private static Set<String> committedOrders(Set<String> ids) throws Exception {
-    return outcome(ids, "COMMITTED");
+    return FailoverUnits.withOutcome(orders.db(), ids, "COMMITTED");
   }
 
   private static Set<String> fenced(List<String> ids) throws Exception {
-    return outcome(ids, "ROLLED_BACK");
-  }
-
-  private static Set<String> outcome(java.util.Collection<String> ids, String outcome) throws Exception {
-    Set<String> found = new HashSet<>();
-    try (Connection c = orders.db().getConnection();
-        PreparedStatement ps = c.prepareStatement(
-            "SELECT message_id FROM converge_txn_log WHERE outcome = ? AND message_id = ANY (?)")) {
-      ps.setString(1, outcome);
-      ps.setArray(2, c.createArrayOf("text", ids.toArray()));
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          found.add(rs.getString(1));
-        }
-      }
-    }
-    return found;
+    return FailoverUnits.withOutcome(orders.db(), ids, "ROLLED_BACK");
   }
 }
