@@ -20,11 +20,16 @@ final class PulsarSink implements MessageSink {
   private final List<Delivered> received = new CopyOnWriteArrayList<>();
 
   PulsarSink(String serviceUrl, String topic) {
+    this(serviceUrl, topic, "sink-" + UUID.randomUUID());
+  }
+
+  /** On subscription {@code subscription}: an existing one resumes where it stands (its backlog is kept). */
+  PulsarSink(String serviceUrl, String topic, String subscription) {
     try {
       this.client = PulsarClient.builder().serviceUrl(serviceUrl).build();
       this.consumer = client.newConsumer()
           .topic(topic)
-          .subscriptionName("sink-" + UUID.randomUUID())
+          .subscriptionName(subscription)
           .subscriptionInitialPosition(SubscriptionInitialPosition.Earliest)
           .messageListener((c, m) -> {
             received.add(new Delivered(m.getProperty(Envelope.MESSAGE_ID), m.getKey(), Map.copyOf(m.getProperties()),

@@ -69,7 +69,12 @@ final class BrokerNode {
     return config.getProperty("brokerName", "DEFAULT_BROKER");
   }
 
-  /** The broker id the file gives (0 for a master, more for a slave). */
+  /** Whether the file starts the broker in controller mode (the controller assigns its role and id). */
+  boolean controllerMode() {
+    return Boolean.parseBoolean(config.getProperty("enableControllerMode", "false"));
+  }
+
+  /** The broker id the file gives (0 for a master, more for a slave); not used in controller mode. */
   long brokerId() {
     return "SLAVE".equals(config.getProperty("brokerRole")) ? Long.parseLong(config.getProperty("brokerId", "1")) : 0;
   }

@@ -54,6 +54,10 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
+ * <p>Controller mode: {@link Builder#controller} starts a controller in this JVM from a controller file (as a
+ * group of one) before the brokers, and the brokers of files with {@code enableControllerMode=true} are
+ * given its address; the controller then elects each group's master ({@link #master(String)}).
+ *
  * <p>A broker JVM starts in a few seconds (the brokers of {@link #start()} together). Thread-safe.
  */
 public final class EmbeddedRocketMQCluster implements AutoCloseable {
@@ -69,6 +73,8 @@ public final class EmbeddedRocketMQCluster implements AutoCloseable {
   private final Map<String, BrokerNode> nodes = new LinkedHashMap<>();
   private final Set<String> topics = new CopyOnWriteArraySet<>();
   private final ReentrantLock lock = new ReentrantLock();
+  /** The controller of a controller-mode cluster; null without. */
+  private final ControllerNode controller;
   private NamesrvController nameServer;
   private int nameServerPort;
   private DefaultMQProducer admin;
@@ -78,6 +84,9 @@ public final class EmbeddedRocketMQCluster implements AutoCloseable {
     this.temporary = temporary;
     this.queuesPerBroker = b.queuesPerBroker;
     this.timing = Map.copyOf(b.timing);
+    this.controller = b.controllerFile == null ? null
+        : new ControllerNode(b.controllerFile, DeployConfig.load(b.controllerFile, DeployConfig.NAMESRV),
+            root.resolve("controller"));
     for (Map.Entry<String, Boolean> f : b.files.entrySet()) {
       String file = f.getKey();
       Properties p = DeployConfig.load(file, DeployConfig.BROKER);
@@ -109,6 +118,9 @@ public final class EmbeddedRocketMQCluster implements AutoCloseable {
       System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION));
       long t0 = System.nanoTime();
       nameServer = startNameServer();
+      if (controller != null) {
+        controller.start(Duration.ofSeconds(30));
+      }
       // the JVMs first, so that they start while the brokers of this JVM do
       nodes.values().stream().filter(n -> !n.inThisJvm()).forEach(n -> n.launch(overrides(n)));
       nodes.values().stream().filter(BrokerNode::inThisJvm).forEach(n -> n.launch(overrides(n)));
@@ -131,8 +143,8 @@ public final class EmbeddedRocketMQCluster implements AutoCloseable {
   }
 
   /**
-   * Creates {@code topic} with {@link Builder#queuesPerBroker} queues on every running master and waits
-   * until the name server routes it to each of them.
+   * Creates {@code topic} with {@link Builder#queuesPerBroker} queues on every running master (in controller mode
+   * on every running replica) and waits until the name server routes it to each master.
    */
   public void createTopic(String topic) {
     Objects.requireNonNull(topic, "topic");
@@ -143,9 +155,14 @@ public final class EmbeddedRocketMQCluster implements AutoCloseable {
           PermName.PERM_READ | PermName.PERM_WRITE);
       List<String> masters = new ArrayList<>();
       for (BrokerNode node : nodes.values()) {
-        if (node.isRunning() && node.brokerId() == MixAll.MASTER_ID) {
+        boolean master = node.isRunning() && isMaster(node);
+        // controller mode: on every replica too, as the platform team must: a slave copies its master's topics
+        // only every few seconds, and a replica elected before that refuses the topic (TOPIC_NOT_EXIST)
+        if (master || (node.isRunning() && node.controllerMode())) {
           admin.getDefaultMQProducerImpl().getMqClientFactory().getMQClientAPIImpl()
               .createTopic(node.address(), TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC, config, 10_000);
+        }
+        if (master) {
           masters.add(node.brokerName());
         }
       }
@@ -203,7 +220,7 @@ public final class EmbeddedRocketMQCluster implements AutoCloseable {
       n.launch(overrides(n));
       n.awaitStarted(START_TIMEOUT);
       awaitRegistered(n);
-      if (n.brokerId() == MixAll.MASTER_ID) {
+      if (isMaster(n)) {
         for (String topic : topics) {
           awaitRoute(topic, List.of(n.brokerName()));
         }
@@ -211,6 +228,17 @@ public final class EmbeddedRocketMQCluster implements AutoCloseable {
     } finally {
       lock.unlock();
     }
+  }
+
+  /**
+   * The node registered with the name server as the master of broker group {@code brokerName} now (in
+   * controller mode the controller elects it), or null when the group has none.
+   */
+  public String master(String brokerName) {
+    BrokerData data = nameServer.getRouteInfoManager().getAllClusterInfo().getBrokerAddrTable().get(brokerName);
+    String address = data == null ? null : data.getBrokerAddrs().get(MixAll.MASTER_ID);
+    return nodes.values().stream().filter(n -> n.address().equals(address)).map(BrokerNode::name).findFirst()
+        .orElse(null);
   }
 
   /** Whether broker {@code node} runs now. */
@@ -262,6 +290,9 @@ public final class EmbeddedRocketMQCluster implements AutoCloseable {
           break;
         }
       }
+      if (controller != null) {
+        controller.stop();
+      }
       if (nameServer != null) {
         BrokerLauncher.shutdown(nameServer);
         nameServer = null;
@@ -289,6 +320,9 @@ public final class EmbeddedRocketMQCluster implements AutoCloseable {
     o.put("storePathEpochFile", store.resolve("epochFileCheckpoint").toString());
     o.put("storePathBrokerIdentity", store.resolve("brokerIdentity").toString());
     o.put("storePathDLedgerCommitLog", store.resolve("dledger").toString());
+    if (node.controllerMode()) {
+      o.put("controllerAddr", requireController(node).address());
+    }
     o.putAll(timing);
     return o;
   }
@@ -326,8 +360,23 @@ public final class EmbeddedRocketMQCluster implements AutoCloseable {
     await("broker " + node.name() + " (" + node.address() + ") to register with the name server", () -> {
       BrokerData data = nameServer.getRouteInfoManager().getAllClusterInfo().getBrokerAddrTable()
           .get(node.brokerName());
-      return data != null && node.address().equals(data.getBrokerAddrs().get(node.brokerId()));
+      // in controller mode the controller assigns the id (the master registers as 0)
+      return data != null && (node.controllerMode() ? data.getBrokerAddrs().containsValue(node.address())
+          : node.address().equals(data.getBrokerAddrs().get(node.brokerId())));
     }, node);
+  }
+
+  /** Whether {@code node} is registered as its group's master now. */
+  private boolean isMaster(BrokerNode node) {
+    return node.name().equals(master(node.brokerName()));
+  }
+
+  private ControllerNode requireController(BrokerNode node) {
+    if (controller == null) {
+      throw new EmbeddedServerException("Broker " + node.name() + " is in controller mode: add a controller to"
+          + " the cluster (Builder.controller)");
+    }
+    return controller;
   }
 
   private void awaitRoute(String topic, List<String> brokerNames) {
@@ -374,6 +423,7 @@ public final class EmbeddedRocketMQCluster implements AutoCloseable {
     private final Map<String, Boolean> files = new LinkedHashMap<>();
     private final Map<String, String> timing = new LinkedHashMap<>();
     private Path storeDir;
+    private String controllerFile;
     private int queuesPerBroker = 4;
 
     private Builder() {
@@ -394,6 +444,16 @@ public final class EmbeddedRocketMQCluster implements AutoCloseable {
      */
     public Builder brokerInThisJvm(String file) {
       files.put(Objects.requireNonNull(file, "file"), true);
+      return this;
+    }
+
+    /**
+     * A controller in this JVM started from {@code file} (relative to {@code ops/deploy/rocketmq}, e.g.
+     * {@code controller/controller-n0.properties}) as a group of one; the brokers of files with
+     * {@code enableControllerMode=true} are given its address. Started before the brokers.
+     */
+    public Builder controller(String file) {
+      this.controllerFile = Objects.requireNonNull(file, "file");
       return this;
     }
 

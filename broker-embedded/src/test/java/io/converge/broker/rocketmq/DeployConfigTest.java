@@ -9,14 +9,14 @@ import java.util.Properties;
 import org.junit.jupiter.api.Test;
 
 /**
- * Every RocketMQ configuration of {@code ops/deploy/rocketmq} (including the controller-mode files no test
+ * Every RocketMQ configuration of {@code ops/deploy/rocketmq} (including those no test
  * starts) names only settings RocketMQ 5.4.0 has: RocketMQ would silently ignore a misspelt one.
  */
 class DeployConfigTest {
 
   static final List<String> BROKERS = List.of("2m/broker-a.properties", "2m/broker-b.properties",
       "2m-2s-sync/broker-a.properties", "2m-2s-sync/broker-a-s.properties", "2m-2s-sync/broker-b.properties",
-      "2m-2s-sync/broker-b-s.properties", "controller/broker-a-n0.properties");
+      "2m-2s-sync/broker-b-s.properties", "controller/broker-a-n0.properties", "controller/broker-a-n1.properties");
 
   @Test
   void everyFileNamesOnlySettingsOfRocketMQ() {

@@ -10,7 +10,6 @@ import java.util.function.Consumer;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendCallback;
 import org.apache.rocketmq.client.producer.SendResult;
-import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.common.message.Message;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,7 +35,9 @@ final class RocketMQClient {
     } catch (Exception e) {
       throw classify(r, e);
     }
-    stored(r, result);
+    if (!RocketMQErrors.acknowledged(result.getSendStatus())) {
+      throw notAcknowledged(r, result);
+    }
   }
 
   /**
@@ -48,8 +49,7 @@ final class RocketMQClient {
 
       @Override
       public void onSuccess(SendResult result) {
-        stored(r, result);
-        done.accept(null);
+        done.accept(RocketMQErrors.acknowledged(result.getSendStatus()) ? null : notAcknowledged(r, result));
       }
 
       @Override
@@ -71,11 +71,14 @@ final class RocketMQClient {
     return RocketMQMessages.toMessage(r.topic(), r.tag(), r.orderKey(), r.payload(), r.headers());
   }
 
-  private static void stored(OutboxRecord r, SendResult result) {
-    if (result.getSendStatus() != SendStatus.SEND_OK) {
-      // stored on the master; a flush or slave sync lagged
-      LOG.debug("Message {} stored with status {}", r.messageId(), result.getSendStatus());
-    }
+  /**
+   * A send the broker stored without acknowledging it (a flush or the synchronous slave lagged or missing):
+   * an outage, so the relay sends the record again after its backoff. The master may then hold it twice, the
+   * consumers absorb that; counting it as delivered could lose it with the master's machine.
+   */
+  private static RuntimeException notAcknowledged(OutboxRecord r, SendResult result) {
+    LOG.debug("Message {} stored with status {}: sent again", r.messageId(), result.getSendStatus());
+    return RocketMQErrors.notAcknowledged(result, "message", r.messageId(), r.topic());
   }
 
   /**

@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import org.apache.rocketmq.client.producer.LocalTransactionState;
 import org.apache.rocketmq.client.producer.SendResult;
-import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.client.producer.TransactionMQProducer;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageAccessor;
@@ -81,11 +80,10 @@ final class HalfMessageTransaction implements BackendTransaction {
     }
     context.metrics().sent(Duration.ofNanos(System.nanoTime() - start));
     Pending p = new Pending(msg, result, m.id(), m.topic(), attempt);
-    if (result.getSendStatus() != SendStatus.SEND_OK) {
+    if (!RocketMQErrors.acknowledged(result.getSendStatus())) {
       // a publish that failed is not part of the unit, even if the application goes on (savepoint)
       submit(p, LocalTransactionState.ROLLBACK_MESSAGE);
-      throw new BrokerUnavailableException(
-          "RocketMQ stored half message " + m.id() + " with status " + result.getSendStatus(), m.id(), null);
+      throw RocketMQErrors.notAcknowledged(result, "half message", m.id(), m.topic());
     }
     pending.add(p);
     CrashPoints.pass(CrashPoints.Point.AFTER_BROKER_PREPARE);

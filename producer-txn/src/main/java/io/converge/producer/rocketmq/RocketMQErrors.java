@@ -9,6 +9,8 @@ import org.apache.rocketmq.client.common.ClientErrorCode;
 import org.apache.rocketmq.client.exception.MQBrokerException;
 import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.SendResult;
+import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
 import org.apache.rocketmq.remoting.protocol.body.ClusterInfo;
 import org.apache.rocketmq.remoting.protocol.route.BrokerData;
@@ -28,6 +30,16 @@ import org.slf4j.LoggerFactory;
  *       connection errors, a busy broker, and no route while no broker is registered (all stopped or
  *       restarting) or the name servers cannot be asked.
  * </ul>
+ *
+ * <p>A send the broker answered with a status but {@code SEND_OK} ({@code FLUSH_DISK_TIMEOUT},
+ * {@code FLUSH_SLAVE_TIMEOUT}, {@code SLAVE_NOT_AVAILABLE}) is not acknowledged ({@link #acknowledged}): the
+ * master has the message, but not as durably as it is configured to keep it (fsync or the synchronous
+ * slave missing), so it is lost if the master's machine dies now. Every sender treats it as a failed send
+ * ({@link #notAcknowledged}, an outage): the half-message backend rolls the unit back, the outbox relay
+ * sends the record again later. A re-send may store the message twice; consumers are idempotent, a lost
+ * message cannot be repaired. An END has no such status: the broker answers {@code SUCCESS} for an END
+ * COMMIT whose message it stored with any of them ({@code EndTransactionProcessor} of 5.4), and any other
+ * answer means the END was not applied ({@link #endApplied}).
  *
  * <p>"No route" has one rule ({@link #noRoute}), whether a send reports it ({@link #isNoRoute}) or a
  * route fetch at start finds none. Converge-internal (see the package documentation). Stateless and
@@ -131,6 +143,42 @@ public final class RocketMQErrors {
   /** {@link #brokersRegistered(DefaultMQProducer, Duration)} within the producer's send timeout, asked lazily. */
   public static BooleanSupplier brokersRegistered(DefaultMQProducer producer) {
     return () -> brokersRegistered(producer, Duration.ofMillis(producer.getSendMsgTimeout()));
+  }
+
+  /**
+   * Whether a send answered {@code status} is acknowledged: only {@code SEND_OK}. Any other status (a flush
+   * or the synchronous slave lagged or missing) counts as a failed send, see the class documentation.
+   *
+   * @param status the send's status; not null
+   */
+  public static boolean acknowledged(SendStatus status) {
+    return status == SendStatus.SEND_OK;
+  }
+
+  /**
+   * The failure for a send the broker stored without acknowledging it ({@link #acknowledged} false): a
+   * {@link BrokerUnavailableException} naming the status, to be retried as an outage.
+   *
+   * @param result the send's result; not null
+   * @param what how to name the message in the error text, e.g. {@code "half message"}; not null
+   * @param messageId the message's id; may be null
+   * @param topic the topic it was sent to; not null
+   */
+  public static BrokerUnavailableException notAcknowledged(SendResult result, String what, String messageId,
+      String topic) {
+    return new BrokerUnavailableException("RocketMQ stored " + subject(what, messageId) + " on " + topic
+        + " with status " + result.getSendStatus() + " (on the master only, not flushed or replicated as configured):"
+        + " counted as a failed send", messageId, null);
+  }
+
+  /**
+   * Whether an END answered with {@code responseCode} was applied: only {@code SUCCESS}, which the broker
+   * also answers when it stored the committed message with a flush or slave status. Anything else
+   * ({@code SLAVE_NOT_AVAILABLE} from a slave, a busy or failing broker) leaves the half message to the
+   * check-back.
+   */
+  public static boolean endApplied(int responseCode) {
+    return responseCode == ResponseCode.SUCCESS;
   }
 
   private static String subject(String what, String messageId) {

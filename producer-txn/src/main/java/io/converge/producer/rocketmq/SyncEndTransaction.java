@@ -11,7 +11,6 @@ import org.apache.rocketmq.common.message.MessageId;
 import org.apache.rocketmq.common.sysflag.MessageSysFlag;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.remoting.protocol.RequestCode;
-import org.apache.rocketmq.remoting.protocol.ResponseCode;
 import org.apache.rocketmq.remoting.protocol.header.EndTransactionRequestHeader;
 
 /**
@@ -59,7 +58,7 @@ final class SyncEndTransaction {
     RemotingCommand request = RemotingCommand.createRequestCommand(RequestCode.END_TRANSACTION, header);
     RemotingCommand response = client.getMQClientAPIImpl().getRemotingClient()
         .invokeSync(brokerAddr, request, timeoutMillis);
-    if (response == null || response.getCode() != ResponseCode.SUCCESS) {
+    if (response == null || !RocketMQErrors.endApplied(response.getCode())) {
       throw new IllegalStateException("broker " + brokerName + " answered "
           + (response == null ? "nothing" : response.getCode() + " " + response.getRemark()));
     }

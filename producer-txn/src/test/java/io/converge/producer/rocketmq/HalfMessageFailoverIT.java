@@ -11,12 +11,8 @@ import io.converge.producer.Envelope;
 import io.converge.producer.MessageIds;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -315,24 +311,7 @@ class HalfMessageFailoverIT {
 
   private static String openUnit(TxnProducer producer, String topic, List<String> ids, List<String> keys,
       CountDownLatch prepared, CountDownLatch killed, boolean commits) {
-    try {
-      producer.inTransaction(tx -> {
-        OrdersTable.insert(tx.connection(), ids.get(0));
-        for (int i = 0; i < ids.size(); i++) {
-          tx.publish(OutgoingMessage.builder(topic).id(ids.get(i)).key(keys.get(i))
-              .payload("in flight".getBytes(UTF_8)).build());
-        }
-        prepared.countDown();
-        killed.await(30, TimeUnit.SECONDS);
-        if (!commits) {
-          throw new IllegalStateException("the unit rolls back");
-        }
-        return null;
-      });
-      return "committed";
-    } catch (IllegalStateException e) {
-      return "rolled back";
-    }
+    return FailoverUnits.openUnit(producer, topic, ids, keys, prepared, killed, commits);
   }
 
   /** Keys whose queue (hash modulo the 8 queues of the route, sorted by broker name) is on broker {@code index}. */
@@ -347,42 +326,15 @@ class HalfMessageFailoverIT {
   }
 
   private static List<String> ids(int n) {
-    List<String> ids = new ArrayList<>();
-    for (int i = 0; i < n; i++) {
-      ids.add(MessageIds.shared().next());
-    }
-    return ids;
+    return FailoverUnits.ids(n);
   }
 
   /** The ids among {@code ids} whose unit committed: their log row, written in the unit's transaction. */
   private static Set<String> committedOrders(Set<String> ids) throws Exception {
-    Set<String> committed = new HashSet<>();
-    try (Connection c = orders.db().getConnection();
-        PreparedStatement ps = c.prepareStatement(
-            "SELECT message_id FROM converge_txn_log WHERE outcome = 'COMMITTED' AND message_id = ANY (?)")) {
-      ps.setArray(1, c.createArrayOf("text", ids.toArray()));
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          committed.add(rs.getString(1));
-        }
-      }
-    }
-    return committed;
+    return FailoverUnits.withOutcome(orders.db(), ids, "COMMITTED");
   }
 
   private static Set<String> fenced(List<String> ids) throws Exception {
-    Set<String> fenced = new HashSet<>();
-    try (Connection c = orders.db().getConnection();
-        PreparedStatement ps = c.prepareStatement(
-            "SELECT message_id FROM converge_txn_log WHERE outcome = 'ROLLED_BACK' AND message_id = ANY (?)")) {
-      ps.setArray(1, c.createArrayOf("text", ids.toArray()));
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          fenced.add(rs.getString(1));
-        }
-      }
-    }
-    return fenced;
+    return FailoverUnits.withOutcome(orders.db(), ids, "ROLLED_BACK");
   }
-
 }

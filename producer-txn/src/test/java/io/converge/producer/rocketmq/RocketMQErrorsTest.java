@@ -10,6 +10,8 @@ import java.util.function.BooleanSupplier;
 import org.apache.rocketmq.client.common.ClientErrorCode;
 import org.apache.rocketmq.client.exception.MQBrokerException;
 import org.apache.rocketmq.client.exception.MQClientException;
+import org.apache.rocketmq.client.producer.SendResult;
+import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.remoting.exception.RemotingConnectException;
 import org.apache.rocketmq.remoting.exception.RemotingSendRequestException;
 import org.apache.rocketmq.remoting.exception.RemotingTimeoutException;
@@ -17,6 +19,7 @@ import org.apache.rocketmq.remoting.exception.RemotingTooMuchRequestException;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** The classification of each failure the backend and the sink meet, without servers. */
@@ -24,6 +27,32 @@ class RocketMQErrorsTest {
 
   private static final BooleanSupplier UP = () -> true;
   private static final BooleanSupplier DOWN = () -> false;
+
+  @ParameterizedTest
+  @EnumSource(SendStatus.class)
+  void onlySendOkIsAnAcknowledgedSend(SendStatus status) {
+    // FLUSH_DISK_TIMEOUT, FLUSH_SLAVE_TIMEOUT, SLAVE_NOT_AVAILABLE: on the master, not as durable as configured
+    assertThat(RocketMQErrors.acknowledged(status)).isEqualTo(status == SendStatus.SEND_OK);
+  }
+
+  @ParameterizedTest
+  @EnumSource(value = SendStatus.class, names = "SEND_OK", mode = EnumSource.Mode.EXCLUDE)
+  void aStoredButUnacknowledgedSendIsAnOutageNamingItsStatus(SendStatus status) {
+    SendResult result = new SendResult();
+    result.setSendStatus(status);
+    BrokerUnavailableException e = RocketMQErrors.notAcknowledged(result, "message", "m1", "t1");
+    assertThat(e).hasMessageContaining("m1").hasMessageContaining("t1").hasMessageContaining(status.name());
+    assertThat(e.messageId()).isEqualTo("m1");
+  }
+
+  @Test
+  void onlyASuccessAnswerAppliedAnEnd() {
+    assertThat(RocketMQErrors.endApplied(ResponseCode.SUCCESS)).isTrue();
+    for (int code : new int[]{ResponseCode.SLAVE_NOT_AVAILABLE, ResponseCode.FLUSH_DISK_TIMEOUT,
+        ResponseCode.FLUSH_SLAVE_TIMEOUT, ResponseCode.SYSTEM_BUSY, ResponseCode.SYSTEM_ERROR}) {
+      assertThat(RocketMQErrors.endApplied(code)).as("code %d", code).isFalse();
+    }
+  }
 
   @Test
   void aMessageTheClientFindsIllegalIsRefused() {
