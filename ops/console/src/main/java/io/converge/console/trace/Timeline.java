@@ -21,7 +21,8 @@ import javax.sql.DataSource;
 /**
  * A payment's timeline: for a business id (a {@code StateMachine} entity id, a message key), a message id or an
  * Idempotency-Key, everything Converge recorded about it, in time order: the Idempotency-Key row and its stored
- * response, state transitions ({@code converge_state_transition}), transaction-log rows and producer tickets,
+ * response, state transitions ({@code converge_state_transition}), transaction-log rows, RocketMQ ENDs that did not reach the broker and their check-backs
+ * ({@code converge_txn_end}) and producer tickets,
  * open Pulsar transactions, outbox rows (written, parked, published), consumers' failed attempts, dead letters,
  * tickets and dedup outcomes.
  *
