@@ -1,21 +1,24 @@
-package io.converge.console.inspect;
+package io.converge.ops.console;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
+import io.converge.console.inspect.Inspector;
 import io.converge.console.inspect.Inspector.Filter;
+import io.converge.console.inspect.StuckItem;
+import io.converge.console.inspect.StuckKind;
 import io.converge.console.trace.Timeline;
 import io.converge.console.trace.TimelineEvent;
 import io.converge.console.web.Console;
 import io.converge.console.web.ConsoleRequest;
 import io.converge.console.web.ConsoleResponse;
+import io.converge.ops.CliRun;
+import io.converge.ops.CliSchema;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.rocketmq.RocketMQBackend;
-import io.converge.producer.schema.Migrations;
 import io.converge.producer.spi.CrashPoints;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -34,7 +37,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * A RocketMQ unit whose END does not reach the broker, on the embedded broker and PostgreSQL: the unit commits,
  * its END COMMIT fails (the {@code BROKER_END} test hook throws on the group's END lane), and the broker's
  * check-back is held (the {@code CHECK_BACK} hook pauses the group's check-back thread). The console's page of
- * the kind, the {@link Inspector} and the trace show the unit waiting, with its age and reason; once the
+ * the kind, the {@link Inspector} and {@code converge trace} show the unit waiting, with its age and reason; once the
  * check-back is let through it answers COMMIT from the log, the message is delivered by the broker and the unit
  * leaves the list, its timeline saying how it was resolved. Nothing is written on the unit's path: the record
  * comes from the END lane and the check-back thread.
@@ -42,14 +45,15 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(RocketMQExtension.class)
 class RocketMQUnitsIT {
 
+  private static CliSchema db;
   private static DataSource ds;
   private static EmbeddedRocketMQ mq;
 
   @BeforeAll
-  static void setUp(EmbeddedRocketMQ server) {
+  static void setUp(EmbeddedRocketMQ server) throws Exception {
     mq = server;
-    ds = ConvergePostgres.shared().newSchema("rmqunits");
-    Migrations.apply(ds, "producer");
+    db = CliSchema.create("rmqunits", "producer");
+    ds = db.dataSource();
   }
 
   @AfterEach
@@ -99,7 +103,9 @@ class RocketMQUnitsIT {
           Map.of("minAge", "0s", "key", key), null));
       assertThat(page.status()).isEqualTo(200);
       assertThat(page.html()).contains(id).contains("END COMMIT failed").doesNotContain("resolve-txn-ticket");
-      assertThat(Timeline.of(ds).trace(key)).map(TimelineEvent::what).contains("END COMMIT did not reach the broker");
+      CliRun trace = db.run("trace", key);
+      assertThat(trace.status()).as(trace.err()).isZero();
+      assertThat(trace.out()).contains(id).contains("END COMMIT did not reach the broker");
 
       checkBack.countDown();
       await().atMost(Duration.ofSeconds(20)).until(() -> units(inspector, id).isEmpty());
