@@ -34,7 +34,8 @@ class CheckBackListenerIT {
     EndRecorder recorder = new EndRecorder(db, "g");
     CheckBackListener listener = new CheckBackListener(
         new BackendContext("g", db, log, Duration.ofSeconds(30), List.of(),
-            new MicrometerMetrics(registry, "g"), Clock.systemUTC()), recorder);
+            new MicrometerMetrics(registry, "g"), Clock.systemUTC()),
+        recorder);
     String id = MessageIds.shared().next();
     MessageExt msg = new MessageExt();
     msg.setTopic("t");
@@ -84,8 +85,9 @@ class CheckBackListenerIT {
   }
 
   private static String endRow(DataSource db, String id) throws java.sql.SQLException {
-    try (java.sql.Connection c = db.getConnection(); java.sql.PreparedStatement ps = c.prepareStatement(
-        "SELECT status, answer, checks, msg_key FROM converge_txn_end WHERE message_id = ?")) {
+    try (java.sql.Connection c = db.getConnection();
+        java.sql.PreparedStatement ps = c.prepareStatement(
+            "SELECT status, answer, checks, msg_key FROM converge_txn_end WHERE message_id = ?")) {
       ps.setString(1, id);
       try (java.sql.ResultSet rs = ps.executeQuery()) {
         return rs.next() ? rs.getString(1) + " " + rs.getString(2) + " " + rs.getInt(3) + " " + rs.getString(4) : null;
