@@ -34,8 +34,9 @@ import java.util.regex.Pattern;
  *
  * <p>With JPA, call {@link #check} in the entity's state setter and let {@code @Version} do the
  * compare-and-swap; {@code check} has no connection, so it records nothing: call {@link #record} on the
- * transaction's connection (e.g. Hibernate's {@code session.doWork}, or a {@code JdbcTemplate} joined to the
- * transaction) after the flush, so that the row commits or rolls back with the entity. Immutable and thread-safe.
+ * transaction's connection (in Spring, {@link io.converge.consumer.spring.TransitionHistory}; else Hibernate's
+ * {@code session.doWork}), so that the row commits or rolls back with the entity, and {@link #recordCreated} when
+ * the entity is inserted. Immutable and thread-safe.
  *
  * @param <S> the enum of states
  */
@@ -252,6 +253,20 @@ public final class StateMachine<S extends Enum<S>> {
     }
   }
 
+  /**
+   * Appends the history row of an entity's creation in state {@code initial} ({@code from} is null), on the
+   * connection of the transaction that inserts it: the first line of its timeline.
+   *
+   * @param version the entity's version as inserted (JPA's {@code @Version} starts at 0)
+   * @param cause what caused it; its null fields are taken from the running idempotent handler, if any
+   */
+  public void recordCreated(Connection c, Object id, S initial, long version, Cause cause) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(INSERT_HISTORY + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+      bindHistory(ps, 1, id, null, Objects.requireNonNull(initial, "initial"), version, cause);
+      ps.executeUpdate();
+    }
+  }
+
   /** True when the history is recorded (the default). */
   public boolean recordsHistory() {
     return updateWithHistorySql != null;
@@ -284,7 +299,7 @@ public final class StateMachine<S extends Enum<S>> {
     ps.setString(p++, entityType);
     ps.setString(p++, String.valueOf(id));
     ps.setString(p++, c.tenant());
-    ps.setString(p++, from.name());
+    ps.setString(p++, from == null ? null : from.name());
     ps.setString(p++, to.name());
     if (version != null) {
       ps.setLong(p++, version);

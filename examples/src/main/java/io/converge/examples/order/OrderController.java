@@ -8,6 +8,7 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
@@ -31,13 +32,16 @@ class OrderController {
   }
 
   @PostMapping("/orders")
-  ResponseEntity<Map<String, Object>> place(@RequestBody PlaceOrder body) {
+  ResponseEntity<Map<String, Object>> place(@RequestBody PlaceOrder body,
+      @RequestHeader(name = "Idempotency-Key", required = false) String idempotencyKey,
+      @RequestHeader(name = "X-Tenant-Id", required = false) String tenant) {
     if (body == null || blank(body.customerId()) || blank(body.sku()) || body.quantity() == null || body.quantity() < 1
         || body.amountCents() == null || body.amountCents() < 1) {
       return ResponseEntity.badRequest().body(Map.of("error", "invalid-order",
           "detail", "customerId, sku, quantity >= 1 and amountCents >= 1 are required, but were " + body));
     }
-    PurchaseOrder o = service.place(body.customerId(), body.sku(), body.quantity(), body.amountCents());
+    PurchaseOrder o = service.place(body.customerId(), body.sku(), body.quantity(), body.amountCents(),
+        idempotencyKey, tenant);
     return ResponseEntity.created(URI.create("/orders/" + o.getId())).body(view(o));
   }
 

@@ -2,6 +2,8 @@ package io.converge.examples.order;
 
 import io.converge.consumer.IdempotentConsumer;
 import io.converge.consumer.IncomingMessage;
+import io.converge.consumer.StateMachine;
+import io.converge.consumer.spring.TransitionHistory;
 import io.converge.examples.events.EventCodec;
 import io.converge.examples.events.Events.PaymentFailed;
 import io.converge.examples.events.Events.PaymentSucceeded;
@@ -25,9 +27,11 @@ class OrderOutcomes {
   private final EventCodec codec;
   private final Clock clock;
   private final SagaMetrics metrics;
+  private final TransitionHistory history;
 
-  OrderOutcomes(OrderRepository orders, EventCodec codec, Clock clock, SagaMetrics metrics) {
+  OrderOutcomes(OrderRepository orders, EventCodec codec, Clock clock, SagaMetrics metrics, TransitionHistory history) {
     this.clock = clock;
+    this.history = history;
     this.metrics = metrics;
     this.orders = orders;
     this.codec = codec;
@@ -54,7 +58,11 @@ class OrderOutcomes {
     PurchaseOrder o = orders.findById(orderId)
         .orElseThrow(
             () -> new IllegalStateException("No order " + orderId + " (its outcome " + to + " arrived first?)"));
+    OrderState from = o.getState();
     if (o.moveTo(to, reason, clock.instant())) {
+      // the row commits with the entity's @Version update at the flush, in this handler's dedup transaction;
+      // its cause is the consumer group and the message id
+      history.transition(OrderState.MACHINE, orderId, from, to, o.getVersion() + 1, StateMachine.Cause.NONE);
       metrics.ended(o, to);
       log.debug("order {} is {}", orderId, to);
     }

@@ -1,8 +1,11 @@
 package io.converge.examples.order;
 
+import io.converge.consumer.spring.TransitionHistory;
 import io.converge.examples.events.ServiceCommons;
+import javax.sql.DataSource;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 
 /**
@@ -13,6 +16,12 @@ import org.springframework.context.annotation.Import;
 @SpringBootApplication
 @Import(ServiceCommons.class)
 public class OrderServiceApp {
+
+  /** The orders' transitions, recorded in the transaction that makes them ({@code converge_state_transition}). */
+  @Bean
+  TransitionHistory transitionHistory(DataSource dataSource) {
+    return TransitionHistory.of(dataSource);
+  }
 
   /** Runs the service alone, against the servers named in its configuration. */
   public static void main(String[] args) {

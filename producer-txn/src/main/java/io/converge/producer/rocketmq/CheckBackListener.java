@@ -2,6 +2,7 @@ package io.converge.producer.rocketmq;
 
 import io.converge.producer.Envelope;
 import io.converge.producer.spi.BackendContext;
+import io.converge.producer.spi.CrashPoints;
 import io.converge.producer.spi.TxnLog;
 import java.time.Duration;
 import org.apache.rocketmq.client.producer.LocalTransactionState;
@@ -20,9 +21,11 @@ final class CheckBackListener implements TransactionListener {
   private static final Logger LOG = LoggerFactory.getLogger(CheckBackListener.class);
 
   private final BackendContext context;
+  private final EndRecorder recorder;
 
-  CheckBackListener(BackendContext context) {
+  CheckBackListener(BackendContext context, EndRecorder recorder) {
     this.context = context;
+    this.recorder = recorder;
   }
 
   /** Not used: Converge sends half messages itself and ends them after the DB commit. */
@@ -40,6 +43,7 @@ final class CheckBackListener implements TransactionListener {
       context.metrics().checkBack("UNKNOWN");
       return LocalTransactionState.UNKNOW;
     }
+    CrashPoints.pass(CrashPoints.Point.CHECK_BACK);
     Duration age = age(msg);
     TxnLog.Outcome outcome = context.log().resolve(id, msg.getUserProperty(HalfMessageTransaction.ATTEMPT),
         context.group(), msg.getTopic(), age,
@@ -53,9 +57,28 @@ final class CheckBackListener implements TransactionListener {
       context.metrics().checkBackPastRetention();
     }
     LOG.debug("Check-back of message {} (age {}) in group {}: {}", id, age, context.group(), answer);
+    record(msg, id, outcome, age);
     context.metrics().checkBack(outcome == TxnLog.Outcome.COMMITTED ? "COMMIT"
         : outcome == TxnLog.Outcome.ROLLED_BACK ? "ROLLBACK" : "UNKNOWN");
     return answer;
+  }
+
+  /**
+   * Records the check-back (the broker checks only half messages without an END): COMMIT or ROLLBACK resolves
+   * its row, UNKNOWN leaves it waiting; past the retention the ticket already says it.
+   */
+  private void record(MessageExt msg, String id, TxnLog.Outcome outcome, Duration age) {
+    if (outcome == TxnLog.Outcome.PAST_RETENTION) {
+      return;
+    }
+    String answer = outcome == TxnLog.Outcome.COMMITTED ? "COMMIT"
+        : outcome == TxnLog.Outcome.ROLLED_BACK ? "ROLLBACK" : "UNKNOWN";
+    String reason = outcome == TxnLog.Outcome.UNKNOWN
+        ? "no END yet, and the check-back found no log row: its unit has not committed (younger than the local"
+            + " transaction timeout), or the log could not be read"
+        : "no END reached the broker (a crash after the DB commit, or an END lost): found by its check-back";
+    recorder.checkedBack(HalfMessageTransaction.half(msg, id, msg.getUserProperty(HalfMessageTransaction.ATTEMPT)),
+        answer, reason, context.clock().instant().minus(age));
   }
 
   /** Since the message was created: its envelope's creation time, or the half message's born time if older. */

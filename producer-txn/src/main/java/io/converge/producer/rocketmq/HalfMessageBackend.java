@@ -25,10 +25,12 @@ final class HalfMessageBackend implements TxnBackend {
   private final ExecutorService checkExecutor;
   private final SyncEndTransaction ender;
   private final EndLanes lanes;
+  private final EndRecorder recorder;
 
   HalfMessageBackend(BackendContext context, String nameServer, Duration sendTimeout, int checkThreads) {
     this.context = context;
     this.lanes = new EndLanes(context.group(), END_LANES, 10_000, context.metrics());
+    this.recorder = new EndRecorder(context.dataSource(), context.group());
     this.checkExecutor = new ThreadPoolExecutor(checkThreads, checkThreads, 60, TimeUnit.SECONDS,
         new LinkedBlockingQueue<>(2000), r -> {
           Thread t = new Thread(r, "converge-checkback-" + context.group());
@@ -38,9 +40,10 @@ final class HalfMessageBackend implements TxnBackend {
     try {
       // one client instance per producer: its heartbeat registers this group's check-back listener
       this.producer = RocketMQClients.startTransactional(nameServer, context.group(), sendTimeout, 1,
-          new CheckBackListener(context), checkExecutor);
+          new CheckBackListener(context, recorder), checkExecutor);
     } catch (RuntimeException e) {
       lanes.close();
+      recorder.close();
       checkExecutor.shutdownNow();
       throw e;
     }
@@ -82,13 +85,14 @@ final class HalfMessageBackend implements TxnBackend {
 
   @Override
   public BackendTransaction begin() {
-    return new HalfMessageTransaction(producer, ender, lanes, context);
+    return new HalfMessageTransaction(producer, ender, lanes, recorder, context);
   }
 
   @Override
   public void close() {
     lanes.close(); // let submitted ENDs reach the broker; what is left, the check-back resolves
     producer.shutdown();
+    recorder.close(); // after the lanes: the ENDs that failed at close are recorded
     checkExecutor.shutdownNow();
   }
 }

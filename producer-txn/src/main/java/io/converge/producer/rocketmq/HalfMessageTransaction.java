@@ -1,6 +1,7 @@
 package io.converge.producer.rocketmq;
 
 import io.converge.producer.BrokerUnavailableException;
+import io.converge.producer.Envelope;
 import io.converge.producer.InvalidMessageException;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.spi.BackendContext;
@@ -38,14 +39,16 @@ final class HalfMessageTransaction implements BackendTransaction {
   private final TransactionMQProducer producer;
   private final SyncEndTransaction ender;
   private final EndLanes lanes;
+  private final EndRecorder recorder;
   private final BackendContext context;
   private final List<Pending> pending = new ArrayList<>();
 
   HalfMessageTransaction(TransactionMQProducer producer, SyncEndTransaction ender, EndLanes lanes,
-      BackendContext context) {
+      EndRecorder recorder, BackendContext context) {
     this.producer = producer;
     this.ender = ender;
     this.lanes = lanes;
+    this.recorder = recorder;
     this.context = context;
   }
 
@@ -144,19 +147,38 @@ final class HalfMessageTransaction implements BackendTransaction {
   private void submit(Pending p, LocalTransactionState state) {
     if (!lanes.submit(p.result().getMessageQueue().hashCode(), () -> endNow(p, state))) {
       LOG.debug("END {} of half message {} dropped (lane full); the check-back will resolve it", state, p.id());
+      notDelivered(p, state, "END " + name(state) + " dropped: its END lane was full (the broker was slow)");
     }
   }
 
   private void endNow(Pending p, LocalTransactionState state) {
     try {
+      CrashPoints.pass(CrashPoints.Point.BROKER_END);
       ender.end(p.message(), p.result(), state);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       LOG.warn("Interrupted ending half message {} with {}; the check-back will resolve it", p.id(), state);
+      notDelivered(p, state, "END " + name(state) + " interrupted (the producer was closing)");
     } catch (Exception e) {
       LOG.warn("Could not end half message {} with {} ({}); the check-back will resolve it", p.id(), state,
           e.toString());
+      notDelivered(p, state, "END " + name(state) + " failed: " + e);
     }
+  }
+
+  // off the unit's path: a dropped END only queues its record, a failed one runs on its END lane
+  private void notDelivered(Pending p, LocalTransactionState state, String reason) {
+    recorder.notDelivered(half(p.message(), p.id(), p.attempt()), name(state), reason, context.clock().instant());
+  }
+
+  /** The row's names of half message {@code msg}: its key and tenant are its envelope's. */
+  static EndRecorder.Half half(Message msg, String id, String attempt) {
+    return new EndRecorder.Half(id, msg.getTopic(), msg.getUserProperty(Envelope.KEY),
+        msg.getUserProperty(Envelope.TENANT), attempt);
+  }
+
+  private static String name(LocalTransactionState state) {
+    return state == LocalTransactionState.COMMIT_MESSAGE ? "COMMIT" : "ROLLBACK";
   }
 
   /** A half message the broker stored, and what its log row needs. */

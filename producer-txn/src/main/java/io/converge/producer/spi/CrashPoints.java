@@ -20,7 +20,14 @@ public final class CrashPoints {
      */
     BEFORE_DB_COMMIT,
     /** The DB committed; the broker commit (END COMMIT, Pulsar commit) is next. */
-    AFTER_DB_COMMIT
+    AFTER_DB_COMMIT,
+    /**
+     * RocketMQ: an END (COMMIT or ROLLBACK) is about to be sent, on its END lane (not the unit's thread); a hook
+     * that throws here makes the END fail.
+     */
+    BROKER_END,
+    /** RocketMQ: a check-back is about to be answered from the log, on the check-back thread; a hook may pause it. */
+    CHECK_BACK
   }
 
   private static volatile Consumer<Point> hook;

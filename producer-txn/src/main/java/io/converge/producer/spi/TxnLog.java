@@ -254,16 +254,22 @@ public final class TxnLog {
   }
 
   /**
-   * Deletes the rows of producer group {@code group} older than the retention, in batches of
+   * Deletes the rows of producer group {@code group} older than the retention (and its records of ENDs that did
+   * not arrive, {@code converge_txn_end}), in batches of
    * {@code batchSize} rows, each batch its own short transaction (no long lock, no DELETE storm).
    * Other groups' rows are theirs to purge: their retention may be longer.
    *
    * @return the number of rows deleted
    */
   public long purge(String group, int batchSize) {
-    return BatchPurger.of(dataSource, "converge_txn_log", "created_at").keyedBy("message_id").oldestFirst()
+    long log = BatchPurger.of(dataSource, "converge_txn_log", "created_at").keyedBy("message_id").oldestFirst()
         .where("producer_group = ?")
         .purge("the transaction log of group " + group, Cutoff.olderThan(retention), batchSize, Long.MAX_VALUE, n -> {
+        }, group);
+    // the records of ENDs that did not arrive (RocketMQ), kept as long as the log
+    return log + BatchPurger.of(dataSource, "converge_txn_end", "created_at").keyedBy("message_id").oldestFirst()
+        .where("producer_group = ?")
+        .purge("the END records of group " + group, Cutoff.olderThan(retention), batchSize, Long.MAX_VALUE, n -> {
         }, group);
   }
 

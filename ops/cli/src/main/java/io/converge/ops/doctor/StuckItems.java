@@ -37,7 +37,8 @@ final class StuckItems {
 
   private static String fix(StuckKind kind) {
     return switch (kind) {
-      case ROCKETMQ_UNIT -> "converge txn tickets, then deliver or discard each and converge txn resolve MESSAGE_ID";
+      case ROCKETMQ_UNIT -> "waiting for a check-back: check that a producer of the group runs; tickets: converge txn"
+          + " tickets, then deliver or discard each and converge txn resolve MESSAGE_ID";
       case PULSAR_TXN -> "check pulsar.coordinators and that a producer of the group runs (its recovery re-publishes "
           + "them after their transaction timeout)";
       case PULSAR_RECOVERY -> "converge pulsar parked, fix the reason, then converge pulsar resume ID";

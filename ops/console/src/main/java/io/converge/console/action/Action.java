@@ -77,9 +77,14 @@ public enum Action {
   }
 
   /**
-   * The target of the action for an item of its kind: the order key of a parked outbox row, the id otherwise.
+   * The target of the action for an item of its kind: the order key of a parked outbox row, the id otherwise;
+   * null when the item has none (a RocketMQ unit waiting for its check-back is no ticket: the check-back
+   * resolves it).
    */
   public String target(io.converge.console.inspect.StuckItem item) {
+    if (this == RESOLVE_TXN_TICKET && item.details().containsKey("END")) {
+      return null;
+    }
     return this == RESUME_OUTBOX_KEY ? item.key() : item.id();
   }
 

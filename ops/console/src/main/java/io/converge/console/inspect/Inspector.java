@@ -2,18 +2,16 @@ package io.converge.console.inspect;
 
 import io.converge.console.inspect.internal.KindQueries;
 import io.converge.console.inspect.internal.KindQueries.Source;
+import io.converge.console.internal.Rows;
 import io.converge.producer.DatabaseUnavailableException;
 import io.converge.producer.support.Require;
-import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import javax.sql.DataSource;
 
@@ -116,7 +114,6 @@ public final class Inspector {
              (extract(epoch FROM now() - min(since)) * 1000)::bigint
         FROM (%s) s
       """;
-  private static final String TABLE_EXISTS = "SELECT to_regclass(?) IS NOT NULL";
 
   private final DataSource dataSource;
   private final StuckThresholds thresholds;
@@ -150,7 +147,7 @@ public final class Inspector {
     Source source = KindQueries.of(kind);
     Duration minAge = filter.minAge() != null ? filter.minAge() : thresholds.of(kind);
     try (Connection c = dataSource.getConnection()) {
-      if (!exists(c, source.table())) {
+      if (!Rows.exists(c, source.table())) {
         return List.of();
       }
       try (PreparedStatement ps = c.prepareStatement(LIST.formatted(source.sql()))) {
@@ -167,7 +164,7 @@ public final class Inspector {
             items.add(new StuckItem(kind, rs.getString("id"), rs.getString("item_key"), rs.getString("tenant"),
                 rs.getString("topic"), rs.getTimestamp("since").toInstant(),
                 Duration.ofMillis(Math.max(0, rs.getLong("age_ms"))), rs.getString("reason"),
-                details(rs.getArray("details"))));
+                Rows.details(rs.getArray("details"), false)));
           }
         }
         return items;
@@ -192,7 +189,7 @@ public final class Inspector {
     Source source = KindQueries.of(kind);
     Duration threshold = thresholds.of(kind);
     try (Connection c = dataSource.getConnection()) {
-      if (!exists(c, source.table())) {
+      if (!Rows.exists(c, source.table())) {
         return new Summary(kind, 0, 0, null, threshold);
       }
       try (PreparedStatement ps = c.prepareStatement(SUMMARY.formatted(source.sql()))) {
@@ -210,25 +207,4 @@ public final class Inspector {
     }
   }
 
-  private static boolean exists(Connection c, String table) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(TABLE_EXISTS)) {
-      ps.setString(1, table);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getBoolean(1);
-      }
-    }
-  }
-
-  private static Map<String, String> details(Array array) throws SQLException {
-    Map<String, String> details = new LinkedHashMap<>();
-    if (array == null) {
-      return details;
-    }
-    Object[] values = (Object[]) array.getArray();
-    for (int i = 0; i + 1 < values.length; i += 2) {
-      details.put(String.valueOf(values[i]), values[i + 1] == null ? "" : String.valueOf(values[i + 1]));
-    }
-    return details;
-  }
 }

@@ -7,12 +7,14 @@ package io.converge.console.inspect;
 public enum StuckKind {
 
   /**
-   * RocketMQ: a half message the check-back could not decide (prepared longer ago than the transaction log's
-   * retention, no row): it waits for a person in {@code converge_txn_ticket}. A unit whose END is merely late
-   * is a half message on the broker, answered by the check-back from the log within its window: the database
-   * does not see it (count {@code txn.ends.dropped}).
+   * RocketMQ: a unit whose END did not reach the broker, waiting for its check-back ({@code converge_txn_end}:
+   * the producer records an END it dropped or that failed, and every check-back, off the unit's path), and a
+   * half message the check-back could not decide (prepared longer ago than the transaction log's retention, no
+   * row): it waits for a person in {@code converge_txn_ticket}. A unit whose producer crashed between its DB
+   * commit and its END is seen at its first check-back only.
    */
-  ROCKETMQ_UNIT("RocketMQ units", "half messages waiting for a decision (check-back past the log retention)"),
+  ROCKETMQ_UNIT("RocketMQ units",
+      "units waiting for their END or check-back, and half messages past the log retention"),
   /** Pulsar: a transaction recorded with its unit, whose Pulsar commit is not confirmed yet ({@code converge_pulsar_txn}). */
   PULSAR_TXN("Pulsar transactions", "open transactions, not yet confirmed by Pulsar or the recovery scan"),
   /** Pulsar: a transaction recovery parked after Pulsar kept refusing its re-publish. */

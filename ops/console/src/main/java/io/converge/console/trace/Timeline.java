@@ -2,6 +2,7 @@ package io.converge.console.trace;
 
 import io.converge.console.trace.internal.TraceQueries;
 import io.converge.console.trace.internal.TraceQueries.Source;
+import io.converge.console.internal.Rows;
 import io.converge.producer.DatabaseUnavailableException;
 import io.converge.producer.support.Require;
 import java.sql.Array;
@@ -11,10 +12,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import javax.sql.DataSource;
@@ -22,7 +21,8 @@ import javax.sql.DataSource;
 /**
  * A payment's timeline: for a business id (a {@code StateMachine} entity id, a message key), a message id or an
  * Idempotency-Key, everything Converge recorded about it, in time order: the Idempotency-Key row and its stored
- * response, state transitions ({@code converge_state_transition}), transaction-log rows and producer tickets,
+ * response, state transitions ({@code converge_state_transition}), transaction-log rows, RocketMQ ENDs that did not reach the broker and their check-backs
+ * ({@code converge_txn_end}) and producer tickets,
  * open Pulsar transactions, outbox rows (written, parked, published), consumers' failed attempts, dead letters,
  * tickets and dedup outcomes.
  *
@@ -43,8 +43,6 @@ public final class Timeline {
    * transition -> that one's entities.
    */
   static final int HOPS = 3;
-
-  private static final String TABLE_EXISTS = "SELECT to_regclass(?) IS NOT NULL";
 
   private final DataSource dataSource;
 
@@ -69,7 +67,7 @@ public final class Timeline {
       Set<String> ids = related(c, id.trim());
       List<TimelineEvent> events = new ArrayList<>();
       for (Source source : TraceQueries.EVENTS) {
-        if (exists(c, source.table())) {
+        if (Rows.exists(c, source.table())) {
           events.addAll(query(c, source, ids));
         }
       }
@@ -87,7 +85,7 @@ public final class Timeline {
     Set<String> frontier = Set.of(id);
     List<Source> sources = new ArrayList<>();
     for (Source source : TraceQueries.RELATED) {
-      if (exists(c, source.table())) {
+      if (Rows.exists(c, source.table())) {
         sources.add(source);
       }
     }
@@ -117,7 +115,7 @@ public final class Timeline {
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           events.add(new TimelineEvent(rs.getTimestamp("at").toInstant(), source.table(), rs.getString("subject"),
-              rs.getString("what"), details(rs.getArray("details"))));
+              rs.getString("what"), Rows.details(rs.getArray("details"), true)));
         }
       }
     }
@@ -132,28 +130,4 @@ public final class Timeline {
     }
   }
 
-  private static boolean exists(Connection c, String table) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(TABLE_EXISTS)) {
-      ps.setString(1, table);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getBoolean(1);
-      }
-    }
-  }
-
-  /** Name/value pairs; a null value is left out. */
-  private static Map<String, String> details(Array array) throws SQLException {
-    Map<String, String> details = new LinkedHashMap<>();
-    if (array == null) {
-      return details;
-    }
-    Object[] values = (Object[]) array.getArray();
-    for (int i = 0; i + 1 < values.length; i += 2) {
-      if (values[i + 1] != null) {
-        details.put(String.valueOf(values[i]), String.valueOf(values[i + 1]));
-      }
-    }
-    return details;
-  }
 }

@@ -37,7 +37,19 @@ public final class KindQueries {
   private static final Map<StuckKind, Source> SOURCES = new EnumMap<>(StuckKind.class);
 
   static {
-    SOURCES.put(StuckKind.ROCKETMQ_UNIT, new Source("converge_txn_ticket", """
+    // a ticket's message (past the retention) may have a waiting row too: the ticket says more
+    SOURCES.put(StuckKind.ROCKETMQ_UNIT, new Source("converge_txn_end", """
+        SELECT e.message_id AS id, e.msg_key AS item_key, e.tenant, e.topic, e.since,
+               e.reason || CASE WHEN e.checks > 0
+                                THEN '; ' || e.checks || ' check-back(s), the last answered ' || e.answer
+                                ELSE '; waiting for the broker''s check-back' END AS reason,
+               ARRAY['group', e.producer_group, 'message id', e.message_id,
+                     'END', coalesce(e.end_state, 'unknown'), 'checks', e.checks::text,
+                     'last check', coalesce(e.last_check_at::text, '-'), 'attempt', coalesce(e.attempt, '')] AS details
+          FROM converge_txn_end e
+         WHERE e.status = 'WAITING'
+           AND NOT EXISTS (SELECT 1 FROM converge_txn_ticket t WHERE t.message_id = e.message_id AND t.status = 'OPEN')
+        UNION ALL
         SELECT message_id AS id, NULL::text AS item_key, NULL::text AS tenant, topic, created_at AS since,
                kind || ': ' || reason AS reason,
                ARRAY['group', producer_group, 'message id', message_id, 'checks', checks::text,
