@@ -48,7 +48,18 @@ public final class ServiceProcess {
     }
     List<ConfigurableApplicationContext> contexts = new ArrayList<>();
     for (Map.Entry<String, Map<String, String>> s : services.entrySet()) {
-      ConfigurableApplicationContext ctx = SagaServices.run(s.getKey(), s.getValue());
+      ConfigurableApplicationContext ctx;
+      try {
+        ctx = SagaServices.run(s.getKey(), s.getValue());
+      } catch (RuntimeException e) {
+        // a service that cannot start ends the process (the others' threads would keep it alive): the parent sees
+        // the exit at once and may start it again, as a supervisor does
+        e.printStackTrace();
+        System.out.println("FAILED " + s.getKey() + ": " + e);
+        contexts.forEach(ConfigurableApplicationContext::close);
+        System.exit(1);
+        return;
+      }
       contexts.add(ctx);
       System.out.println("PORT " + s.getKey() + " " + ctx.getEnvironment().getProperty("local.server.port", "none"));
     }

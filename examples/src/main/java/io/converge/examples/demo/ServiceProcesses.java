@@ -31,6 +31,8 @@ public final class ServiceProcesses implements Services {
       List.of("account", "notification"));
 
   private static final Duration START_TIMEOUT = Duration.ofMinutes(3);
+  /** How often a process that exits while it starts is launched, within {@link #START_TIMEOUT}. */
+  private static final int START_ATTEMPTS = 3;
 
   private final Path dir;
   private final Topics topics;
@@ -38,6 +40,7 @@ public final class ServiceProcesses implements Services {
   private final Map<Integer, List<String>> args = new LinkedHashMap<>();
   private final Map<Integer, Process> processes = new ConcurrentHashMap<>();
   private final Map<Integer, Path> logs = new ConcurrentHashMap<>();
+  private final Map<Integer, Map<String, String>> extras = new ConcurrentHashMap<>();
   private final Map<String, Integer> ports = new LinkedHashMap<>();
   private int incarnation;
 
@@ -104,6 +107,7 @@ public final class ServiceProcesses implements Services {
   }
 
   private synchronized void launch(int group, Map<String, String> extra) throws IOException {
+    extras.put(group, extra);
     int n = ++incarnation;
     String label = String.join("+", GROUPS.get(group));
     List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
@@ -118,12 +122,20 @@ public final class ServiceProcesses implements Services {
 
   private void awaitReady(int group) throws IOException, InterruptedException {
     long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-    Process p = processes.get(group);
-    Path log = logs.get(group);
+    int attempts = 1;
     while (true) {
+      Process p = processes.get(group);
+      Path log = logs.get(group);
       boolean exited = !p.isAlive();
       if (Files.exists(log) && Files.readAllLines(log).contains("READY")) {
         return;
+      }
+      if (exited && attempts < START_ATTEMPTS && System.nanoTime() < deadline) {
+        // a start that failed (e.g. a broker call timed out on a loaded machine) is tried again, as a supervisor
+        // restarts a crashed process; its log stays next to the next incarnation's
+        attempts++;
+        launch(group, extras.getOrDefault(group, Map.of()));
+        continue;
       }
       if (exited || System.nanoTime() > deadline) {
         p.destroyForcibly();
