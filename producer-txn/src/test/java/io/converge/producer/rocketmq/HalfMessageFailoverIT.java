@@ -13,6 +13,7 @@ import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
