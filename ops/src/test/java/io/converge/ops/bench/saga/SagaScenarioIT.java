@@ -15,11 +15,11 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@code saga-e2e-rocketmq} end to end on the embedded servers: 40 orders (the fewest that reach
- * payment, refusal for stock and compensation, see the examples' DemoIT) placed by 4 workers, each
+ * payment, refusal for stock and compensation, see the examples' DemoOutageIT) placed by 4 workers, each
  * awaited until PAID or CANCELED with its latency recorded, and closing reconciles them with the demo's
  * invariants (it throws when one fails).
  */
-@org.junit.jupiter.api.condition.EnabledIfSystemProperty(named = "converge.long", matches = "true", disabledReason = "a command, not in the suite (five Spring Boot services for a bench scenario; DemoIT covers the"
+@org.junit.jupiter.api.condition.EnabledIfSystemProperty(named = "converge.long", matches = "true", disabledReason = "a command, not in the suite (five Spring Boot services for a bench scenario; DemoOutageIT covers the"
     + " saga's reconciliation in the suite): run it with -Dconverge.long=true")
 class SagaScenarioIT {
 
