@@ -9,7 +9,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Producer metrics in a Micrometer registry (needs {@code io.micrometer:micrometer-core}), tagged with
- * the producer group: {@code txn.checkbacks} (tag {@code answer}), {@code txn.checkbacks.past-retention}, {@code txn.ends.dropped}, {@code txn.pending} (messages
+ * the producer group: {@code txn.checkbacks} (tag {@code answer}), {@code txn.checkbacks.past-retention}, {@code txn.ends.dropped},
+ * {@code txn.end-records.lost}, {@code txn.pending} (messages
  * published whose transaction has not ended) and {@code txn.send.latency}. Thread-safe.
  */
 public final class MicrometerMetrics implements ProducerMetrics {
@@ -19,6 +20,7 @@ public final class MicrometerMetrics implements ProducerMetrics {
   private final Counter unknown;
   private final Counter pastRetention;
   private final Counter endsDropped;
+  private final Counter endRecordsLost;
   private final AtomicInteger pending = new AtomicInteger();
   private final Timer send;
 
@@ -33,6 +35,9 @@ public final class MicrometerMetrics implements ProducerMetrics {
         .tag("group", group).register(registry);
     this.endsDropped = Counter.builder("txn.ends.dropped")
         .description("ENDs dropped because the broker was too slow; the check-back resolves their messages")
+        .tag("group", group).register(registry);
+    this.endRecordsLost = Counter.builder("txn.end-records.lost")
+        .description("records of converge_txn_end lost (recorder full or closed, write failed); messages unaffected")
         .tag("group", group).register(registry);
     registry.gauge("txn.pending", java.util.List.of(io.micrometer.core.instrument.Tag.of("group", group)), pending);
     this.send = Timer.builder("txn.send.latency").description("time of one send to the broker").tag("group", group)
@@ -61,6 +66,11 @@ public final class MicrometerMetrics implements ProducerMetrics {
   @Override
   public void endDropped() {
     endsDropped.increment();
+  }
+
+  @Override
+  public void endRecordLost() {
+    endRecordsLost.increment();
   }
 
   @Override

@@ -1,5 +1,6 @@
 package io.converge.producer.rocketmq;
 
+import io.converge.producer.spi.ProducerMetrics;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -16,16 +17,32 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Records, in {@code converge_txn_end}, the half messages whose END did not reach the broker and the
- * check-backs the broker sent: what the console shows as units waiting for their END or check-back. Both are
- * rare (an END is dropped or fails when the broker is slow or gone; the broker checks only half messages
- * without an END), and neither is recorded on a unit's path: {@link #record} only queues (never waits, never
- * touches the database), one daemon thread writes the queue in batches, in the order recorded. The record is
- * best effort: a full queue or a failed write loses it (logged, counted nowhere else), never a message; the
- * check-back still resolves the half message. Thread-safe.
+ * Records, in {@code converge_txn_end}, the half messages whose END did not reach the broker, the check-backs the
+ * broker sent, and the ENDs that resolved a unit a check-back had found open: what the console shows as units
+ * waiting for their END or check-back. All are rare (an END is dropped or fails when the broker is slow or gone;
+ * the broker checks only half messages without an END, older than its transaction timeout), and none is recorded
+ * on a unit's path: the methods only queue (never wait, never touch the database), one daemon thread writes the
+ * queue in batches, in the order recorded.
+ *
+ * <p>A row is one attempt of a half message (migration V6): a unit retried with the same message id has a row
+ * per attempt. It is resolved by a check-back answered COMMIT or ROLLBACK, or by an END that succeeds after a
+ * check-back answered UNKNOWN (its unit was still open): {@link #ended} resolves the row of every half message
+ * ended successfully when it was older than {@link #CHECKABLE} (the broker checks no younger one, so a younger
+ * one has no row to resolve), whichever instance of the group answered the check-back. An END that failed is not
+ * sent again: the broker (5.4.0, {@code EndTransactionProcessor}) looks the half message up by its commit-log
+ * offset without asking whether it was already ended, so a second END COMMIT writes the real message a second
+ * time. If the failed END had not reached the broker, the check-back resolves the row; if it had (an answer lost
+ * after the broker applied it), no check-back comes and the row stays waiting until the purge (see README).
+ *
+ * <p>The record is best effort: a full queue or a closed recorder loses a record, and a failed batch is written
+ * again entry by entry, so that a bad entry loses only itself; each lost record is counted
+ * ({@code txn.end-records.lost}) and logged. Never a message: the check-back still resolves the half message.
+ * Thread-safe.
  */
 final class EndRecorder implements AutoCloseable {
 
+  /** How old a half message must be for the broker to check it back (RocketMQ's transaction timeout, at least). */
+  static final Duration CHECKABLE = Duration.ofSeconds(1);
   private static final Logger LOG = LoggerFactory.getLogger(EndRecorder.class);
   private static final int CAPACITY = 10_000;
   private static final int BATCH = 500;
@@ -34,8 +51,8 @@ final class EndRecorder implements AutoCloseable {
   record Half(String id, String topic, String key, String tenant, String attempt) {
   }
 
-  /** One thing to record: an END that did not arrive, or a check-back's answer. */
-  private record Entry(Half half, String endState, String reason, String answer, Instant since) {
+  /** One thing to record: an END that did not arrive, a check-back's answer, or an END that arrived late. */
+  private record Entry(Half half, String endState, String reason, String answer, Instant since, boolean ended) {
   }
 
   // an END that did not arrive: a row that exists (a check-back came first, or an earlier failure) is kept
@@ -43,15 +60,15 @@ final class EndRecorder implements AutoCloseable {
       INSERT INTO converge_txn_end (message_id, producer_group, topic, msg_key, tenant, attempt, end_state, reason,
                                     since)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-      ON CONFLICT (message_id) DO NOTHING
+      ON CONFLICT (message_id, (coalesce(attempt, ''))) DO NOTHING
       """;
   // COMMIT or ROLLBACK resolves the row (a check-back that finds none: the END never arrived, e.g. a crash)
   private static final String RESOLVED = """
       INSERT INTO converge_txn_end (message_id, producer_group, topic, msg_key, tenant, attempt, reason, since,
                                     status, checks, last_check_at, answer, resolved_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'RESOLVED', 1, now(), ?, now())
-      ON CONFLICT (message_id) DO UPDATE SET status = 'RESOLVED', checks = converge_txn_end.checks + 1,
-        last_check_at = now(), answer = EXCLUDED.answer,
+      ON CONFLICT (message_id, (coalesce(attempt, ''))) DO UPDATE SET status = 'RESOLVED',
+        checks = converge_txn_end.checks + 1, last_check_at = now(), answer = EXCLUDED.answer,
         resolved_at = coalesce(converge_txn_end.resolved_at, now())
       """;
   // UNKNOWN: waiting (a resolved row stays resolved: a late check-back of an ended message)
@@ -59,20 +76,27 @@ final class EndRecorder implements AutoCloseable {
       INSERT INTO converge_txn_end (message_id, producer_group, topic, msg_key, tenant, attempt, reason, since,
                                     checks, last_check_at, answer)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, now(), ?)
-      ON CONFLICT (message_id) DO UPDATE SET checks = converge_txn_end.checks + 1, last_check_at = now(),
-        answer = EXCLUDED.answer
+      ON CONFLICT (message_id, (coalesce(attempt, ''))) DO UPDATE SET checks = converge_txn_end.checks + 1,
+        last_check_at = now(), answer = EXCLUDED.answer
         WHERE converge_txn_end.status = 'WAITING'
+      """;
+  // an END the broker took: the waiting row of this attempt, if a check-back left one, is resolved
+  private static final String ENDED = """
+      UPDATE converge_txn_end SET status = 'RESOLVED', resolved_at = now()
+       WHERE message_id = ? AND coalesce(attempt, '') = coalesce(?, '') AND status = 'WAITING'
       """;
 
   private final DataSource dataSource;
   private final String group;
+  private final ProducerMetrics metrics;
   private final BlockingQueue<Entry> queue = new LinkedBlockingQueue<>(CAPACITY);
   private final Thread thread;
   private volatile boolean closed;
 
-  EndRecorder(DataSource dataSource, String group) {
+  EndRecorder(DataSource dataSource, String group, ProducerMetrics metrics) {
     this.dataSource = dataSource;
     this.group = group;
+    this.metrics = metrics;
     this.thread = new Thread(this::run, "converge-end-record-" + group);
     thread.setDaemon(true);
     thread.start();
@@ -80,7 +104,7 @@ final class EndRecorder implements AutoCloseable {
 
   /** END {@code state} ({@code COMMIT} or {@code ROLLBACK}) of {@code half}, due at {@code since}, did not arrive. */
   void notDelivered(Half half, String state, String reason, Instant since) {
-    offer(new Entry(half, state, reason, null, since));
+    offer(new Entry(half, state, reason, null, since, false));
   }
 
   /**
@@ -88,14 +112,31 @@ final class EndRecorder implements AutoCloseable {
    * ({@code COMMIT}, {@code ROLLBACK} or {@code UNKNOWN}, saying why in {@code reason}).
    */
   void checkedBack(Half half, String answer, String reason, Instant prepared) {
-    offer(new Entry(half, null, reason, answer, prepared));
+    offer(new Entry(half, null, reason, answer, prepared, false));
+  }
+
+  /**
+   * The broker took END {@code state} of {@code half}, which it had held for {@code age}: resolves its waiting
+   * row when it is old enough to have been checked back ({@link #CHECKABLE}); a younger one queues nothing.
+   */
+  void ended(Half half, String state, Duration age) {
+    if (age.compareTo(CHECKABLE) >= 0) {
+      offer(new Entry(half, state, null, null, null, true));
+    }
   }
 
   private void offer(Entry e) {
     if (closed || !queue.offer(e)) {
-      LOG.debug("Not recording the END of half message {} of group {} (recorder full or closed)", e.half().id(),
-          group);
+      lost(1, "the recorder is full or closed");
     }
+  }
+
+  private void lost(int n, Object why) {
+    for (int i = 0; i < n; i++) {
+      metrics.endRecordLost();
+    }
+    LOG.warn("Lost {} END record(s) of group {} for converge_txn_end ({}); the check-back still resolves their half"
+        + " messages", n, group, why);
   }
 
   private void run() {
@@ -108,14 +149,33 @@ final class EndRecorder implements AutoCloseable {
         }
         batch.add(first);
         queue.drainTo(batch, BATCH - 1);
-        write(batch);
+        writeOrSplit(batch);
       } catch (InterruptedException e) {
         return;
-      } catch (SQLException | RuntimeException e) {
-        LOG.warn("Could not record {} END outcome(s) of group {} in converge_txn_end ({}); the check-back still"
-            + " resolves their half messages", batch.size(), group, e.toString());
       }
       batch.clear();
+    }
+  }
+
+  // the batch in one transaction; when it fails, each entry in its own (in order), so a bad one loses only itself
+  private void writeOrSplit(List<Entry> batch) {
+    try {
+      write(batch);
+      return;
+    } catch (SQLException | RuntimeException e) {
+      if (batch.size() == 1) {
+        lost(1, e);
+        return;
+      }
+      LOG.debug("Writing {} END records of group {} failed ({}); writing them one by one", batch.size(), group,
+          e.toString());
+    }
+    for (Entry one : batch) {
+      try {
+        write(List.of(one));
+      } catch (SQLException | RuntimeException e) {
+        lost(1, "message " + one.half().id() + ": " + e);
+      }
     }
   }
 
@@ -125,23 +185,8 @@ final class EndRecorder implements AutoCloseable {
       c.setAutoCommit(false);
       try {
         for (Entry e : batch) {
-          String sql = e.answer() == null ? NOT_DELIVERED : "UNKNOWN".equals(e.answer()) ? UNDECIDED : RESOLVED;
-          try (PreparedStatement ps = c.prepareStatement(sql)) {
-            int p = 1;
-            ps.setString(p++, e.half().id());
-            ps.setString(p++, group);
-            ps.setString(p++, e.half().topic());
-            ps.setString(p++, e.half().key());
-            ps.setString(p++, e.half().tenant());
-            ps.setString(p++, e.half().attempt());
-            if (e.answer() == null) {
-              ps.setString(p++, e.endState());
-            }
-            ps.setString(p++, e.reason());
-            ps.setTimestamp(p++, Timestamp.from(e.since()));
-            if (e.answer() != null) {
-              ps.setString(p, e.answer());
-            }
+          try (PreparedStatement ps = c.prepareStatement(sql(e))) {
+            bind(ps, e);
             ps.executeUpdate();
           }
         }
@@ -150,6 +195,35 @@ final class EndRecorder implements AutoCloseable {
         c.rollback();
         throw e;
       }
+    }
+  }
+
+  private static String sql(Entry e) {
+    if (e.ended()) {
+      return ENDED;
+    }
+    return e.answer() == null ? NOT_DELIVERED : "UNKNOWN".equals(e.answer()) ? UNDECIDED : RESOLVED;
+  }
+
+  private void bind(PreparedStatement ps, Entry e) throws SQLException {
+    int p = 1;
+    ps.setString(p++, e.half().id());
+    if (e.ended()) {
+      ps.setString(p, e.half().attempt());
+      return;
+    }
+    ps.setString(p++, group);
+    ps.setString(p++, e.half().topic());
+    ps.setString(p++, e.half().key());
+    ps.setString(p++, e.half().tenant());
+    ps.setString(p++, e.half().attempt());
+    if (e.answer() == null) {
+      ps.setString(p++, e.endState());
+    }
+    ps.setString(p++, e.reason());
+    ps.setTimestamp(p++, Timestamp.from(e.since()));
+    if (e.answer() != null) {
+      ps.setString(p, e.answer());
     }
   }
 

@@ -30,7 +30,7 @@ final class HalfMessageBackend implements TxnBackend {
   HalfMessageBackend(BackendContext context, String nameServer, Duration sendTimeout, int checkThreads) {
     this.context = context;
     this.lanes = new EndLanes(context.group(), END_LANES, 10_000, context.metrics());
-    this.recorder = new EndRecorder(context.dataSource(), context.group());
+    this.recorder = new EndRecorder(context.dataSource(), context.group(), context.metrics());
     this.checkExecutor = new ThreadPoolExecutor(checkThreads, checkThreads, 60, TimeUnit.SECONDS,
         new LinkedBlockingQueue<>(2000), r -> {
           Thread t = new Thread(r, "converge-checkback-" + context.group());

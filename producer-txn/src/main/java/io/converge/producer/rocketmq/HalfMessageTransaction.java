@@ -82,7 +82,7 @@ final class HalfMessageTransaction implements BackendTransaction {
       throw RocketMQErrors.classify(e, "half message", m.id(), m.topic(), RocketMQErrors.brokersRegistered(producer));
     }
     context.metrics().sent(Duration.ofNanos(System.nanoTime() - start));
-    Pending p = new Pending(msg, result, m.id(), m.topic(), attempt);
+    Pending p = new Pending(msg, result, m.id(), m.topic(), attempt, System.nanoTime());
     if (!RocketMQErrors.acknowledged(result.getSendStatus())) {
       // a publish that failed is not part of the unit, even if the application goes on (savepoint)
       submit(p, LocalTransactionState.ROLLBACK_MESSAGE);
@@ -155,6 +155,9 @@ final class HalfMessageTransaction implements BackendTransaction {
     try {
       CrashPoints.pass(CrashPoints.Point.BROKER_END);
       ender.end(p.message(), p.result(), state);
+      // a unit a check-back found open (its answer UNKNOWN) is resolved now, whichever instance recorded it
+      recorder.ended(half(p.message(), p.id(), p.attempt()), name(state),
+          Duration.ofNanos(System.nanoTime() - p.sentNanos()));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       LOG.warn("Interrupted ending half message {} with {}; the check-back will resolve it", p.id(), state);
@@ -181,7 +184,8 @@ final class HalfMessageTransaction implements BackendTransaction {
     return state == LocalTransactionState.COMMIT_MESSAGE ? "COMMIT" : "ROLLBACK";
   }
 
-  /** A half message the broker stored, and what its log row needs. */
-  private record Pending(Message message, SendResult result, String id, String topic, String attempt) {
+  /** A half message the broker stored (at {@code sentNanos}), and what its log row needs. */
+  private record Pending(Message message, SendResult result, String id, String topic, String attempt,
+      long sentNanos) {
   }
 }

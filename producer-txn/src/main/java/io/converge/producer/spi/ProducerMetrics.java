@@ -27,6 +27,14 @@ public interface ProducerMetrics {
   default void endDropped() {
   }
 
+  /**
+   * A record of {@code converge_txn_end} (an END that did not arrive, a check-back, a late END) was lost: the
+   * recorder was full or closed, or writing it failed; the console may miss or keep a waiting unit, the message
+   * is not affected: {@code txn.end-records.lost}.
+   */
+  default void endRecordLost() {
+  }
+
   /** Messages published but not yet committed or rolled back changed by {@code delta}: {@code txn.pending}. */
   default void pending(int delta) {
   }

@@ -53,6 +53,8 @@ public final class TxnLog {
       INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome)
       SELECT id, ?, topic, 'COMMITTED' FROM unnest(?::text[], ?::text[]) AS m(id, topic)
       """;
+  // in the connection's search path, as the statements find their tables
+  private static final String TABLE_EXISTS = "SELECT to_regclass(?) IS NOT NULL";
   private final DataSource dataSource;
   private final Duration retention;
   private final CheckBack checkBack;
@@ -255,9 +257,9 @@ public final class TxnLog {
 
   /**
    * Deletes the rows of producer group {@code group} older than the retention (and its records of ENDs that did
-   * not arrive, {@code converge_txn_end}), in batches of
-   * {@code batchSize} rows, each batch its own short transaction (no long lock, no DELETE storm).
-   * Other groups' rows are theirs to purge: their retention may be longer.
+   * not arrive, {@code converge_txn_end}, when migration V5 that creates that table is applied: a schema without
+   * it is purged of what it has), in batches of {@code batchSize} rows, each batch its own short transaction (no
+   * long lock, no DELETE storm). Other groups' rows are theirs to purge: their retention may be longer.
    *
    * @return the number of rows deleted
    */
@@ -266,11 +268,26 @@ public final class TxnLog {
         .where("producer_group = ?")
         .purge("the transaction log of group " + group, Cutoff.olderThan(retention), batchSize, Long.MAX_VALUE, n -> {
         }, group);
-    // the records of ENDs that did not arrive (RocketMQ), kept as long as the log
-    return log + BatchPurger.of(dataSource, "converge_txn_end", "created_at").keyedBy("message_id").oldestFirst()
+    if (!tableExists("converge_txn_end")) {
+      LOG.debug("No converge_txn_end (producer migration V5 not applied): purged the transaction log only");
+      return log;
+    }
+    // the records of ENDs that did not arrive (RocketMQ), kept as long as the log; one row per attempt (V6)
+    return log + BatchPurger.of(dataSource, "converge_txn_end", "created_at").oldestFirst()
         .where("producer_group = ?")
         .purge("the END records of group " + group, Cutoff.olderThan(retention), batchSize, Long.MAX_VALUE, n -> {
         }, group);
+  }
+
+  private boolean tableExists(String table) {
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(TABLE_EXISTS)) {
+      ps.setString(1, table);
+      try (java.sql.ResultSet rs = ps.executeQuery()) {
+        return rs.next() && rs.getBoolean(1);
+      }
+    } catch (SQLException e) {
+      throw new DatabaseUnavailableException("Cannot purge the END records: the schema could not be read", null, e);
+    }
   }
 
 }

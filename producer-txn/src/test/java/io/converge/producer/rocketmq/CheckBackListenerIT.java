@@ -31,7 +31,7 @@ class CheckBackListenerIT {
     Migrations.apply(db, "producer");
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     TxnLog log = new TxnLog(db, Duration.ofDays(7));
-    EndRecorder recorder = new EndRecorder(db, "g");
+    EndRecorder recorder = new EndRecorder(db, "g", io.converge.producer.spi.ProducerMetrics.NONE);
     CheckBackListener listener = new CheckBackListener(
         new BackendContext("g", db, log, Duration.ofSeconds(30), List.of(),
             new MicrometerMetrics(registry, "g"), Clock.systemUTC()),
@@ -60,7 +60,7 @@ class CheckBackListenerIT {
     DataSource db = ConvergePostgres.shared().newSchema("checkbackrec");
     Migrations.apply(db, "producer");
     TxnLog log = new TxnLog(db, Duration.ofDays(7));
-    EndRecorder recorder = new EndRecorder(db, "g");
+    EndRecorder recorder = new EndRecorder(db, "g", io.converge.producer.spi.ProducerMetrics.NONE);
     CheckBackListener listener = new CheckBackListener(new BackendContext("g", db, log, Duration.ofSeconds(30),
         List.of(), io.converge.producer.spi.ProducerMetrics.NONE, Clock.systemUTC()), recorder);
     String id = MessageIds.shared().next();

@@ -232,6 +232,36 @@ class TxnLogIT {
         .as("rows of another group, whose own retention may be longer").isEqualTo(30);
   }
 
+  /**
+   * Issue 17 (review): a schema without migration V5 (no converge_txn_end, e.g. migrated up to V4 by hand) is
+   * purged of its log rows; the purge failed on the missing table before.
+   */
+  @Test
+  void purgeWithoutTheEndTableStillPurgesTheLog() throws Exception {
+    JdbcTemplate own = ownLog("txnpurgenov5", """
+        INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome, created_at)
+        SELECT 'old-' || g, 'g', 't', 'COMMITTED', now() - interval '8 days' FROM generate_series(1, 5) g
+        """, "DROP TABLE converge_txn_end");
+    assertThat(new TxnLog(own.getDataSource(), Duration.ofDays(7)).purge("g", 1000)).isEqualTo(5);
+    assertThat(own.queryForObject("SELECT count(*) FROM converge_txn_log", Integer.class)).isZero();
+  }
+
+  /** Issue 17 (review): END records are one row per attempt (V6); the purge deletes old ones of its group only. */
+  @Test
+  void purgeDeletesTheOldEndRecordsOfEveryAttempt() throws Exception {
+    JdbcTemplate own = ownLog("txnpurgeend", """
+        INSERT INTO converge_txn_end (message_id, producer_group, topic, attempt, reason, since, created_at)
+        SELECT CASE grp WHEN 'g' THEN 'm' ELSE 'n' END, grp, 't', a, 'r', now(), now() - interval '8 days'
+        FROM unnest(ARRAY['a1', 'a2']) a, unnest(ARRAY['g', 'other']) grp
+        """, """
+        INSERT INTO converge_txn_end (message_id, producer_group, topic, attempt, reason, since)
+        VALUES ('m', 'g', 't', 'a3', 'r', now())
+        """);
+    assertThat(new TxnLog(own.getDataSource(), Duration.ofDays(7)).purge("g", 1)).isEqualTo(2);
+    assertThat(own.queryForList("SELECT producer_group || ' ' || attempt FROM converge_txn_end ORDER BY 1",
+        String.class)).containsExactly("g a3", "other a1", "other a2");
+  }
+
   /** Issue 13.3: past the retention a missing row may have been purged: never fence it by guess. */
   @Test
   void aCheckBackPastTheRetentionIsNeverAnsweredRollback() throws Exception {
