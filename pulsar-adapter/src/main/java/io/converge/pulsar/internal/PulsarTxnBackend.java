@@ -37,14 +37,7 @@ public final class PulsarTxnBackend implements TxnBackend {
   private final PulsarRecovery recovery;
   private final java.util.Set<java.util.concurrent.CompletableFuture<Void>> commitsInFlight = ConcurrentHashMap
       .newKeySet();
-  /** At most this many transactions are opened ahead of their units. */
-  private static final int MAX_READY = 64;
-  /** A transaction opened ahead is used within this (or a tenth of the transaction timeout), else aborted. */
-  private static final Duration MAX_READY_AGE = Duration.ofSeconds(5);
-  private final java.util.Queue<Prefetched> ready = new java.util.concurrent.ConcurrentLinkedQueue<>();
-  private final java.util.concurrent.atomic.AtomicBoolean closing = new java.util.concurrent.atomic.AtomicBoolean();
-  /** The aborts of unused transactions under way: {@link #close} waits for them before closing the client. */
-  private final java.util.Set<CompletableFuture<Void>> aborts = ConcurrentHashMap.newKeySet();
+  private final TxnOpener opener;
 
   public PulsarTxnBackend(BackendContext context, PulsarSettings settings) {
     this.context = context;
@@ -60,6 +53,9 @@ public final class PulsarTxnBackend implements TxnBackend {
       throw new BrokerUnavailableException("Pulsar client of group " + context.group() + " cannot start against "
           + settings.serviceUrl(), null, e);
     }
+    this.opener = new TxnOpener(() -> client.newTransaction()
+        .withTransactionTimeout(settings.transactionTimeout().toMillis(), TimeUnit.MILLISECONDS)
+        .build(), settings, context.localTransactionTimeout(), context.clock());
     this.store = new PulsarTxnStore(context.dataSource());
     this.recovery = new PulsarRecovery(this, new TxnCoordinator(client, settings.sendTimeout()));
     this.scanner = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -93,122 +89,17 @@ public final class PulsarTxnBackend implements TxnBackend {
     return store;
   }
 
-  /** Opens a Pulsar transaction with the settings' transaction timeout, waiting at most the send timeout. */
+  /**
+   * Opens a Pulsar transaction with the settings' transaction timeout, waiting at most the send timeout (one that
+   * answers later is aborted).
+   */
   Transaction newTransaction() throws Exception {
-    return open().get(settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    return opener.openNow().transaction();
   }
 
-  private CompletableFuture<Transaction> open() {
-    return client.newTransaction()
-        .withTransactionTimeout(settings.transactionTimeout().toMillis(), TimeUnit.MILLISECONDS)
-        .build();
-  }
-
-  /**
-   * A Pulsar transaction for a unit of work and when it was asked for (its deadline counts from then):
-   * one opened ahead by an earlier unit when a fresh one is ready, else opened now; either way the next
-   * one is asked for at once, so the coordinator's round trip is off the units' path.
-   */
-  Prefetched openForUnit() throws Exception {
-    Prefetched p;
-    while ((p = ready.poll()) != null && !fresh(p)) {
-      abortQuietly(p);
-    }
-    if (p != null) {
-      try {
-        p.txn().get(settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS);
-        prefetch();
-        return p;
-      } catch (InterruptedException e) {
-        throw e;
-      } catch (Exception e) {
-        // late or failed: aborted once it is open, not left to the broker's timeout
-        abortQuietly(p);
-        LOG.debug("A Pulsar transaction opened ahead failed ({}); opening one now", e.toString());
-      }
-    }
-    // none ready (the first unit, or a pause longer than a fresh one lives): open it now, then the next
-    Prefetched now = new Prefetched(open(), context.clock().instant(), System.nanoTime());
-    now.txn().get(settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS);
-    prefetch();
-    return now;
-  }
-
-  private void prefetch() {
-    if (closing.get() || ready.size() >= MAX_READY || slackNanos() <= 0) {
-      return;
-    }
-    Prefetched p = new Prefetched(open(), context.clock().instant(), System.nanoTime());
-    ready.add(p);
-    if (closing.get() && ready.remove(p)) {
-      abortQuietly(p);
-    }
-  }
-
-  /**
-   * Whether {@code p} is young enough and did not fail. Its deadline counts from when it was asked for, so its
-   * age is taken from the unit's window: it may only use the slack between the transaction timeout and the
-   * local-transaction timeout plus the commit margin, so that a unit within its local timeout never reaches
-   * the Pulsar deadline's margin (with the default timeout, which is exactly local + margin, nothing is left:
-   * every unit then opens its own transaction); and at most a tenth of the timeout or 5 s.
-   */
-  private boolean fresh(Prefetched p) {
-    long slack = slackNanos();
-    long maxAge = Math.min(Math.min(settings.transactionTimeout().toNanos() / 10, MAX_READY_AGE.toNanos()), slack);
-    return System.nanoTime() - p.askedNanos() < maxAge && !p.txn().isCompletedExceptionally();
-  }
-
-  /** The transaction timeout beyond the local-transaction timeout and the commit margin: what an age may use. */
-  private long slackNanos() {
-    return settings.transactionTimeout().minus(settings.commitMargin()).minus(context.localTransactionTimeout())
-        .toNanos();
-  }
-
-  /**
-   * Aborts an unused transaction once it is open, however late it opens; {@link #close} waits for these aborts,
-   * each at most the send timeout after it was asked for.
-   */
-  private void abortQuietly(Prefetched p) {
-    CompletableFuture<Void> abort = new CompletableFuture<>();
-    aborts.add(abort);
-    abort.orTimeout(settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS)
-        .whenComplete((v, e) -> aborts.remove(abort));
-    p.txn().whenComplete((txn, opening) -> {
-      if (txn == null) {
-        abort.complete(null); // never opened: nothing to abort
-        return;
-      }
-      txn.abort().whenComplete((v, e) -> {
-        if (e != null) {
-          LOG.debug("Abort of an unused Pulsar transaction failed ({}); it times out on the broker", e.toString());
-        }
-        abort.complete(null);
-      });
-    });
-  }
-
-  /** Tests: a transaction opened ahead, as {@link #openForUnit()} leaves them. */
-  void addReady(Prefetched p) {
-    ready.add(p);
-  }
-
-  /** Tests: the next transaction opened ahead, or null. */
-  Prefetched peekReady() {
-    return ready.peek();
-  }
-
-  /**
-   * A transaction asked for ahead of its unit.
-   *
-   * @param txn the open transaction (once completed)
-   * @param asked when it was asked for: its deadline counts from then
-   */
-  record Prefetched(CompletableFuture<Transaction> txn, java.time.Instant asked, long askedNanos) {
-
-    /** The transaction; only after {@link #openForUnit()} returned it (completed). */
-    Transaction transaction() {
-      return txn.join();
-    }
+  /** Opens the transactions of units, ahead of them when the timeouts leave room. */
+  TxnOpener opener() {
+    return opener;
   }
 
   /** Starts the send of one message in {@code txn}: {@code key} (when not null), properties and payload. */
@@ -312,20 +203,7 @@ public final class PulsarTxnBackend implements TxnBackend {
 
   @Override
   public void close() {
-    closing.set(true);
-    for (Prefetched p; (p = ready.poll()) != null;) {
-      abortQuietly(p);
-    }
-    try {
-      // each abort is bounded by the send timeout: the client must not close under them
-      CompletableFuture.allOf(aborts.toArray(new CompletableFuture<?>[0]))
-          .get(settings.sendTimeout().toMillis() + 1_000, TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (Exception e) {
-      LOG.debug("Backend of group {} closing with unused Pulsar transactions not aborted ({}); they time out on "
-          + "the broker", context.group(), e.toString());
-    }
+    opener.close();
     try {
       java.util.concurrent.CompletableFuture
           .allOf(commitsInFlight.toArray(new java.util.concurrent.CompletableFuture<?>[0]))

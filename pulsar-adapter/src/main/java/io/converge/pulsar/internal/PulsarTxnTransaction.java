@@ -57,7 +57,7 @@ final class PulsarTxnTransaction implements BackendTransaction {
     long start = System.nanoTime();
     try {
       if (txn == null) {
-        PulsarTxnBackend.Prefetched opened = backend.openForUnit();
+        TxnOpener.Prefetched opened = backend.opener().openForUnit();
         txn = opened.transaction();
         deadline = opened.asked().plus(settings.transactionTimeout());
       }

@@ -128,15 +128,15 @@ class PulsarTxnBackendIT {
           .get(10, TimeUnit.SECONDS);
       java.util.concurrent.CompletableFuture<Transaction> answer = new java.util.concurrent.CompletableFuture<>();
       PulsarTxnBackend backend = new PulsarTxnBackend(context("g-" + UUID.randomUUID()), ahead);
-      PulsarTxnBackend.Prefetched next;
+      TxnOpener.Prefetched next;
       try {
-        backend.addReady(new PulsarTxnBackend.Prefetched(answer, Instant.now(), System.nanoTime()));
-        PulsarTxnBackend.Prefetched used = backend.openForUnit(); // the one ahead does not answer: its own
+        backend.opener().addReady(new TxnOpener.Prefetched(answer, Instant.now(), System.nanoTime()));
+        TxnOpener.Prefetched used = backend.opener().openForUnit(); // the one ahead does not answer: its own
         assertThat(used.txn()).isNotSameAs(answer);
         answer.complete(late); // the coordinator answers after all: that transaction must not stay open
         await().atMost(Duration.ofSeconds(5)).until(() -> late.getState() == Transaction.State.ABORTED);
         used.transaction().abort().get(5, TimeUnit.SECONDS);
-        next = backend.peekReady();
+        next = backend.opener().peekReady();
         assertThat(next).as("the unit opened the next one ahead").isNotNull();
         next.txn().get(5, TimeUnit.SECONDS);
       } finally {
@@ -144,6 +144,27 @@ class PulsarTxnBackendIT {
       }
       assertThat(next.transaction().getState()).as("close returned after aborting the one opened ahead")
           .isEqualTo(Transaction.State.ABORTED);
+    }
+  }
+
+  /**
+   * Issue 17 (review): a transaction opened on the spot (a unit with none ready, or the recovery's re-publish)
+   * whose coordinator answers after the send timeout: the caller gets the timeout, and the transaction, opened
+   * after all, is aborted; it stayed open until the coordinator's timeout before.
+   */
+  @Test
+  void aTransactionOpenedOnTheSpotThatAnswersTooLateIsAborted(EmbeddedPulsar pulsar) throws Exception {
+    PulsarSettings quick = settings(pulsar).withSendTimeout(Duration.ofMillis(300));
+    try (PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).enableTransaction(true)
+        .build()) {
+      Transaction late = client.newTransaction().withTransactionTimeout(20, TimeUnit.SECONDS).build()
+          .get(10, TimeUnit.SECONDS);
+      java.util.concurrent.CompletableFuture<Transaction> answer = new java.util.concurrent.CompletableFuture<>();
+      TxnOpener opener = new TxnOpener(() -> answer, quick, Duration.ofSeconds(10), Clock.systemUTC());
+      assertThatThrownBy(opener::openNow).isInstanceOf(java.util.concurrent.TimeoutException.class);
+      answer.complete(late); // the coordinator answers after all: that transaction must not stay open
+      await().atMost(Duration.ofSeconds(5)).until(() -> late.getState() == Transaction.State.ABORTED);
+      opener.close();
     }
   }
 
