@@ -76,6 +76,31 @@ public final class EmbeddedRocketMQ implements AutoCloseable {
     }
   }
 
+  /**
+   * Starts the name server alone: RocketMQ as clients see it while every broker is stopped (no broker registered,
+   * no topic routed; the name server drops a topic with its last broker), without the cost of starting a broker
+   * to stop it. {@link #startBroker()} starts the broker later; {@link #stop()} stops the name server.
+   *
+   * @return this
+   * @throws EmbeddedServerException naming the port or directory at fault
+   */
+  public EmbeddedRocketMQ startWithoutBroker() {
+    lock.lock();
+    try {
+      if (!started) {
+        // for a broker started later (see start())
+        System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION));
+        Dirs.requireWritable(settings.storeDir(), "RocketMQ store");
+        nameServer = launcher.startNameServer();
+        started = true;
+        LOG.info("RocketMQ name server started alone: {}", nameServerAddress());
+      }
+      return this;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** Stops the broker, keeping its store and port, e.g. to test a broker outage. */
   public void stopBroker() {
     lock.lock();
