@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * sent again: the broker (5.4.0, {@code EndTransactionProcessor}) looks the half message up by its commit-log
  * offset without asking whether it was already ended, so a second END COMMIT writes the real message a second
  * time. If the failed END had not reached the broker, the check-back resolves the row; if it had (an answer lost
- * after the broker applied it), no check-back comes and the row stays waiting until the purge (see README).
+ * after the broker applied it), no check-back comes: {@link FailedEnds} finds that out and calls {@link #resolved}.
  *
  * <p>The record is best effort: a full queue or a closed recorder loses a record, and a failed batch is written
  * again entry by entry, so that a bad entry loses only itself; each lost record is counted
@@ -121,8 +121,13 @@ final class EndRecorder implements AutoCloseable {
    */
   void ended(Half half, String state, Duration age) {
     if (age.compareTo(CHECKABLE) >= 0) {
-      offer(new Entry(half, state, null, null, null, true));
+      resolved(half);
     }
+  }
+
+  /** An END of {@code half} reached the broker: resolves its waiting row, if there is one. */
+  void resolved(Half half) {
+    offer(new Entry(half, null, null, null, null, true));
   }
 
   private void offer(Entry e) {

@@ -26,6 +26,7 @@ final class HalfMessageBackend implements TxnBackend {
   private final SyncEndTransaction ender;
   private final EndLanes lanes;
   private final EndRecorder recorder;
+  private final FailedEnds failedEnds;
 
   HalfMessageBackend(BackendContext context, String nameServer, Duration sendTimeout, int checkThreads) {
     this.context = context;
@@ -48,6 +49,7 @@ final class HalfMessageBackend implements TxnBackend {
       throw e;
     }
     this.ender = new SyncEndTransaction(producer, sendTimeout);
+    this.failedEnds = new FailedEnds(producer, ender, recorder, context.group());
     try {
       register();
     } catch (RuntimeException e) {
@@ -85,12 +87,13 @@ final class HalfMessageBackend implements TxnBackend {
 
   @Override
   public BackendTransaction begin() {
-    return new HalfMessageTransaction(producer, ender, lanes, recorder, context);
+    return new HalfMessageTransaction(producer, ender, lanes, recorder, failedEnds, context);
   }
 
   @Override
   public void close() {
     lanes.close(); // let submitted ENDs reach the broker; what is left, the check-back resolves
+    failedEnds.close();
     producer.shutdown();
     recorder.close(); // after the lanes: the ENDs that failed at close are recorded
     checkExecutor.shutdownNow();

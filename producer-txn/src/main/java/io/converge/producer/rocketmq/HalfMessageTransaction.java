@@ -40,15 +40,17 @@ final class HalfMessageTransaction implements BackendTransaction {
   private final SyncEndTransaction ender;
   private final EndLanes lanes;
   private final EndRecorder recorder;
+  private final FailedEnds failedEnds;
   private final BackendContext context;
   private final List<Pending> pending = new ArrayList<>();
 
   HalfMessageTransaction(TransactionMQProducer producer, SyncEndTransaction ender, EndLanes lanes,
-      EndRecorder recorder, BackendContext context) {
+      EndRecorder recorder, FailedEnds failedEnds, BackendContext context) {
     this.producer = producer;
     this.ender = ender;
     this.lanes = lanes;
     this.recorder = recorder;
+    this.failedEnds = failedEnds;
     this.context = context;
   }
 
@@ -155,6 +157,7 @@ final class HalfMessageTransaction implements BackendTransaction {
     try {
       CrashPoints.pass(CrashPoints.Point.BROKER_END);
       ender.end(p.message(), p.result(), state);
+      CrashPoints.pass(CrashPoints.Point.BROKER_END_ANSWERED);
       // a unit a check-back found open (its answer UNKNOWN) is resolved now, whichever instance recorded it
       recorder.ended(half(p.message(), p.id(), p.attempt()), name(state),
           Duration.ofNanos(System.nanoTime() - p.sentNanos()));
@@ -166,6 +169,8 @@ final class HalfMessageTransaction implements BackendTransaction {
       LOG.warn("Could not end half message {} with {} ({}); the check-back will resolve it", p.id(), state,
           e.toString());
       notDelivered(p, state, "END " + name(state) + " failed: " + e);
+      // the broker may have applied it all the same (its answer lost)
+      failedEnds.follow(p.message(), p.result(), state, half(p.message(), p.id(), p.attempt()));
     }
   }
 

@@ -26,6 +26,11 @@ public final class CrashPoints {
      * that throws here makes the END fail.
      */
     BROKER_END,
+    /**
+     * RocketMQ: the broker applied an END and answered, on its END lane; a hook that throws here makes the END look
+     * failed to the producer (an answer lost after the broker applied it).
+     */
+    BROKER_END_ANSWERED,
     /** RocketMQ: a check-back is about to be answered from the log, on the check-back thread; a hook may pause it. */
     CHECK_BACK
   }

@@ -16,13 +16,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /** The rows of converge_txn_end against the real broker: a unit recorded waiting ends resolved when it ends. */
 @ExtendWith(RocketMQExtension.class)
+@Isolated // its crash-point hooks hold every check-back of the JVM
 class EndRecordIT {
 
   private static final OrdersTable orders = OrdersTable.create("endrecord");
+  private static final JdbcTemplate db = new JdbcTemplate(orders.db());
 
   /**
    * Issue 17 (review, major): the broker checks back a unit still open (young, no log row: UNKNOWN), which is
@@ -33,9 +36,7 @@ class EndRecordIT {
    */
   @Test
   void aUnitCheckedBackOpenThenEndedIsResolved(EmbeddedRocketMQ mq) throws Exception {
-    String topic = RocketMQExtension.uniqueTopic("endrec");
-    mq.createTopic(topic);
-    JdbcTemplate db = new JdbcTemplate(orders.db());
+    String topic = topic(mq);
     String id = MessageIds.shared().next();
     CountDownLatch resolved = new CountDownLatch(1);
     AtomicInteger checks = new AtomicInteger();
@@ -44,25 +45,93 @@ class EndRecordIT {
         awaitQuietly(resolved);
       }
     });
-    try (TxnProducer p = TxnProducer.builder().group(RocketMQExtension.uniqueTopic("g")).dataSource(orders.db())
-        .backend(RocketMQBackend.nameServer(mq.nameServerAddress())).topics(topic)
-        .localTransactionTimeout(Duration.ofSeconds(30)).build()) {
+    try (TxnProducer p = producer(mq, topic)) {
       p.inTransaction(tx -> {
         OrdersTable.insert(tx.connection(), id);
         tx.publish(OutgoingMessage.builder(topic).id(id).payload("open".getBytes(UTF_8)).build());
         // the broker's check-back (after its 1 s transaction timeout) finds the unit open: recorded waiting
         await("the check-back recorded the open unit").atMost(Duration.ofSeconds(20))
-            .until(() -> status(db, id), s -> "WAITING UNKNOWN".equals(s));
+            .until(() -> status(id), s -> "WAITING UNKNOWN".equals(s));
         return null;
       });
       await("the END resolved the row").atMost(Duration.ofSeconds(10))
-          .until(() -> status(db, id), s -> s != null && s.startsWith("RESOLVED"));
+          .until(() -> status(id), s -> s != null && s.startsWith("RESOLVED"));
     } finally {
       resolved.countDown();
       CrashPoints.install(null);
     }
     assertThat(db.queryForObject("SELECT resolved_at IS NOT NULL FROM converge_txn_end WHERE message_id = ?",
         Boolean.class, id)).isTrue();
+  }
+
+  /**
+   * Issue 17 (review, major): the broker applies an END COMMIT but its answer is lost (a hook throws after it):
+   * the row is recorded waiting, and no check-back will come (the half message is ended). The follow-up finds the
+   * real message in its topic and resolves the row; it stayed WAITING before. Check-backs are held meanwhile.
+   */
+  @Test
+  void anEndCommitAppliedWhoseAnswerWasLostIsResolved(EmbeddedRocketMQ mq) throws Exception {
+    answerLost(mq, false);
+  }
+
+  /** The same for an END ROLLBACK: it is sent again (a second END ROLLBACK only marks the half message again). */
+  @Test
+  void anEndRollbackAppliedWhoseAnswerWasLostIsResolved(EmbeddedRocketMQ mq) throws Exception {
+    answerLost(mq, true);
+  }
+
+  private static void answerLost(EmbeddedRocketMQ mq, boolean rollback) throws Exception {
+    String topic = topic(mq);
+    String id = MessageIds.shared().next();
+    CountDownLatch resolved = new CountDownLatch(1);
+    AtomicInteger answers = new AtomicInteger();
+    CrashPoints.install(point -> {
+      if (point == CrashPoints.Point.CHECK_BACK) {
+        awaitQuietly(resolved);
+      } else if (point == CrashPoints.Point.BROKER_END_ANSWERED && answers.incrementAndGet() == 1) {
+        throw new IllegalStateException("the END's answer was lost (test)");
+      }
+    });
+    try (TxnProducer p = producer(mq, topic)) {
+      try {
+        p.inTransaction(tx -> {
+          OrdersTable.insert(tx.connection(), id);
+          tx.publish(OutgoingMessage.builder(topic).id(id).payload("lost".getBytes(UTF_8)).build());
+          if (rollback) {
+            throw new IllegalArgumentException("the unit fails (test)");
+          }
+          return null;
+        });
+      } catch (IllegalArgumentException expected) {
+        assertThat(rollback).isTrue();
+      }
+      await("the failed END recorded").atMost(Duration.ofSeconds(10))
+          .until(() -> endState(id), s -> s != null);
+      await("the follow-up resolved the row").atMost(Duration.ofSeconds(15))
+          .until(() -> status(id), s -> s != null && s.startsWith("RESOLVED"));
+      assertThat(endState(id)).isEqualTo(rollback ? "ROLLBACK" : "COMMIT");
+    } finally {
+      resolved.countDown();
+      CrashPoints.install(null);
+    }
+  }
+
+  private static String endState(String id) {
+    return db.query("SELECT end_state FROM converge_txn_end WHERE message_id = ?",
+        rs -> rs.next() ? rs.getString(1) : null, id);
+  }
+
+  private static String topic(EmbeddedRocketMQ mq) {
+    String topic = RocketMQExtension.uniqueTopic("endrec");
+    mq.createTopic(topic);
+    return topic;
+  }
+
+  /** A producer whose units may stay open 30 s (a young unit without a log row is checked back UNKNOWN). */
+  private static TxnProducer producer(EmbeddedRocketMQ mq, String topic) {
+    return TxnProducer.builder().group(RocketMQExtension.uniqueTopic("g")).dataSource(orders.db())
+        .backend(RocketMQBackend.nameServer(mq.nameServerAddress())).topics(topic)
+        .localTransactionTimeout(Duration.ofSeconds(30)).build();
   }
 
   private static void awaitQuietly(CountDownLatch latch) {
@@ -73,7 +142,7 @@ class EndRecordIT {
     }
   }
 
-  private static String status(JdbcTemplate db, String id) {
+  private static String status(String id) {
     return db.query("SELECT status || ' ' || coalesce(answer, '-') FROM converge_txn_end WHERE message_id = ?",
         rs -> rs.next() ? rs.getString(1) : null, id);
   }
