@@ -36,8 +36,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The record is best effort: a full queue or a closed recorder loses a record, and a failed batch is written
  * again entry by entry, so that a bad entry loses only itself; each lost record is counted
- * ({@code txn.end-records.lost}) and logged. Never a message: the check-back still resolves the half message.
- * Thread-safe.
+ * ({@code txn.end-records.lost}), a failed write logged as a warning (a full queue at debug). Never a message: the
+ * check-back still resolves the half message. Thread-safe.
  */
 final class EndRecorder implements AutoCloseable {
 
@@ -130,18 +130,19 @@ final class EndRecorder implements AutoCloseable {
     offer(new Entry(half, null, null, null, null, true));
   }
 
+  // counted, logged at debug: a full queue (a database slower than the broker's failures) would flood the log
   private void offer(Entry e) {
     if (closed || !queue.offer(e)) {
-      lost(1, "the recorder is full or closed");
+      metrics.endRecordLost();
+      LOG.debug("Not recording the END of half message {} of group {} (recorder full or closed)", e.half().id(),
+          group);
     }
   }
 
-  private void lost(int n, Object why) {
-    for (int i = 0; i < n; i++) {
-      metrics.endRecordLost();
-    }
-    LOG.warn("Lost {} END record(s) of group {} for converge_txn_end ({}); the check-back still resolves their half"
-        + " messages", n, group, why);
+  private void lost(Entry e, Object why) {
+    metrics.endRecordLost();
+    LOG.warn("Lost the END record of half message {} of group {} for converge_txn_end ({}); the check-back still"
+        + " resolves it", e.half().id(), group, why);
   }
 
   private void run() {
@@ -169,7 +170,7 @@ final class EndRecorder implements AutoCloseable {
       return;
     } catch (SQLException | RuntimeException e) {
       if (batch.size() == 1) {
-        lost(1, e);
+        lost(batch.get(0), e);
         return;
       }
       LOG.debug("Writing {} END records of group {} failed ({}); writing them one by one", batch.size(), group,
@@ -179,7 +180,7 @@ final class EndRecorder implements AutoCloseable {
       try {
         write(List.of(one));
       } catch (SQLException | RuntimeException e) {
-        lost(1, "message " + one.half().id() + ": " + e);
+        lost(one, e);
       }
     }
   }
