@@ -4,7 +4,6 @@ import io.converge.consumer.ConsumerMetrics;
 import io.converge.consumer.FailureClassifier;
 import io.converge.consumer.FailureKind;
 import io.converge.consumer.FailurePolicy;
-import io.converge.consumer.IdempotentHandler.BusinessFailureHook;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.MessageHandler;
 import io.converge.consumer.MessageIdResolver;
@@ -13,7 +12,9 @@ import io.converge.consumer.TransactionRunner;
 import io.converge.producer.ConvergeException;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,8 +23,10 @@ import org.slf4j.LoggerFactory;
  * The per-key hold of one handler: a message whose key has a parked row is parked behind it (reason code
  * {@code HELD}); a held row that heads its key (no earlier parked row: the one before was resumed or
  * discarded) runs like a new delivery, in id order. A held row that fails for good when released becomes a
- * parked head at its own place, so the rows behind it stay held. Thread-safe: all state is in the database,
- * and a release locks its row.
+ * parked head at its own place, so the rows behind it stay held; one that fails for a technical reason is retried
+ * after the policy's backoff at a later round, the round going on with the other keys meanwhile
+ * ({@link RetrySchedule}). Thread-safe: all state is in the database (but for the backoffs), and a release locks
+ * its row.
  */
 final class HeldMessages {
 
@@ -32,32 +35,31 @@ final class HeldMessages {
 
   private static final Logger log = LoggerFactory.getLogger(HeldMessages.class);
   private static final int BATCH = 100;
-  private static final int MAX_ERROR_TEXT = 2000;
 
-  private final IdempotentHandlerImpl owner;
+  private final FailureRecorder failures;
   private final String group;
   private final MessageHandler handler;
   private final TransactionRunner tx;
   private final MessageIdResolver idResolver;
   private final FailurePolicy policy;
   private final FailureClassifier classifier;
-  private final BusinessFailureHook onBusinessFailure;
   private final ConsumerMetrics metrics;
   private final Clock clock;
+  private final RetrySchedule retries;
 
-  HeldMessages(IdempotentHandlerImpl owner, String group, MessageHandler handler, TransactionRunner tx,
-      MessageIdResolver idResolver, FailurePolicy policy, FailureClassifier classifier,
-      BusinessFailureHook onBusinessFailure, ConsumerMetrics metrics, Clock clock) {
-    this.owner = owner;
+  HeldMessages(FailureRecorder failures, String group, MessageHandler handler, TransactionRunner tx,
+      MessageIdResolver idResolver, FailurePolicy policy, FailureClassifier classifier, ConsumerMetrics metrics,
+      Clock clock) {
+    this.failures = failures;
     this.group = group;
     this.handler = handler;
     this.tx = tx;
     this.idResolver = idResolver;
     this.policy = policy;
     this.classifier = classifier;
-    this.onBusinessFailure = onBusinessFailure;
     this.metrics = metrics;
     this.clock = clock;
+    this.retries = new RetrySchedule(clock);
   }
 
   /**
@@ -80,6 +82,7 @@ final class HeldMessages {
   /** Runs every held row that heads its key, oldest first, until none is left. @return how many ran */
   int releaseAll() {
     int released = 0;
+    Set<Long> seen = new HashSet<>();
     while (true) {
       List<Long> ids;
       try {
@@ -88,91 +91,102 @@ final class HeldMessages {
         throw new ConvergeException("Could not list the held messages of group " + group, e);
       }
       int before = released;
+      seen.addAll(ids);
       for (long dlqId : ids) {
         if (release(dlqId) != null) {
           released++;
         }
       }
       if (ids.isEmpty() || released == before) {
+        if (ids.size() < BATCH) {
+          retries.retainOnly(seen); // every head was listed: forget the backoffs of rows gone meanwhile
+        }
         return released;
       }
     }
   }
 
-  /** Runs held row {@code dlqId} when it still heads its key; null when it does not (or no longer) exist. */
+  /**
+   * Runs held row {@code dlqId} when it still heads its key; null when it does not (or no longer) exist, when it
+   * backs off after a technical failure, or when it failed so and is retried at a later round.
+   */
   private Outcome release(long dlqId) {
-    int attempts = 0;
-    while (true) {
-      IncomingMessage[] ran = new IncomingMessage[1];
-      try {
-        Outcome outcome = tx.inTransaction(c -> {
-          IncomingMessage m = ConsumerStore.lockHeldHead(c, dlqId, group);
-          if (m == null) {
+    if (retries.waiting(dlqId)) {
+      return null;
+    }
+    IncomingMessage[] ran = new IncomingMessage[1];
+    try {
+      Outcome outcome = tx.inTransaction(c -> {
+        IncomingMessage m = ConsumerStore.lockHeldHead(c, dlqId, group);
+        if (m == null) {
+          return null;
+        }
+        ran[0] = m;
+        String id = ResolvedId.of(idResolver, m);
+        ConsumerStore.markResumed(c, dlqId, clock.instant());
+        ConsumerStore.releaseHeldClaim(c, m.tenant(), group, id);
+        if (!ConsumerStore.claim(c, m.tenant(), group, id, "PROCESSED", "released from converge_dlq " + dlqId,
+            m.topic(), clock.instant())) {
+          return Outcome.DUPLICATE;
+        }
+        ConsumerStore.clearAttempts(c, m.tenant(), group, id);
+        handler.handle(c, m);
+        return Outcome.PROCESSED;
+      });
+      retries.settled(dlqId);
+      if (outcome != null) {
+        log.info("Held message converge_dlq.id={} of group {} released: {}", dlqId, group, outcome);
+        metrics.outcome(group, ran[0].topic(), outcome);
+      }
+      return outcome;
+    } catch (Exception e) {
+      IncomingMessage m = ran[0];
+      FailureKind kind = classifier.classify(e);
+      if (m == null || kind == FailureKind.UNAVAILABLE) {
+        throw new ConvergeException("Releasing held converge_dlq.id " + dlqId + " of group " + group
+            + " failed; it stays held and is tried again", e);
+      }
+      metrics.failure(group, m.topic(), kind);
+      String id = ResolvedId.of(idResolver, m);
+      Outcome outcome = switch (kind) {
+        case BUSINESS -> failures.run(m, id, () -> tx.inTransaction(c -> {
+          if (ConsumerStore.lockHeldHead(c, dlqId, group) == null) {
             return null;
           }
-          ran[0] = m;
-          String id = ResolvedId.of(idResolver, m);
           ConsumerStore.markResumed(c, dlqId, clock.instant());
-          ConsumerStore.releaseHeldClaim(c, m.tenant(), group, id);
-          if (!ConsumerStore.claim(c, m.tenant(), group, id, "PROCESSED", "released from converge_dlq " + dlqId,
-              m.topic(), clock.instant())) {
-            return Outcome.DUPLICATE;
+          return failures.markBusinessFailure(c, m, m.tenant(), id, e);
+        }));
+        case MONEY_ANOMALY -> parkInPlace(dlqId, m, id, "TICKETED", "MONEY_ANOMALY", e, 0);
+        case TECHNICAL -> {
+          String error = FailureRecorder.abbreviate(e.toString(), FailureRecorder.MAX_ERROR_TEXT);
+          int attempts = failures.run(m, id, () -> tx.inTransaction(
+              c -> ConsumerStore.recordAttempt(c, m.tenant(), group, id, error, clock.instant())));
+          if (attempts >= policy.maxAttempts()) {
+            yield parkInPlace(dlqId, m, id, "DEAD_LETTERED", "RETRIES_EXHAUSTED", e, attempts);
           }
-          ConsumerStore.clearAttempts(c, m.tenant(), group, id);
-          handler.handle(c, m);
-          return Outcome.PROCESSED;
-        });
-        if (outcome != null) {
-          log.info("Held message converge_dlq.id={} of group {} released: {}", dlqId, group, outcome);
-          metrics.outcome(group, ran[0].topic(), outcome);
+          Duration delay = policy.delay(attempts, ThreadLocalRandom.current().nextDouble());
+          retries.retryLater(dlqId, attempts, delay);
+          log.debug("Held message {} of group {} failed when released (attempt {}/{}), retried in {} at a later "
+              + "round: {}", id, group, attempts, policy.maxAttempts(), delay, error);
+          yield null;
         }
-        return outcome;
-      } catch (Exception e) {
-        IncomingMessage m = ran[0];
-        FailureKind kind = classifier.classify(e);
-        if (m == null || kind == FailureKind.UNAVAILABLE) {
-          throw new ConvergeException("Releasing held converge_dlq.id " + dlqId + " of group " + group
-              + " failed; it stays held and is tried again", e);
-        }
-        metrics.failure(group, m.topic(), kind);
-        String id = ResolvedId.of(idResolver, m);
-        Outcome outcome = switch (kind) {
-          case BUSINESS -> owner.run(m, id, () -> tx.inTransaction(c -> {
-            if (ConsumerStore.lockHeldHead(c, dlqId, group) == null) {
-              return null;
-            }
-            ConsumerStore.markResumed(c, dlqId, clock.instant());
-            return owner.markBusinessFailure(c, m, m.tenant(), id, e);
-          }));
-          case MONEY_ANOMALY -> parkInPlace(dlqId, m, id, "TICKETED", "MONEY_ANOMALY", e, 0);
-          case TECHNICAL -> {
-            String error = IdempotentHandlerImpl.abbreviate(e.toString(), MAX_ERROR_TEXT);
-            attempts = owner.run(m, id, () -> tx.inTransaction(
-                c -> ConsumerStore.recordAttempt(c, m.tenant(), group, id, error, clock.instant())));
-            if (attempts >= policy.maxAttempts()) {
-              yield parkInPlace(dlqId, m, id, "DEAD_LETTERED", "RETRIES_EXHAUSTED", e, attempts);
-            }
-            Duration delay = policy.delay(attempts, ThreadLocalRandom.current().nextDouble());
-            IdempotentHandlerImpl.pause(delay, "Interrupted while backing off held message " + id, id, e);
-            yield null;
-          }
-          case UNAVAILABLE -> throw new IllegalStateException("handled above");
-        };
-        if (outcome != null || kind != FailureKind.TECHNICAL) {
-          if (outcome != null) {
-            metrics.outcome(group, m.topic(), outcome);
-          }
-          return outcome;
-        }
+        case UNAVAILABLE -> throw new IllegalStateException("handled above");
+      };
+      if (outcome != null || kind != FailureKind.TECHNICAL) {
+        retries.settled(dlqId); // not one that backs off
       }
+      if (outcome != null) {
+        metrics.outcome(group, m.topic(), outcome);
+      }
+      return outcome;
     }
   }
 
   /** A released row that failed for good becomes the parked head of its key, at its own place. */
   private Outcome parkInPlace(long dlqId, IncomingMessage m, String id, String outcome, String reasonCode,
       Exception failure, int attempts) {
-    String reason = IdempotentHandlerImpl.abbreviate(failure.toString(), MAX_ERROR_TEXT);
-    return owner.run(m, id, () -> tx.inTransaction(c -> {
+    String reason = FailureRecorder.abbreviate(failure.toString(), FailureRecorder.MAX_ERROR_TEXT);
+    return failures.run(m, id, () -> tx.inTransaction(c -> {
       if (!ConsumerStore.heldToParked(c, dlqId, reasonCode, reason, attempts)) {
         return null;
       }
