@@ -145,6 +145,38 @@ class RedriveIT {
     assertThat(string(ds, "SELECT status FROM converge_dlq WHERE id = " + a1)).isEqualTo("RESUMED");
   }
 
+  /** Likewise a held message that fails when released: the other keys' held messages run in the same round. */
+  @Test
+  void aHeldMessageBackingOffDoesNotStallTheHeldMessagesOfOtherKeys(DataSource ds) throws Exception {
+    Migrations.apply(ds, "consumer");
+    IdempotentHandler parking = IdempotentHandler.builder().group("heldstall").dataSource(ds)
+        .policy(FailurePolicy.defaults().withMaxAttempts(1)).handler((c, m) -> {
+          throw new IllegalStateException("ledger locked");
+        }).build();
+    for (String key : List.of("key-a", "key-b")) {
+      assertThat(parking.handle(message(key + "-1", key))).isEqualTo(Outcome.DEAD_LETTERED);
+      assertThat(parking.handle(message(key + "-2", key))).isEqualTo(Outcome.HELD);
+      assertThat(ConsumerOps.of(ds).discard(count(ds, "SELECT id FROM converge_dlq WHERE message_id = '" + key
+          + "-1'"))).isTrue();
+    }
+    AtomicInteger failFor = new AtomicInteger(1); // key-a-2's first release only
+    List<String> ran = new CopyOnWriteArrayList<>();
+    IdempotentHandler handler = IdempotentHandler.builder().group("heldstall").dataSource(ds)
+        .policy(FailurePolicy.defaults().withMaxAttempts(3).withBackoff(Duration.ofSeconds(1), Duration.ofSeconds(1)))
+        .handler((c, m) -> {
+          String id = m.header("converge-message-id");
+          if (id.equals("key-a-2") && failFor.getAndDecrement() > 0) {
+            throw new IllegalStateException("ledger briefly locked");
+          }
+          ran.add(id);
+        }).build();
+
+    assertThat(handler.releaseHeld()).as("key-b-2 at once, without waiting out key-a-2's backoff").isOne();
+    assertThat(ran).containsExactly("key-b-2");
+    await().atMost(Duration.ofSeconds(10)).until(handler::releaseHeld, n -> n == 1);
+    assertThat(ran).containsExactly("key-b-2", "key-a-2");
+  }
+
   @Test
   void twoInstancesReDriveAMarkedMessageOnceAndNeitherReportsAFalseFailure(DataSource ds) throws Exception {
     Migrations.apply(ds, "consumer");

@@ -192,7 +192,8 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
       throw new OutcomeNotRecordedException("Stopped while message " + id + " of group " + group
           + " waited for an outage to end; it must be redelivered", id, failure);
     }
-    FailureRecorder.pause(delay, "Stopped while message " + id + " of group " + group + " waited for an outage to end", id, failure);
+    FailureRecorder.pause(delay, "Stopped while message " + id + " of group " + group + " waited for an outage to end",
+        id, failure);
   }
 
   @Override
