@@ -46,7 +46,7 @@ final class FailureRecorder {
   }
 
   Outcome deadLetterWithoutId(IncomingMessage message, MissingMessageIdException e) {
-    long dlqId = run(message, null, () -> tx.inTransaction(c -> ConsumerStore.insertDlq(c, group, message, null,
+    long dlqId = run(message, null, () -> tx.inTransaction(c -> DeadLetterStore.insertDlq(c, group, message, null,
         "MISSING_MESSAGE_ID", e.getMessage(), 0, clock.instant())));
     log.warn("Message without usable id parked as converge_dlq.id={} (group {}, topic {}, broker id {}): {}", dlqId,
         group, message.topic(), message.brokerMessageId(), e.getMessage());
@@ -102,8 +102,8 @@ final class FailureRecorder {
       String reason = abbreviate(failure.toString(), MAX_ERROR_TEXT);
       ConsumerStore.setOutcome(c, tenant, group, id, outcome, reasonCode + ": " + reason);
       ConsumerStore.clearAttempts(c, tenant, group, id);
-      long dlqId = ConsumerStore.insertDlq(c, group, message, id, reasonCode, reason, attempts, clock.instant());
-      long ticketId = ConsumerStore.insertTicket(c, group, message, id, dlqId, reasonCode, reason, clock.instant());
+      long dlqId = DeadLetterStore.insertDlq(c, group, message, id, reasonCode, reason, attempts, clock.instant());
+      long ticketId = DeadLetterStore.insertTicket(c, group, message, id, dlqId, reasonCode, reason, clock.instant());
       log.error("Message {} of group {} parked ({}) as converge_dlq.id={}, manual converge_ticket.id={}: {}", id,
           group, reasonCode, dlqId, ticketId, reason);
       return Outcome.valueOf(outcome);

@@ -71,7 +71,7 @@ final class HeldMessages {
       if (!ConsumerStore.claim(c, tenant, group, id, "HELD", REASON, message.topic(), clock.instant())) {
         return Outcome.DUPLICATE;
       }
-      long dlqId = ConsumerStore.insertDlq(c, group, message, id, "HELD", REASON, 0, clock.instant());
+      long dlqId = DeadLetterStore.insertDlq(c, group, message, id, "HELD", REASON, 0, clock.instant());
       log.warn("Message {} of group {} (key {}) held as converge_dlq.id={}: {}", id, group, message.brokerKey(),
           dlqId, REASON);
       return Outcome.HELD;
@@ -86,7 +86,7 @@ final class HeldMessages {
     while (true) {
       List<Long> ids;
       try {
-        ids = tx.inTransaction(c -> ConsumerStore.releasable(c, group, BATCH));
+        ids = tx.inTransaction(c -> DeadLetterStore.releasable(c, group, BATCH));
       } catch (Exception e) {
         throw new ConvergeException("Could not list the held messages of group " + group, e);
       }
@@ -117,14 +117,14 @@ final class HeldMessages {
     IncomingMessage[] ran = new IncomingMessage[1];
     try {
       Outcome outcome = tx.inTransaction(c -> {
-        IncomingMessage m = ConsumerStore.lockHeldHead(c, dlqId, group);
+        IncomingMessage m = DeadLetterStore.lockHeldHead(c, dlqId, group);
         if (m == null) {
           return null;
         }
         ran[0] = m;
         String id = ResolvedId.of(idResolver, m);
-        ConsumerStore.markResumed(c, dlqId, clock.instant());
-        ConsumerStore.releaseHeldClaim(c, m.tenant(), group, id);
+        DeadLetterStore.markResumed(c, dlqId, clock.instant());
+        DeadLetterStore.releaseHeldClaim(c, m.tenant(), group, id);
         if (!ConsumerStore.claim(c, m.tenant(), group, id, "PROCESSED", "released from converge_dlq " + dlqId,
             m.topic(), clock.instant())) {
           return Outcome.DUPLICATE;
@@ -150,10 +150,10 @@ final class HeldMessages {
       String id = ResolvedId.of(idResolver, m);
       Outcome outcome = switch (kind) {
         case BUSINESS -> failures.run(m, id, () -> tx.inTransaction(c -> {
-          if (ConsumerStore.lockHeldHead(c, dlqId, group) == null) {
+          if (DeadLetterStore.lockHeldHead(c, dlqId, group) == null) {
             return null;
           }
-          ConsumerStore.markResumed(c, dlqId, clock.instant());
+          DeadLetterStore.markResumed(c, dlqId, clock.instant());
           return failures.markBusinessFailure(c, m, m.tenant(), id, e);
         }));
         case MONEY_ANOMALY -> parkInPlace(dlqId, m, id, "TICKETED", "MONEY_ANOMALY", e, 0);
@@ -187,12 +187,12 @@ final class HeldMessages {
       Exception failure, int attempts) {
     String reason = FailureRecorder.abbreviate(failure.toString(), FailureRecorder.MAX_ERROR_TEXT);
     return failures.run(m, id, () -> tx.inTransaction(c -> {
-      if (!ConsumerStore.heldToParked(c, dlqId, reasonCode, reason, attempts)) {
+      if (!DeadLetterStore.heldToParked(c, dlqId, reasonCode, reason, attempts)) {
         return null;
       }
       ConsumerStore.setOutcome(c, m.tenant(), group, id, outcome, reasonCode + ": " + reason);
       ConsumerStore.clearAttempts(c, m.tenant(), group, id);
-      long ticketId = ConsumerStore.insertTicket(c, group, m, id, dlqId, reasonCode, reason, clock.instant());
+      long ticketId = DeadLetterStore.insertTicket(c, group, m, id, dlqId, reasonCode, reason, clock.instant());
       log.error("Held message {} of group {} failed when released and is parked ({}) as converge_dlq.id={}, manual "
           + "converge_ticket.id={}: {}", id, group, reasonCode, dlqId, ticketId, reason);
       return Outcome.valueOf(outcome);

@@ -84,7 +84,7 @@ final class ParkedMessages {
       Exception failure = null;
       try {
         outcome = tx.inTransaction(c -> {
-          dlqId[0] = ConsumerStore.lockNextMarked(c, group, from);
+          dlqId[0] = DeadLetterStore.lockNextMarked(c, group, from);
           if (dlqId[0] == 0 || retries.waiting(dlqId[0])) {
             return null; // none marked that no other instance holds, or this one backs off
           }
@@ -134,7 +134,7 @@ final class ParkedMessages {
     String text = FailureRecorder.abbreviate(failure.toString(), FailureRecorder.MAX_ERROR_TEXT);
     boolean marked;
     try {
-      marked = tx.inTransaction(c -> ConsumerStore.redriveFailed(c, dlqId, text));
+      marked = tx.inTransaction(c -> DeadLetterStore.redriveFailed(c, dlqId, text));
     } catch (Exception recording) {
       throw new ConvergeException("Could not record the failed re-drive of converge_dlq.id " + dlqId, recording);
     }
@@ -159,11 +159,11 @@ final class ParkedMessages {
 
   /** Runs parked row {@code dlqId} through the handler on {@code c}, which then holds the row. */
   private Outcome resumeLocked(Connection c, long dlqId) throws Exception {
-    if ("HELD".equals(ConsumerStore.reasonCode(c, dlqId, group))) {
+    if ("HELD".equals(DeadLetterStore.reasonCode(c, dlqId, group))) {
       throw new NotResumableException("converge_dlq.id " + dlqId + " of group " + group
           + " is held behind a parked message of its key: resume or discard that one, the held ones follow");
     }
-    long earlier = ConsumerStore.earlierParked(c, dlqId, group);
+    long earlier = DeadLetterStore.earlierParked(c, dlqId, group);
     if (earlier != 0) {
       // two parked rows of one key (the concurrent listener, or a hold that failed and parked): resuming
       // the later one first would apply it over the gap
@@ -171,13 +171,13 @@ final class ParkedMessages {
           + " has an earlier parked message of its key, converge_dlq.id " + earlier
           + ": resume or discard that one first");
     }
-    IncomingMessage m = ConsumerStore.lockParked(c, dlqId, group);
+    IncomingMessage m = DeadLetterStore.lockParked(c, dlqId, group);
     if (m == null) {
       throw new NotResumableException("No parked message with converge_dlq.id " + dlqId + " for group " + group);
     }
     String id = ResolvedId.of(idResolver, m);
-    ConsumerStore.releaseParkedClaim(c, m.tenant(), group, id);
-    ConsumerStore.markResumed(c, dlqId, clock.instant());
+    DeadLetterStore.releaseParkedClaim(c, m.tenant(), group, id);
+    DeadLetterStore.markResumed(c, dlqId, clock.instant());
     if (!ConsumerStore.claim(c, m.tenant(), group, id, "PROCESSED", "resumed from converge_dlq " + dlqId, m.topic(),
         clock.instant())) {
       return Outcome.DUPLICATE;
