@@ -85,10 +85,7 @@ class RedriveIT {
     Migrations.apply(ds, "consumer");
     AtomicInteger runs = new AtomicInteger();
     AtomicInteger failFor = new AtomicInteger(1); // the first delivery's one attempt, then one re-drive attempt
-    IdempotentHandler parking = IdempotentHandler.builder().group("transient").dataSource(ds)
-        .policy(FailurePolicy.defaults().withMaxAttempts(1)).handler((c, m) -> {
-          throw new IllegalStateException("ledger locked");
-        }).build();
+    IdempotentHandler parking = parking(ds, "transient");
     assertThat(parking.handle(message("t-1"))).isEqualTo(Outcome.DEAD_LETTERED);
     IdempotentHandler handler = IdempotentHandler.builder().group("transient").dataSource(ds)
         .policy(FailurePolicy.defaults().withMaxAttempts(3).withBackoff(Duration.ofMillis(1), Duration.ofMillis(2)))
@@ -113,24 +110,12 @@ class RedriveIT {
   @Test
   void aReDriveBackingOffDoesNotStallTheOtherMessagesOfTheRound(DataSource ds) throws Exception {
     Migrations.apply(ds, "consumer");
-    IdempotentHandler parking = IdempotentHandler.builder().group("stall").dataSource(ds)
-        .policy(FailurePolicy.defaults().withMaxAttempts(1)).handler((c, m) -> {
-          throw new IllegalStateException("ledger locked");
-        }).build();
+    IdempotentHandler parking = parking(ds, "stall");
     assertThat(parking.handle(message("a-1", "key-a"))).isEqualTo(Outcome.DEAD_LETTERED);
     assertThat(parking.handle(message("b-1", "key-b"))).isEqualTo(Outcome.DEAD_LETTERED);
     assertThat(parking.handle(message("b-2", "key-b"))).isEqualTo(Outcome.HELD);
-    AtomicInteger failFor = new AtomicInteger(1); // a-1's first re-drive attempt only
     List<String> ran = new CopyOnWriteArrayList<>();
-    IdempotentHandler handler = IdempotentHandler.builder().group("stall").dataSource(ds)
-        .policy(FailurePolicy.defaults().withMaxAttempts(3).withBackoff(Duration.ofSeconds(1), Duration.ofSeconds(1)))
-        .handler((c, m) -> {
-          String id = m.header("converge-message-id");
-          if (id.equals("a-1") && failFor.getAndDecrement() > 0) {
-            throw new IllegalStateException("ledger briefly locked");
-          }
-          ran.add(id);
-        }).build();
+    IdempotentHandler handler = failingOnceOn(ds, "stall", "a-1", ran);
     long a1 = count(ds, "SELECT id FROM converge_dlq WHERE message_id = 'a-1'");
     assertThat(ConsumerOps.of(ds).redrive(a1)).isTrue();
     assertThat(ConsumerOps.of(ds).redrive(count(ds, "SELECT id FROM converge_dlq WHERE message_id = 'b-1'"))).isTrue();
@@ -149,27 +134,15 @@ class RedriveIT {
   @Test
   void aHeldMessageBackingOffDoesNotStallTheHeldMessagesOfOtherKeys(DataSource ds) throws Exception {
     Migrations.apply(ds, "consumer");
-    IdempotentHandler parking = IdempotentHandler.builder().group("heldstall").dataSource(ds)
-        .policy(FailurePolicy.defaults().withMaxAttempts(1)).handler((c, m) -> {
-          throw new IllegalStateException("ledger locked");
-        }).build();
+    IdempotentHandler parking = parking(ds, "heldstall");
     for (String key : List.of("key-a", "key-b")) {
       assertThat(parking.handle(message(key + "-1", key))).isEqualTo(Outcome.DEAD_LETTERED);
       assertThat(parking.handle(message(key + "-2", key))).isEqualTo(Outcome.HELD);
       assertThat(ConsumerOps.of(ds).discard(count(ds, "SELECT id FROM converge_dlq WHERE message_id = '" + key
           + "-1'"))).isTrue();
     }
-    AtomicInteger failFor = new AtomicInteger(1); // key-a-2's first release only
     List<String> ran = new CopyOnWriteArrayList<>();
-    IdempotentHandler handler = IdempotentHandler.builder().group("heldstall").dataSource(ds)
-        .policy(FailurePolicy.defaults().withMaxAttempts(3).withBackoff(Duration.ofSeconds(1), Duration.ofSeconds(1)))
-        .handler((c, m) -> {
-          String id = m.header("converge-message-id");
-          if (id.equals("key-a-2") && failFor.getAndDecrement() > 0) {
-            throw new IllegalStateException("ledger briefly locked");
-          }
-          ran.add(id);
-        }).build();
+    IdempotentHandler handler = failingOnceOn(ds, "heldstall", "key-a-2", ran);
 
     assertThat(handler.releaseHeld()).as("key-b-2 at once, without waiting out key-a-2's backoff").isOne();
     assertThat(ran).containsExactly("key-b-2");
@@ -180,10 +153,7 @@ class RedriveIT {
   @Test
   void twoInstancesReDriveAMarkedMessageOnceAndNeitherReportsAFalseFailure(DataSource ds) throws Exception {
     Migrations.apply(ds, "consumer");
-    IdempotentHandler parking = IdempotentHandler.builder().group("racing").dataSource(ds)
-        .policy(FailurePolicy.defaults().withMaxAttempts(1)).handler((c, m) -> {
-          throw new IllegalStateException("ledger locked");
-        }).build();
+    IdempotentHandler parking = parking(ds, "racing");
     assertThat(parking.handle(message("r-1"))).isEqualTo(Outcome.DEAD_LETTERED);
     AtomicInteger runs = new AtomicInteger();
     MessageHandler slow = (c, m) -> {
@@ -220,6 +190,31 @@ class RedriveIT {
     assertThat(string(ds, "SELECT status FROM converge_dlq WHERE id = " + dlqId)).isEqualTo("RESUMED");
     assertThat(logged.list).extracting(ILoggingEvent::getFormattedMessage)
         .noneMatch(text -> text.contains("failed"));
+  }
+
+  /** A handler of {@code group} that parks every message at its first failure. */
+  private static IdempotentHandler parking(DataSource ds, String group) {
+    return IdempotentHandler.builder().group(group).dataSource(ds).policy(FailurePolicy.defaults().withMaxAttempts(1))
+        .handler((c, m) -> {
+          throw new IllegalStateException("ledger locked");
+        }).build();
+  }
+
+  /**
+   * A handler of {@code group} with 3 attempts and a 1 s backoff that fails the first run of message
+   * {@code failingId} only and records the ids it ran in {@code ran}.
+   */
+  private static IdempotentHandler failingOnceOn(DataSource ds, String group, String failingId, List<String> ran) {
+    AtomicInteger failFor = new AtomicInteger(1);
+    return IdempotentHandler.builder().group(group).dataSource(ds)
+        .policy(FailurePolicy.defaults().withMaxAttempts(3).withBackoff(Duration.ofSeconds(1), Duration.ofSeconds(1)))
+        .handler((c, m) -> {
+          String id = m.header("converge-message-id");
+          if (id.equals(failingId) && failFor.getAndDecrement() > 0) {
+            throw new IllegalStateException("ledger briefly locked");
+          }
+          ran.add(id);
+        }).build();
   }
 
   private static String string(DataSource ds, String sql) throws Exception {

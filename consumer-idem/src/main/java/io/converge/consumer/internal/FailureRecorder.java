@@ -1,14 +1,10 @@
 package io.converge.consumer.internal;
 
-import io.converge.consumer.ConsumerMetrics;
-import io.converge.consumer.FailurePolicy;
 import io.converge.consumer.IdempotentHandler.BusinessFailureHook;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.MissingMessageIdException;
 import io.converge.consumer.Outcome;
-import io.converge.consumer.TransactionRunner;
 import java.sql.Connection;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.Logger;
@@ -28,35 +24,27 @@ final class FailureRecorder {
 
   private static final Logger log = LoggerFactory.getLogger(FailureRecorder.class);
 
-  private final String group;
-  private final TransactionRunner tx;
-  private final FailurePolicy policy;
+  private final GroupSetup g;
   private final BusinessFailureHook onBusinessFailure;
-  private final ConsumerMetrics metrics;
-  private final Clock clock;
 
-  FailureRecorder(String group, TransactionRunner tx, FailurePolicy policy, BusinessFailureHook onBusinessFailure,
-      ConsumerMetrics metrics, Clock clock) {
-    this.group = group;
-    this.tx = tx;
-    this.policy = policy;
+  FailureRecorder(GroupSetup g, BusinessFailureHook onBusinessFailure) {
+    this.g = g;
     this.onBusinessFailure = onBusinessFailure;
-    this.metrics = metrics;
-    this.clock = clock;
   }
 
   Outcome deadLetterWithoutId(IncomingMessage message, MissingMessageIdException e) {
-    long dlqId = run(message, null, () -> tx.inTransaction(c -> DeadLetterStore.insertDlq(c, group, message, null,
-        "MISSING_MESSAGE_ID", e.getMessage(), 0, clock.instant())));
+    long dlqId = run(message, null,
+        () -> g.tx().inTransaction(c -> DeadLetterStore.insertDlq(c, g.group(), message, null,
+            "MISSING_MESSAGE_ID", e.getMessage(), 0, g.clock().instant())));
     log.warn("Message without usable id parked as converge_dlq.id={} (group {}, topic {}, broker id {}): {}", dlqId,
-        group, message.topic(), message.brokerMessageId(), e.getMessage());
-    metrics.outcome(group, message.topic(), Outcome.DEAD_LETTERED);
+        g.group(), message.topic(), message.brokerMessageId(), e.getMessage());
+    g.metrics().outcome(g.group(), message.topic(), Outcome.DEAD_LETTERED);
     return Outcome.DEAD_LETTERED;
   }
 
   Outcome businessFailure(IncomingMessage message, String tenant, String id, Exception failure) {
-    return run(message, id, () -> tx.inTransaction(c -> {
-      if (!ConsumerStore.claim(c, tenant, group, id, "PROCESSED", null, message.topic(), clock.instant())) {
+    return run(message, id, () -> g.tx().inTransaction(c -> {
+      if (!ConsumerStore.claim(c, tenant, g.group(), id, "PROCESSED", null, message.topic(), g.clock().instant())) {
         return Outcome.DUPLICATE;
       }
       return markBusinessFailure(c, message, tenant, id, failure);
@@ -67,10 +55,10 @@ final class FailureRecorder {
   Outcome markBusinessFailure(Connection c, IncomingMessage message, String tenant, String id, Exception failure)
       throws Exception {
     String detail = abbreviate(String.valueOf(failure.getMessage()), MAX_ERROR_TEXT);
-    ConsumerStore.setOutcome(c, tenant, group, id, "BUSINESS_FAILURE", detail);
-    ConsumerStore.clearAttempts(c, tenant, group, id);
+    ConsumerStore.setOutcome(c, tenant, g.group(), id, "BUSINESS_FAILURE", detail);
+    ConsumerStore.clearAttempts(c, tenant, g.group(), id);
     onBusinessFailure.accept(c, message, failure);
-    log.warn("Message {} of group {} refused by the business, not retried: {}", id, group, detail);
+    log.warn("Message {} of group {} refused by the business, not retried: {}", id, g.group(), detail);
     return Outcome.BUSINESS_FAILURE;
   }
 
@@ -81,31 +69,34 @@ final class FailureRecorder {
   Outcome technicalFailure(IncomingMessage message, String tenant, String id, Exception failure) {
     String error = abbreviate(failure.toString(), MAX_ERROR_TEXT);
     int attempts = run(message, id,
-        () -> tx.inTransaction(c -> ConsumerStore.recordAttempt(c, tenant, group, id, error, clock.instant())));
-    if (attempts >= policy.maxAttempts()) {
+        () -> g.tx()
+            .inTransaction(c -> ConsumerStore.recordAttempt(c, tenant, g.group(), id, error, g.clock().instant())));
+    if (attempts >= g.policy().maxAttempts()) {
       return park(message, tenant, id, "DEAD_LETTERED", "RETRIES_EXHAUSTED", failure, attempts);
     }
-    Duration delay = policy.delay(attempts, ThreadLocalRandom.current().nextDouble());
-    log.debug("Message {} of group {} failed (attempt {}/{}), retrying in {}: {}", id, group, attempts,
-        policy.maxAttempts(), delay, error);
-    pause(delay, "Interrupted while backing off message " + id + " of group " + group, id, failure);
+    Duration delay = g.policy().delay(attempts, ThreadLocalRandom.current().nextDouble());
+    log.debug("Message {} of group {} failed (attempt {}/{}), retrying in {}: {}", id, g.group(), attempts,
+        g.policy().maxAttempts(), delay, error);
+    pause(delay, "Interrupted while backing off message " + id + " of group " + g.group(), id, failure);
     return null;
   }
 
   /** Parks the message in the DLQ with a ticket, as {@code outcome} for {@code reasonCode}. */
   Outcome park(IncomingMessage message, String tenant, String id, String outcome, String reasonCode,
       Exception failure, int attempts) {
-    return run(message, id, () -> tx.inTransaction(c -> {
-      if (!ConsumerStore.claim(c, tenant, group, id, "PROCESSED", null, message.topic(), clock.instant())) {
+    return run(message, id, () -> g.tx().inTransaction(c -> {
+      if (!ConsumerStore.claim(c, tenant, g.group(), id, "PROCESSED", null, message.topic(), g.clock().instant())) {
         return Outcome.DUPLICATE;
       }
       String reason = abbreviate(failure.toString(), MAX_ERROR_TEXT);
-      ConsumerStore.setOutcome(c, tenant, group, id, outcome, reasonCode + ": " + reason);
-      ConsumerStore.clearAttempts(c, tenant, group, id);
-      long dlqId = DeadLetterStore.insertDlq(c, group, message, id, reasonCode, reason, attempts, clock.instant());
-      long ticketId = DeadLetterStore.insertTicket(c, group, message, id, dlqId, reasonCode, reason, clock.instant());
+      ConsumerStore.setOutcome(c, tenant, g.group(), id, outcome, reasonCode + ": " + reason);
+      ConsumerStore.clearAttempts(c, tenant, g.group(), id);
+      long dlqId = DeadLetterStore.insertDlq(c, g.group(), message, id, reasonCode, reason, attempts,
+          g.clock().instant());
+      long ticketId = DeadLetterStore.insertTicket(c, g.group(), message, id, dlqId, reasonCode, reason,
+          g.clock().instant());
       log.error("Message {} of group {} parked ({}) as converge_dlq.id={}, manual converge_ticket.id={}: {}", id,
-          group, reasonCode, dlqId, ticketId, reason);
+          g.group(), reasonCode, dlqId, ticketId, reason);
       return Outcome.valueOf(outcome);
     }));
   }
@@ -123,7 +114,7 @@ final class FailureRecorder {
       return step.run();
     } catch (Exception e) {
       throw new OutcomeNotRecordedException("Could not record the outcome of message " + (id != null ? id : message)
-          + " of group " + group + "; it must be redelivered", id, e);
+          + " of group " + g.group() + "; it must be redelivered", id, e);
     }
   }
 

@@ -1,16 +1,9 @@
 package io.converge.consumer.internal;
 
-import io.converge.consumer.ConsumerMetrics;
-import io.converge.consumer.FailureClassifier;
 import io.converge.consumer.FailureKind;
-import io.converge.consumer.FailurePolicy;
 import io.converge.consumer.IncomingMessage;
-import io.converge.consumer.MessageHandler;
-import io.converge.consumer.MessageIdResolver;
 import io.converge.consumer.Outcome;
-import io.converge.consumer.TransactionRunner;
 import io.converge.producer.ConvergeException;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -36,30 +29,14 @@ final class HeldMessages {
   private static final Logger log = LoggerFactory.getLogger(HeldMessages.class);
   private static final int BATCH = 100;
 
+  private final GroupSetup g;
   private final FailureRecorder failures;
-  private final String group;
-  private final MessageHandler handler;
-  private final TransactionRunner tx;
-  private final MessageIdResolver idResolver;
-  private final FailurePolicy policy;
-  private final FailureClassifier classifier;
-  private final ConsumerMetrics metrics;
-  private final Clock clock;
   private final RetrySchedule retries;
 
-  HeldMessages(FailureRecorder failures, String group, MessageHandler handler, TransactionRunner tx,
-      MessageIdResolver idResolver, FailurePolicy policy, FailureClassifier classifier, ConsumerMetrics metrics,
-      Clock clock) {
+  HeldMessages(GroupSetup g, FailureRecorder failures) {
+    this.g = g;
     this.failures = failures;
-    this.group = group;
-    this.handler = handler;
-    this.tx = tx;
-    this.idResolver = idResolver;
-    this.policy = policy;
-    this.classifier = classifier;
-    this.metrics = metrics;
-    this.clock = clock;
-    this.retries = new RetrySchedule(clock);
+    this.retries = new RetrySchedule(g.clock());
   }
 
   /**
@@ -67,12 +44,12 @@ final class HeldMessages {
    * of it is a duplicate. Throws when it could not be recorded (the caller does not ack).
    */
   Outcome hold(IncomingMessage message, String tenant, String id) throws Exception {
-    Outcome outcome = tx.inTransaction(c -> {
-      if (!ConsumerStore.claim(c, tenant, group, id, "HELD", REASON, message.topic(), clock.instant())) {
+    Outcome outcome = g.tx().inTransaction(c -> {
+      if (!ConsumerStore.claim(c, tenant, g.group(), id, "HELD", REASON, message.topic(), g.clock().instant())) {
         return Outcome.DUPLICATE;
       }
-      long dlqId = DeadLetterStore.insertDlq(c, group, message, id, "HELD", REASON, 0, clock.instant());
-      log.warn("Message {} of group {} (key {}) held as converge_dlq.id={}: {}", id, group, message.brokerKey(),
+      long dlqId = DeadLetterStore.insertDlq(c, g.group(), message, id, "HELD", REASON, 0, g.clock().instant());
+      log.warn("Message {} of group {} (key {}) held as converge_dlq.id={}: {}", id, g.group(), message.brokerKey(),
           dlqId, REASON);
       return Outcome.HELD;
     });
@@ -86,9 +63,9 @@ final class HeldMessages {
     while (true) {
       List<Long> ids;
       try {
-        ids = tx.inTransaction(c -> DeadLetterStore.releasable(c, group, BATCH));
+        ids = g.tx().inTransaction(c -> DeadLetterStore.releasable(c, g.group(), BATCH));
       } catch (Exception e) {
-        throw new ConvergeException("Could not list the held messages of group " + group, e);
+        throw new ConvergeException("Could not list the held messages of group " + g.group(), e);
       }
       int before = released;
       seen.addAll(ids);
@@ -116,58 +93,58 @@ final class HeldMessages {
     }
     IncomingMessage[] ran = new IncomingMessage[1];
     try {
-      Outcome outcome = tx.inTransaction(c -> {
-        IncomingMessage m = DeadLetterStore.lockHeldHead(c, dlqId, group);
+      Outcome outcome = g.tx().inTransaction(c -> {
+        IncomingMessage m = DeadLetterStore.lockHeldHead(c, dlqId, g.group());
         if (m == null) {
           return null;
         }
         ran[0] = m;
-        String id = ResolvedId.of(idResolver, m);
-        DeadLetterStore.markResumed(c, dlqId, clock.instant());
-        DeadLetterStore.releaseHeldClaim(c, m.tenant(), group, id);
-        if (!ConsumerStore.claim(c, m.tenant(), group, id, "PROCESSED", "released from converge_dlq " + dlqId,
-            m.topic(), clock.instant())) {
+        String id = ResolvedId.of(g.idResolver(), m);
+        DeadLetterStore.markResumed(c, dlqId, g.clock().instant());
+        DeadLetterStore.releaseHeldClaim(c, m.tenant(), g.group(), id);
+        if (!ConsumerStore.claim(c, m.tenant(), g.group(), id, "PROCESSED", "released from converge_dlq " + dlqId,
+            m.topic(), g.clock().instant())) {
           return Outcome.DUPLICATE;
         }
-        ConsumerStore.clearAttempts(c, m.tenant(), group, id);
-        handler.handle(c, m);
+        ConsumerStore.clearAttempts(c, m.tenant(), g.group(), id);
+        g.handler().handle(c, m);
         return Outcome.PROCESSED;
       });
       retries.settled(dlqId);
       if (outcome != null) {
-        log.info("Held message converge_dlq.id={} of group {} released: {}", dlqId, group, outcome);
-        metrics.outcome(group, ran[0].topic(), outcome);
+        log.info("Held message converge_dlq.id={} of group {} released: {}", dlqId, g.group(), outcome);
+        g.metrics().outcome(g.group(), ran[0].topic(), outcome);
       }
       return outcome;
     } catch (Exception e) {
       IncomingMessage m = ran[0];
-      FailureKind kind = classifier.classify(e);
+      FailureKind kind = g.classifier().classify(e);
       if (m == null || kind == FailureKind.UNAVAILABLE) {
-        throw new ConvergeException("Releasing held converge_dlq.id " + dlqId + " of group " + group
+        throw new ConvergeException("Releasing held converge_dlq.id " + dlqId + " of group " + g.group()
             + " failed; it stays held and is tried again", e);
       }
-      metrics.failure(group, m.topic(), kind);
-      String id = ResolvedId.of(idResolver, m);
+      g.metrics().failure(g.group(), m.topic(), kind);
+      String id = ResolvedId.of(g.idResolver(), m);
       Outcome outcome = switch (kind) {
-        case BUSINESS -> failures.run(m, id, () -> tx.inTransaction(c -> {
-          if (DeadLetterStore.lockHeldHead(c, dlqId, group) == null) {
+        case BUSINESS -> failures.run(m, id, () -> g.tx().inTransaction(c -> {
+          if (DeadLetterStore.lockHeldHead(c, dlqId, g.group()) == null) {
             return null;
           }
-          DeadLetterStore.markResumed(c, dlqId, clock.instant());
+          DeadLetterStore.markResumed(c, dlqId, g.clock().instant());
           return failures.markBusinessFailure(c, m, m.tenant(), id, e);
         }));
         case MONEY_ANOMALY -> parkInPlace(dlqId, m, id, "TICKETED", "MONEY_ANOMALY", e, 0);
         case TECHNICAL -> {
           String error = FailureRecorder.abbreviate(e.toString(), FailureRecorder.MAX_ERROR_TEXT);
-          int attempts = failures.run(m, id, () -> tx.inTransaction(
-              c -> ConsumerStore.recordAttempt(c, m.tenant(), group, id, error, clock.instant())));
-          if (attempts >= policy.maxAttempts()) {
+          int attempts = failures.run(m, id, () -> g.tx().inTransaction(
+              c -> ConsumerStore.recordAttempt(c, m.tenant(), g.group(), id, error, g.clock().instant())));
+          if (attempts >= g.policy().maxAttempts()) {
             yield parkInPlace(dlqId, m, id, "DEAD_LETTERED", "RETRIES_EXHAUSTED", e, attempts);
           }
-          Duration delay = policy.delay(attempts, ThreadLocalRandom.current().nextDouble());
+          Duration delay = g.policy().delay(attempts, ThreadLocalRandom.current().nextDouble());
           retries.retryLater(dlqId, attempts, delay);
           log.debug("Held message {} of group {} failed when released (attempt {}/{}), retried in {} at a later "
-              + "round: {}", id, group, attempts, policy.maxAttempts(), delay, error);
+              + "round: {}", id, g.group(), attempts, g.policy().maxAttempts(), delay, error);
           yield null;
         }
         case UNAVAILABLE -> throw new IllegalStateException("handled above");
@@ -176,7 +153,7 @@ final class HeldMessages {
         retries.settled(dlqId); // not one that backs off
       }
       if (outcome != null) {
-        metrics.outcome(group, m.topic(), outcome);
+        g.metrics().outcome(g.group(), m.topic(), outcome);
       }
       return outcome;
     }
@@ -186,15 +163,15 @@ final class HeldMessages {
   private Outcome parkInPlace(long dlqId, IncomingMessage m, String id, String outcome, String reasonCode,
       Exception failure, int attempts) {
     String reason = FailureRecorder.abbreviate(failure.toString(), FailureRecorder.MAX_ERROR_TEXT);
-    return failures.run(m, id, () -> tx.inTransaction(c -> {
+    return failures.run(m, id, () -> g.tx().inTransaction(c -> {
       if (!DeadLetterStore.heldToParked(c, dlqId, reasonCode, reason, attempts)) {
         return null;
       }
-      ConsumerStore.setOutcome(c, m.tenant(), group, id, outcome, reasonCode + ": " + reason);
-      ConsumerStore.clearAttempts(c, m.tenant(), group, id);
-      long ticketId = DeadLetterStore.insertTicket(c, group, m, id, dlqId, reasonCode, reason, clock.instant());
+      ConsumerStore.setOutcome(c, m.tenant(), g.group(), id, outcome, reasonCode + ": " + reason);
+      ConsumerStore.clearAttempts(c, m.tenant(), g.group(), id);
+      long ticketId = DeadLetterStore.insertTicket(c, g.group(), m, id, dlqId, reasonCode, reason, g.clock().instant());
       log.error("Held message {} of group {} failed when released and is parked ({}) as converge_dlq.id={}, manual "
-          + "converge_ticket.id={}: {}", id, group, reasonCode, dlqId, ticketId, reason);
+          + "converge_ticket.id={}: {}", id, g.group(), reasonCode, dlqId, ticketId, reason);
       return Outcome.valueOf(outcome);
     }));
   }

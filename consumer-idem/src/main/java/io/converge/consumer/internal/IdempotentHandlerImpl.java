@@ -22,14 +22,7 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
 
   private static final Logger log = LoggerFactory.getLogger(IdempotentHandlerImpl.class);
 
-  private final String group;
-  private final MessageHandler handler;
-  private final TransactionRunner tx;
-  private final MessageIdResolver idResolver;
-  private final FailurePolicy policy;
-  private final FailureClassifier classifier;
-  private final ConsumerMetrics metrics;
-  private final Clock clock;
+  private final GroupSetup g;
   private final FailureRecorder failures;
   private final HeldMessages held;
   private final ParkedMessages parked;
@@ -52,29 +45,23 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
       ConsumerMetrics metrics,
       Clock clock, boolean claimWithFirstStatement) {
     this.claimWithFirstStatement = claimWithFirstStatement && tx instanceof JdbcTransactionRunner;
-    this.group = group;
-    this.handler = HandlerScope.wrap(group, handler, idResolver);
-    this.tx = tx;
-    this.idResolver = idResolver;
-    this.policy = policy;
-    this.classifier = classifier;
-    this.metrics = metrics;
-    this.clock = clock;
-    this.failures = new FailureRecorder(group, tx, policy, onBusinessFailure, metrics, clock);
-    this.held = new HeldMessages(failures, group, this.handler, tx, idResolver, policy, classifier, metrics, clock);
-    this.parked = new ParkedMessages(group, this.handler, tx, idResolver, policy, classifier, clock);
+    this.g = new GroupSetup(group, HandlerScope.wrap(group, handler, idResolver), tx, idResolver, policy, classifier,
+        metrics, clock);
+    this.failures = new FailureRecorder(g, onBusinessFailure);
+    this.held = new HeldMessages(g, failures);
+    this.parked = new ParkedMessages(g);
   }
 
   @Override
   public String group() {
-    return group;
+    return g.group();
   }
 
   @Override
   public Outcome handle(IncomingMessage message) {
     String id;
     try {
-      id = ResolvedId.of(idResolver, message);
+      id = ResolvedId.of(g.idResolver(), message);
     } catch (MissingMessageIdException e) {
       return failures.deadLetterWithoutId(message, e);
     }
@@ -89,13 +76,13 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
       boolean pipelined = claimWithFirstStatement && outageWaits == 0 && firstRun && message.deliveryCount() == 1;
       firstRun = false;
       try {
-        outcome = tx.inTransaction(c -> {
+        outcome = g.tx().inTransaction(c -> {
           PipelinedClaim pipelinedClaim = pipelined
-              ? PipelinedClaim.open(c, tenant, group, id, message.topic(), message.brokerKey(), clock.instant())
+              ? PipelinedClaim.open(c, tenant, g.group(), id, message.topic(), message.brokerKey(), g.clock().instant())
               : null;
           if (pipelinedClaim != null) {
             try {
-              handler.handle(pipelinedClaim.connection(), message);
+              g.handler().handle(pipelinedClaim.connection(), message);
             } catch (Throwable e) {
               pipelinedClaim.afterFailure(e); // a refused claim is the outcome, not the handler's error
               throw e;
@@ -103,15 +90,15 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
             pipelinedClaim.afterHandler();
             return Outcome.PROCESSED;
           }
-          int claim = ConsumerStore.claimForHandler(c, tenant, group, id, message.topic(), message.brokerKey(),
-              clock.instant());
+          int claim = ConsumerStore.claimForHandler(c, tenant, g.group(), id, message.topic(), message.brokerKey(),
+              g.clock().instant());
           if (claim == ConsumerStore.HELD) {
             return Outcome.HELD; // nothing written: parked behind its key below
           }
           if (claim != 1) {
             return Outcome.DUPLICATE;
           }
-          handler.handle(c, message);
+          g.handler().handle(c, message);
           return Outcome.PROCESSED;
         });
         if (outcome == Outcome.HELD) {
@@ -133,8 +120,8 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
         // for good is recorded in a transaction of its own; a concurrent copy that was waiting on the claim
         // may meanwhile take it and run the handler itself, and whichever records first wins.
         failure = e;
-        kind = classifier.classify(e);
-        metrics.failure(group, message.topic(), kind);
+        kind = g.classifier().classify(e);
+        g.metrics().failure(g.group(), message.topic(), kind);
         try {
           outcome = switch (kind) {
             case BUSINESS -> failures.businessFailure(message, tenant, id, e);
@@ -143,7 +130,7 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
             case UNAVAILABLE -> null;
           };
         } catch (OutcomeNotRecordedException notRecorded) {
-          if (classifier.classify(notRecorded) != FailureKind.UNAVAILABLE) {
+          if (g.classifier().classify(notRecorded) != FailureKind.UNAVAILABLE) {
             throw notRecorded;
           }
           kind = FailureKind.UNAVAILABLE; // the database went away after the handler failed
@@ -159,16 +146,17 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
         continue; // a technical failure: retry after its backoff
       }
       if (outageWaits > 0) {
-        log.info("Message {} of group {} ran after waiting out an outage ({} runs refused): {}", id, group, outageWaits,
+        log.info("Message {} of group {} ran after waiting out an outage ({} runs refused): {}", id, g.group(),
+            outageWaits,
             outcome);
       }
       if (outcome == Outcome.DUPLICATE) {
-        log.debug("Duplicate message {} of group {} on {}: acked without running the handler", id, group,
+        log.debug("Duplicate message {} of group {} on {}: acked without running the handler", id, g.group(),
             message.topic());
       } else {
-        log.debug("Message {} of group {}: {}", id, group, outcome);
+        log.debug("Message {} of group {}: {}", id, g.group(), outcome);
       }
-      metrics.outcome(group, message.topic(), outcome);
+      g.metrics().outcome(g.group(), message.topic(), outcome);
       return outcome;
     }
   }
@@ -180,19 +168,20 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
    * An interrupt (the binding closing) ends the wait: the message is not acked and is redelivered.
    */
   private void awaitRecovery(IncomingMessage message, String id, Exception failure, int waits) {
-    Duration delay = policy.outageDelay(waits, ThreadLocalRandom.current().nextDouble());
+    Duration delay = g.policy().outageDelay(waits, ThreadLocalRandom.current().nextDouble());
     if (waits == 1) {
       log.warn("Message {} of group {} on {} waits for the database or broker to recover (no attempt counted), "
-          + "running it again in {}: {}", id, group, message.topic(), delay, failure.toString());
+          + "running it again in {}: {}", id, g.group(), message.topic(), delay, failure.toString());
     } else {
-      log.debug("Message {} of group {}: still unavailable after {} runs, next in {}: {}", id, group, waits, delay,
+      log.debug("Message {} of group {}: still unavailable after {} runs, next in {}: {}", id, g.group(), waits, delay,
           failure.toString());
     }
     if (Thread.currentThread().isInterrupted()) {
-      throw new OutcomeNotRecordedException("Stopped while message " + id + " of group " + group
+      throw new OutcomeNotRecordedException("Stopped while message " + id + " of group " + g.group()
           + " waited for an outage to end; it must be redelivered", id, failure);
     }
-    FailureRecorder.pause(delay, "Stopped while message " + id + " of group " + group + " waited for an outage to end",
+    FailureRecorder.pause(delay,
+        "Stopped while message " + id + " of group " + g.group() + " waited for an outage to end",
         id, failure);
   }
 
@@ -203,7 +192,7 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
       held.releaseAll(); // the messages held behind it, in order
     } catch (RuntimeException e) {
       log.warn("Held messages of group {} not released after resuming converge_dlq.id={}; the binding releases "
-          + "them later: {}", group, dlqId, e.toString());
+          + "them later: {}", g.group(), dlqId, e.toString());
     }
     return outcome;
   }

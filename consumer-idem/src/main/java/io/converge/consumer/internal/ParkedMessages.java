@@ -1,16 +1,10 @@
 package io.converge.consumer.internal;
 
-import io.converge.consumer.FailureClassifier;
 import io.converge.consumer.FailureKind;
-import io.converge.consumer.FailurePolicy;
 import io.converge.consumer.IncomingMessage;
-import io.converge.consumer.MessageHandler;
-import io.converge.consumer.MessageIdResolver;
 import io.converge.consumer.Outcome;
-import io.converge.consumer.TransactionRunner;
 import io.converge.producer.ConvergeException;
 import java.sql.Connection;
-import java.time.Clock;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
@@ -28,38 +22,25 @@ final class ParkedMessages {
   private static final Logger log = LoggerFactory.getLogger(ParkedMessages.class);
   private static final int ROUND = 100;
 
-  private final String group;
-  private final MessageHandler handler;
-  private final TransactionRunner tx;
-  private final MessageIdResolver idResolver;
-  private final FailurePolicy policy;
-  private final FailureClassifier classifier;
-  private final Clock clock;
+  private final GroupSetup g;
   private final RetrySchedule retries;
 
-  ParkedMessages(String group, MessageHandler handler, TransactionRunner tx, MessageIdResolver idResolver,
-      FailurePolicy policy, FailureClassifier classifier, Clock clock) {
-    this.group = group;
-    this.handler = handler;
-    this.tx = tx;
-    this.idResolver = idResolver;
-    this.policy = policy;
-    this.classifier = classifier;
-    this.clock = clock;
-    this.retries = new RetrySchedule(clock);
+  ParkedMessages(GroupSetup g) {
+    this.g = g;
+    this.retries = new RetrySchedule(g.clock());
   }
 
   /** Runs parked row {@code dlqId} now; its failure is thrown and the row stays parked. */
   Outcome resume(long dlqId) {
     try {
-      Outcome outcome = tx.inTransaction(c -> resumeLocked(c, dlqId));
-      log.warn("Parked message converge_dlq.id={} of group {} resumed: {}", dlqId, group, outcome);
+      Outcome outcome = g.tx().inTransaction(c -> resumeLocked(c, dlqId));
+      log.warn("Parked message converge_dlq.id={} of group {} resumed: {}", dlqId, g.group(), outcome);
       return outcome;
     } catch (RuntimeException e) {
       throw e;
     } catch (Exception e) {
       throw new ConvergeException(
-          "Resuming converge_dlq.id " + dlqId + " of group " + group + " failed; it stays parked", e);
+          "Resuming converge_dlq.id " + dlqId + " of group " + g.group() + " failed; it stays parked", e);
     }
   }
 
@@ -83,8 +64,8 @@ final class ParkedMessages {
       Outcome outcome = null;
       Exception failure = null;
       try {
-        outcome = tx.inTransaction(c -> {
-          dlqId[0] = DeadLetterStore.lockNextMarked(c, group, from);
+        outcome = g.tx().inTransaction(c -> {
+          dlqId[0] = DeadLetterStore.lockNextMarked(c, g.group(), from);
           if (dlqId[0] == 0 || retries.waiting(dlqId[0])) {
             return null; // none marked that no other instance holds, or this one backs off
           }
@@ -94,15 +75,16 @@ final class ParkedMessages {
         failure = e;
       }
       FailureKind kind = failure == null ? null
-          : failure instanceof NotResumableException ? FailureKind.BUSINESS : classifier.classify(failure);
+          : failure instanceof NotResumableException ? FailureKind.BUSINESS : g.classifier().classify(failure);
       if (kind == FailureKind.UNAVAILABLE) {
         throw failure instanceof RuntimeException re ? re
-            : new ConvergeException("Re-drive of group " + group + " met an outage; the marks stay", failure);
+            : new ConvergeException("Re-drive of group " + g.group() + " met an outage; the marks stay", failure);
       }
       long id = dlqId[0];
       if (id == 0) {
         if (failure != null) {
-          throw new ConvergeException("Could not lock a message of group " + group + " marked for re-drive", failure);
+          throw new ConvergeException("Could not lock a message of group " + g.group() + " marked for re-drive",
+              failure);
         }
         retries.retainOnly(seen);
         return ran;
@@ -112,16 +94,16 @@ final class ParkedMessages {
       if (failure == null) {
         if (outcome != null) {
           retries.settled(id);
-          log.warn("Parked message converge_dlq.id={} of group {} re-driven: {}", id, group, outcome);
+          log.warn("Parked message converge_dlq.id={} of group {} re-driven: {}", id, g.group(), outcome);
           ran++;
         }
         continue;
       }
       int attempt = retries.attempts(id) + 1;
-      if (kind == FailureKind.TECHNICAL && attempt < policy.maxAttempts()) {
-        retries.retryLater(id, attempt, policy.delay(attempt, ThreadLocalRandom.current().nextDouble()));
+      if (kind == FailureKind.TECHNICAL && attempt < g.policy().maxAttempts()) {
+        retries.retryLater(id, attempt, g.policy().delay(attempt, ThreadLocalRandom.current().nextDouble()));
         log.debug("Re-drive of converge_dlq.id={} of group {} failed (attempt {}/{}), retried at a later round: {}",
-            id, group, attempt, policy.maxAttempts(), failure.toString());
+            id, g.group(), attempt, g.policy().maxAttempts(), failure.toString());
         continue;
       }
       retries.settled(id);
@@ -134,16 +116,17 @@ final class ParkedMessages {
     String text = FailureRecorder.abbreviate(failure.toString(), FailureRecorder.MAX_ERROR_TEXT);
     boolean marked;
     try {
-      marked = tx.inTransaction(c -> DeadLetterStore.redriveFailed(c, dlqId, text));
+      marked = g.tx().inTransaction(c -> DeadLetterStore.redriveFailed(c, dlqId, text));
     } catch (Exception recording) {
       throw new ConvergeException("Could not record the failed re-drive of converge_dlq.id " + dlqId, recording);
     }
     if (marked) {
-      log.warn("Re-drive of parked message converge_dlq.id={} of group {} failed; it stays parked: {}", dlqId, group,
+      log.warn("Re-drive of parked message converge_dlq.id={} of group {} failed; it stays parked: {}", dlqId,
+          g.group(),
           text);
     } else {
       log.debug("Re-drive of converge_dlq.id={} of group {} failed here but another instance settled it: {}", dlqId,
-          group, text);
+          g.group(), text);
     }
   }
 
@@ -159,31 +142,31 @@ final class ParkedMessages {
 
   /** Runs parked row {@code dlqId} through the handler on {@code c}, which then holds the row. */
   private Outcome resumeLocked(Connection c, long dlqId) throws Exception {
-    if ("HELD".equals(DeadLetterStore.reasonCode(c, dlqId, group))) {
-      throw new NotResumableException("converge_dlq.id " + dlqId + " of group " + group
+    if ("HELD".equals(DeadLetterStore.reasonCode(c, dlqId, g.group()))) {
+      throw new NotResumableException("converge_dlq.id " + dlqId + " of group " + g.group()
           + " is held behind a parked message of its key: resume or discard that one, the held ones follow");
     }
-    long earlier = DeadLetterStore.earlierParked(c, dlqId, group);
+    long earlier = DeadLetterStore.earlierParked(c, dlqId, g.group());
     if (earlier != 0) {
       // two parked rows of one key (the concurrent listener, or a hold that failed and parked): resuming
       // the later one first would apply it over the gap
-      throw new NotResumableException("converge_dlq.id " + dlqId + " of group " + group
+      throw new NotResumableException("converge_dlq.id " + dlqId + " of group " + g.group()
           + " has an earlier parked message of its key, converge_dlq.id " + earlier
           + ": resume or discard that one first");
     }
-    IncomingMessage m = DeadLetterStore.lockParked(c, dlqId, group);
+    IncomingMessage m = DeadLetterStore.lockParked(c, dlqId, g.group());
     if (m == null) {
-      throw new NotResumableException("No parked message with converge_dlq.id " + dlqId + " for group " + group);
+      throw new NotResumableException("No parked message with converge_dlq.id " + dlqId + " for group " + g.group());
     }
-    String id = ResolvedId.of(idResolver, m);
-    DeadLetterStore.releaseParkedClaim(c, m.tenant(), group, id);
-    DeadLetterStore.markResumed(c, dlqId, clock.instant());
-    if (!ConsumerStore.claim(c, m.tenant(), group, id, "PROCESSED", "resumed from converge_dlq " + dlqId, m.topic(),
-        clock.instant())) {
+    String id = ResolvedId.of(g.idResolver(), m);
+    DeadLetterStore.releaseParkedClaim(c, m.tenant(), g.group(), id);
+    DeadLetterStore.markResumed(c, dlqId, g.clock().instant());
+    if (!ConsumerStore.claim(c, m.tenant(), g.group(), id, "PROCESSED", "resumed from converge_dlq " + dlqId, m.topic(),
+        g.clock().instant())) {
       return Outcome.DUPLICATE;
     }
-    ConsumerStore.clearAttempts(c, m.tenant(), group, id);
-    handler.handle(c, m);
+    ConsumerStore.clearAttempts(c, m.tenant(), g.group(), id);
+    g.handler().handle(c, m);
     return Outcome.PROCESSED;
   }
 }
