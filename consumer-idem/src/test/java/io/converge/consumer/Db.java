@@ -1,5 +1,6 @@
 package io.converge.consumer;
 
+import io.converge.producer.Envelope;
 import io.converge.producer.schema.Migrations;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -50,6 +51,12 @@ final class Db {
     } catch (Exception e) {
       throw new IllegalStateException(sql, e);
     }
+  }
+
+  /** The first message of {@code key} on {@code payments}, with a {@code poison} header the handlers refuse. */
+  static IncomingMessage poisonedHead(String key) {
+    return IncomingMessage.builder().topic("payments").header(Envelope.MESSAGE_ID, "h-" + key)
+        .header("poison", "yes").brokerKey(key).payload("{}").build();
   }
 
   /** The handler's business effect: one ledger row per run, no unique constraint (dedup must do it). */

@@ -300,8 +300,7 @@ class IdempotentHandlerIT extends LedgerTestBase {
       Db.insertLedger(c, m);
     }).build();
     String key = "key-" + UUID.randomUUID();
-    IncomingMessage head = IncomingMessage.builder().topic("payments").header(Envelope.MESSAGE_ID, "h-" + key)
-        .header("poison", "yes").brokerKey(key).payload("{}").build();
+    IncomingMessage head = Db.poisonedHead(key);
     assertThat(h.handle(head)).isEqualTo(Outcome.DEAD_LETTERED);
 
     String behind = UUID.randomUUID().toString();

@@ -154,8 +154,7 @@ class PipelinedClaimIT extends LedgerTestBase {
       }
     });
     String key = "key-" + UUID.randomUUID();
-    IncomingMessage head = IncomingMessage.builder().topic("payments").header(Envelope.MESSAGE_ID, "h-" + key)
-        .header("poison", "yes").brokerKey(key).payload("{}").build();
+    IncomingMessage head = Db.poisonedHead(key);
     assertThat(h.handle(head)).isEqualTo(Outcome.DEAD_LETTERED);
     String behind = UUID.randomUUID().toString();
     assertThat(h.handle(message(behind, key))).isEqualTo(Outcome.HELD);
