@@ -54,7 +54,9 @@ public interface IdempotentHandler {
    * once; the bindings call this method on a schedule for the rest (a discard by ops). Safe to call from
    * several instances at once.
    * Before them it runs the parked messages of this group that ops marked for re-drive
-   * ({@link ConsumerOps#redrive(long)}), oldest first, as {@link #resume} does.
+   * ({@link ConsumerOps#redrive(long)}), oldest first, as {@link #resume} does. A call never sleeps out a
+   * backoff: a held or re-driven message that fails for a technical reason is retried at the first call after
+   * its backoff, and the call goes on with the others.
    *
    * @return how many held messages ran
    */

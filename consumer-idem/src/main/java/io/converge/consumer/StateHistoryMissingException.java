@@ -16,10 +16,20 @@ public class StateHistoryMissingException extends ConvergeException {
 
   /** Machine {@code machine} (its entity type) found no history table. */
   public StateHistoryMissingException(String machine) {
-    super("State machine '" + machine + "' records its history in table " + StateMachine.HISTORY_TABLE
-        + ", which does not exist on this connection's search path: apply the consumer migration"
-        + " (Migrations.apply(dataSource, \"consumer\")) or build the machine with history(false)");
+    super(message(machine));
     this.machine = machine;
+  }
+
+  /** Machine {@code machine} (its entity type) found no history table: the database said so in {@code cause}. */
+  public StateHistoryMissingException(String machine, Throwable cause) {
+    super(message(machine), cause);
+    this.machine = machine;
+  }
+
+  private static String message(String machine) {
+    return "State machine '" + machine + "' records its history in table " + StateMachine.HISTORY_TABLE
+        + ", which does not exist on this connection's search path: apply the consumer migration"
+        + " (Migrations.apply(dataSource, \"consumer\")) or build the machine with history(false)";
   }
 
   /** The machine's entity type. */

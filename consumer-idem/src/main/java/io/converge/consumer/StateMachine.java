@@ -1,11 +1,8 @@
 package io.converge.consumer;
 
-import io.converge.consumer.internal.HandlerScope;
 import io.converge.producer.ConvergeException;
 import io.converge.producer.support.Require;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.Collections;
 import java.util.EnumMap;
@@ -14,7 +11,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /**
  * The states of one entity type and the whitelist of transitions between them (article 4.1-4.2). A
@@ -29,8 +25,9 @@ import java.util.regex.Pattern;
  * entity type), the entity id, from, to, the new version, whether the target is final (has no outgoing
  * transition), and what caused it: inside an {@link IdempotentHandler} the consumer group and the message id
  * (and its tenant), otherwise the {@link Cause} passed, else nothing. {@link Builder#history(boolean) history(false)}
- * turns it off. Without the table (the migration not applied) a transition fails with
- * {@link StateHistoryMissingException}, which names the migration; the table is looked for once, at first use.
+ * turns it off. Without the table (the migration not applied) a transition, {@link #record} and
+ * {@link #recordCreated} fail with {@link StateHistoryMissingException}, which names the migration: the database's
+ * own "no such table" error is translated, on every use and for every database the machine is used on.
  *
  * <p>With JPA, call {@link #check} in the entity's state setter and let {@code @Version} do the
  * compare-and-swap; {@code check} has no connection, so it records nothing: call {@link #record} on the
@@ -73,54 +70,27 @@ public final class StateMachine<S extends Enum<S>> {
     public static Cause of(String cause) {
       return new Cause(cause, null, null);
     }
-
-    Cause orFrom(HandlerScope.Current h) {
-      if (h == null) {
-        return this;
-      }
-      return new Cause(cause != null ? cause : "consumer " + h.group(), messageId != null ? messageId : h.messageId(),
-          tenant != null ? tenant : h.tenant());
-    }
   }
 
   /** The history table; see the class comment. */
   public static final String HISTORY_TABLE = "converge_state_transition";
 
-  private static final Pattern IDENTIFIER = Pattern
-      .compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
   private static final int RETRIES = 3;
 
   private final String entityType;
-  private final Class<S> states;
   private final Map<S, Set<S>> allowed;
   private final ConflictPolicy conflictPolicy;
-  private final String selectSql;
-  private final String updateSql;
-  /** The compare-and-swap and its history row in one statement; null without history. */
-  private final String updateWithHistorySql;
-  // the history table was found once: not looked for again
-  private volatile boolean historyTableFound;
+  private final TransitionStatements<S> sql;
 
   private StateMachine(Builder<S> b) {
     this.entityType = b.entityType;
-    this.states = b.states;
     Map<S, Set<S>> copy = new EnumMap<>(b.states);
     b.allowed.forEach((from, tos) -> copy.put(from, Collections.unmodifiableSet(EnumSet.copyOf(tos))));
     this.allowed = Collections.unmodifiableMap(copy);
     this.conflictPolicy = b.conflictPolicy;
-    this.selectSql = "SELECT " + b.stateColumn + ", " + b.versionColumn + " FROM " + b.table + " WHERE " + b.idColumn
-        + " = ?";
-    this.updateSql = "UPDATE " + b.table + " SET " + b.stateColumn + " = ?, " + b.versionColumn + " = "
-        + b.versionColumn
-        + " + 1 WHERE " + b.idColumn + " = ? AND " + b.stateColumn + " = ? AND " + b.versionColumn + " = ?";
-    this.updateWithHistorySql = b.history
-        ? "WITH moved AS (" + updateSql + " RETURNING " + b.versionColumn + " AS new_version) " + INSERT_HISTORY
-            + " SELECT ?, ?, ?, ?, ?, new_version, ?, ?, ? FROM moved"
-        : null;
+    this.sql = new TransitionStatements<>(entityType, b.states, this::targets, b.table, b.idColumn, b.stateColumn,
+        b.versionColumn, b.history);
   }
-
-  private static final String INSERT_HISTORY = "INSERT INTO " + HISTORY_TABLE
-      + " (machine, entity_id, tenant, from_state, to_state, version, cause, message_id, final)";
 
   /** A builder for entity type {@code entityType} (used in errors) whose states are {@code states}. */
   public static <S extends Enum<S>> Builder<S> builder(String entityType, Class<S> states) {
@@ -157,15 +127,7 @@ public final class StateMachine<S extends Enum<S>> {
 
   /** The current state and version of entity {@code id}, or empty when no such row exists. */
   public Optional<Versioned<S>> read(Connection c, Object id) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(selectSql)) {
-      ps.setObject(1, id);
-      try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          return Optional.empty();
-        }
-        return Optional.of(new Versioned<>(Enum.valueOf(states, rs.getString(1)), rs.getLong(2)));
-      }
-    }
+    return sql.read(c, id);
   }
 
   /**
@@ -187,8 +149,8 @@ public final class StateMachine<S extends Enum<S>> {
   public long transition(Connection c, Object id, S from, long expectedVersion, S to, Cause cause)
       throws SQLException {
     check(id, from, to);
-    if (!compareAndSwap(c, id, from, expectedVersion, to, cause)) {
-      throw stale(c, id, from, expectedVersion);
+    if (!sql.compareAndSwap(c, id, from, expectedVersion, to, cause)) {
+      throw sql.stale(c, id, from, expectedVersion);
     }
     return expectedVersion + 1;
   }
@@ -220,7 +182,7 @@ public final class StateMachine<S extends Enum<S>> {
         return current;
       }
       check(id, current.state(), to);
-      if (compareAndSwap(c, id, current.state(), current.version(), to, cause)) {
+      if (sql.compareAndSwap(c, id, current.state(), current.version(), to, cause)) {
         return new Versioned<>(to, current.version() + 1);
       }
       if (conflictPolicy == ConflictPolicy.RETRY && attempt < RETRIES) {
@@ -232,7 +194,7 @@ public final class StateMachine<S extends Enum<S>> {
           return now.get();
         }
       }
-      throw stale(c, id, current.state(), current.version());
+      throw sql.stale(c, id, current.state(), current.version());
     }
   }
 
@@ -246,11 +208,7 @@ public final class StateMachine<S extends Enum<S>> {
    */
   public void record(Connection c, Object id, S from, S to, long newVersion, Cause cause) throws SQLException {
     check(id, from, to);
-    requireHistoryTable(c);
-    try (PreparedStatement ps = c.prepareStatement(INSERT_HISTORY + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
-      bindHistory(ps, 1, id, from, to, newVersion, cause);
-      ps.executeUpdate();
-    }
+    sql.insertHistory(c, id, from, to, newVersion, cause);
   }
 
   /**
@@ -259,79 +217,15 @@ public final class StateMachine<S extends Enum<S>> {
    *
    * @param version the entity's version as inserted (JPA's {@code @Version} starts at 0)
    * @param cause what caused it; its null fields are taken from the running idempotent handler, if any
+   * @throws StateHistoryMissingException when the database has no history table
    */
   public void recordCreated(Connection c, Object id, S initial, long version, Cause cause) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(INSERT_HISTORY + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
-      bindHistory(ps, 1, id, null, Objects.requireNonNull(initial, "initial"), version, cause);
-      ps.executeUpdate();
-    }
+    sql.insertHistory(c, id, null, Objects.requireNonNull(initial, "initial"), version, cause);
   }
 
   /** True when the history is recorded (the default). */
   public boolean recordsHistory() {
-    return updateWithHistorySql != null;
-  }
-
-  private boolean compareAndSwap(Connection c, Object id, S from, long expectedVersion, S to, Cause cause)
-      throws SQLException {
-    if (updateWithHistorySql != null) {
-      requireHistoryTable(c);
-    }
-    try (PreparedStatement ps = c.prepareStatement(updateWithHistorySql != null ? updateWithHistorySql : updateSql)) {
-      ps.setString(1, to.name());
-      ps.setObject(2, id);
-      ps.setString(3, from.name());
-      ps.setLong(4, expectedVersion);
-      if (updateWithHistorySql != null) {
-        bindHistory(ps, 5, id, from, to, null, cause);
-      }
-      return ps.executeUpdate() == 1;
-    }
-  }
-
-  /**
-   * Binds machine, entity_id, tenant, from, to, version (when not null; else the statement has it), cause,
-   * message_id and final from parameter {@code p}.
-   */
-  private void bindHistory(PreparedStatement ps, int p, Object id, S from, S to, Long version, Cause cause)
-      throws SQLException {
-    Cause c = Objects.requireNonNullElse(cause, Cause.NONE).orFrom(HandlerScope.current());
-    ps.setString(p++, entityType);
-    ps.setString(p++, String.valueOf(id));
-    ps.setString(p++, c.tenant());
-    ps.setString(p++, from == null ? null : from.name());
-    ps.setString(p++, to.name());
-    if (version != null) {
-      ps.setLong(p++, version);
-    }
-    ps.setString(p++, c.cause());
-    ps.setString(p++, c.messageId());
-    ps.setBoolean(p, targets(to).isEmpty());
-  }
-
-  /**
-   * At first use (and until found): the history table must exist, else every transition would fail with the
-   * server's raw "relation does not exist".
-   */
-  private void requireHistoryTable(Connection c) throws SQLException {
-    if (historyTableFound) {
-      return;
-    }
-    try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
-      ps.setString(1, HISTORY_TABLE);
-      try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next() || !rs.getBoolean(1)) {
-          throw new StateHistoryMissingException(entityType);
-        }
-      }
-    }
-    historyTableFound = true;
-  }
-
-  private StaleStateException stale(Connection c, Object id, S from, long expectedVersion) throws SQLException {
-    String now = read(c, id).map(v -> "but it is " + v.state() + " at version " + v.version())
-        .orElse("but it no longer exists");
-    return new StaleStateException(entityType, id, from.name(), expectedVersion, now);
+    return sql.recordsHistory();
   }
 
   /** Builds a {@link StateMachine}. Not thread-safe. */
@@ -400,16 +294,7 @@ public final class StateMachine<S extends Enum<S>> {
         throw new IllegalArgumentException(
             "stateMachine." + entityType + " must allow at least one transition, but allows none");
       }
-      identifier("table", table);
-      identifier("idColumn", idColumn);
-      identifier("stateColumn", stateColumn);
-      identifier("versionColumn", versionColumn);
       return new StateMachine<>(this);
-    }
-
-    private void identifier(String what, String value) {
-      Require.that(value != null && IDENTIFIER.matcher(value).matches(), "stateMachine." + entityType + "." + what,
-          "be an SQL identifier matching " + IDENTIFIER.pattern(), value);
     }
   }
 }

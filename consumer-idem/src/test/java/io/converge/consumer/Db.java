@@ -1,14 +1,31 @@
 package io.converge.consumer;
 
+import io.converge.producer.Envelope;
+import io.converge.producer.schema.Migrations;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import javax.sql.DataSource;
 
 /** Small JDBC helpers for the integration tests. */
 final class Db {
 
+  /** A failure policy with short backoffs, for tests that retry. */
+  static final FailurePolicy FAST = FailurePolicy.defaults().withBackoff(Duration.ofMillis(5), Duration.ofMillis(20));
+
   private Db() {
+  }
+
+  /** The consumer migrations and the {@code ledger} table of {@link #insertLedger}. */
+  static void consumerTablesAndLedger(DataSource ds) {
+    Migrations.apply(ds, "consumer");
+    exec(ds, "CREATE TABLE ledger (id BIGSERIAL PRIMARY KEY, message_id TEXT, body TEXT)");
+  }
+
+  /** How many ledger rows message {@code id} left. */
+  static long effects(DataSource ds, String id) {
+    return count(ds, "SELECT count(*) FROM ledger WHERE message_id = '" + id + "'");
   }
 
   static void exec(DataSource ds, String sql) {
@@ -34,6 +51,12 @@ final class Db {
     } catch (Exception e) {
       throw new IllegalStateException(sql, e);
     }
+  }
+
+  /** The first message of {@code key} on {@code payments}, with a {@code poison} header the handlers refuse. */
+  static IncomingMessage poisonedHead(String key) {
+    return IncomingMessage.builder().topic("payments").header(Envelope.MESSAGE_ID, "h-" + key)
+        .header("poison", "yes").brokerKey(key).payload("{}").build();
   }
 
   /** The handler's business effect: one ledger row per run, no unique constraint (dedup must do it). */

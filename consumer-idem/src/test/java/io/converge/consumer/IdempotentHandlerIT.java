@@ -3,9 +3,7 @@ package io.converge.consumer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.converge.broker.postgres.PostgresExtension;
 import io.converge.producer.Envelope;
-import io.converge.producer.schema.Migrations;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Clock;
@@ -23,27 +21,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntFunction;
 import javax.sql.DataSource;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /** The decorator on a real PostgreSQL, without a broker: dedup, concurrency, failure policy, DLQ, tickets. */
-@ExtendWith(PostgresExtension.class)
-class IdempotentHandlerIT {
+class IdempotentHandlerIT extends LedgerTestBase {
 
-  private static final FailurePolicy FAST = FailurePolicy.defaults().withBackoff(Duration.ofMillis(5),
-      Duration.ofMillis(20));
-
-  private final DataSource ds;
+  private static final FailurePolicy FAST = Db.FAST;
 
   IdempotentHandlerIT(DataSource ds) {
-    this.ds = ds;
-  }
-
-  @BeforeAll
-  static void schema(DataSource ds) {
-    Migrations.apply(ds, "consumer");
-    Db.exec(ds, "CREATE TABLE ledger (id BIGSERIAL PRIMARY KEY, message_id TEXT, body TEXT)");
+    super(ds);
   }
 
   private static IncomingMessage message(String id) {
@@ -52,7 +38,7 @@ class IdempotentHandlerIT {
   }
 
   private long effects(String id) {
-    return Db.count(ds, "SELECT count(*) FROM ledger WHERE message_id = '" + id + "'");
+    return Db.effects(ds, id);
   }
 
   private IdempotentHandler.Builder handler(String group, MessageHandler h) {
@@ -314,8 +300,7 @@ class IdempotentHandlerIT {
       Db.insertLedger(c, m);
     }).build();
     String key = "key-" + UUID.randomUUID();
-    IncomingMessage head = IncomingMessage.builder().topic("payments").header(Envelope.MESSAGE_ID, "h-" + key)
-        .header("poison", "yes").brokerKey(key).payload("{}").build();
+    IncomingMessage head = Db.poisonedHead(key);
     assertThat(h.handle(head)).isEqualTo(Outcome.DEAD_LETTERED);
 
     String behind = UUID.randomUUID().toString();

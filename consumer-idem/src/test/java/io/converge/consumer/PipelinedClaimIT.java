@@ -2,14 +2,11 @@ package io.converge.consumer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.converge.broker.postgres.PostgresExtension;
 import io.converge.producer.Envelope;
-import io.converge.producer.schema.Migrations;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Savepoint;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -22,31 +19,19 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * {@code claimWithFirstStatement}: the claim travels with the handler's first statement, and still no
  * statement of the handler runs for a duplicate or a held key, concurrent copies have one effect, and the
  * handler's statements behave as on a plain connection (parameters, results, re-execution, savepoints).
  */
-@ExtendWith(PostgresExtension.class)
-class PipelinedClaimIT {
+class PipelinedClaimIT extends LedgerTestBase {
 
-  private static final FailurePolicy FAST = FailurePolicy.defaults().withBackoff(Duration.ofMillis(5),
-      Duration.ofMillis(20));
-
-  private final DataSource ds;
+  private static final FailurePolicy FAST = Db.FAST;
 
   PipelinedClaimIT(DataSource ds) {
-    this.ds = ds;
-  }
-
-  @BeforeAll
-  static void schema(DataSource ds) {
-    Migrations.apply(ds, "consumer");
-    Db.exec(ds, "CREATE TABLE ledger (id BIGSERIAL PRIMARY KEY, message_id TEXT, body TEXT)");
+    super(ds);
   }
 
   private IdempotentHandler handler(String group, MessageHandler h) {
@@ -60,7 +45,7 @@ class PipelinedClaimIT {
   }
 
   private long effects(String id) {
-    return Db.count(ds, "SELECT count(*) FROM ledger WHERE message_id = '" + id + "'");
+    return Db.effects(ds, id);
   }
 
   @Test
@@ -169,8 +154,7 @@ class PipelinedClaimIT {
       }
     });
     String key = "key-" + UUID.randomUUID();
-    IncomingMessage head = IncomingMessage.builder().topic("payments").header(Envelope.MESSAGE_ID, "h-" + key)
-        .header("poison", "yes").brokerKey(key).payload("{}").build();
+    IncomingMessage head = Db.poisonedHead(key);
     assertThat(h.handle(head)).isEqualTo(Outcome.DEAD_LETTERED);
     String behind = UUID.randomUUID().toString();
     assertThat(h.handle(message(behind, key))).isEqualTo(Outcome.HELD);

@@ -1,6 +1,7 @@
 package io.converge.consumer;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.postgres.PostgresExtension;
 import io.converge.producer.schema.Migrations;
@@ -30,7 +31,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * {@link ConsumerOps#redrive}: ops marks a parked message, and the consumer's release round
  * ({@link IdempotentHandler#releaseHeld()}, which the bindings run on a schedule) runs it through its handler,
  * then the messages held behind it, in order. A re-drive that fails leaves the row parked as
- * {@code REDRIVE_FAILED} with the failure (no retry loop), and it can be marked again.
+ * {@code REDRIVE_FAILED} with the failure (no retry loop), and it can be marked again. A technical failure is
+ * retried after the policy's backoff at a later round, never by sleeping on the release thread.
  */
 @ExtendWith(PostgresExtension.class)
 class RedriveIT {
@@ -83,10 +85,7 @@ class RedriveIT {
     Migrations.apply(ds, "consumer");
     AtomicInteger runs = new AtomicInteger();
     AtomicInteger failFor = new AtomicInteger(1); // the first delivery's one attempt, then one re-drive attempt
-    IdempotentHandler parking = IdempotentHandler.builder().group("transient").dataSource(ds)
-        .policy(FailurePolicy.defaults().withMaxAttempts(1)).handler((c, m) -> {
-          throw new IllegalStateException("ledger locked");
-        }).build();
+    IdempotentHandler parking = parking(ds, "transient");
     assertThat(parking.handle(message("t-1"))).isEqualTo(Outcome.DEAD_LETTERED);
     IdempotentHandler handler = IdempotentHandler.builder().group("transient").dataSource(ds)
         .policy(FailurePolicy.defaults().withMaxAttempts(3).withBackoff(Duration.ofMillis(1), Duration.ofMillis(2)))
@@ -98,18 +97,63 @@ class RedriveIT {
         }).build();
     long dlqId = count(ds, "SELECT id FROM converge_dlq WHERE message_id = 't-1'");
     assertThat(ConsumerOps.of(ds).redrive(dlqId)).isTrue();
-    assertThat(handler.releaseHeld()).isOne();
+    assertThat(handler.releaseHeld()).as("the failed attempt backs off: retried at a later round").isZero();
+    await().atMost(Duration.ofSeconds(10)).until(handler::releaseHeld, ran -> ran == 1);
     assertThat(runs).hasValue(2);
     assertThat(string(ds, "SELECT status FROM converge_dlq WHERE id = " + dlqId)).isEqualTo("RESUMED");
+  }
+
+  /**
+   * The release thread does not sleep out a re-drive's backoff: the rest of the round (another key's re-drive and
+   * the message held behind it) runs at once, and the one backing off is retried at a later round.
+   */
+  @Test
+  void aReDriveBackingOffDoesNotStallTheOtherMessagesOfTheRound(DataSource ds) throws Exception {
+    Migrations.apply(ds, "consumer");
+    IdempotentHandler parking = parking(ds, "stall");
+    assertThat(parking.handle(message("a-1", "key-a"))).isEqualTo(Outcome.DEAD_LETTERED);
+    assertThat(parking.handle(message("b-1", "key-b"))).isEqualTo(Outcome.DEAD_LETTERED);
+    assertThat(parking.handle(message("b-2", "key-b"))).isEqualTo(Outcome.HELD);
+    List<String> ran = new CopyOnWriteArrayList<>();
+    IdempotentHandler handler = failingOnceOn(ds, "stall", "a-1", ran);
+    long a1 = count(ds, "SELECT id FROM converge_dlq WHERE message_id = 'a-1'");
+    assertThat(ConsumerOps.of(ds).redrive(a1)).isTrue();
+    assertThat(ConsumerOps.of(ds).redrive(count(ds, "SELECT id FROM converge_dlq WHERE message_id = 'b-1'"))).isTrue();
+
+    assertThat(handler.releaseHeld()).as("b-1 and the b-2 held behind it, without waiting out a-1's backoff")
+        .isEqualTo(2);
+    assertThat(ran).containsExactly("b-1", "b-2");
+    assertThat(string(ds, "SELECT status || ' ' || reason_code FROM converge_dlq WHERE id = " + a1))
+        .as("still marked: retried later, not failed").isEqualTo("PARKED REDRIVE");
+    await().atMost(Duration.ofSeconds(10)).until(handler::releaseHeld, n -> n == 1);
+    assertThat(ran).containsExactly("b-1", "b-2", "a-1");
+    assertThat(string(ds, "SELECT status FROM converge_dlq WHERE id = " + a1)).isEqualTo("RESUMED");
+  }
+
+  /** Likewise a held message that fails when released: the other keys' held messages run in the same round. */
+  @Test
+  void aHeldMessageBackingOffDoesNotStallTheHeldMessagesOfOtherKeys(DataSource ds) throws Exception {
+    Migrations.apply(ds, "consumer");
+    IdempotentHandler parking = parking(ds, "heldstall");
+    for (String key : List.of("key-a", "key-b")) {
+      assertThat(parking.handle(message(key + "-1", key))).isEqualTo(Outcome.DEAD_LETTERED);
+      assertThat(parking.handle(message(key + "-2", key))).isEqualTo(Outcome.HELD);
+      assertThat(ConsumerOps.of(ds).discard(count(ds, "SELECT id FROM converge_dlq WHERE message_id = '" + key
+          + "-1'"))).isTrue();
+    }
+    List<String> ran = new CopyOnWriteArrayList<>();
+    IdempotentHandler handler = failingOnceOn(ds, "heldstall", "key-a-2", ran);
+
+    assertThat(handler.releaseHeld()).as("key-b-2 at once, without waiting out key-a-2's backoff").isOne();
+    assertThat(ran).containsExactly("key-b-2");
+    await().atMost(Duration.ofSeconds(10)).until(handler::releaseHeld, n -> n == 1);
+    assertThat(ran).containsExactly("key-b-2", "key-a-2");
   }
 
   @Test
   void twoInstancesReDriveAMarkedMessageOnceAndNeitherReportsAFalseFailure(DataSource ds) throws Exception {
     Migrations.apply(ds, "consumer");
-    IdempotentHandler parking = IdempotentHandler.builder().group("racing").dataSource(ds)
-        .policy(FailurePolicy.defaults().withMaxAttempts(1)).handler((c, m) -> {
-          throw new IllegalStateException("ledger locked");
-        }).build();
+    IdempotentHandler parking = parking(ds, "racing");
     assertThat(parking.handle(message("r-1"))).isEqualTo(Outcome.DEAD_LETTERED);
     AtomicInteger runs = new AtomicInteger();
     MessageHandler slow = (c, m) -> {
@@ -122,7 +166,7 @@ class RedriveIT {
     long dlqId = count(ds, "SELECT id FROM converge_dlq WHERE message_id = 'r-1'");
     assertThat(ConsumerOps.of(ds).redrive(dlqId)).isTrue();
 
-    Logger logger = (Logger) LoggerFactory.getLogger("io.converge.consumer.internal.IdempotentHandlerImpl");
+    Logger logger = (Logger) LoggerFactory.getLogger("io.converge.consumer.internal.ParkedMessages");
     ListAppender<ILoggingEvent> logged = new ListAppender<>();
     logged.start();
     logger.addAppender(logged);
@@ -148,6 +192,31 @@ class RedriveIT {
         .noneMatch(text -> text.contains("failed"));
   }
 
+  /** A handler of {@code group} that parks every message at its first failure. */
+  private static IdempotentHandler parking(DataSource ds, String group) {
+    return IdempotentHandler.builder().group(group).dataSource(ds).policy(FailurePolicy.defaults().withMaxAttempts(1))
+        .handler((c, m) -> {
+          throw new IllegalStateException("ledger locked");
+        }).build();
+  }
+
+  /**
+   * A handler of {@code group} with 3 attempts and a 1 s backoff that fails the first run of message
+   * {@code failingId} only and records the ids it ran in {@code ran}.
+   */
+  private static IdempotentHandler failingOnceOn(DataSource ds, String group, String failingId, List<String> ran) {
+    AtomicInteger failFor = new AtomicInteger(1);
+    return IdempotentHandler.builder().group(group).dataSource(ds)
+        .policy(FailurePolicy.defaults().withMaxAttempts(3).withBackoff(Duration.ofSeconds(1), Duration.ofSeconds(1)))
+        .handler((c, m) -> {
+          String id = m.header("converge-message-id");
+          if (id.equals(failingId) && failFor.getAndDecrement() > 0) {
+            throw new IllegalStateException("ledger briefly locked");
+          }
+          ran.add(id);
+        }).build();
+  }
+
   private static String string(DataSource ds, String sql) throws Exception {
     try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
       return rs.next() ? rs.getString(1) : null;
@@ -155,7 +224,11 @@ class RedriveIT {
   }
 
   private static IncomingMessage message(String id) {
-    return IncomingMessage.builder().topic("charges").header("converge-message-id", id).brokerKey("cust-1")
+    return message(id, "cust-1");
+  }
+
+  private static IncomingMessage message(String id, String key) {
+    return IncomingMessage.builder().topic("charges").header("converge-message-id", id).brokerKey(key)
         .payload("{}").build();
   }
 

@@ -95,6 +95,33 @@ class StateMachineIT {
   }
 
   @Test
+  void recordCreatedAsFirstUseWithoutTheHistoryTableFailsWithTheTypedError() throws Exception {
+    DataSource bare = ConvergePostgres.shared().newSchema("nohistory_created");
+    StateMachine<PaymentState> machine = PaymentState.machine(StateMachine.ConflictPolicy.FAIL);
+    try (Connection c = bare.getConnection()) {
+      assertThatThrownBy(() -> machine.recordCreated(c, 7L, CREATED, 0, StateMachine.Cause.NONE))
+          .isInstanceOf(StateHistoryMissingException.class).hasMessageContaining("converge_state_transition");
+    }
+  }
+
+  @Test
+  void aMachineThatFoundTheTableOnOneDatabaseStillRefusesTypedOnAnotherWithoutIt() throws Exception {
+    long id = newPayment(CREATED);
+    try (Connection c = ds.getConnection()) {
+      assertThat(fail.transition(c, id, AUTHORIZING).version()).isEqualTo(1); // found here
+    }
+    DataSource bare = ConvergePostgres.shared().newSchema("nohistory_second");
+    Db.exec(bare, "CREATE TABLE payment (id BIGINT PRIMARY KEY, state VARCHAR(16) NOT NULL, version BIGINT NOT NULL)");
+    Db.exec(bare, "INSERT INTO payment VALUES (" + id + ", 'CREATED', 0)");
+    try (Connection c = bare.getConnection()) {
+      assertThatThrownBy(() -> fail.transition(c, id, AUTHORIZING)).isInstanceOf(StateHistoryMissingException.class);
+      assertThatThrownBy(() -> fail.record(c, id, CREATED, AUTHORIZING, 1, StateMachine.Cause.NONE))
+          .isInstanceOf(StateHistoryMissingException.class);
+    }
+    assertThat(Db.string(bare, "SELECT state || '@' || version FROM payment")).isEqualTo("CREATED@0");
+  }
+
+  @Test
   void legalTransitionsMoveStateAndBumpVersion() throws Exception {
     long id = newPayment(CREATED);
     try (Connection c = ds.getConnection()) {

@@ -1,19 +1,13 @@
 package io.converge.consumer.internal;
 
-import io.converge.consumer.ConsumerMetrics;
-import io.converge.consumer.FailureClassifier;
 import io.converge.consumer.FailureKind;
-import io.converge.consumer.FailurePolicy;
-import io.converge.consumer.IdempotentHandler.BusinessFailureHook;
 import io.converge.consumer.IncomingMessage;
-import io.converge.consumer.MessageHandler;
-import io.converge.consumer.MessageIdResolver;
 import io.converge.consumer.Outcome;
-import io.converge.consumer.TransactionRunner;
 import io.converge.producer.ConvergeException;
-import java.time.Clock;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,8 +16,10 @@ import org.slf4j.LoggerFactory;
  * The per-key hold of one handler: a message whose key has a parked row is parked behind it (reason code
  * {@code HELD}); a held row that heads its key (no earlier parked row: the one before was resumed or
  * discarded) runs like a new delivery, in id order. A held row that fails for good when released becomes a
- * parked head at its own place, so the rows behind it stay held. Thread-safe: all state is in the database,
- * and a release locks its row.
+ * parked head at its own place, so the rows behind it stay held; one that fails for a technical reason is retried
+ * after the policy's backoff at a later round, the round going on with the other keys meanwhile
+ * ({@link RetrySchedule}). Thread-safe: all state is in the database (but for the backoffs), and a release locks
+ * its row.
  */
 final class HeldMessages {
 
@@ -32,32 +28,15 @@ final class HeldMessages {
 
   private static final Logger log = LoggerFactory.getLogger(HeldMessages.class);
   private static final int BATCH = 100;
-  private static final int MAX_ERROR_TEXT = 2000;
 
-  private final IdempotentHandlerImpl owner;
-  private final String group;
-  private final MessageHandler handler;
-  private final TransactionRunner tx;
-  private final MessageIdResolver idResolver;
-  private final FailurePolicy policy;
-  private final FailureClassifier classifier;
-  private final BusinessFailureHook onBusinessFailure;
-  private final ConsumerMetrics metrics;
-  private final Clock clock;
+  private final GroupSetup g;
+  private final FailureRecorder failures;
+  private final RetrySchedule retries;
 
-  HeldMessages(IdempotentHandlerImpl owner, String group, MessageHandler handler, TransactionRunner tx,
-      MessageIdResolver idResolver, FailurePolicy policy, FailureClassifier classifier,
-      BusinessFailureHook onBusinessFailure, ConsumerMetrics metrics, Clock clock) {
-    this.owner = owner;
-    this.group = group;
-    this.handler = handler;
-    this.tx = tx;
-    this.idResolver = idResolver;
-    this.policy = policy;
-    this.classifier = classifier;
-    this.onBusinessFailure = onBusinessFailure;
-    this.metrics = metrics;
-    this.clock = clock;
+  HeldMessages(GroupSetup g, FailureRecorder failures) {
+    this.g = g;
+    this.failures = failures;
+    this.retries = new RetrySchedule(g.clock());
   }
 
   /**
@@ -65,12 +44,12 @@ final class HeldMessages {
    * of it is a duplicate. Throws when it could not be recorded (the caller does not ack).
    */
   Outcome hold(IncomingMessage message, String tenant, String id) throws Exception {
-    Outcome outcome = tx.inTransaction(c -> {
-      if (!ConsumerStore.claim(c, tenant, group, id, "HELD", REASON, message.topic(), clock.instant())) {
+    Outcome outcome = g.tx().inTransaction(c -> {
+      if (!ConsumerStore.claim(c, tenant, g.group(), id, "HELD", REASON, message.topic(), g.clock().instant())) {
         return Outcome.DUPLICATE;
       }
-      long dlqId = ConsumerStore.insertDlq(c, group, message, id, "HELD", REASON, 0, clock.instant());
-      log.warn("Message {} of group {} (key {}) held as converge_dlq.id={}: {}", id, group, message.brokerKey(),
+      long dlqId = DeadLetterStore.insertDlq(c, g.group(), message, id, "HELD", REASON, 0, g.clock().instant());
+      log.warn("Message {} of group {} (key {}) held as converge_dlq.id={}: {}", id, g.group(), message.brokerKey(),
           dlqId, REASON);
       return Outcome.HELD;
     });
@@ -80,107 +59,119 @@ final class HeldMessages {
   /** Runs every held row that heads its key, oldest first, until none is left. @return how many ran */
   int releaseAll() {
     int released = 0;
+    Set<Long> seen = new HashSet<>();
     while (true) {
       List<Long> ids;
       try {
-        ids = tx.inTransaction(c -> ConsumerStore.releasable(c, group, BATCH));
+        ids = g.tx().inTransaction(c -> DeadLetterStore.releasable(c, g.group(), BATCH));
       } catch (Exception e) {
-        throw new ConvergeException("Could not list the held messages of group " + group, e);
+        throw new ConvergeException("Could not list the held messages of group " + g.group(), e);
       }
       int before = released;
+      seen.addAll(ids);
       for (long dlqId : ids) {
         if (release(dlqId) != null) {
           released++;
         }
       }
       if (ids.isEmpty() || released == before) {
+        if (ids.size() < BATCH) {
+          retries.retainOnly(seen); // every head was listed: forget the backoffs of rows gone meanwhile
+        }
         return released;
       }
     }
   }
 
-  /** Runs held row {@code dlqId} when it still heads its key; null when it does not (or no longer) exist. */
+  /**
+   * Runs held row {@code dlqId} when it still heads its key; null when it does not (or no longer) exist, when it
+   * backs off after a technical failure, or when it failed so and is retried at a later round.
+   */
   private Outcome release(long dlqId) {
-    int attempts = 0;
-    while (true) {
-      IncomingMessage[] ran = new IncomingMessage[1];
-      try {
-        Outcome outcome = tx.inTransaction(c -> {
-          IncomingMessage m = ConsumerStore.lockHeldHead(c, dlqId, group);
-          if (m == null) {
+    if (retries.waiting(dlqId)) {
+      return null;
+    }
+    IncomingMessage[] ran = new IncomingMessage[1];
+    try {
+      Outcome outcome = g.tx().inTransaction(c -> {
+        IncomingMessage m = DeadLetterStore.lockHeldHead(c, dlqId, g.group());
+        if (m == null) {
+          return null;
+        }
+        ran[0] = m;
+        String id = ResolvedId.of(g.idResolver(), m);
+        DeadLetterStore.markResumed(c, dlqId, g.clock().instant());
+        DeadLetterStore.releaseHeldClaim(c, m.tenant(), g.group(), id);
+        if (!ConsumerStore.claim(c, m.tenant(), g.group(), id, "PROCESSED", "released from converge_dlq " + dlqId,
+            m.topic(), g.clock().instant())) {
+          return Outcome.DUPLICATE;
+        }
+        ConsumerStore.clearAttempts(c, m.tenant(), g.group(), id);
+        g.handler().handle(c, m);
+        return Outcome.PROCESSED;
+      });
+      retries.settled(dlqId);
+      if (outcome != null) {
+        log.info("Held message converge_dlq.id={} of group {} released: {}", dlqId, g.group(), outcome);
+        g.metrics().outcome(g.group(), ran[0].topic(), outcome);
+      }
+      return outcome;
+    } catch (Exception e) {
+      IncomingMessage m = ran[0];
+      FailureKind kind = g.classifier().classify(e);
+      if (m == null || kind == FailureKind.UNAVAILABLE) {
+        throw new ConvergeException("Releasing held converge_dlq.id " + dlqId + " of group " + g.group()
+            + " failed; it stays held and is tried again", e);
+      }
+      g.metrics().failure(g.group(), m.topic(), kind);
+      String id = ResolvedId.of(g.idResolver(), m);
+      Outcome outcome = switch (kind) {
+        case BUSINESS -> failures.run(m, id, () -> g.tx().inTransaction(c -> {
+          if (DeadLetterStore.lockHeldHead(c, dlqId, g.group()) == null) {
             return null;
           }
-          ran[0] = m;
-          String id = ResolvedId.of(idResolver, m);
-          ConsumerStore.markResumed(c, dlqId, clock.instant());
-          ConsumerStore.releaseHeldClaim(c, m.tenant(), group, id);
-          if (!ConsumerStore.claim(c, m.tenant(), group, id, "PROCESSED", "released from converge_dlq " + dlqId,
-              m.topic(), clock.instant())) {
-            return Outcome.DUPLICATE;
+          DeadLetterStore.markResumed(c, dlqId, g.clock().instant());
+          return failures.markBusinessFailure(c, m, m.tenant(), id, e);
+        }));
+        case MONEY_ANOMALY -> parkInPlace(dlqId, m, id, "TICKETED", "MONEY_ANOMALY", e, 0);
+        case TECHNICAL -> {
+          String error = FailureRecorder.abbreviate(e.toString(), FailureRecorder.MAX_ERROR_TEXT);
+          int attempts = failures.run(m, id, () -> g.tx().inTransaction(
+              c -> ConsumerStore.recordAttempt(c, m.tenant(), g.group(), id, error, g.clock().instant())));
+          if (attempts >= g.policy().maxAttempts()) {
+            yield parkInPlace(dlqId, m, id, "DEAD_LETTERED", "RETRIES_EXHAUSTED", e, attempts);
           }
-          ConsumerStore.clearAttempts(c, m.tenant(), group, id);
-          handler.handle(c, m);
-          return Outcome.PROCESSED;
-        });
-        if (outcome != null) {
-          log.info("Held message converge_dlq.id={} of group {} released: {}", dlqId, group, outcome);
-          metrics.outcome(group, ran[0].topic(), outcome);
+          Duration delay = g.policy().delay(attempts, ThreadLocalRandom.current().nextDouble());
+          retries.retryLater(dlqId, attempts, delay);
+          log.debug("Held message {} of group {} failed when released (attempt {}/{}), retried in {} at a later "
+              + "round: {}", id, g.group(), attempts, g.policy().maxAttempts(), delay, error);
+          yield null;
         }
-        return outcome;
-      } catch (Exception e) {
-        IncomingMessage m = ran[0];
-        FailureKind kind = classifier.classify(e);
-        if (m == null || kind == FailureKind.UNAVAILABLE) {
-          throw new ConvergeException("Releasing held converge_dlq.id " + dlqId + " of group " + group
-              + " failed; it stays held and is tried again", e);
-        }
-        metrics.failure(group, m.topic(), kind);
-        String id = ResolvedId.of(idResolver, m);
-        Outcome outcome = switch (kind) {
-          case BUSINESS -> owner.run(m, id, () -> tx.inTransaction(c -> {
-            if (ConsumerStore.lockHeldHead(c, dlqId, group) == null) {
-              return null;
-            }
-            ConsumerStore.markResumed(c, dlqId, clock.instant());
-            return owner.markBusinessFailure(c, m, m.tenant(), id, e);
-          }));
-          case MONEY_ANOMALY -> parkInPlace(dlqId, m, id, "TICKETED", "MONEY_ANOMALY", e, 0);
-          case TECHNICAL -> {
-            String error = IdempotentHandlerImpl.abbreviate(e.toString(), MAX_ERROR_TEXT);
-            attempts = owner.run(m, id, () -> tx.inTransaction(
-                c -> ConsumerStore.recordAttempt(c, m.tenant(), group, id, error, clock.instant())));
-            if (attempts >= policy.maxAttempts()) {
-              yield parkInPlace(dlqId, m, id, "DEAD_LETTERED", "RETRIES_EXHAUSTED", e, attempts);
-            }
-            Duration delay = policy.delay(attempts, ThreadLocalRandom.current().nextDouble());
-            IdempotentHandlerImpl.pause(delay, "Interrupted while backing off held message " + id, id, e);
-            yield null;
-          }
-          case UNAVAILABLE -> throw new IllegalStateException("handled above");
-        };
-        if (outcome != null || kind != FailureKind.TECHNICAL) {
-          if (outcome != null) {
-            metrics.outcome(group, m.topic(), outcome);
-          }
-          return outcome;
-        }
+        case UNAVAILABLE -> throw new IllegalStateException("handled above");
+      };
+      if (outcome != null || kind != FailureKind.TECHNICAL) {
+        retries.settled(dlqId); // not one that backs off
       }
+      if (outcome != null) {
+        g.metrics().outcome(g.group(), m.topic(), outcome);
+      }
+      return outcome;
     }
   }
 
   /** A released row that failed for good becomes the parked head of its key, at its own place. */
   private Outcome parkInPlace(long dlqId, IncomingMessage m, String id, String outcome, String reasonCode,
       Exception failure, int attempts) {
-    String reason = IdempotentHandlerImpl.abbreviate(failure.toString(), MAX_ERROR_TEXT);
-    return owner.run(m, id, () -> tx.inTransaction(c -> {
-      if (!ConsumerStore.heldToParked(c, dlqId, reasonCode, reason, attempts)) {
+    String reason = FailureRecorder.abbreviate(failure.toString(), FailureRecorder.MAX_ERROR_TEXT);
+    return failures.run(m, id, () -> g.tx().inTransaction(c -> {
+      if (!DeadLetterStore.heldToParked(c, dlqId, reasonCode, reason, attempts)) {
         return null;
       }
-      ConsumerStore.setOutcome(c, m.tenant(), group, id, outcome, reasonCode + ": " + reason);
-      ConsumerStore.clearAttempts(c, m.tenant(), group, id);
-      long ticketId = ConsumerStore.insertTicket(c, group, m, id, dlqId, reasonCode, reason, clock.instant());
+      ConsumerStore.setOutcome(c, m.tenant(), g.group(), id, outcome, reasonCode + ": " + reason);
+      ConsumerStore.clearAttempts(c, m.tenant(), g.group(), id);
+      long ticketId = DeadLetterStore.insertTicket(c, g.group(), m, id, dlqId, reasonCode, reason, g.clock().instant());
       log.error("Held message {} of group {} failed when released and is parked ({}) as converge_dlq.id={}, manual "
-          + "converge_ticket.id={}: {}", id, group, reasonCode, dlqId, ticketId, reason);
+          + "converge_ticket.id={}: {}", id, g.group(), reasonCode, dlqId, ticketId, reason);
       return Outcome.valueOf(outcome);
     }));
   }

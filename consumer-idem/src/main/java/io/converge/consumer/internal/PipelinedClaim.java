@@ -9,11 +9,8 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Set;
 
 /**
@@ -54,9 +51,6 @@ final class PipelinedClaim {
       "isReadOnly", "getWarnings", "clearWarnings");
   // the calls a refused connection or statement still answers
   private static final Set<String> AFTER_REFUSAL = Set.of("close", "isClosed", "toString", "hashCode", "equals");
-  // statement methods that read the results of the last execution
-  private static final Set<String> RESULTS = Set.of("getResultSet", "getUpdateCount", "getLargeUpdateCount",
-      "getMoreResults", "getWarnings", "clearWarnings", "getResultSetType", "getResultSetConcurrency");
 
   private final Connection connection;
   private final String tenant;
@@ -134,6 +128,28 @@ final class PipelinedClaim {
     }
   }
 
+  /** True while the claim has not gone out. */
+  boolean pending() {
+    return pending;
+  }
+
+  /**
+   * The claim followed by {@code sql} in one statement, the claim's parameters bound (the handler's come after
+   * {@link ConsumerStore#CLAIM_PARAMETERS}); from now on the claim is no longer pending, whatever happens.
+   */
+  PreparedStatement prepareWithClaim(String sql) throws SQLException {
+    pending = false;
+    PreparedStatement fused = connection.prepareStatement(ConsumerStore.CLAIM_OR_REFUSE + ";\n" + sql.strip());
+    ConsumerStore.bindClaim(fused, tenant, group, messageId, topic, key, now);
+    return fused;
+  }
+
+  /** {@code sql} as a plain statement, after the claim went out alone. */
+  PreparedStatement preparePlain(String sql) throws SQLException {
+    flush();
+    return connection.prepareStatement(sql);
+  }
+
   /** Sends the claim alone when it is still pending. */
   private void flush() throws SQLException {
     if (!pending) {
@@ -149,7 +165,7 @@ final class PipelinedClaim {
   }
 
   /** Records a refusal that {@code e} reports and returns the exception for the handler to see. */
-  private SQLException refusal(SQLException e) {
+  SQLException refusal(SQLException e) {
     String text = String.valueOf(e.getMessage());
     if (text.contains(ConsumerStore.REFUSED_DUPLICATE)) {
       refused = Outcome.DUPLICATE;
@@ -169,13 +185,14 @@ final class PipelinedClaim {
   }
 
   /** After a refusal, every call but closing fails: nothing the handler does next may take effect. */
-  private void refuseAfterRefusal(String name) throws ClaimRefusedException {
+  void refuseAfterRefusal(String name) throws ClaimRefusedException {
     if (refused != null && !AFTER_REFUSAL.contains(name)) {
       throw refusedError(null);
     }
   }
 
-  private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
+  /** Calls {@code method} on {@code target}, throwing what it throws. */
+  static Object invoke(Object target, Method method, Object[] args) throws Throwable {
     try {
       return method.invoke(target, args);
     } catch (InvocationTargetException e) {
@@ -197,157 +214,12 @@ final class PipelinedClaim {
       if (pending && name.equals("prepareStatement") && args != null && args.length == 1
           && args[0] instanceof String sql) {
         return Proxy.newProxyInstance(PipelinedClaim.class.getClassLoader(),
-            new Class<?>[]{PreparedStatement.class}, new StatementHandler(sql));
+            new Class<?>[]{PreparedStatement.class}, new PipelinedStatement(PipelinedClaim.this, sql));
       }
       if (pending && !LOCAL.contains(name)) {
         flush();
       }
       return PipelinedClaim.invoke(connection, method, args);
-    }
-  }
-
-  /**
-   * A statement of the handler prepared while the claim was pending: its first execution carries the
-   * claim when the claim is still pending then; otherwise, and for every later use, a plain statement
-   * of the same SQL with the same parameters runs.
-   */
-  private final class StatementHandler implements InvocationHandler {
-
-    private final String sql;
-    private final List<Object[]> parameters = new ArrayList<>(); // method, args
-    private final List<Object[]> options = new ArrayList<>();
-    private PreparedStatement fused;
-    private PreparedStatement plain;
-    private PreparedStatement last;
-    private boolean closed;
-
-    StatementHandler(String sql) {
-      this.sql = sql;
-    }
-
-    @Override
-    public Object invoke(Object self, Method method, Object[] args) throws Throwable {
-      String name = method.getName();
-      int arity = args == null ? 0 : args.length;
-      refuseAfterRefusal(name);
-      switch (name) {
-        case "toString" :
-          return "PipelinedClaim statement [" + sql + "]";
-        case "hashCode" :
-          return System.identityHashCode(self);
-        case "equals" :
-          return self == args[0];
-        case "getConnection" :
-          return proxy;
-        case "isClosed" :
-          return closed;
-        case "close" :
-          closed = true;
-          closeAll();
-          return null;
-        default :
-          break;
-      }
-      if (plain != null && !RESULTS.contains(name)) {
-        if (isExecution(name, arity)) {
-          last = plain;
-        }
-        return PipelinedClaim.invoke(plain, method, args);
-      }
-      if (name.startsWith("set") && arity >= 2 && method.getParameterTypes()[0] == int.class) {
-        parameters.add(new Object[]{method, args});
-        return null;
-      }
-      if (name.startsWith("set") && arity == 1) {
-        options.add(new Object[]{method, args});
-        return null;
-      }
-      if (name.equals("clearParameters")) {
-        parameters.clear();
-        return null;
-      }
-      if (last != null && RESULTS.contains(name)) {
-        return PipelinedClaim.invoke(last, method, args);
-      }
-      if (isExecution(name, arity) && pending && fused == null) {
-        return executeFused(name);
-      }
-      // anything else (a batch, metadata, a second execution, the claim already sent): a plain statement
-      plain = plain();
-      if (isExecution(name, arity)) {
-        last = plain;
-      }
-      return PipelinedClaim.invoke(plain, method, args);
-    }
-
-    private boolean isExecution(String name, int arity) {
-      return arity == 0 && (name.equals("execute") || name.equals("executeUpdate") || name.equals("executeQuery")
-          || name.equals("executeLargeUpdate"));
-    }
-
-    private Object executeFused(String name) throws Throwable {
-      pending = false; // whatever happens now, the claim went out first
-      fused = connection.prepareStatement(ConsumerStore.CLAIM_OR_REFUSE + ";\n" + sql.strip());
-      for (Object[] o : options) {
-        PipelinedClaim.invoke(fused, (Method) o[0], (Object[]) o[1]);
-      }
-      ConsumerStore.bindClaim(fused, tenant, group, messageId, topic, key, now);
-      for (Object[] p : parameters) {
-        Object[] shifted = ((Object[]) p[1]).clone();
-        shifted[0] = (Integer) shifted[0] + ConsumerStore.CLAIM_PARAMETERS;
-        PipelinedClaim.invoke(fused, (Method) p[0], shifted);
-      }
-      try {
-        fused.execute();
-      } catch (SQLException e) {
-        throw refusal(e);
-      }
-      last = fused;
-      boolean resultSet = fused.getMoreResults(); // past the claim's row, to the handler's result
-      switch (name) {
-        case "executeQuery" :
-          ResultSet rs = fused.getResultSet();
-          if (rs == null) {
-            throw new SQLException("No results were returned by the query.", "02000");
-          }
-          return rs;
-        case "executeUpdate" :
-          return fused.getUpdateCount();
-        case "executeLargeUpdate" :
-          return fused.getLargeUpdateCount();
-        default :
-          return resultSet;
-      }
-    }
-
-    private PreparedStatement plain() throws Throwable {
-      if (plain == null) {
-        flush();
-        plain = connection.prepareStatement(sql);
-        for (Object[] o : options) {
-          PipelinedClaim.invoke(plain, (Method) o[0], (Object[]) o[1]);
-        }
-        for (Object[] p : parameters) {
-          PipelinedClaim.invoke(plain, (Method) p[0], (Object[]) p[1]);
-        }
-      }
-      return plain;
-    }
-
-    private void closeAll() throws SQLException {
-      SQLException failure = null;
-      for (PreparedStatement ps : new PreparedStatement[]{fused, plain}) {
-        if (ps != null) {
-          try {
-            ps.close();
-          } catch (SQLException e) {
-            failure = e;
-          }
-        }
-      }
-      if (failure != null) {
-        throw failure;
-      }
     }
   }
 }

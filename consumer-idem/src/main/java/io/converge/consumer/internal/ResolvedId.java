@@ -34,7 +34,7 @@ final class ResolvedId {
     if (!VALID_ID.matcher(id.get()).matches()) {
       throw new MissingMessageIdException(message.topic(), message.brokerMessageId(),
           "the id must be 1..200 printable ASCII characters without spaces, but was '"
-              + IdempotentHandlerImpl.abbreviate(id.get(), 80) + "'");
+              + FailureRecorder.abbreviate(id.get(), 80) + "'");
     }
     return id.get();
   }

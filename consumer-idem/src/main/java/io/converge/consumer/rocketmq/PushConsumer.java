@@ -91,6 +91,16 @@ final class PushConsumer {
     }
   }
 
+  /** Delivers {@code messages} in order; false at the first one not acked (the ones after it are not delivered). */
+  private boolean deliverAll(List<MessageExt> messages) {
+    for (MessageExt m : messages) {
+      if (!deliver(m)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /**
    * The default: RocketMQ locks each queue for this consumer and calls with one queue's messages in queue
    * order, one call at a time per queue (other queues run in parallel). A message that is not acked
@@ -100,11 +110,9 @@ final class PushConsumer {
 
     @Override
     public ConsumeOrderlyStatus consumeMessage(List<MessageExt> messages, ConsumeOrderlyContext context) {
-      for (MessageExt m : messages) {
-        if (!deliver(m)) {
-          context.setSuspendCurrentQueueTimeMillis(suspendMillis);
-          return ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT;
-        }
+      if (!deliverAll(messages)) {
+        context.setSuspendCurrentQueueTimeMillis(suspendMillis);
+        return ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT;
       }
       return ConsumeOrderlyStatus.SUCCESS;
     }
@@ -118,11 +126,9 @@ final class PushConsumer {
 
     @Override
     public ConsumeConcurrentlyStatus consumeMessage(List<MessageExt> messages, ConsumeConcurrentlyContext context) {
-      for (MessageExt m : messages) {
-        if (!deliver(m)) {
-          context.setDelayLevelWhenNextConsume(redeliveryDelayLevel);
-          return ConsumeConcurrentlyStatus.RECONSUME_LATER;
-        }
+      if (!deliverAll(messages)) {
+        context.setDelayLevelWhenNextConsume(redeliveryDelayLevel);
+        return ConsumeConcurrentlyStatus.RECONSUME_LATER;
       }
       return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
     }

@@ -17,8 +17,9 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * ({@code converge_state_transition}), so the row commits iff the transition does. Inside an
  * {@code @IdempotentConsumer} method the row names the consumer group and the message id. Needs a transaction
  * manager that exposes its connection to the data source ({@code DataSourceTransactionManager},
- * {@code JpaTransactionManager} with the data source set, as Spring Boot configures it). Stateless apart from its
- * data source; thread-safe.
+ * {@code JpaTransactionManager} with the data source set, as Spring Boot configures it); under any other (a
+ * transaction manager of another data source) the row would commit on its own, so it is refused with
+ * {@link TransitionHistoryNotBoundException}. Stateless apart from its data source; thread-safe.
  */
 public final class TransitionHistory {
 
@@ -39,6 +40,7 @@ public final class TransitionHistory {
    * @param newVersion the entity's version after the transition (its {@code @Version} before the flush, plus 1)
    * @param cause what caused it; its null fields are taken from the running idempotent handler, if any
    * @throws IllegalStateException when no Spring transaction is active (the row would not commit with the entity)
+   * @throws TransitionHistoryNotBoundException when the transaction holds no connection of this data source
    * @throws io.converge.consumer.IllegalTransitionException when the whitelist refuses {@code from -> to}
    * @throws ConvergeException when the database refuses the row
    */
@@ -52,6 +54,7 @@ public final class TransitionHistory {
    *
    * @param version the entity's version as inserted (JPA's {@code @Version} starts at 0)
    * @throws IllegalStateException when no Spring transaction is active
+   * @throws TransitionHistoryNotBoundException when the transaction holds no connection of this data source
    * @throws ConvergeException when the database refuses the row
    */
   public <S extends Enum<S>> void created(StateMachine<S> machine, Object id, S initial, long version, Cause cause) {
@@ -68,8 +71,16 @@ public final class TransitionHistory {
       throw new IllegalStateException("The history of " + machine.entityType() + " " + id
           + " must be recorded in the transaction that moves it (no Spring transaction is active)");
     }
+    // before getConnection: under synchronization it binds a fresh connection of its own, which would pass
+    boolean bound = TransactionSynchronizationManager.hasResource(dataSource);
+    if (!bound) {
+      throw new TransitionHistoryNotBoundException(machine.entityType(), id);
+    }
     Connection c = DataSourceUtils.getConnection(dataSource);
     try {
+      if (c.getAutoCommit()) { // bound, but by plain JDBC use under another data source's manager
+        throw new TransitionHistoryNotBoundException(machine.entityType(), id);
+      }
       write.run(c);
     } catch (SQLException e) {
       throw new ConvergeException("Could not record the history of " + machine.entityType() + " " + id, null, e);

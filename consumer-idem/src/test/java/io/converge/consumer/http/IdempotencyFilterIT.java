@@ -557,11 +557,7 @@ class IdempotencyFilterIT {
     storeDown(key);
     assertProblem(post("/charges/rolled-back", "t1", key, "{}"), 500, "handler-failed");
     storeBackAndLeaseOver(key);
-    HttpResponse<String> retry = post("/charges/rolled-back", "t1", key, "{}");
-    assertThat(retry.statusCode()).as(retry.body()).isEqualTo(201);
-    assertReplayed(post("/charges/rolled-back", "t1", key, "{}"), retry, 201);
-    assertThat(orders.runs("t1", key)).as("the rolled-back run and the retry").isEqualTo(2);
-    assertThat(charges(key)).as("charged once, by the retry").isEqualTo(1);
+    assertTheRetryChargesOnce("/charges/rolled-back", key);
   }
 
   /**
@@ -574,10 +570,15 @@ class IdempotencyFilterIT {
     String key = key();
     HttpResponse<String> first = post("/charges/crash-plain", "t1", key, "{}");
     assertProblem(first, 503, "handler-unavailable");
-    HttpResponse<String> retry = post("/charges/crash-plain", "t1", key, "{}");
+    assertTheRetryChargesOnce("/charges/crash-plain", key);
+  }
+
+  /** After a failed first run of {@code key} on {@code path}: the retry charges (201), once, and is replayed. */
+  private void assertTheRetryChargesOnce(String path, String key) throws Exception {
+    HttpResponse<String> retry = post(path, "t1", key, "{}");
     assertThat(retry.statusCode()).as(retry.body()).isEqualTo(201);
-    assertReplayed(post("/charges/crash-plain", "t1", key, "{}"), retry, 201);
-    assertThat(orders.runs("t1", key)).isEqualTo(2);
+    assertReplayed(post(path, "t1", key, "{}"), retry, 201);
+    assertThat(orders.runs("t1", key)).as("the failed run and the retry").isEqualTo(2);
     assertThat(charges(key)).as("charged once, by the retry").isEqualTo(1);
   }
 

@@ -217,11 +217,8 @@ class OrdersApp {
     @PostMapping("/charges/committed")
     ResponseEntity<String> committed(@RequestHeader("X-Tenant-Id") String tenant,
         @RequestHeader("Idempotency-Key") String key) {
-      int run = count(tenant, key);
-      new org.springframework.transaction.support.TransactionTemplate(transactions)
-          .executeWithoutResult(s -> new org.springframework.jdbc.core.JdbcTemplate(dataSource)
-              .update("INSERT INTO cut_charge(idem_key, run) VALUES (?, ?)", key, run));
-      return ResponseEntity.status(201).body("{\"run\":" + run + "}");
+      return chargeInTransaction(tenant, key, transactions, (jdbc, first) -> {
+      });
     }
 
     /** Charges in a unit of work of {@link #producer} (TxnProducer on the outbox backend), committed: 201. */
@@ -246,14 +243,28 @@ class OrdersApp {
     @PostMapping("/charges/rolled-back")
     ResponseEntity<String> rolledBack(@RequestHeader("X-Tenant-Id") String tenant,
         @RequestHeader("Idempotency-Key") String key) {
-      int run = count(tenant, key);
-      boolean first = runs(tenant, key) == 1;
-      new org.springframework.transaction.support.TransactionTemplate(transactions).executeWithoutResult(s -> {
-        new org.springframework.jdbc.core.JdbcTemplate(dataSource)
-            .update("INSERT INTO cut_charge(idem_key, run) VALUES (?, ?)", key, run);
+      return chargeInTransaction(tenant, key, transactions, (jdbc, first) -> {
         if (first) {
           throw new IllegalStateException("the acquirer refused after the charge row was written");
         }
+      });
+    }
+
+    /** After the charge row of a run: what the endpoint does next, on the transaction's {@code jdbc}. */
+    private interface AfterCharge {
+
+      void run(org.springframework.jdbc.core.JdbcTemplate jdbc, boolean firstRun);
+    }
+
+    /** Charges in a transaction of {@code manager}, then runs {@code then} in it; 201 with the run's number. */
+    private ResponseEntity<String> chargeInTransaction(String tenant, String key,
+        org.springframework.transaction.PlatformTransactionManager manager, AfterCharge then) {
+      int run = count(tenant, key);
+      boolean first = runs(tenant, key) == 1;
+      new org.springframework.transaction.support.TransactionTemplate(manager).executeWithoutResult(s -> {
+        org.springframework.jdbc.core.JdbcTemplate jdbc = new org.springframework.jdbc.core.JdbcTemplate(dataSource);
+        jdbc.update("INSERT INTO cut_charge(idem_key, run) VALUES (?, ?)", key, run);
+        then.run(jdbc, first);
       });
       return ResponseEntity.status(201).body("{\"run\":" + run + "}");
     }
@@ -266,18 +277,13 @@ class OrdersApp {
     @PostMapping("/charges/crash-plain")
     ResponseEntity<String> crashPlain(@RequestHeader("X-Tenant-Id") String tenant,
         @RequestHeader("Idempotency-Key") String key) {
-      int run = count(tenant, key);
-      boolean first = runs(tenant, key) == 1;
-      new org.springframework.transaction.support.TransactionTemplate(
-          new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource)).executeWithoutResult(s -> {
-            org.springframework.jdbc.core.JdbcTemplate tx = new org.springframework.jdbc.core.JdbcTemplate(dataSource);
-            tx.update("INSERT INTO cut_charge(idem_key, run) VALUES (?, ?)", key, run);
+      return chargeInTransaction(tenant, key,
+          new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource), (jdbc, first) -> {
             if (first) {
-              terminate(tx.queryForObject("SELECT pg_backend_pid()", Integer.class));
-              tx.queryForObject("SELECT 1", Integer.class); // fails: the connection is dead
+              terminate(jdbc.queryForObject("SELECT pg_backend_pid()", Integer.class));
+              jdbc.queryForObject("SELECT 1", Integer.class); // fails: the connection is dead
             }
           });
-      return ResponseEntity.status(201).body("{\"run\":" + run + "}");
     }
 
     /** Terminates backend {@code pid} from another connection, waiting until it is gone. */

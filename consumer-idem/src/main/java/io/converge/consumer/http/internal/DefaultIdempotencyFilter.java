@@ -34,7 +34,7 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
   public static final String REPLAYED_HEADER = "Idempotent-Replayed";
 
   private final TenantResolver tenants;
-  private final Supplier<? extends Collection<IdempotentEndpoint>> endpointSource;
+  private final EndpointRules rules;
   private final IdempotencySettings settings;
   private final IdempotencyMetrics metrics;
   private final KeyStore store;
@@ -42,7 +42,6 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
   private final DataSource dataSource;
   /** Renews the leases of running handlers on a connection of its own. */
   private final LeaseKeeper leases;
-  private volatile List<Rule> rules;
 
   /**
    * Built by {@code IdempotencyFilter.builder()}; arguments are validated there. {@code leaseDataSource}
@@ -52,7 +51,7 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
       Supplier<? extends Collection<IdempotentEndpoint>> endpoints, IdempotencySettings settings,
       IdempotencyMetrics metrics) {
     this.tenants = tenants;
-    this.endpointSource = endpoints;
+    this.rules = new EndpointRules(endpoints, settings);
     this.settings = settings;
     this.metrics = metrics;
     this.store = new KeyStore(dataSource, settings.ttl(), settings.lease());
@@ -75,7 +74,7 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
     }
     // every spelling the container or Spring MVC routes to a protected endpoint is protected (issue 13.7)
     String path = RequestPaths.routed(request);
-    Rule rule = match(request.getMethod(), path, RequestPaths.segments(request));
+    Rule rule = rules.match(request.getMethod(), path, RequestPaths.segments(request));
     if (rule == null) {
       chain.doFilter(req, res);
       return;
@@ -121,12 +120,13 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
       metrics.inProgress(endpoint);
       long seconds = Math.max(1, (busy.retryAfter().toMillis() + 999) / 1000);
       response.setHeader("Retry-After", Long.toString(seconds));
-      problem(response, IdempotencyProblem.IN_PROGRESS, "Idempotency-Key '" + key + "' is being processed; retry in "
-          + seconds + " s");
+      Problems.write(response, IdempotencyProblem.IN_PROGRESS,
+          "Idempotency-Key '" + key + "' is being processed; retry in "
+              + seconds + " s");
     } else if (decision instanceof KeyStore.Mismatch) {
       metrics.conflict(endpoint);
       log.warn("Idempotency-Key '{}' of tenant '{}' reused with a different request on {}", key, tenant, endpoint);
-      problem(response, IdempotencyProblem.KEY_REUSED, "Idempotency-Key '" + key
+      Problems.write(response, IdempotencyProblem.KEY_REUSED, "Idempotency-Key '" + key
           + "' was first used with a different method, path or body");
     } else if (decision instanceof KeyStore.Claimed claimed) {
       metrics.claimed(endpoint);
@@ -279,36 +279,6 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
       response.setHeader("Retry-After", "1");
     }
     // a server-side failure's text stays in the log: the client gets the title only
-    problem(response, e.problem(), clientError ? e.getMessage() : null);
-  }
-
-  private static void problem(HttpServletResponse response, IdempotencyProblem problem, String detail)
-      throws IOException {
-    byte[] body = Problems.body(problem, detail);
-    response.setStatus(problem.status());
-    response.setContentType(Problems.CONTENT_TYPE);
-    response.setContentLength(body.length);
-    response.getOutputStream().write(body);
-  }
-
-  private Rule match(String method, String path, List<String> segments) {
-    List<Rule> r = rules;
-    if (r == null) {
-      r = resolveRules();
-    }
-    for (Rule rule : r) {
-      if (rule.matches(method, path, segments)) {
-        return rule;
-      }
-    }
-    return null;
-  }
-
-  private synchronized List<Rule> resolveRules() {
-    if (rules == null) {
-      rules = Rule.compile(endpointSource.get(), settings);
-      log.info("Idempotency-Key required or accepted on {}", rules.stream().map(Rule::endpoint).toList());
-    }
-    return rules;
+    Problems.write(response, e.problem(), clientError ? e.getMessage() : null);
   }
 }

@@ -1,6 +1,8 @@
 package io.converge.consumer.http.internal;
 
 import io.converge.consumer.http.IdempotencyProblem;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 
 /** RFC 9457 problem bodies ({@code application/problem+json}). */
@@ -9,6 +11,15 @@ final class Problems {
   static final String CONTENT_TYPE = "application/problem+json";
 
   private Problems() {
+  }
+
+  /** Answers {@code problem} with {@code detail} (null: none) on {@code response}. */
+  static void write(HttpServletResponse response, IdempotencyProblem problem, String detail) throws IOException {
+    byte[] body = body(problem, detail);
+    response.setStatus(problem.status());
+    response.setContentType(CONTENT_TYPE);
+    response.setContentLength(body.length);
+    response.getOutputStream().write(body);
   }
 
   static byte[] body(IdempotencyProblem problem, String detail) {

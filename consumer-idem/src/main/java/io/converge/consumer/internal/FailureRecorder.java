@@ -1,0 +1,134 @@
+package io.converge.consumer.internal;
+
+import io.converge.consumer.IdempotentHandler.BusinessFailureHook;
+import io.converge.consumer.IncomingMessage;
+import io.converge.consumer.MissingMessageIdException;
+import io.converge.consumer.Outcome;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Records the outcome of a run of one group's handler that failed: a refusal by the business, a technical
+ * failure's attempt (parked in {@code converge_dlq} with a ticket once the policy's attempts are spent), a money
+ * anomaly (parked with a ticket at once), a message without usable id. Each outcome is recorded in a transaction of
+ * its own (the handler's rolled back), claiming the id first so that a concurrent copy that recorded first wins.
+ * When nothing could be recorded it throws {@link OutcomeNotRecordedException}: the binding must not ack. Thread-safe:
+ * all state is in the database.
+ */
+final class FailureRecorder {
+
+  static final int MAX_ERROR_TEXT = 2000;
+
+  private static final Logger log = LoggerFactory.getLogger(FailureRecorder.class);
+
+  private final GroupSetup g;
+  private final BusinessFailureHook onBusinessFailure;
+
+  FailureRecorder(GroupSetup g, BusinessFailureHook onBusinessFailure) {
+    this.g = g;
+    this.onBusinessFailure = onBusinessFailure;
+  }
+
+  Outcome deadLetterWithoutId(IncomingMessage message, MissingMessageIdException e) {
+    long dlqId = run(message, null,
+        () -> g.tx().inTransaction(c -> DeadLetterStore.insertDlq(c, g.group(), message, null,
+            "MISSING_MESSAGE_ID", e.getMessage(), 0, g.clock().instant())));
+    log.warn("Message without usable id parked as converge_dlq.id={} (group {}, topic {}, broker id {}): {}", dlqId,
+        g.group(), message.topic(), message.brokerMessageId(), e.getMessage());
+    g.metrics().outcome(g.group(), message.topic(), Outcome.DEAD_LETTERED);
+    return Outcome.DEAD_LETTERED;
+  }
+
+  Outcome businessFailure(IncomingMessage message, String tenant, String id, Exception failure) {
+    return run(message, id, () -> g.tx().inTransaction(c -> {
+      if (!ConsumerStore.claim(c, tenant, g.group(), id, "PROCESSED", null, message.topic(), g.clock().instant())) {
+        return Outcome.DUPLICATE;
+      }
+      return markBusinessFailure(c, message, tenant, id, failure);
+    }));
+  }
+
+  /** On a connection that holds the claim: records the refusal and runs the hook. */
+  Outcome markBusinessFailure(Connection c, IncomingMessage message, String tenant, String id, Exception failure)
+      throws Exception {
+    String detail = abbreviate(String.valueOf(failure.getMessage()), MAX_ERROR_TEXT);
+    ConsumerStore.setOutcome(c, tenant, g.group(), id, "BUSINESS_FAILURE", detail);
+    ConsumerStore.clearAttempts(c, tenant, g.group(), id);
+    onBusinessFailure.accept(c, message, failure);
+    log.warn("Message {} of group {} refused by the business, not retried: {}", id, g.group(), detail);
+    return Outcome.BUSINESS_FAILURE;
+  }
+
+  /**
+   * Counts the attempt; parks the message once the policy's attempts are spent, else blocks the consumer thread for
+   * the backoff (the message's own delivery: later messages of its queue wait behind it). Null means: retry now.
+   */
+  Outcome technicalFailure(IncomingMessage message, String tenant, String id, Exception failure) {
+    String error = abbreviate(failure.toString(), MAX_ERROR_TEXT);
+    int attempts = run(message, id,
+        () -> g.tx()
+            .inTransaction(c -> ConsumerStore.recordAttempt(c, tenant, g.group(), id, error, g.clock().instant())));
+    if (attempts >= g.policy().maxAttempts()) {
+      return park(message, tenant, id, "DEAD_LETTERED", "RETRIES_EXHAUSTED", failure, attempts);
+    }
+    Duration delay = g.policy().delay(attempts, ThreadLocalRandom.current().nextDouble());
+    log.debug("Message {} of group {} failed (attempt {}/{}), retrying in {}: {}", id, g.group(), attempts,
+        g.policy().maxAttempts(), delay, error);
+    pause(delay, "Interrupted while backing off message " + id + " of group " + g.group(), id, failure);
+    return null;
+  }
+
+  /** Parks the message in the DLQ with a ticket, as {@code outcome} for {@code reasonCode}. */
+  Outcome park(IncomingMessage message, String tenant, String id, String outcome, String reasonCode,
+      Exception failure, int attempts) {
+    return run(message, id, () -> g.tx().inTransaction(c -> {
+      if (!ConsumerStore.claim(c, tenant, g.group(), id, "PROCESSED", null, message.topic(), g.clock().instant())) {
+        return Outcome.DUPLICATE;
+      }
+      String reason = abbreviate(failure.toString(), MAX_ERROR_TEXT);
+      ConsumerStore.setOutcome(c, tenant, g.group(), id, outcome, reasonCode + ": " + reason);
+      ConsumerStore.clearAttempts(c, tenant, g.group(), id);
+      long dlqId = DeadLetterStore.insertDlq(c, g.group(), message, id, reasonCode, reason, attempts,
+          g.clock().instant());
+      long ticketId = DeadLetterStore.insertTicket(c, g.group(), message, id, dlqId, reasonCode, reason,
+          g.clock().instant());
+      log.error("Message {} of group {} parked ({}) as converge_dlq.id={}, manual converge_ticket.id={}: {}", id,
+          g.group(), reasonCode, dlqId, ticketId, reason);
+      return Outcome.valueOf(outcome);
+    }));
+  }
+
+  /** A bookkeeping step that may fail. */
+  @FunctionalInterface
+  interface Step<T> {
+
+    T run() throws Exception;
+  }
+
+  /** Runs a bookkeeping step; its failure means the broker must redeliver (the caller does not ack). */
+  <T> T run(IncomingMessage message, String id, Step<T> step) {
+    try {
+      return step.run();
+    } catch (Exception e) {
+      throw new OutcomeNotRecordedException("Could not record the outcome of message " + (id != null ? id : message)
+          + " of group " + g.group() + "; it must be redelivered", id, e);
+    }
+  }
+
+  /** Blocks the consumer thread for {@code delay}; an interrupt (the binding closing) leaves the message to redelivery. */
+  static void pause(Duration delay, String interrupted, String id, Exception failure) {
+    try {
+      Thread.sleep(delay.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new OutcomeNotRecordedException(interrupted + "; it must be redelivered", id, failure);
+    }
+  }
+
+  static String abbreviate(String s, int max) {
+    return s.length() <= max ? s : s.substring(0, max - 1) + "…";
+  }
+}
