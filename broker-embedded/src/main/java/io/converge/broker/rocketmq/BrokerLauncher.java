@@ -55,18 +55,24 @@ final class BrokerLauncher {
   NamesrvController startNameServer() {
     nameServerPort = settings.nameServerPort() == 0 ? Ports.free() : settings.nameServerPort();
     Ports.requireFree(nameServerPort, "RocketMQ name server");
-    NamesrvConfig config = new NamesrvConfig();
-    Path dir = settings.storeDir().resolve("namesrv");
+    return startNameServer(new NamesrvConfig(), new NettyServerConfig(), settings.storeDir().resolve("namesrv"),
+        nameServerPort);
+  }
+
+  /**
+   * Starts a name server on 127.0.0.1:{@code port} with its files in {@code dir} and the other settings of
+   * {@code config} and {@code server}; shut down again when it fails to start. Used by the cluster too.
+   */
+  static NamesrvController startNameServer(NamesrvConfig config, NettyServerConfig server, Path dir, int port) {
     config.setRocketmqHome(dir.toString());
     config.setKvConfigPath(dir.resolve("kvConfig.json").toString());
     config.setConfigStorePath(dir.resolve("namesrv.properties").toString());
-    NettyServerConfig server = new NettyServerConfig();
     server.setBindAddress(LOOPBACK);
-    server.setListenPort(nameServerPort);
+    server.setListenPort(port);
     NamesrvController controller = new NamesrvController(config, server, new NettyClientConfig());
     try {
       if (!controller.initialize()) {
-        throw new EmbeddedServerException("RocketMQ name server failed to initialize on port " + nameServerPort);
+        throw new EmbeddedServerException("RocketMQ name server failed to initialize on port " + port);
       }
       controller.start();
       return controller;
@@ -75,7 +81,7 @@ final class BrokerLauncher {
       throw e;
     } catch (Exception e) {
       controller.shutdown();
-      throw new EmbeddedServerException("RocketMQ name server failed to start on 127.0.0.1:" + nameServerPort, e);
+      throw new EmbeddedServerException("RocketMQ name server failed to start on 127.0.0.1:" + port, e);
     }
   }
 

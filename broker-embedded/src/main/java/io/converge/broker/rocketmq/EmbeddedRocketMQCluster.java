@@ -22,7 +22,6 @@ import org.apache.rocketmq.common.namesrv.NamesrvConfig;
 import org.apache.rocketmq.common.topic.TopicValidator;
 import org.apache.rocketmq.common.MixAll;
 import org.apache.rocketmq.namesrv.NamesrvController;
-import org.apache.rocketmq.remoting.netty.NettyClientConfig;
 import org.apache.rocketmq.remoting.netty.NettyServerConfig;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
 import org.apache.rocketmq.remoting.protocol.route.BrokerData;
@@ -335,25 +334,7 @@ public final class EmbeddedRocketMQCluster implements AutoCloseable {
     MixAll.properties2Object(p, server);
     nameServerPort = Ports.free();
     Path dir = Dirs.requireWritable(root.resolve("namesrv"), "RocketMQ name server");
-    config.setRocketmqHome(dir.toString());
-    config.setKvConfigPath(dir.resolve("kvConfig.json").toString());
-    config.setConfigStorePath(dir.resolve("namesrv.properties").toString());
-    server.setBindAddress(LOOPBACK);
-    server.setListenPort(nameServerPort);
-    NamesrvController controller = new NamesrvController(config, server, new NettyClientConfig());
-    try {
-      if (!controller.initialize()) {
-        throw new EmbeddedServerException("RocketMQ name server failed to initialize on port " + nameServerPort);
-      }
-      controller.start();
-      return controller;
-    } catch (EmbeddedServerException e) {
-      controller.shutdown();
-      throw e;
-    } catch (Exception e) {
-      controller.shutdown();
-      throw new EmbeddedServerException("RocketMQ name server failed to start on 127.0.0.1:" + nameServerPort, e);
-    }
+    return BrokerLauncher.startNameServer(config, server, dir, nameServerPort);
   }
 
   private void awaitRegistered(BrokerNode node) {

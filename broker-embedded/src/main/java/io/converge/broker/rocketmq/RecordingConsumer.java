@@ -3,9 +3,12 @@ package io.converge.broker.rocketmq;
 import io.converge.broker.EmbeddedServerException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
@@ -16,7 +19,10 @@ import org.apache.rocketmq.common.message.MessageExt;
 
 /**
  * Test support: a push consumer in its own new group that records every message delivered on one topic
- * (duplicates included), from the first offset. Thread-safe.
+ * (duplicates included), from the first offset. For a failover test it counts the deliveries by message id
+ * ({@link #byId}): a broker restarted on its store may deliver again what its consumers had received (their
+ * offsets were not yet on its disk). It polls the name server every second (the client's default is 30 s), so
+ * that a broker back from an outage is consumed from at once. Thread-safe.
  *
  * <pre>{@code
  * try (RecordingConsumer c = RecordingConsumer.start(mq, topic)) {
@@ -39,12 +45,18 @@ public final class RecordingConsumer implements AutoCloseable {
     return start(mq.nameServerAddress(), topic);
   }
 
+  /** Starts recording {@code topic} of {@code cluster} in a new consumer group. */
+  public static RecordingConsumer start(EmbeddedRocketMQCluster cluster, String topic) {
+    return start(cluster.nameServerAddress(), topic);
+  }
+
   /** Starts recording {@code topic} through the name server {@code nameServer} in a new consumer group. */
   public static RecordingConsumer start(String nameServer, String topic) {
     DefaultMQPushConsumer consumer = new DefaultMQPushConsumer("rec-" + UUID.randomUUID().toString().substring(0, 8));
     consumer.setNamesrvAddr(nameServer);
     consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
     consumer.setInstanceName("rec-" + UUID.randomUUID());
+    consumer.setPollNameServerInterval(1000);
     consumer.setPullInterval(0);
     RecordingConsumer recorder = new RecordingConsumer(consumer);
     try {
@@ -69,6 +81,15 @@ public final class RecordingConsumer implements AutoCloseable {
   /** The deliveries so far that match {@code filter}. */
   public List<MessageExt> received(Predicate<MessageExt> filter) {
     return received.stream().filter(filter).toList();
+  }
+
+  /** The deliveries so far grouped by {@code id} (e.g. a user property), in order of first arrival. */
+  public Map<String, List<MessageExt>> byId(Function<MessageExt, String> id) {
+    Map<String, List<MessageExt>> byId = new LinkedHashMap<>();
+    for (MessageExt m : received) {
+      byId.computeIfAbsent(id.apply(m), k -> new CopyOnWriteArrayList<>()).add(m);
+    }
+    return byId;
   }
 
   /**

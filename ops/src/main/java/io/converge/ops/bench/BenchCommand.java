@@ -92,8 +92,9 @@ public final class BenchCommand implements Callable<Integer> {
         Scenarios.create(p.baseline()).close();
       }
     }
-    MarkdownReport report = new MarkdownReport("mvn -B -DskipTests -pl ops -am verify exec:java -Dexec.args=\""
-        + String.join(" ", spec.commandLine().getParseResult().originalArgs()) + "\"",
+    // the distribution's form: with -am, an exec:java would also run in examples (the demo)
+    MarkdownReport report = new MarkdownReport("mvn -B -DskipTests -pl ops -am package\n"
+        + "ops/target/converge/bin/converge " + String.join(" ", spec.commandLine().getParseResult().originalArgs()),
         new BenchRunner.Plan(1, warmup, duration, runs), memoryRun);
     try (BenchEnv env = BenchEnv.start()) {
       BenchRunner runner = new BenchRunner(env, System.out, memoryRun);

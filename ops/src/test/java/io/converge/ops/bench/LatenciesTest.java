@@ -26,26 +26,7 @@ class LatenciesTest {
 
   @Test
   void theReportShowsLatencyColumnsAndTheScenarioReference() {
-    Scenario a = new NamedScenario("a", "order") {
-
-      @Override
-      public void setUp(BenchEnv env, int threads) {
-      }
-
-      @Override
-      public int runOnce(int worker) {
-        return 1;
-      }
-
-      @Override
-      public String reference() {
-        return "X publishes 575 per second";
-      }
-
-      @Override
-      public void close() {
-      }
-    };
+    Scenario a = new IdleScenario("a", "order", "X publishes 575 per second");
     MarkdownReport report = new MarkdownReport("converge bench a",
         new BenchRunner.Plan(8, Duration.ZERO, Duration.ofSeconds(1), 1));
     report.add(a, null, 8, new BenchRunner.Result(Map.of("a", List.of(600.0)), Map.of(),

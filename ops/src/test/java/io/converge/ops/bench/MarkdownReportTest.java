@@ -18,21 +18,7 @@ class MarkdownReportTest {
     Map<String, List<Double>> runs = new LinkedHashMap<>();
     runs.put("a", List.of(100.0, 200.0, 300.0));
     runs.put("b", List.of(400.0, 400.0, 600.0));
-    report.add(new NamedScenario("a", "msg") {
-
-      @Override
-      public void setUp(BenchEnv env, int threads) {
-      }
-
-      @Override
-      public int runOnce(int worker) {
-        return 1;
-      }
-
-      @Override
-      public void close() {
-      }
-    }, "b", 8, new BenchRunner.Result(runs));
+    report.add(new IdleScenario("a", "msg"), "b", 8, new BenchRunner.Result(runs));
 
     String page = report.render();
 

@@ -52,21 +52,7 @@ class MemoryReportTest {
   @Test
   void theTableHasMemoryColumnsOnlyWithAMemoryRun() {
     BenchRunner.Plan plan = new BenchRunner.Plan(1, Duration.ofSeconds(1), Duration.ofSeconds(3), 1);
-    Scenario a = new NamedScenario("a", "msg") {
-
-      @Override
-      public void setUp(BenchEnv env, int threads) {
-      }
-
-      @Override
-      public int runOnce(int worker) {
-        return 1;
-      }
-
-      @Override
-      public void close() {
-      }
-    };
+    Scenario a = new IdleScenario("a", "msg");
     MarkdownReport with = new MarkdownReport("converge bench a", plan, Duration.ofSeconds(60));
     with.add(a, null, 1, new BenchRunner.Result(Map.of("a", List.of(10.0)),
         Map.of("a", new Memory(300L << 20, 40L << 20))));

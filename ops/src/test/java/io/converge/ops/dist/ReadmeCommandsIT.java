@@ -104,7 +104,10 @@ class ReadmeCommandsIT {
     return words.get(0).equals("curl") && words.stream().anyMatch(w -> w.startsWith("localhost:"));
   }
 
-  /** mvn: the test suite, or a build of examples or ops with -am (and exec:java of a class and arguments that exist). */
+  /**
+   * mvn: the test suite, or a build of examples or ops with -am, and exec:java only for examples (a class and
+   * arguments that exist): ops is run from its distribution.
+   */
   private void checkMaven(String where, List<String> words) throws Exception {
     if (words.equals(List.of("mvn", "-B", "verify")) || words.equals(List.of("mvn", "-B", "install", "-DskipTests"))) {
       return; // the suite, and the install of every artifact (what AdopterBuildIT does into a temporary repository)
@@ -144,14 +147,13 @@ class ReadmeCommandsIT {
       }
       return;
     }
-    List<String> args = props.containsKey("exec.args") ? Words.split(props.get("exec.args")) : List.of();
     if (module.equals("ops")) {
-      if (props.containsKey("exec.mainClass")) {
-        problems.add(where + ": ops runs ConvergeCli only");
-      }
-      parse(where, args);
+      // -am puts examples in the reactor and its exec:java runs first: the demo, given converge's arguments
+      problems.add(where + ": mvn -pl ops -am ... exec:java also runs exec:java in examples (the demo); "
+          + "write mvn -B -DskipTests -pl ops -am package, then ops/target/converge/bin/converge ...");
       return;
     }
+    List<String> args = props.containsKey("exec.args") ? Words.split(props.get("exec.args")) : List.of();
     String main = props.getOrDefault("exec.mainClass", examplesProperty("exec.mainClass"));
     Path source = root.resolve("examples/src/main/java").resolve(main.replace('.', '/') + ".java");
     if (!Files.exists(source) || !Files.readString(source).contains("public static void main(String[] args)")) {

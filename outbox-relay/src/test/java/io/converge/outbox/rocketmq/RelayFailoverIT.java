@@ -4,8 +4,8 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.converge.broker.rocketmq.ClusterConsumer;
 import io.converge.broker.rocketmq.EmbeddedRocketMQCluster;
+import io.converge.broker.rocketmq.RecordingConsumer;
 import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.outbox.Outbox;
 import io.converge.outbox.OutboxRelay;
@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.apache.rocketmq.common.message.MessageExt;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -39,6 +39,7 @@ class RelayFailoverIT {
 
   private static final int QUEUES = 4;
 
+  @AutoClose
   private static EmbeddedRocketMQCluster cluster;
   private static DataSource ds;
 
@@ -54,13 +55,6 @@ class RelayFailoverIT {
         (System.nanoTime() - t1) / 1_000_000);
   }
 
-  @AfterAll
-  static void stop() {
-    if (cluster != null) {
-      cluster.close();
-    }
-  }
-
   @Test
   void aKilledMasterLosesNoCommittedRecordAndTheLiveGroupKeepsDelivering() throws Exception {
     String topic = RocketMQExtension.uniqueTopic("relayfailover");
@@ -71,7 +65,7 @@ class RelayFailoverIT {
     AtomicBoolean writing = new AtomicBoolean(true);
     RocketMQSink sink = RocketMQSink.nameServer(cluster.nameServerAddress())
         .group(RocketMQExtension.uniqueTopic("relay")).sendTimeout(Duration.ofSeconds(1)).build();
-    try (ClusterConsumer consumer = ClusterConsumer.start(cluster, topic);
+    try (RecordingConsumer consumer = RecordingConsumer.start(cluster, topic);
         TxnProducer producer = RelayFixture.producer(ds);
         OutboxRelay relay = RelayFixture.relay(ds, sink).build()) {
       relay.start();
@@ -131,11 +125,11 @@ class RelayFailoverIT {
     }
   }
 
-  private static Map<String, List<MessageExt>> delivered(ClusterConsumer consumer) {
+  private static Map<String, List<MessageExt>> delivered(RecordingConsumer consumer) {
     return consumer.byId(m -> m.getUserProperty(Envelope.MESSAGE_ID));
   }
 
-  private static int storedOn(ClusterConsumer consumer, String address) {
+  private static int storedOn(RecordingConsumer consumer, String address) {
     return (int) consumer.received().stream().filter(m -> m.getStoreHost().toString().endsWith(address)).count();
   }
 }

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.converge.broker.rocketmq.ClusterConsumer;
 import io.converge.broker.rocketmq.EmbeddedRocketMQCluster;
+import io.converge.broker.rocketmq.RecordingConsumer;
 import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.producer.BrokerUnavailableException;
 import io.converge.producer.Envelope;
@@ -27,7 +27,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.awaitility.core.ConditionTimeoutException;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
@@ -50,6 +50,7 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
     + " with -Dconverge.long=true")
 class ControllerFailoverIT {
 
+  @AutoClose
   private static EmbeddedRocketMQCluster cluster;
   private static OrdersTable orders;
 
@@ -63,13 +64,6 @@ class ControllerFailoverIT {
     System.out.printf("Controller failover: cluster start %d ms%n", (System.nanoTime() - t0) / 1_000_000);
   }
 
-  @AfterAll
-  static void stop() {
-    if (cluster != null) {
-      cluster.close();
-    }
-  }
-
   @Test
   void theControllerElectsTheReplicaOfALostMasterAndItsCheckBackResolvesTheOpenUnits() throws Exception {
     String first = cluster.master("broker-a");
@@ -80,7 +74,7 @@ class ControllerFailoverIT {
     cluster.createTopic(topic);
     Set<String> all = ConcurrentHashMap.newKeySet(); // polled on Awaitility's thread too
     Set<String> rolledBack = new HashSet<>();
-    try (ClusterConsumer consumer = ClusterConsumer.start(cluster, topic);
+    try (RecordingConsumer consumer = RecordingConsumer.start(cluster, topic);
         TxnProducer producer = producer(group, topic)) {
       // minInSyncReplicas=2: the master refuses sends until the other replica is in its sync state set
       awaitCommit(producer, topic, all, Duration.ofSeconds(30));

@@ -4,8 +4,8 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.converge.broker.rocketmq.ClusterConsumer;
 import io.converge.broker.rocketmq.EmbeddedRocketMQCluster;
+import io.converge.broker.rocketmq.RecordingConsumer;
 import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.producer.Envelope;
 import io.converge.producer.MessageIds;
@@ -40,7 +40,7 @@ import org.apache.rocketmq.remoting.protocol.RequestCode;
 import org.apache.rocketmq.remoting.protocol.ResponseCode;
 import org.apache.rocketmq.remoting.protocol.header.EndTransactionRequestHeader;
 import org.apache.rocketmq.remoting.protocol.header.QueryConsumerOffsetRequestHeader;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -60,6 +60,7 @@ class HalfMessageFailoverIT {
 
   private static final int QUEUES = 4;
 
+  @AutoClose
   private static EmbeddedRocketMQCluster cluster;
   private static OrdersTable orders;
 
@@ -76,13 +77,6 @@ class HalfMessageFailoverIT {
         (System.nanoTime() - t1) / 1_000_000);
   }
 
-  @AfterAll
-  static void stop() {
-    if (cluster != null) {
-      cluster.close();
-    }
-  }
-
   @Test
   void aKilledMasterLosesNoCommittedUnitAndDeliversNoRolledBackOne() throws Exception {
     String topic = RocketMQExtension.uniqueTopic("failover");
@@ -94,7 +88,7 @@ class HalfMessageFailoverIT {
     AtomicInteger failed = new AtomicInteger();
     AtomicInteger committedWhileDown = new AtomicInteger();
     AtomicBoolean down = new AtomicBoolean();
-    try (ClusterConsumer consumer = ClusterConsumer.start(cluster, topic);
+    try (RecordingConsumer consumer = RecordingConsumer.start(cluster, topic);
         TxnProducer producer = producer(group, topic)) {
       AtomicBoolean loading = new AtomicBoolean(true);
       AtomicInteger units = new AtomicInteger();
@@ -260,7 +254,7 @@ class HalfMessageFailoverIT {
    * Sends a plain marker to every queue of {@code topic} and waits until the consumer received every offset below
    * its marker's on each queue: all that was stored before the markers has arrived.
    */
-  private static void awaitEverythingBeforeMarkers(DefaultMQProducer client, ClusterConsumer consumer, String topic)
+  private static void awaitEverythingBeforeMarkers(DefaultMQProducer client, RecordingConsumer consumer, String topic)
       throws Exception {
     Map<String, Long> markers = new ConcurrentHashMap<>(); // broker/queue -> the marker's queue offset
     for (MessageQueue q : client.fetchPublishMessageQueues(topic)) {

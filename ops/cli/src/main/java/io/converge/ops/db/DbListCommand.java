@@ -1,5 +1,6 @@
 package io.converge.ops.db;
 
+import io.converge.console.web.Html;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
@@ -119,20 +120,9 @@ public abstract class DbListCommand<T> extends DbCommand {
     return age(Duration.between(since, now));
   }
 
-  /** {@code 3d 4h}, {@code 2h 5m}, {@code 12m 3s}, {@code 40s}; a negative age is {@code 0s}. */
+  /** As the console prints it ({@link Html#age}): {@code 3d 4h}, {@code 2h 5m}, {@code 12m 3s}, {@code 5m}. */
   public static String age(Duration d) {
-    if (d.isNegative()) {
-      d = Duration.ZERO;
-    }
-    if (d.toDays() > 0) {
-      return d.toDays() + "d " + d.toHoursPart() + "h";
-    }
-    if (d.toHours() > 0) {
-      return d.toHours() + "h " + d.toMinutesPart() + "m";
-    }
-    if (d.toMinutes() > 0) {
-      return d.toMinutes() + "m " + d.toSecondsPart() + "s";
-    }
-    return d.toSeconds() + "s";
+    return Html.age(d);
   }
+
 }

@@ -4,10 +4,10 @@ import io.converge.consumer.ConsumerOps;
 import io.converge.ops.db.CommandGroup;
 import io.converge.ops.db.DbActionCommand;
 import io.converge.ops.db.DbListCommand;
+import io.converge.ops.db.DbResolveCommand;
 import javax.sql.DataSource;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.HelpCommand;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
@@ -95,16 +95,10 @@ public final class DlqCommand extends CommandGroup {
 
   /** {@code converge dlq resolve ID --by NAME [--note TEXT]}. */
   @Command(name = "resolve", description = "Closes an open ticket.")
-  static final class Resolve extends DbActionCommand {
+  static final class Resolve extends DbResolveCommand {
 
     @Parameters(index = "0", paramLabel = "ID", description = "the ticket's id (from dlq tickets)")
     long id;
-
-    @Option(names = "--by", required = true, description = "who resolved it")
-    String by;
-
-    @Option(names = "--note", description = "what was done")
-    String note;
 
     @Override
     protected String act(DataSource dataSource) {

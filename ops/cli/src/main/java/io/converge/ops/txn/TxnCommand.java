@@ -1,13 +1,12 @@
 package io.converge.ops.txn;
 
 import io.converge.ops.db.CommandGroup;
-import io.converge.ops.db.DbActionCommand;
 import io.converge.ops.db.DbListCommand;
+import io.converge.ops.db.DbResolveCommand;
 import io.converge.producer.TxnTickets;
 import javax.sql.DataSource;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.HelpCommand;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
@@ -36,24 +35,10 @@ public final class TxnCommand extends CommandGroup {
 
   /** {@code converge txn resolve MESSAGE_ID --by NAME [--note TEXT]}. */
   @Command(name = "resolve", description = "Closes the open producer ticket of a message (after delivering or discarding it by hand).")
-  static final class Resolve extends DbActionCommand {
+  static final class Resolve extends DbResolveCommand {
 
     @Parameters(index = "0", paramLabel = "MESSAGE_ID", description = "the ticket's message id (from txn tickets)")
     String messageId;
-
-    @Option(names = "--by", required = true, description = "who resolved it")
-    String by;
-
-    @Option(names = "--note", description = "what was done (delivered by hand, discarded)")
-    String note;
-
-    @Override
-    protected String problem() {
-      if (by.isBlank()) {
-        return "--by must name who resolved the ticket, but was blank";
-      }
-      return super.problem();
-    }
 
     @Override
     protected String act(DataSource dataSource) {

@@ -79,6 +79,7 @@ class ParkedCommandsIT {
   void badOptionsAndAFailingDatabaseAreReported() {
     db.run("outbox", "parked", "--limit", "0").assertFails(2, "--limit must be between 1 and 10000, but was 0");
     assertThat(db.run("dlq", "resolve", "1").status()).as("--by is required").isEqualTo(2);
+    db.run("dlq", "resolve", "1", "--by", " ").assertFails(2, "--by must name who resolved the ticket, but was blank");
     db.runIn("no_such_schema", "dlq", "list").assertFails(1, "dlq list failed:");
     db.runIn("no_such_schema", "outbox", "parked").assertFails(1, "outbox parked failed:");
   }

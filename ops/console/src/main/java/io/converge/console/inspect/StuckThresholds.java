@@ -60,6 +60,21 @@ public final class StuckThresholds {
     return t;
   }
 
+  /**
+   * A copy with the thresholds of {@code overrides} (null: none), the other kinds keep theirs.
+   *
+   * @throws IllegalArgumentException when one is negative, as {@link #with(StuckKind, Duration)}
+   */
+  public StuckThresholds with(Map<StuckKind, Duration> overrides) {
+    StuckThresholds t = this;
+    if (overrides != null) {
+      for (Map.Entry<StuckKind, Duration> e : overrides.entrySet()) {
+        t = t.with(e.getKey(), e.getValue());
+      }
+    }
+    return t;
+  }
+
   /** The threshold of {@code kind}. */
   public Duration of(StuckKind kind) {
     return thresholds.get(kind);

@@ -28,12 +28,6 @@ record ConsoleProperties(@DefaultValue("false") boolean enabled, @DefaultValue("
   }
 
   StuckThresholds stuckThresholds() {
-    StuckThresholds t = StuckThresholds.defaults();
-    if (thresholds != null) {
-      for (Map.Entry<StuckKind, Duration> e : thresholds.entrySet()) {
-        t = t.with(e.getKey(), e.getValue());
-      }
-    }
-    return t;
+    return StuckThresholds.defaults().with(thresholds);
   }
 }

@@ -9,13 +9,8 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -45,25 +40,7 @@ public final class StuckWebhook implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(StuckWebhook.class);
 
-  private static final String RECORD = """
-      INSERT INTO converge_stuck_notified (kind, item_id, payload, next_attempt_at)
-      VALUES (?, ?, ?, now())
-      ON CONFLICT DO NOTHING""";
-  // one row per lease: the lease outlasts its POST, so no other instance takes the row meanwhile
-  private static final String LEASE_ONE = """
-      UPDATE converge_stuck_notified SET next_attempt_at = now() + CAST(? AS bigint) * interval '1 millisecond'
-       WHERE (kind, item_id) = (SELECT kind, item_id FROM converge_stuck_notified
-                                 WHERE delivered_at IS NULL AND attempts < ? AND next_attempt_at <= now()
-                                 ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED)
-      RETURNING kind, item_id, payload, attempts""";
-  private static final String DELIVERED = """
-      UPDATE converge_stuck_notified SET delivered_at = now(), last_error = NULL WHERE kind = ? AND item_id = ?""";
-  private static final String FAILED = """
-      UPDATE converge_stuck_notified SET attempts = attempts + 1, last_error = ?,
-             next_attempt_at = now() + CAST(? AS bigint) * interval '1 millisecond'
-       WHERE kind = ? AND item_id = ?""";
-
-  private final DataSource dataSource;
+  private final NotifiedRows rows;
   private final URI url;
   private final Duration timeout;
   private final int maxAttempts;
@@ -74,7 +51,7 @@ public final class StuckWebhook implements AutoCloseable {
   private volatile boolean closed;
 
   private StuckWebhook(Builder b) {
-    this.dataSource = b.dataSource;
+    this.rows = new NotifiedRows(b.dataSource, b.url);
     this.url = b.url;
     this.timeout = b.timeout;
     this.maxAttempts = b.maxAttempts;
@@ -106,22 +83,7 @@ public final class StuckWebhook implements AutoCloseable {
    * @throws DatabaseUnavailableException when the database fails (a failing webhook is retried, never thrown)
    */
   public int notifyNew(List<StuckItem> items) {
-    int recorded = 0;
-    if (!items.isEmpty()) {
-      try (Connection c = dataSource.getConnection()) {
-        c.setAutoCommit(true);
-        try (PreparedStatement ps = c.prepareStatement(RECORD)) {
-          for (StuckItem item : items) {
-            ps.setString(1, item.kind().slug());
-            ps.setString(2, item.id());
-            ps.setString(3, json(item));
-            recorded += ps.executeUpdate();
-          }
-        }
-      } catch (SQLException e) {
-        throw new DatabaseUnavailableException("Could not record the stuck items notified to " + url, null, e);
-      }
-    }
+    int recorded = items.isEmpty() ? 0 : rows.record(items);
     schedule();
     return recorded;
   }
@@ -136,21 +98,11 @@ public final class StuckWebhook implements AutoCloseable {
   public int sendDue() {
     int sent = 0;
     while (!closed && !Thread.currentThread().isInterrupted()) {
-      String[] row; // kind, id, payload, attempts
-      try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(LEASE_ONE)) {
-        c.setAutoCommit(true);
-        ps.setLong(1, lease().toMillis());
-        ps.setInt(2, maxAttempts);
-        try (ResultSet rs = ps.executeQuery()) {
-          if (!rs.next()) {
-            return sent;
-          }
-          row = new String[]{rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4)};
-        }
-      } catch (SQLException e) {
-        throw new DatabaseUnavailableException("Could not lease the stuck items to notify to " + url, null, e);
+      NotifiedRows.Leased row = rows.leaseOne(lease(), maxAttempts);
+      if (row == null) {
+        return sent;
       }
-      if (post(row[0], row[1], row[2], Integer.parseInt(row[3]))) {
+      if (post(row)) {
         sent++;
       }
     }
@@ -176,11 +128,11 @@ public final class StuckWebhook implements AutoCloseable {
   }
 
   /** Posts one leased item and records the outcome; true when the webhook answered 2xx. */
-  private boolean post(String kind, String id, String payload, int attemptsBefore) {
+  private boolean post(NotifiedRows.Leased row) {
     String error;
     try {
       int status = http.send(HttpRequest.newBuilder(url).timeout(timeout).header("Content-Type", "application/json")
-          .POST(HttpRequest.BodyPublishers.ofString(payload)).build(), HttpResponse.BodyHandlers.discarding())
+          .POST(HttpRequest.BodyPublishers.ofString(row.payload())).build(), HttpResponse.BodyHandlers.discarding())
           .statusCode();
       error = status / 100 == 2 ? null : "HTTP " + status;
     } catch (InterruptedException e) {
@@ -190,38 +142,21 @@ public final class StuckWebhook implements AutoCloseable {
       error = e.toString();
     }
     if (error == null) {
-      record(true, null, 0, kind, id);
-      log.debug("Stuck {} {} notified to {}", kind, id, url);
+      rows.delivered(row);
+      log.debug("Stuck {} {} notified to {}", row.kind(), row.id(), url);
       return true;
     }
-    int attempts = attemptsBefore + 1;
+    int attempts = row.attempts() + 1;
     Duration delay = backoff.delay(attempts);
-    record(false, error, delay.toMillis(), kind, id);
+    rows.failed(row, error, delay);
     if (attempts >= maxAttempts) {
-      log.error("Gave up notifying stuck {} {} to {} after {} attempts: {}", kind, id, url, attempts, error);
+      log.error("Gave up notifying stuck {} {} to {} after {} attempts: {}", row.kind(), row.id(), url, attempts,
+          error);
     } else {
-      log.warn("Notifying stuck {} {} to {} failed (attempt {} of {}), retrying in {}: {}", kind, id, url, attempts,
-          maxAttempts, delay, error);
+      log.warn("Notifying stuck {} {} to {} failed (attempt {} of {}), retrying in {}: {}", row.kind(), row.id(),
+          url, attempts, maxAttempts, delay, error);
     }
     return false;
-  }
-
-  private void record(boolean delivered, String error, long delayMillis, String kind, String id) {
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(delivered ? DELIVERED : FAILED)) {
-      c.setAutoCommit(true);
-      int i = 1;
-      if (!delivered) {
-        ps.setString(i++, error);
-        ps.setLong(i++, delayMillis);
-      }
-      ps.setString(i++, kind);
-      ps.setString(i, id);
-      ps.executeUpdate();
-    } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Could not record the notification of stuck " + kind + " " + id + " to "
-          + url, null, e);
-    }
   }
 
   /**
@@ -241,55 +176,6 @@ public final class StuckWebhook implements AutoCloseable {
 
   private Duration lease() {
     return timeout.multipliedBy(2).plusSeconds(10); // connect + answer timeouts, and the marks
-  }
-
-  /** The JSON object posted for {@code item}. */
-  static String json(StuckItem item) {
-    StringBuilder b = new StringBuilder("{");
-    field(b, "kind", item.kind().slug()).append(',');
-    field(b, "id", item.id()).append(',');
-    field(b, "key", item.key()).append(',');
-    field(b, "tenant", item.tenant()).append(',');
-    field(b, "topic", item.topic()).append(',');
-    field(b, "since", item.since().toString()).append(',');
-    b.append("\"ageSeconds\":").append(item.age().toSeconds()).append(',');
-    field(b, "reason", item.reason()).append(",\"details\":{");
-    boolean first = true;
-    for (Map.Entry<String, String> e : item.details().entrySet()) {
-      if (!first) {
-        b.append(',');
-      }
-      first = false;
-      field(b, e.getKey(), e.getValue());
-    }
-    return b.append("}}").toString();
-  }
-
-  private static StringBuilder field(StringBuilder b, String name, String value) {
-    quote(b, name).append(':');
-    return value == null ? b.append("null") : quote(b, value);
-  }
-
-  private static StringBuilder quote(StringBuilder b, String s) {
-    b.append('"');
-    for (int i = 0; i < s.length(); i++) {
-      char ch = s.charAt(i);
-      switch (ch) {
-        case '"' -> b.append("\\\"");
-        case '\\' -> b.append("\\\\");
-        case '\n' -> b.append("\\n");
-        case '\r' -> b.append("\\r");
-        case '\t' -> b.append("\\t");
-        default -> {
-          if (ch < 0x20) {
-            b.append(String.format("\\u%04x", (int) ch));
-          } else {
-            b.append(ch);
-          }
-        }
-      }
-    }
-    return b.append('"');
   }
 
   /** Builds a {@link StuckWebhook}. Not thread-safe. */

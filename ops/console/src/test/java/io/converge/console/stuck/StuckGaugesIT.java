@@ -3,8 +3,6 @@ package io.converge.console.stuck;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.sun.net.httpserver.HttpServer;
-import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.console.inspect.Inspector;
 import io.converge.console.inspect.StuckKind;
 import io.converge.console.inspect.StuckThresholds;
@@ -13,17 +11,13 @@ import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.MoneyAnomalyException;
 import io.converge.consumer.Outcome;
 import io.converge.producer.Envelope;
-import io.converge.producer.schema.Migrations;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.net.InetSocketAddress;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -37,35 +31,29 @@ import org.junit.jupiter.api.Test;
  */
 class StuckGaugesIT {
 
-  private DataSource ds;
-  private HttpServer server;
+  private WebhookBed bed;
   private final List<String> bodies = new CopyOnWriteArrayList<>();
   private final AtomicInteger failTickets = new AtomicInteger(1);
 
   @BeforeEach
   void setUp() throws Exception {
-    ds = ConvergePostgres.shared().newSchema("stuck");
-    Migrations.apply(ds, "consumer");
-    Migrations.apply(ds, "stuck");
-    server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-    server.createContext("/alerts", exchange -> {
+    bed = new WebhookBed("stuck").on("/alerts", exchange -> {
       String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
       boolean fail = body.contains("\"kind\":\"ticket\"") && failTickets.getAndDecrement() > 0;
       bodies.add((fail ? "500 " : "200 ") + body);
       exchange.sendResponseHeaders(fail ? 500 : 200, -1);
       exchange.close();
     });
-    server.start();
   }
 
   @AfterEach
   void tearDown() {
-    server.stop(0);
+    bed.close();
   }
 
   @Test
   void aStuckDeadLetterShowsInTheGaugesAndIsPostedOnceAcrossInstancesAndRestarts() throws Exception {
-    IdempotentHandler h = IdempotentHandler.builder().group("ledger").dataSource(ds).handler((c, m) -> {
+    IdempotentHandler h = IdempotentHandler.builder().group("ledger").dataSource(bed.ds).handler((c, m) -> {
       throw new MoneyAnomalyException("amount differs from the order", "10.00", "100.00");
     }).build();
     assertThat(h.handle(IncomingMessage.builder().topic("payments").header(Envelope.MESSAGE_ID, "m-anomaly")
@@ -104,10 +92,9 @@ class StuckGaugesIT {
   }
 
   private StuckGauges gauges(MeterRegistry registry, StuckThresholds thresholds) {
-    StuckWebhook webhook = StuckWebhook.builder().dataSource(ds)
-        .url(URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/alerts"))
-        .timeout(Duration.ofSeconds(2)).retry(Duration.ofMillis(50), Duration.ofMillis(200)).build();
-    return StuckGauges.builder().inspector(Inspector.of(ds, thresholds)).registry(registry)
+    StuckWebhook webhook = bed.webhook("/alerts").timeout(Duration.ofSeconds(2))
+        .retry(Duration.ofMillis(50), Duration.ofMillis(200)).build();
+    return StuckGauges.builder().inspector(Inspector.of(bed.ds, thresholds)).registry(registry)
         .refreshInterval(Duration.ofMillis(50)).webhook(webhook).build();
   }
 

@@ -3,16 +3,11 @@ package io.converge.console.stuck;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.sun.net.httpserver.HttpServer;
-import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.console.inspect.Inspector;
 import io.converge.console.inspect.StuckItem;
 import io.converge.console.inspect.StuckKind;
 import io.converge.console.inspect.StuckThresholds;
-import io.converge.producer.schema.Migrations;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.net.InetSocketAddress;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.Statement;
@@ -24,11 +19,9 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -42,8 +35,7 @@ class StuckWebhookIT {
 
   private static final Pattern ID = Pattern.compile("\"id\":\"([^\"]+)\"");
 
-  private DataSource ds;
-  private HttpServer server;
+  private WebhookBed bed;
   private final Map<String, List<String>> postsById = new ConcurrentHashMap<>(); // id -> "a 500", "b 200", ...
   private final List<String> instances = new CopyOnWriteArrayList<>();
   private final CountDownLatch hanging = new CountDownLatch(1);
@@ -51,13 +43,9 @@ class StuckWebhookIT {
 
   @BeforeEach
   void setUp() throws Exception {
-    ds = ConvergePostgres.shared().newSchema("webhook");
-    Migrations.apply(ds, "consumer");
-    Migrations.apply(ds, "stuck");
-    server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-    server.setExecutor(Executors.newFixedThreadPool(4));
+    bed = new WebhookBed("webhook");
     for (String instance : List.of("a", "b")) {
-      server.createContext("/" + instance, exchange -> {
+      bed.on("/" + instance, exchange -> {
         Matcher m = ID.matcher(new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
         String id = m.find() ? m.group(1) : "?";
         List<String> posts = postsById.computeIfAbsent(id, k -> new CopyOnWriteArrayList<>());
@@ -72,7 +60,7 @@ class StuckWebhookIT {
         exchange.close();
       });
     }
-    server.createContext("/hang", exchange -> {
+    bed.on("/hang", exchange -> {
       hanging.countDown();
       try {
         release.await(10, TimeUnit.SECONDS);
@@ -82,13 +70,12 @@ class StuckWebhookIT {
       exchange.sendResponseHeaders(200, -1);
       exchange.close();
     });
-    server.start();
   }
 
   @AfterEach
   void tearDown() {
     release.countDown();
-    server.stop(0);
+    bed.close();
   }
 
   @Test
@@ -107,7 +94,9 @@ class StuckWebhookIT {
       await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(50)).until(() -> {
         a.notifyNew(List.of());
         b.notifyNew(List.of());
-        return postsById.values().stream().filter(p -> p.stream().anyMatch(s -> s.endsWith(" 200"))).count() == 20;
+        // the server records a POST before answering it: wait for the marks too, or close() interrupts the last
+        return postsById.values().stream().filter(p -> p.stream().anyMatch(s -> s.endsWith(" 200"))).count() == 20
+            && countDelivered() == 20;
       });
     }
     assertThat(postsById).hasSize(20);
@@ -120,14 +109,12 @@ class StuckWebhookIT {
 
   @Test
   void aHangingWebhookDoesNotStopTheRefresh() throws Exception {
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+    try (Connection c = bed.ds.getConnection(); Statement s = c.createStatement()) {
       s.execute("INSERT INTO converge_stuck_notified (kind, item_id, payload, next_attempt_at)"
           + " VALUES ('ticket', '7', '{\"id\":\"7\"}', now())");
     }
-    StuckWebhook webhook = StuckWebhook.builder().dataSource(ds)
-        .url(URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/hang"))
-        .timeout(Duration.ofSeconds(8)).build();
-    try (StuckGauges gauges = StuckGauges.builder().inspector(Inspector.of(ds, StuckThresholds.defaults()))
+    StuckWebhook webhook = bed.webhook("/hang").timeout(Duration.ofSeconds(8)).build();
+    try (StuckGauges gauges = StuckGauges.builder().inspector(Inspector.of(bed.ds, StuckThresholds.defaults()))
         .registry(new SimpleMeterRegistry()).refreshInterval(Duration.ofMillis(20)).webhook(webhook).build()
         .start()) {
       assertThat(hanging.await(5, TimeUnit.SECONDS)).as("the POST started").isTrue();
@@ -140,7 +127,7 @@ class StuckWebhookIT {
   }
 
   private long countDelivered() throws Exception {
-    try (Connection c = ds.getConnection();
+    try (Connection c = bed.ds.getConnection();
         Statement s = c.createStatement();
         var rs = s.executeQuery("SELECT count(*) FROM converge_stuck_notified WHERE delivered_at IS NOT NULL")) {
       rs.next();
@@ -149,9 +136,8 @@ class StuckWebhookIT {
   }
 
   private StuckWebhook webhook(String instance) {
-    return StuckWebhook.builder().dataSource(ds)
-        .url(URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/" + instance))
-        .timeout(Duration.ofSeconds(2)).retry(Duration.ofMillis(20), Duration.ofMillis(40)).build();
+    return bed.webhook("/" + instance).timeout(Duration.ofSeconds(2))
+        .retry(Duration.ofMillis(20), Duration.ofMillis(40)).build();
   }
 
   private static void sleep(long millis) {

@@ -2,7 +2,7 @@ package io.converge.ops.bench.converge;
 
 import io.converge.ops.bench.BenchEnv;
 import io.converge.ops.bench.BenchOrders;
-import io.converge.ops.bench.Scenario;
+import io.converge.ops.bench.NamedScenario;
 import io.converge.outbox.OutboxBackend;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
@@ -22,12 +22,10 @@ import javax.sql.DataSource;
  * compare with {@code pulsar-txn[-100]}) counts messages; {@code outbox-write} (the outbox row in the
  * business transaction; compare with {@code pg-insert}) counts units.
  */
-public final class TxnProducerScenario implements Scenario {
+public final class TxnProducerScenario extends NamedScenario {
 
   private static final byte[] PAYLOAD = new byte[1024];
 
-  private final String name;
-  private final String unit;
   private final int messages;
   private final String[] migrations;
   private final Function<BenchEnv, BackendFactory> backend;
@@ -38,8 +36,7 @@ public final class TxnProducerScenario implements Scenario {
 
   private TxnProducerScenario(String name, String unit, int messages, Function<BenchEnv, BackendFactory> backend,
       Function<BenchEnv, String> newTopic, String... migrations) {
-    this.name = name;
-    this.unit = unit;
+    super(name, unit);
     this.messages = messages;
     this.backend = backend;
     this.newTopic = newTopic;
@@ -68,16 +65,6 @@ public final class TxnProducerScenario implements Scenario {
         messages,
         env -> PulsarBackend.serviceUrl(env.pulsar().serviceUrl()), env -> env.newPulsarTopic("bench-ptxnp"),
         "producer", "pulsar");
-  }
-
-  @Override
-  public String name() {
-    return name;
-  }
-
-  @Override
-  public String unit() {
-    return unit;
   }
 
   @Override

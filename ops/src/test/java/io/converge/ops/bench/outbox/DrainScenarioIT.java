@@ -3,7 +3,7 @@ package io.converge.ops.bench.outbox;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.converge.ops.bench.BenchEnv;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -16,16 +16,12 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class DrainScenarioIT {
 
+  @AutoClose
   private static BenchEnv env;
 
   @BeforeAll
   static void servers() {
     env = BenchEnv.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    env.close();
   }
 
   @ParameterizedTest

@@ -9,7 +9,7 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -26,16 +26,12 @@ class SagaScenarioIT {
   private static final int ORDERS = 40;
   private static final int WORKERS = 4;
 
+  @AutoClose
   private static BenchEnv env;
 
   @BeforeAll
   static void servers() {
     env = BenchEnv.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    env.close();
   }
 
   @Test

@@ -37,12 +37,6 @@ record StuckProperties(@DefaultValue("true") boolean enabled, @DefaultValue("30s
   }
 
   StuckThresholds stuckThresholds() {
-    StuckThresholds t = StuckThresholds.defaults();
-    if (thresholds != null) {
-      for (Map.Entry<StuckKind, Duration> e : thresholds.entrySet()) {
-        t = t.with(e.getKey(), e.getValue());
-      }
-    }
-    return t;
+    return StuckThresholds.defaults().with(thresholds);
   }
 }

@@ -1,0 +1,161 @@
+package io.converge.console.stuck;
+
+import io.converge.console.inspect.StuckItem;
+import io.converge.producer.DatabaseUnavailableException;
+import java.net.URI;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import javax.sql.DataSource;
+
+/**
+ * The table {@code converge_stuck_notified} (migration {@code stuck}): one row per item ever notified, recorded
+ * once by any instance, leased one at a time for its POST, marked delivered or failed with its next attempt.
+ * Every statement runs in auto-commit on a connection of its own. Thread-safe (stateless besides its settings).
+ */
+final class NotifiedRows {
+
+  private static final String RECORD = """
+      INSERT INTO converge_stuck_notified (kind, item_id, payload, next_attempt_at)
+      VALUES (?, ?, ?, now())
+      ON CONFLICT DO NOTHING""";
+  // one row per lease: the lease outlasts its POST, so no other instance takes the row meanwhile
+  private static final String LEASE_ONE = """
+      UPDATE converge_stuck_notified SET next_attempt_at = now() + CAST(? AS bigint) * interval '1 millisecond'
+       WHERE (kind, item_id) = (SELECT kind, item_id FROM converge_stuck_notified
+                                 WHERE delivered_at IS NULL AND attempts < ? AND next_attempt_at <= now()
+                                 ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+      RETURNING kind, item_id, payload, attempts""";
+  private static final String DELIVERED = """
+      UPDATE converge_stuck_notified SET delivered_at = now(), last_error = NULL WHERE kind = ? AND item_id = ?""";
+  private static final String FAILED = """
+      UPDATE converge_stuck_notified SET attempts = attempts + 1, last_error = ?,
+             next_attempt_at = now() + CAST(? AS bigint) * interval '1 millisecond'
+       WHERE kind = ? AND item_id = ?""";
+
+  /** A leased row: what to post, and the failed attempts before this one. */
+  record Leased(String kind, String id, String payload, int attempts) {
+  }
+
+  private final DataSource dataSource;
+  private final URI url;
+
+  /** {@code url}: the webhook's, named in the errors. */
+  NotifiedRows(DataSource dataSource, URI url) {
+    this.dataSource = dataSource;
+    this.url = url;
+  }
+
+  /** Records each of {@code items} not recorded before (by any instance); how many were new. */
+  int record(List<StuckItem> items) {
+    int recorded = 0;
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(true);
+      try (PreparedStatement ps = c.prepareStatement(RECORD)) {
+        for (StuckItem item : items) {
+          ps.setString(1, item.kind().slug());
+          ps.setString(2, item.id());
+          ps.setString(3, json(item));
+          recorded += ps.executeUpdate();
+        }
+      }
+    } catch (SQLException e) {
+      throw new DatabaseUnavailableException("Could not record the stuck items notified to " + url, null, e);
+    }
+    return recorded;
+  }
+
+  /** Leases the oldest due row for {@code lease}, or null when none is due. */
+  Leased leaseOne(Duration lease, int maxAttempts) {
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(LEASE_ONE)) {
+      c.setAutoCommit(true);
+      ps.setLong(1, lease.toMillis());
+      ps.setInt(2, maxAttempts);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? new Leased(rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4)) : null;
+      }
+    } catch (SQLException e) {
+      throw new DatabaseUnavailableException("Could not lease the stuck items to notify to " + url, null, e);
+    }
+  }
+
+  /** Marks {@code row} delivered. */
+  void delivered(Leased row) {
+    update(row, DELIVERED);
+  }
+
+  /** Counts a failed attempt of {@code row} and makes it due again in {@code delay}. */
+  void failed(Leased row, String error, Duration delay) {
+    update(row, FAILED, error, delay.toMillis());
+  }
+
+  /** Runs {@code sql} with {@code leading} parameters, then the row's kind and id. */
+  private void update(Leased row, String sql, Object... leading) {
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+      c.setAutoCommit(true);
+      int i = 1;
+      for (Object p : leading) {
+        ps.setObject(i++, p);
+      }
+      ps.setString(i++, row.kind());
+      ps.setString(i, row.id());
+      ps.executeUpdate();
+    } catch (SQLException e) {
+      throw new DatabaseUnavailableException("Could not record the notification of stuck " + row.kind() + " "
+          + row.id() + " to " + url, null, e);
+    }
+  }
+
+  /** The JSON object posted for {@code item}. */
+  static String json(StuckItem item) {
+    StringBuilder b = new StringBuilder("{");
+    field(b, "kind", item.kind().slug()).append(',');
+    field(b, "id", item.id()).append(',');
+    field(b, "key", item.key()).append(',');
+    field(b, "tenant", item.tenant()).append(',');
+    field(b, "topic", item.topic()).append(',');
+    field(b, "since", item.since().toString()).append(',');
+    b.append("\"ageSeconds\":").append(item.age().toSeconds()).append(',');
+    field(b, "reason", item.reason()).append(",\"details\":{");
+    boolean first = true;
+    for (Map.Entry<String, String> e : item.details().entrySet()) {
+      if (!first) {
+        b.append(',');
+      }
+      first = false;
+      field(b, e.getKey(), e.getValue());
+    }
+    return b.append("}}").toString();
+  }
+
+  private static StringBuilder field(StringBuilder b, String name, String value) {
+    quote(b, name).append(':');
+    return value == null ? b.append("null") : quote(b, value);
+  }
+
+  private static StringBuilder quote(StringBuilder b, String s) {
+    b.append('"');
+    for (int i = 0; i < s.length(); i++) {
+      char ch = s.charAt(i);
+      switch (ch) {
+        case '"' -> b.append("\\\"");
+        case '\\' -> b.append("\\\\");
+        case '\n' -> b.append("\\n");
+        case '\r' -> b.append("\\r");
+        case '\t' -> b.append("\\t");
+        default -> {
+          if (ch < 0x20) {
+            b.append(String.format("\\u%04x", (int) ch));
+          } else {
+            b.append(ch);
+          }
+        }
+      }
+    }
+    return b.append('"');
+  }
+}
