@@ -1,5 +1,6 @@
 package io.converge.examples.demo;
 
+import io.converge.consumer.http.IdempotencyProblem;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
@@ -20,7 +21,9 @@ import tools.jackson.databind.json.JsonMapper;
  * a 502/504, a 409 "in progress" of a keyed request, or a 500 of an unkeyed one (the payment API is
  * idempotent by its business numbers); capped exponential backoff with jitter, honouring
  * {@code Retry-After}, until a deadline per request. A keyed 500 is never retried: the Idempotency-Key
- * filter stored it, it is the request's verdict. Thread-safe.
+ * filter stored it, it is the request's verdict; nor is any other 409, in particular the filter's
+ * {@code answer-lost}, which it answers for good to every retry of a key whose answer a crash took.
+ * Thread-safe.
  */
 final class Http {
 
@@ -126,7 +129,7 @@ final class Http {
       try {
         HttpResponse<byte[]> r = client.send(request, HttpResponse.BodyHandlers.ofByteArray());
         reply = reply(r, attempt);
-        if (!retryable(r.statusCode(), keyed, retry409)) {
+        if (!retryable(r.statusCode(), reply.field("type"), keyed, retry409)) {
           return reply;
         }
         failure = "HTTP " + r.statusCode();
@@ -150,9 +153,14 @@ final class Http {
     }
   }
 
-  /** 503/502/504 always; 409 (in progress) when asked; 500 only without a key (no stored verdict). */
-  private static boolean retryable(int status, boolean keyed, boolean retry409) {
-    return status == 502 || status == 503 || status == 504 || (status == 409 && retry409) || (status == 500 && !keyed);
+  /**
+   * 503/502/504 always; a 409 when asked and only the Idempotency-Key filter's {@code in-progress} (its problem
+   * {@code type}), never {@code answer-lost} (final) nor another 409; 500 only without a key (no stored verdict).
+   */
+  static boolean retryable(int status, String problemType, boolean keyed, boolean retry409) {
+    return status == 502 || status == 503 || status == 504
+        || (status == 409 && retry409 && IdempotencyProblem.IN_PROGRESS.type().equals(problemType))
+        || (status == 500 && !keyed);
   }
 
   private static long seconds(String retryAfter) {

@@ -1,5 +1,6 @@
 package io.converge.examples.demo;
 
+import io.converge.consumer.http.IdempotencyProblem;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -143,7 +144,7 @@ final class OrderTraffic {
 
   /** The Idempotency-Key filter's final answer for a request carried out whose answer was lost with a crash. */
   static boolean answerLost(Http.Reply r) {
-    return r.status() == 409 && "urn:converge:idempotency:answer-lost".equals(r.field("type"));
+    return r.status() == 409 && IdempotencyProblem.ANSWER_LOST.type().equals(r.field("type"));
   }
 
   /** Three identical requests at once: one runs, the others get its answer or 409; then a last retry. */

@@ -109,9 +109,10 @@ public final class SagaLoad implements AutoCloseable {
    * @return the violated invariants, empty when the saga is consistent; {@link #describe} prints the figures
    */
   public List<String> reconcile() throws Exception {
-    boolean settled = saga.awaitSettled(services);
-    Report report = saga.reconcile(services, traffic.result(next.get(), ids), new PaymentTraffic.Result(0, 0, 0, 0, 0,
-        0, List.of()), http.counts(), 0, settled, Duration.ZERO);
+    boolean settled = saga.reconciliation().awaitSettled(services);
+    PaymentTraffic.Result noPayments = new PaymentTraffic.Result(0, 0, 0, 0, 0, 0, List.of());
+    Report report = saga.reconciliation().reconcile(services, traffic.result(next.get(), ids), noPayments,
+        http.counts(), 0, settled, Duration.ZERO);
     last = report;
     return report.violations();
   }

@@ -7,9 +7,6 @@ import io.converge.examples.demo.DuplicateInjector;
 import io.converge.examples.demo.SagaRun;
 import io.converge.examples.demo.ServiceProcesses;
 import java.io.PrintStream;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -21,7 +18,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
-import javax.sql.DataSource;
 
 /**
  * The faults of one backend's run, played from its {@link FaultPlan} in a background thread while the order
@@ -128,7 +124,7 @@ final class ChaosRun implements Disturbance {
         return ": RocketMQ broker stopped, started on its store";
       }
       case POSTGRES -> {
-        return ": pid " + crashPostgres();
+        return ": pid " + PostgresCrash.crash(platform.postgres().dataSource(), BACK_TIMEOUT);
       }
       case NETWORK -> {
         FaultProxy p = step.group() == 0 ? dbProxy : brokerProxy;
@@ -162,35 +158,6 @@ final class ChaosRun implements Disturbance {
       }
     }
     return "";
-  }
-
-  /** Kills one client backend of PostgreSQL with -9: the postmaster ends every session and recovers. */
-  private long crashPostgres() throws Exception {
-    DataSource db = platform.postgres().dataSource();
-    long pid;
-    try (Connection c = db.getConnection();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("""
-            SELECT pid FROM pg_stat_activity
-            WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() ORDER BY backend_start LIMIT 1""")) {
-      if (!rs.next()) {
-        throw new IllegalStateException("no client backend of PostgreSQL to kill");
-      }
-      pid = rs.getLong(1);
-    }
-    ProcessHandle.of(pid).orElseThrow(() -> new IllegalStateException("no process " + pid)).destroyForcibly();
-    long deadline = System.nanoTime() + BACK_TIMEOUT.toNanos();
-    while (true) {
-      try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
-        s.execute("SELECT 1");
-        return pid;
-      } catch (java.sql.SQLException e) {
-        if (System.nanoTime() > deadline) {
-          throw new IllegalStateException("PostgreSQL not back " + BACK_TIMEOUT.toSeconds() + " s after the crash", e);
-        }
-        Thread.sleep(200); // the poll interval of a wait with a deadline
-      }
-    }
   }
 
   private long elapsedMillis() {
