@@ -27,6 +27,8 @@ final class TransitionStatements<S extends Enum<S>> {
       .compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
   private static final String INSERT_HISTORY = "INSERT INTO " + StateMachine.HISTORY_TABLE
       + " (machine, entity_id, tenant, from_state, to_state, version, cause, message_id, final)";
+  /** "No such table": PostgreSQL, H2 (two modes). */
+  private static final Set<String> MISSING_TABLE_STATES = Set.of("42P01", "42S02", "42102");
 
   private final String entityType;
   private final Class<S> states;
@@ -141,17 +143,21 @@ final class TransitionStatements<S extends Enum<S>> {
   }
 
   /**
-   * The server's "relation converge_state_transition does not exist" (SQL state class 42: PostgreSQL 42P01, H2
-   * 42S02/42102) as {@link StateHistoryMissingException}; any other error unchanged. Translated, not looked up
-   * beforehand, so that a machine used on several databases is right on each.
+   * The server's "relation converge_state_transition does not exist" (PostgreSQL 42P01, H2 42S02/42102, exactly:
+   * not the rest of class 42 such as a refused permission or a missing column) as
+   * {@link StateHistoryMissingException}; any other error unchanged. Translated, not looked up beforehand, so that
+   * a machine used on several databases is right on each.
    */
   private SQLException historyMissing(SQLException e) {
-    String state = e.getSQLState();
-    String text = String.valueOf(e.getMessage()).toLowerCase(Locale.ROOT);
-    if (state != null && state.startsWith("42")
-        && text.contains(StateMachine.HISTORY_TABLE)) {
+    if (isHistoryMissing(e)) {
       throw new StateHistoryMissingException(entityType, e);
     }
     return e;
+  }
+
+  /** Whether {@code e} says that the history table does not exist (see {@link #historyMissing}). */
+  static boolean isHistoryMissing(SQLException e) {
+    String text = String.valueOf(e.getMessage()).toLowerCase(Locale.ROOT);
+    return MISSING_TABLE_STATES.contains(String.valueOf(e.getSQLState())) && text.contains(StateMachine.HISTORY_TABLE);
   }
 }
