@@ -40,6 +40,27 @@ class EndRecorderIT {
   }
 
   /**
+   * Issue 17 (review, major): an END of a checkable half message (old enough to be checked back) is recorded first,
+   * then a check-back of the same attempt answered UNKNOWN (another instance's batch written later, or a late
+   * check-back of the ended unit): the row must stay RESOLVED. The END only updated an existing row before, so
+   * the UNKNOWN inserted a WAITING row after it: a false stuck unit.
+   */
+  @Test
+  void anUnknownCheckBackWrittenAfterTheEndLeavesTheRowResolved() {
+    DataSource db = ConvergePostgres.shared().newSchema("endfirst");
+    Migrations.apply(db, "producer");
+    String id = io.converge.producer.MessageIds.shared().next();
+    try (EndRecorder recorder = new EndRecorder(db, "g", io.converge.producer.spi.ProducerMetrics.NONE)) {
+      recorder.ended(half(id, "a1"), "COMMIT", EndRecorder.CHECKABLE);
+      recorder.checkedBack(half(id, "a1"), "UNKNOWN", "open", Instant.now());
+    }
+    assertThat(new JdbcTemplate(db).queryForList(
+        "SELECT status || ' ' || (resolved_at IS NOT NULL) FROM converge_txn_end WHERE message_id = ?",
+        String.class, id))
+        .containsExactly("RESOLVED true");
+  }
+
+  /**
    * Issue 17 (review): a batch that fails is written again entry by entry: the bad entry (here an END state the
    * table refuses) is lost alone, counted in txn.end-records.lost; the whole batch was lost before.
    */
