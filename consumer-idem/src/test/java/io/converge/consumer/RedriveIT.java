@@ -14,6 +14,8 @@ import ch.qos.logback.core.read.ListAppender;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -22,6 +24,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 import javax.sql.DataSource;
 import org.slf4j.LoggerFactory;
 import org.junit.jupiter.api.Test;
@@ -150,6 +153,33 @@ class RedriveIT {
     assertThat(ran).containsExactly("key-b-2", "key-a-2");
   }
 
+  /**
+   * Issue 17 (review): with a page (100) of heads backing off, the round lists the next page past them; it listed
+   * the same 100 again and ended, so a head behind them waited for the backoffs of all.
+   */
+  @Test
+  void aFullPageOfHeldMessagesBackingOffDoesNotStallTheHeadsAfterIt(DataSource ds) throws Exception {
+    Migrations.apply(ds, "consumer");
+    IdempotentHandler parking = parking(ds, "heldpage");
+    List<String> keys = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      keys.add("key-" + (1000 + i));
+    }
+    keys.add("key-z");
+    for (String key : keys) {
+      assertThat(parking.handle(message(key + "-1", key))).isEqualTo(Outcome.DEAD_LETTERED);
+      assertThat(parking.handle(message(key + "-2", key))).isEqualTo(Outcome.HELD);
+      assertThat(ConsumerOps.of(ds).discard(count(ds, "SELECT id FROM converge_dlq WHERE consumer_group = 'heldpage'"
+          + " AND message_id = '" + key + "-1'"))).isTrue();
+    }
+    List<String> ran = new CopyOnWriteArrayList<>();
+    IdempotentHandler handler = failingOnceOn(ds, "heldpage", id -> !id.equals("key-z-2"), Duration.ofMinutes(5),
+        ran);
+
+    assertThat(handler.releaseHeld()).as("key-z-2, past the page of heads backing off").isOne();
+    assertThat(ran).containsExactly("key-z-2");
+  }
+
   @Test
   void twoInstancesReDriveAMarkedMessageOnceAndNeitherReportsAFalseFailure(DataSource ds) throws Exception {
     Migrations.apply(ds, "consumer");
@@ -205,12 +235,18 @@ class RedriveIT {
    * {@code failingId} only and records the ids it ran in {@code ran}.
    */
   private static IdempotentHandler failingOnceOn(DataSource ds, String group, String failingId, List<String> ran) {
-    AtomicInteger failFor = new AtomicInteger(1);
+    return failingOnceOn(ds, group, failingId::equals, Duration.ofSeconds(1), ran);
+  }
+
+  /** The same, failing the first run of every message whose id is {@code failing}, backing off {@code backoff}. */
+  private static IdempotentHandler failingOnceOn(DataSource ds, String group, Predicate<String> failing,
+      Duration backoff, List<String> ran) {
+    Set<String> failed = ConcurrentHashMap.newKeySet();
     return IdempotentHandler.builder().group(group).dataSource(ds)
-        .policy(FailurePolicy.defaults().withMaxAttempts(3).withBackoff(Duration.ofSeconds(1), Duration.ofSeconds(1)))
+        .policy(FailurePolicy.defaults().withMaxAttempts(3).withBackoff(backoff, backoff))
         .handler((c, m) -> {
           String id = m.header("converge-message-id");
-          if (id.equals(failingId) && failFor.getAndDecrement() > 0) {
+          if (failing.test(id) && failed.add(id)) {
             throw new IllegalStateException("ledger briefly locked");
           }
           ran.add(id);

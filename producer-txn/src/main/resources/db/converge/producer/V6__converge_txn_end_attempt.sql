@@ -5,3 +5,6 @@
 -- without one) keep one row per message id.
 ALTER TABLE converge_txn_end DROP CONSTRAINT converge_txn_end_pkey;
 CREATE UNIQUE INDEX converge_txn_end_attempt ON converge_txn_end (message_id, (coalesce(attempt, '')));
+-- a primary key all the same (a surrogate): PostgreSQL refuses UPDATE and DELETE on a table without a replica
+-- identity that is in a logical-replication publication (CDC of the whole schema)
+ALTER TABLE converge_txn_end ADD COLUMN id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY;

@@ -27,7 +27,8 @@ final class DeadLetterStore {
    */
   private static final String RELEASABLE = """
       SELECT d.id FROM converge_dlq d
-       WHERE d.consumer_group = ? AND d.status = 'PARKED' AND d.reason_code = 'HELD' AND d.message_key IS NOT NULL
+       WHERE d.consumer_group = ? AND d.id > ? AND d.status = 'PARKED' AND d.reason_code = 'HELD'
+         AND d.message_key IS NOT NULL
          AND NOT EXISTS (
            SELECT 1 FROM converge_dlq h
             WHERE h.consumer_group = d.consumer_group AND h.topic = d.topic AND h.tenant = d.tenant
@@ -133,15 +134,15 @@ final class DeadLetterStore {
     return update(c, REDRIVE_FAILED, failure, dlqId) == 1;
   }
 
-  /** Up to {@code limit} ids of held rows of {@code group} that head their key, oldest first. */
-  static List<Long> releasable(Connection c, String group, int limit) throws SQLException {
-    return ids(c, RELEASABLE, group, limit);
+  /** Up to {@code limit} ids, above {@code after}, of held rows of {@code group} that head their key, oldest first. */
+  static List<Long> releasable(Connection c, String group, long after, int limit) throws SQLException {
+    return ids(c, RELEASABLE, group, after, limit);
   }
 
-  private static List<Long> ids(Connection c, String sql, String group, int limit) throws SQLException {
+  private static List<Long> ids(Connection c, String sql, Object... params) throws SQLException {
     List<Long> ids = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(sql)) {
-      bind(ps, group, limit);
+      bind(ps, params);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           ids.add(rs.getLong(1));

@@ -56,14 +56,20 @@ final class HeldMessages {
     return outcome;
   }
 
-  /** Runs every held row that heads its key, oldest first, until none is left. @return how many ran */
+  /**
+   * Runs every held row that heads its key, oldest first, until none is left. A page that ran nothing (its heads
+   * all backing off) is followed by the next one, past its last id; a page that ran some is listed again from the
+   * start (a release makes the next row of its key a head). @return how many ran
+   */
   int releaseAll() {
     int released = 0;
+    long after = 0;
     Set<Long> seen = new HashSet<>();
     while (true) {
       List<Long> ids;
+      long from = after;
       try {
-        ids = g.tx().inTransaction(c -> DeadLetterStore.releasable(c, g.group(), BATCH));
+        ids = g.tx().inTransaction(c -> DeadLetterStore.releasable(c, g.group(), from, BATCH));
       } catch (Exception e) {
         throw new ConvergeException("Could not list the held messages of group " + g.group(), e);
       }
@@ -74,10 +80,12 @@ final class HeldMessages {
           released++;
         }
       }
-      if (ids.isEmpty() || released == before) {
-        if (ids.size() < BATCH) {
-          retries.retainOnly(seen); // every head was listed: forget the backoffs of rows gone meanwhile
-        }
+      if (released != before) {
+        after = 0;
+      } else if (ids.size() == BATCH) {
+        after = ids.get(ids.size() - 1);
+      } else {
+        retries.retainOnly(seen); // every head was listed: forget the backoffs of rows gone meanwhile
         return released;
       }
     }

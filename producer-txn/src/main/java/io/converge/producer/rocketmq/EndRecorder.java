@@ -28,7 +28,9 @@ import org.slf4j.LoggerFactory;
  * per attempt. It is resolved by a check-back answered COMMIT or ROLLBACK, or by an END that succeeds after a
  * check-back answered UNKNOWN (its unit was still open): {@link #ended} resolves the row of every half message
  * ended successfully when it was older than {@link #CHECKABLE} (the broker checks no younger one, so a younger
- * one has no row to resolve), whichever instance of the group answered the check-back. An END that failed is not
+ * one has no row to resolve), whichever instance of the group answered the check-back, and writes it resolved when
+ * there is none yet: an UNKNOWN answer written after the END (another instance's batch, a late check-back) leaves
+ * a resolved row alone. An END that failed is not
  * sent again: the broker (5.4.0, {@code EndTransactionProcessor}) looks the half message up by its commit-log
  * offset without asking whether it was already ended, so a second END COMMIT writes the real message a second
  * time. If the failed END had not reached the broker, the check-back resolves the row; if it had (an answer lost
@@ -80,10 +82,15 @@ final class EndRecorder implements AutoCloseable {
         last_check_at = now(), answer = EXCLUDED.answer
         WHERE converge_txn_end.status = 'WAITING'
       """;
-  // an END the broker took: the waiting row of this attempt, if a check-back left one, is resolved
+  // an END the broker took: the row of this attempt is resolved, inserted RESOLVED when none is there yet, so that a
+  // check-back answered UNKNOWN and written after it (another instance's batch, a late check-back) cannot leave
+  // it waiting: UNDECIDED leaves a resolved row alone
   private static final String ENDED = """
-      UPDATE converge_txn_end SET status = 'RESOLVED', resolved_at = now()
-       WHERE message_id = ? AND coalesce(attempt, '') = coalesce(?, '') AND status = 'WAITING'
+      INSERT INTO converge_txn_end (message_id, producer_group, topic, msg_key, tenant, attempt, reason, since,
+                                    status, resolved_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'RESOLVED', now())
+      ON CONFLICT (message_id, (coalesce(attempt, ''))) DO UPDATE SET status = 'RESOLVED',
+        resolved_at = coalesce(converge_txn_end.resolved_at, now())
       """;
 
   private final DataSource dataSource;
@@ -116,18 +123,21 @@ final class EndRecorder implements AutoCloseable {
   }
 
   /**
-   * The broker took END {@code state} of {@code half}, which it had held for {@code age}: resolves its waiting
-   * row when it is old enough to have been checked back ({@link #CHECKABLE}); a younger one queues nothing.
+   * The broker took END {@code state} of {@code half}, which it had held for {@code age} (from the start of its
+   * send): when it is old enough to have been checked back ({@link #CHECKABLE}), its row is resolved, or written
+   * resolved if there is none yet (a check-back answered UNKNOWN may still be written after it); a younger one
+   * queues nothing.
    */
   void ended(Half half, String state, Duration age) {
     if (age.compareTo(CHECKABLE) >= 0) {
-      resolved(half);
+      offer(new Entry(half, state, "END " + state + " reached the broker", null, Instant.now().minus(age), true));
     }
   }
 
-  /** An END of {@code half} reached the broker: resolves its waiting row, if there is one. */
-  void resolved(Half half) {
-    offer(new Entry(half, null, null, null, null, true));
+  /** END {@code state} of {@code half} reached the broker after all (its answer lost): resolves its row. */
+  void resolved(Half half, String state) {
+    offer(new Entry(half, state, "END " + state + " reached the broker (its answer was lost)", null, Instant.now(),
+        true));
   }
 
   // counted, logged at debug: a full queue (a database slower than the broker's failures) would flood the log
@@ -214,16 +224,12 @@ final class EndRecorder implements AutoCloseable {
   private void bind(PreparedStatement ps, Entry e) throws SQLException {
     int p = 1;
     ps.setString(p++, e.half().id());
-    if (e.ended()) {
-      ps.setString(p, e.half().attempt());
-      return;
-    }
     ps.setString(p++, group);
     ps.setString(p++, e.half().topic());
     ps.setString(p++, e.half().key());
     ps.setString(p++, e.half().tenant());
     ps.setString(p++, e.half().attempt());
-    if (e.answer() == null) {
+    if (e.answer() == null && !e.ended()) {
       ps.setString(p++, e.endState());
     }
     ps.setString(p++, e.reason());

@@ -81,7 +81,7 @@ final class FailedEnds implements AutoCloseable {
     }
     if (arrived) {
       LOG.info("The END {} of half message {} reached the broker after all", f.state(), f.half().id());
-      recorder.resolved(f.half());
+      recorder.resolved(f.half(), f.state() == LocalTransactionState.COMMIT_MESSAGE ? "COMMIT" : "ROLLBACK");
     } else if (attempt + 1 < TRIES.size() && schedule(f, attempt + 1)) {
       return;
     }

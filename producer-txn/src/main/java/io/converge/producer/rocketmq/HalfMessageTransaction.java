@@ -84,7 +84,7 @@ final class HalfMessageTransaction implements BackendTransaction {
       throw RocketMQErrors.classify(e, "half message", m.id(), m.topic(), RocketMQErrors.brokersRegistered(producer));
     }
     context.metrics().sent(Duration.ofNanos(System.nanoTime() - start));
-    Pending p = new Pending(msg, result, m.id(), m.topic(), attempt, System.nanoTime());
+    Pending p = new Pending(msg, result, m.id(), m.topic(), attempt, start);
     if (!RocketMQErrors.acknowledged(result.getSendStatus())) {
       // a publish that failed is not part of the unit, even if the application goes on (savepoint)
       submit(p, LocalTransactionState.ROLLBACK_MESSAGE);
@@ -189,7 +189,10 @@ final class HalfMessageTransaction implements BackendTransaction {
     return state == LocalTransactionState.COMMIT_MESSAGE ? "COMMIT" : "ROLLBACK";
   }
 
-  /** A half message the broker stored (at {@code sentNanos}), and what its log row needs. */
+  /**
+   * A half message the broker stored (its send started at {@code sentNanos}: the broker's age of it can only be
+   * smaller), and what its log row needs.
+   */
   private record Pending(Message message, SendResult result, String id, String topic, String attempt,
       long sentNanos) {
   }

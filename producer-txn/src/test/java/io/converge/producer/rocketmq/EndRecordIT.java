@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
+import io.converge.broker.rocketmq.RecordingConsumer;
 import io.converge.broker.rocketmq.RocketMQExtension;
+import io.converge.producer.Envelope;
 import io.converge.producer.MessageIds;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
@@ -26,6 +28,7 @@ class EndRecordIT {
 
   private static final OrdersTable orders = OrdersTable.create("endrecord");
   private static final JdbcTemplate db = new JdbcTemplate(orders.db());
+  private static final String KEY = "k-endrecord";
 
   /**
    * Issue 17 (review, major): the broker checks back a unit still open (young, no log row: UNKNOWN), which is
@@ -67,21 +70,37 @@ class EndRecordIT {
   /**
    * Issue 17 (review, major): the broker applies an END COMMIT but its answer is lost (a hook throws after it):
    * the row is recorded waiting, and no check-back will come (the half message is ended). The follow-up finds the
-   * real message in its topic and resolves the row; it stayed WAITING before. Check-backs are held meanwhile.
+   * real message in its topic and resolves the row; it stayed WAITING before. Check-backs are held meanwhile. The
+   * message is stored once: the failed END COMMIT is never sent again (the broker would write it a second time).
+   * A marker unit of the same key (the same queue), committed after the row is resolved, shows nothing came later.
    */
   @Test
   void anEndCommitAppliedWhoseAnswerWasLostIsResolved(EmbeddedRocketMQ mq) throws Exception {
-    answerLost(mq, false);
+    String topic = topic(mq);
+    try (RecordingConsumer consumer = RecordingConsumer.start(mq, topic)) {
+      String id = answerLost(mq, topic, false);
+      String marker = MessageIds.shared().next();
+      try (TxnProducer p = producer(mq, topic)) {
+        p.inTransaction(tx -> {
+          OrdersTable.insert(tx.connection(), marker);
+          tx.publish(OutgoingMessage.builder(topic).id(marker).key(KEY).payload("marker".getBytes(UTF_8)).build());
+          return null;
+        });
+      }
+      consumer.await(m -> marker.equals(m.getUserProperty(Envelope.MESSAGE_ID)), 1, Duration.ofSeconds(30));
+      assertThat(consumer.received(m -> id.equals(m.getUserProperty(Envelope.MESSAGE_ID))))
+          .as("the real message, stored once").hasSize(1);
+    }
   }
 
   /** The same for an END ROLLBACK: it is sent again (a second END ROLLBACK only marks the half message again). */
   @Test
   void anEndRollbackAppliedWhoseAnswerWasLostIsResolved(EmbeddedRocketMQ mq) throws Exception {
-    answerLost(mq, true);
+    answerLost(mq, topic(mq), true);
   }
 
-  private static void answerLost(EmbeddedRocketMQ mq, boolean rollback) throws Exception {
-    String topic = topic(mq);
+  // the message id of the unit whose END's answer was lost
+  private static String answerLost(EmbeddedRocketMQ mq, String topic, boolean rollback) throws Exception {
     String id = MessageIds.shared().next();
     CountDownLatch resolved = new CountDownLatch(1);
     AtomicInteger answers = new AtomicInteger();
@@ -96,7 +115,7 @@ class EndRecordIT {
       try {
         p.inTransaction(tx -> {
           OrdersTable.insert(tx.connection(), id);
-          tx.publish(OutgoingMessage.builder(topic).id(id).payload("lost".getBytes(UTF_8)).build());
+          tx.publish(OutgoingMessage.builder(topic).id(id).key(KEY).payload("lost".getBytes(UTF_8)).build());
           if (rollback) {
             throw new IllegalArgumentException("the unit fails (test)");
           }
@@ -114,6 +133,7 @@ class EndRecordIT {
       resolved.countDown();
       CrashPoints.install(null);
     }
+    return id;
   }
 
   private static String endState(String id) {

@@ -11,8 +11,10 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -26,17 +28,24 @@ class EndRecorderIT {
    */
   @Test
   void eachAttemptOfAMessageIdHasItsOwnRow() {
-    DataSource db = ConvergePostgres.shared().newSchema("endattempt");
-    Migrations.apply(db, "producer");
-    String id = io.converge.producer.MessageIds.shared().next();
-    try (EndRecorder recorder = new EndRecorder(db, "g", io.converge.producer.spi.ProducerMetrics.NONE)) {
+    assertThat(recorded("endattempt", "attempt || ' ' || status", (recorder, id) -> {
       recorder.checkedBack(half(id, "a1"), "ROLLBACK", "fenced", Instant.now());
       recorder.notDelivered(half(id, "a2"), "COMMIT", "END COMMIT failed", Instant.now());
-    }
-    assertThat(new JdbcTemplate(db).queryForList(
-        "SELECT attempt || ' ' || status FROM converge_txn_end WHERE message_id = ? ORDER BY attempt", String.class,
-        id))
-        .containsExactly("a1 RESOLVED", "a2 WAITING");
+    })).containsExactly("a1 RESOLVED", "a2 WAITING");
+  }
+
+  /**
+   * Issue 17 (review, major): an END of a checkable half message (old enough to be checked back) is recorded first,
+   * then a check-back of the same attempt answered UNKNOWN (another instance's batch written later, or a late
+   * check-back of the ended unit): the row must stay RESOLVED. The END only updated an existing row before, so
+   * the UNKNOWN inserted a WAITING row after it: a false stuck unit.
+   */
+  @Test
+  void anUnknownCheckBackWrittenAfterTheEndLeavesTheRowResolved() {
+    assertThat(recorded("endfirst", "status || ' ' || (resolved_at IS NOT NULL)", (recorder, id) -> {
+      recorder.ended(half(id, "a1"), "COMMIT", EndRecorder.CHECKABLE);
+      recorder.checkedBack(half(id, "a1"), "UNKNOWN", "open", Instant.now());
+    })).containsExactly("RESOLVED true");
   }
 
   /**
@@ -67,6 +76,18 @@ class EndRecorderIT {
         "SELECT message_id FROM converge_txn_end ORDER BY message_id", String.class))
         .containsExactly(id + "-0", id + "-1", id + "-3");
     assertThat(registry.get("txn.end-records.lost").counter().count()).isEqualTo(1.0);
+  }
+
+  /** {@code column} of the rows of one message id, by attempt, after {@code records} were written in a new schema. */
+  private static List<String> recorded(String schema, String column, BiConsumer<EndRecorder, String> records) {
+    DataSource db = ConvergePostgres.shared().newSchema(schema);
+    Migrations.apply(db, "producer");
+    String id = io.converge.producer.MessageIds.shared().next();
+    try (EndRecorder recorder = new EndRecorder(db, "g", io.converge.producer.spi.ProducerMetrics.NONE)) {
+      records.accept(recorder, id);
+    }
+    return new JdbcTemplate(db).queryForList(
+        "SELECT " + column + " FROM converge_txn_end WHERE message_id = ? ORDER BY attempt", String.class, id);
   }
 
   private static EndRecorder.Half half(String id, String attempt) {

@@ -89,6 +89,9 @@ class RocketMQUnitsIT {
       Inspector inspector = Inspector.of(ds);
       StuckItem item = await().atMost(Duration.ofSeconds(10)).until(() -> units(inspector, id), l -> l.size() == 1)
           .get(0);
+      // one item per attempt (V6): its id names the attempt, and the trace takes it
+      assertThat(item.id()).isEqualTo(id + ":" + item.details().get("attempt"));
+      assertThat(item.details().get("attempt")).isNotBlank();
       assertThat(item.key()).isEqualTo(key);
       assertThat(item.topic()).isEqualTo(topic);
       assertThat(item.tenant()).isEqualTo("t1");
@@ -106,16 +109,20 @@ class RocketMQUnitsIT {
       CliRun trace = db.run("trace", key);
       assertThat(trace.status()).as(trace.err()).isZero();
       assertThat(trace.out()).contains(id).contains("END COMMIT did not reach the broker");
+      assertThat(Timeline.of(ds).trace(item.id()).stream().map(TimelineEvent::what).toList())
+          .contains("END COMMIT did not reach the broker");
 
       checkBack.countDown();
       await().atMost(Duration.ofSeconds(20)).until(() -> units(inspector, id).isEmpty());
       List<String> timeline = Timeline.of(ds).trace(id).stream().map(TimelineEvent::what).toList();
       assertThat(timeline).contains("END COMMIT did not reach the broker", "transaction log: COMMITTED")
-          .anyMatch(what -> what.startsWith("check-back answered COMMIT: resolved"));
+          .anyMatch(what -> what.startsWith("check-back answered COMMIT: resolved"))
+          .contains("END record resolved");
     }
   }
 
   private static List<StuckItem> units(Inspector inspector, String id) {
-    return inspector.list(StuckKind.ROCKETMQ_UNIT, Filter.all()).stream().filter(i -> i.id().equals(id)).toList();
+    return inspector.list(StuckKind.ROCKETMQ_UNIT, Filter.all()).stream().filter(i -> i.id().startsWith(id + ":"))
+        .toList();
   }
 }

@@ -37,9 +37,11 @@ public final class KindQueries {
   private static final Map<StuckKind, Source> SOURCES = new EnumMap<>(StuckKind.class);
 
   static {
-    // a ticket's message (past the retention) may have a waiting row too: the ticket says more
+    // a ticket's message (past the retention) may have a waiting row too: the ticket says more. A row is one attempt
+    // of a half message (V6): its id names the attempt, MESSAGE_ID:ATTEMPT, so that two waiting attempts of a
+    // message id are two items (and notified apart); a ticket (no attempt) keeps the message id its action takes
     SOURCES.put(StuckKind.ROCKETMQ_UNIT, new Source("converge_txn_end", """
-        SELECT e.message_id AS id, e.msg_key AS item_key, e.tenant, e.topic, e.since,
+        SELECT e.message_id || ':' || coalesce(e.attempt, '') AS id, e.msg_key AS item_key, e.tenant, e.topic, e.since,
                e.reason || CASE WHEN e.checks > 0
                                 THEN '; ' || e.checks || ' check-back(s), the last answered ' || e.answer
                                 ELSE '; waiting for the broker''s check-back' END AS reason,

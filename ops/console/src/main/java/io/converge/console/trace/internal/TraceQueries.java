@@ -33,7 +33,9 @@ public final class TraceQueries {
       new Source("converge_dlq", """
           SELECT message_id FROM converge_dlq WHERE message_key = ANY(?) AND message_id IS NOT NULL"""),
       new Source("converge_txn_end", """
-          SELECT message_id FROM converge_txn_end WHERE msg_key = ANY(?)"""));
+          SELECT message_id FROM converge_txn_end WHERE msg_key = ANY(?)
+          UNION SELECT message_id FROM converge_txn_end
+           WHERE message_id || ':' || coalesce(attempt, '') = ANY(?)"""));
 
   /** The events, in the order they are shown when two have the same time. */
   public static final List<Source> EVENTS = List.of(
@@ -58,14 +60,21 @@ public final class TraceQueries {
             FROM converge_txn_log WHERE message_id = ANY(?)"""),
       new Source("converge_txn_end", """
           SELECT since AS at, message_id AS subject,
-                 coalesce('END ' || end_state || ' did not reach the broker', 'no END reached the broker') AS what,
-                 ARRAY['group', producer_group, 'topic', topic, 'reason', reason] AS details
+                 CASE WHEN end_state IS NOT NULL THEN 'END ' || end_state || ' did not reach the broker'
+                      WHEN last_check_at IS NULL THEN reason
+                      ELSE 'no END reached the broker' END AS what,
+                 ARRAY['group', producer_group, 'topic', topic, 'attempt', coalesce(attempt, ''),
+                       'reason', reason] AS details
             FROM converge_txn_end WHERE message_id = ANY(?)
           UNION ALL
           SELECT last_check_at, message_id, 'check-back answered ' || answer
-                   || CASE WHEN status = 'RESOLVED' THEN ': resolved' ELSE ': still waiting' END,
-                 ARRAY['checks', checks::text]
-            FROM converge_txn_end WHERE message_id = ANY(?) AND last_check_at IS NOT NULL"""),
+                   || CASE WHEN answer IN ('COMMIT', 'ROLLBACK') THEN ': resolved' ELSE '' END,
+                 ARRAY['checks', checks::text, 'attempt', coalesce(attempt, '')]
+            FROM converge_txn_end WHERE message_id = ANY(?) AND last_check_at IS NOT NULL
+          UNION ALL
+          SELECT resolved_at, message_id, 'END record resolved',
+                 ARRAY['attempt', coalesce(attempt, ''), 'last answer', coalesce(answer, '-')]
+            FROM converge_txn_end WHERE message_id = ANY(?) AND resolved_at IS NOT NULL"""),
       new Source("converge_pulsar_txn_message", """
           SELECT t.created_at AS at, m.message_id AS subject,
                  'Pulsar transaction (' || t.txn_most || ',' || t.txn_least || ') open' AS what,
