@@ -180,7 +180,8 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
       }
       StoredResponse stored = capture.toStored(settings.replayedHeaders());
       try {
-        if (!store.complete(tenant, key, claimed.owner(), stored)) {
+        // while the database restarts: the lease is still kept, so no retry can take the key over meanwhile
+        if (!store.complete(tenant, key, claimed.owner(), stored, settings.lease().dividedBy(2))) {
           log.warn("Idempotency-Key '{}' of tenant '{}' was taken over while its handler ran (longer than the lease "
               + "{}); this response is not stored", key, tenant, settings.lease());
         }
@@ -188,6 +189,9 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
         log.error("The response of Idempotency-Key '{}' of tenant '{}' could not be stored; a retry after the lease "
             + "({}) runs the handler again unless its work committed (then it gets 409 {})", key, tenant,
             settings.lease(), IdempotencyProblem.ANSWER_LOST.code(), e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        log.error("Interrupted storing the response of Idempotency-Key '{}' of tenant '{}'", key, tenant);
       }
       leases.stop(claimed.owner());
       capture.release(stored.body());

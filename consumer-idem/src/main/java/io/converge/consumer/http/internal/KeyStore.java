@@ -89,7 +89,7 @@ final class KeyStore {
   private static final String COMPLETE = """
       UPDATE converge_idempotency_key
          SET status = 'COMPLETED', completed_at = now(), response_status = ?, response_headers = ?, response_body = ?
-       WHERE tenant = ? AND idem_key = ? AND lease_owner = ? AND status = 'PROCESSING'
+       WHERE tenant = ? AND idem_key = ? AND lease_owner = ? AND status IN ('PROCESSING', 'COMPLETED')
       """;
   // a claim given back: its handler's work was rolled back, so the key is free again
   private static final String RELEASE = """
@@ -252,6 +252,30 @@ final class KeyStore {
           "Could not store the response of Idempotency-Key '"
               + key + "' of tenant '" + tenant + "': " + e.getMessage(),
           tenant, key, e);
+    }
+  }
+
+  /**
+   * {@link #complete}, tried again while the database fails, for at most {@code budget}: a committed answer released
+   * to the client but not stored would answer its retry {@code 409 answer-lost} (a PostgreSQL restart of a second at
+   * the wrong moment). Storing again is idempotent for the same owner (the statement matches its completed row too).
+   *
+   * @throws IdempotencyException the last failure, when the budget is spent
+   */
+  boolean complete(String tenant, String key, UUID owner, StoredResponse response, java.time.Duration budget)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + budget.toNanos();
+    long pause = 100;
+    while (true) {
+      try {
+        return complete(tenant, key, owner, response);
+      } catch (IdempotencyException e) {
+        if (System.nanoTime() + pause * 1_000_000 > deadline) {
+          throw e;
+        }
+        Thread.sleep(pause);
+        pause = Math.min(2_000, pause * 2);
+      }
     }
   }
 
