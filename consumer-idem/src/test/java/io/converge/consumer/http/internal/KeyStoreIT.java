@@ -4,7 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.converge.broker.postgres.PostgresExtension;
 import io.converge.producer.schema.Migrations;
-import java.io.PrintWriter;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
@@ -12,7 +13,6 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -71,53 +71,16 @@ class KeyStoreIT {
 
   /** {@code ds}, whose next {@code failuresLeft} connections fail as a restarting server's do. */
   private static DataSource failing(DataSource ds, AtomicInteger failuresLeft) {
-    return new DataSource() {
-
-      @Override
-      public Connection getConnection() throws SQLException {
-        if (failuresLeft.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
-          throw new SQLTransientConnectionException("the database system is starting up", "57P03");
-        }
-        return ds.getConnection();
-      }
-
-      @Override
-      public Connection getConnection(String user, String password) throws SQLException {
-        return getConnection();
-      }
-
-      @Override
-      public PrintWriter getLogWriter() {
-        return null;
-      }
-
-      @Override
-      public void setLogWriter(PrintWriter out) {
-      }
-
-      @Override
-      public void setLoginTimeout(int seconds) {
-      }
-
-      @Override
-      public int getLoginTimeout() {
-        return 0;
-      }
-
-      @Override
-      public Logger getParentLogger() {
-        return Logger.getGlobal();
-      }
-
-      @Override
-      public <T> T unwrap(Class<T> iface) throws SQLException {
-        return ds.unwrap(iface);
-      }
-
-      @Override
-      public boolean isWrapperFor(Class<?> iface) throws SQLException {
-        return ds.isWrapperFor(iface);
-      }
-    };
+    return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[]{DataSource.class},
+        (proxy, method, args) -> {
+          if (method.getName().equals("getConnection") && failuresLeft.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            throw new SQLTransientConnectionException("the database system is starting up", "57P03");
+          }
+          try {
+            return method.invoke(ds, args);
+          } catch (InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
   }
 }
