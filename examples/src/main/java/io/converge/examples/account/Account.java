@@ -1,23 +1,21 @@
 package io.converge.examples.account;
 
+import io.converge.examples.jpa.VersionedEntity;
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
 import jakarta.persistence.Id;
 import jakarta.persistence.Table;
-import jakarta.persistence.Version;
 
 /** A buyer's balance (table {@code account}; a CHECK keeps it non-negative). */
 @Entity
 @Table(name = "account")
-public class Account {
+public class Account extends VersionedEntity {
 
   @Id
   @Column(name = "customer_id")
   private String customerId;
   @Column(name = "balance_cents", nullable = false)
   private long balanceCents;
-  @Version
-  private long version;
 
   protected Account() {
   }
@@ -34,9 +32,5 @@ public class Account {
 
   public long getBalanceCents() {
     return balanceCents;
-  }
-
-  public long getVersion() {
-    return version;
   }
 }

@@ -1,8 +1,8 @@
 package io.converge.examples.account;
 
+import io.converge.examples.jpa.OrderKeyedRow;
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
-import jakarta.persistence.Id;
 import jakarta.persistence.Table;
 import java.time.Instant;
 
@@ -12,30 +12,17 @@ import java.time.Instant;
  */
 @Entity
 @Table(name = "account_entry")
-public class AccountEntry {
+public class AccountEntry extends OrderKeyedRow {
 
-  @Id
-  @Column(name = "order_id")
-  private String orderId;
-  @Column(name = "customer_id", nullable = false)
-  private String customerId;
   @Column(name = "amount_cents", nullable = false)
   private long amountCents;
-  @Column(name = "created_at", nullable = false)
-  private Instant createdAt;
 
   protected AccountEntry() {
   }
 
   AccountEntry(String orderId, String customerId, long amountCents, Instant createdAt) {
-    this.orderId = orderId;
-    this.customerId = customerId;
+    super(orderId, customerId, createdAt);
     this.amountCents = amountCents;
-    this.createdAt = createdAt;
-  }
-
-  public String getOrderId() {
-    return orderId;
   }
 
   public long getAmountCents() {

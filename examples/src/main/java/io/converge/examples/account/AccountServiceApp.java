@@ -1,5 +1,6 @@
 package io.converge.examples.account;
 
+import io.converge.examples.events.SagaEvents;
 import io.converge.examples.events.ServiceCommons;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -10,7 +11,7 @@ import org.springframework.context.annotation.Import;
  * answers {@code PaymentSucceeded} or {@code PaymentFailed}. Configuration: {@code account.properties}.
  */
 @SpringBootApplication
-@Import(ServiceCommons.class)
+@Import({ServiceCommons.class, SagaEvents.class})
 public class AccountServiceApp {
 
   /** Runs the service alone, against the servers named in its configuration. */

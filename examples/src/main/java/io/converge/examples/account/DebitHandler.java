@@ -2,12 +2,11 @@ package io.converge.examples.account;
 
 import io.converge.consumer.IdempotentConsumer;
 import io.converge.consumer.IncomingMessage;
-import io.converge.examples.events.EventCodec;
 import io.converge.examples.events.Events.PaymentFailed;
 import io.converge.examples.events.Events.PaymentSucceeded;
 import io.converge.examples.events.Events.StockReserved;
+import io.converge.examples.events.SagaEvents;
 import io.converge.examples.events.Topics;
-import io.converge.producer.spring.TransactionalPublisher;
 import java.time.Clock;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -21,32 +20,14 @@ import org.springframework.stereotype.Component;
  * inventory compensates); it is not an exception, so the dedup row commits with it.
  */
 @Component
-class DebitHandler {
+record DebitHandler(AccountRepository accounts, AccountEntryRepository entries, SagaEvents events, Clock clock) {
 
   private static final Logger log = LoggerFactory.getLogger(DebitHandler.class);
   private static final int CAS_ATTEMPTS = 10;
 
-  private final AccountRepository accounts;
-  private final AccountEntryRepository entries;
-  private final TransactionalPublisher publisher;
-  private final EventCodec codec;
-  private final Topics topics;
-  private final Clock clock;
-
-  DebitHandler(AccountRepository accounts, AccountEntryRepository entries, TransactionalPublisher publisher,
-      EventCodec codec,
-      Topics topics, Clock clock) {
-    this.clock = clock;
-    this.accounts = accounts;
-    this.entries = entries;
-    this.publisher = publisher;
-    this.codec = codec;
-    this.topics = topics;
-  }
-
   @IdempotentConsumer(topic = "stock-reserved${examples.topic-suffix:}", group = "account-on-stock-reserved")
   public void debit(IncomingMessage m) {
-    StockReserved e = codec.read(m, StockReserved.class);
+    StockReserved e = events.read(m, StockReserved.class);
     if (entries.existsById(e.orderId())) {
       return; // already debited for this order
     }
@@ -55,14 +36,14 @@ class DebitHandler {
       if (balance.isEmpty() || balance.get().balanceCents() < e.amountCents()) {
         String reason = balance.isEmpty() ? "unknown account" : "insufficient funds";
         log.info("order {}: debit of {} cents refused ({})", e.orderId(), e.amountCents(), reason);
-        publisher.publish(codec.message(topics.of(Topics.PAYMENT_FAILED), e.orderId(),
-            new PaymentFailed(e.orderId(), e.customerId(), e.amountCents(), reason)));
+        events.publish(Topics.PAYMENT_FAILED, e.orderId(),
+            new PaymentFailed(e.orderId(), e.customerId(), e.amountCents(), reason));
         return;
       }
       if (accounts.debit(e.customerId(), balance.get().version(), e.amountCents()) == 1) {
         entries.save(new AccountEntry(e.orderId(), e.customerId(), e.amountCents(), clock.instant()));
-        publisher.publish(codec.message(topics.of(Topics.PAYMENT_SUCCEEDED), e.orderId(),
-            new PaymentSucceeded(e.orderId(), e.customerId(), e.amountCents())));
+        events.publish(Topics.PAYMENT_SUCCEEDED, e.orderId(),
+            new PaymentSucceeded(e.orderId(), e.customerId(), e.amountCents()));
         return;
       }
       // another debit of this account committed between our read and our update: read again

@@ -2,7 +2,6 @@ package io.converge.examples.demo;
 
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.examples.account.AccountServiceApp;
-import io.converge.examples.events.Topics;
 import io.converge.examples.inventory.InventoryServiceApp;
 import io.converge.examples.notification.NotificationServiceApp;
 import io.converge.examples.order.OrderServiceApp;
@@ -23,7 +22,7 @@ import org.springframework.context.ConfigurableApplicationContext;
  * own schema (as separate services have separate databases), on one backend. Closing stops them in
  * reverse order.
  */
-final class SagaServices implements Services {
+final class SagaServices extends RunServices {
 
   /** A service: its name (config file and schema prefix) and its application class. */
   record Service(String name, Class<?> app) {
@@ -37,11 +36,9 @@ final class SagaServices implements Services {
       new Service("payment", PaymentServiceApp.class));
 
   private final Map<String, ConfigurableApplicationContext> contexts = new LinkedHashMap<>();
-  private final Map<String, DataSource> databases = new LinkedHashMap<>();
-  private final Topics topics;
 
-  private SagaServices(Topics topics) {
-    this.topics = topics;
+  private SagaServices(String run) {
+    super(run);
   }
 
   /**
@@ -59,11 +56,10 @@ final class SagaServices implements Services {
    */
   static SagaServices start(Backend backend, ConvergePostgres pg, String run, Map<String, String> transport,
       boolean fixedPorts) {
-    SagaServices s = new SagaServices(new Topics("-" + run));
+    SagaServices s = new SagaServices(run);
     try {
       for (Service svc : SERVICES) {
-        DataSource db = pg.newSchema(svc.name() + "_" + run.replace('-', '_'));
-        s.databases.put(svc.name(), db);
+        DataSource db = s.newSchema(pg, svc.name());
         Map<String, String> p = properties(svc.name(), backend, pg, pg.jdbcUrl(), db, run, transport);
         if (!fixedPorts) {
           p.put("server.port", "0");
@@ -114,17 +110,6 @@ final class SagaServices implements Services {
       }
     }
     return sum;
-  }
-
-  /** The topic names of this run. */
-  @Override
-  public Topics topics() {
-    return topics;
-  }
-
-  @Override
-  public DataSource db(String name) {
-    return databases.get(name);
   }
 
   @Override

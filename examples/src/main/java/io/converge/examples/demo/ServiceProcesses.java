@@ -1,7 +1,6 @@
 package io.converge.examples.demo;
 
 import io.converge.broker.postgres.ConvergePostgres;
-import io.converge.examples.events.Topics;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
@@ -24,7 +23,7 @@ import javax.sql.DataSource;
  * again (with extra system properties, e.g. a skewed clock); the web services keep their ports across restarts.
  * Their meters are read from the files every incarnation of every process wrote. Thread-safe.
  */
-public final class ServiceProcesses implements Services {
+public final class ServiceProcesses extends RunServices {
 
   /** The processes, by the services each runs. */
   public static final List<List<String>> GROUPS = List.of(List.of("order", "payment"), List.of("inventory"),
@@ -35,8 +34,6 @@ public final class ServiceProcesses implements Services {
   private static final int START_ATTEMPTS = 3;
 
   private final Path dir;
-  private final Topics topics;
-  private final Map<String, DataSource> databases = new LinkedHashMap<>();
   private final Map<Integer, List<String>> args = new LinkedHashMap<>();
   private final Map<Integer, Process> processes = new ConcurrentHashMap<>();
   private final Map<Integer, Path> logs = new ConcurrentHashMap<>();
@@ -45,8 +42,8 @@ public final class ServiceProcesses implements Services {
   private int incarnation;
 
   private ServiceProcesses(Path dir, String run) {
+    super(run);
     this.dir = dir;
-    this.topics = new Topics("-" + run);
   }
 
   /**
@@ -84,8 +81,7 @@ public final class ServiceProcesses implements Services {
       jvmProperties.forEach((k, v) -> a.add("-D" + k + "=" + v));
       a.add(ServiceProcess.class.getName());
       for (String name : GROUPS.get(g)) {
-        DataSource db = pg.newSchema(name + "_" + run.replace('-', '_'));
-        databases.put(name, db);
+        DataSource db = newSchema(pg, name);
         Map<String, String> p = SagaServices.properties(name, backend, pg, jdbcUrl, db, run, transport);
         p.put("server.port", String.valueOf(freePort()));
         ports.put(name, Integer.parseInt(p.get("server.port")));
@@ -209,16 +205,6 @@ public final class ServiceProcesses implements Services {
     try (ServerSocket s = new ServerSocket(0)) {
       return s.getLocalPort();
     }
-  }
-
-  @Override
-  public Topics topics() {
-    return topics;
-  }
-
-  @Override
-  public DataSource db(String name) {
-    return databases.get(name);
   }
 
   @Override

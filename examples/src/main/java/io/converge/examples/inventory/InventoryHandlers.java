@@ -3,14 +3,13 @@ package io.converge.examples.inventory;
 import io.converge.consumer.IdempotentConsumer;
 import io.converge.consumer.IllegalTransitionException;
 import io.converge.consumer.IncomingMessage;
-import io.converge.examples.events.EventCodec;
 import io.converge.examples.events.Events.OrderCreated;
 import io.converge.examples.events.Events.PaymentFailed;
 import io.converge.examples.events.Events.PaymentSucceeded;
 import io.converge.examples.events.Events.StockRejected;
 import io.converge.examples.events.Events.StockReserved;
+import io.converge.examples.events.SagaEvents;
 import io.converge.examples.events.Topics;
-import io.converge.producer.spring.TransactionalPublisher;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,56 +18,40 @@ import org.springframework.stereotype.Component;
 /**
  * Inventory's part of the saga. Every handler runs in the dedup transaction of
  * {@code @IdempotentConsumer}, and publishes its follow-up event through the
- * {@link TransactionalPublisher} in that same transaction: stock moved ⇔ event sent.
+ * {@link SagaEvents} in that same transaction: stock moved ⇔ event sent.
  */
 @Component
-class InventoryHandlers {
+record InventoryHandlers(StockRepository stock, ReservationRepository reservations, SagaEvents events) {
 
   private static final Logger log = LoggerFactory.getLogger(InventoryHandlers.class);
 
-  private final StockRepository stock;
-  private final ReservationRepository reservations;
-  private final TransactionalPublisher publisher;
-  private final EventCodec codec;
-  private final Topics topics;
-
-  InventoryHandlers(StockRepository stock, ReservationRepository reservations, TransactionalPublisher publisher,
-      EventCodec codec, Topics topics) {
-    this.stock = stock;
-    this.reservations = reservations;
-    this.publisher = publisher;
-    this.codec = codec;
-    this.topics = topics;
-  }
-
   @IdempotentConsumer(topic = "order-created${examples.topic-suffix:}", group = "inventory-on-order-created")
   public void reserve(IncomingMessage m) {
-    OrderCreated e = codec.read(m, OrderCreated.class);
+    OrderCreated e = events.read(m, OrderCreated.class);
     if (reservations.existsById(e.orderId())) {
       return; // the same order under another message id: its reservation stands
     }
     if (stock.reserve(e.sku(), e.quantity()) == 1) {
       reservations.save(new Reservation(e.orderId(), e.sku(), e.quantity()));
-      publisher.publish(codec.message(topics.of(Topics.STOCK_RESERVED), e.orderId(),
-          new StockReserved(e.orderId(), e.customerId(), e.sku(), e.quantity(), e.amountCents())));
+      events.publish(Topics.STOCK_RESERVED, e.orderId(),
+          new StockReserved(e.orderId(), e.customerId(), e.sku(), e.quantity(), e.amountCents()));
     } else {
       String reason = stock.existsById(e.sku()) ? "insufficient stock" : "unknown sku";
       log.info("order {}: {} x {} refused ({})", e.orderId(), e.quantity(), e.sku(), reason);
-      publisher.publish(codec.message(topics.of(Topics.STOCK_REJECTED), e.orderId(),
-          new StockRejected(e.orderId(), e.sku(), e.quantity(), reason)));
+      events.publish(Topics.STOCK_REJECTED, e.orderId(), new StockRejected(e.orderId(), e.sku(), e.quantity(), reason));
     }
   }
 
   @IdempotentConsumer(topic = "payment-succeeded${examples.topic-suffix:}", group = "inventory-on-payment-succeeded")
   public void sell(IncomingMessage m) {
-    String orderId = codec.read(m, PaymentSucceeded.class).orderId();
+    String orderId = events.read(m, PaymentSucceeded.class).orderId();
     finish(orderId, Reservation.State.SOLD).ifPresent(r -> require(stock.sell(r.getSku(), r.getQuantity()), r, "sell"));
   }
 
   /** The compensation: the debit failed, the held stock becomes available again. */
   @IdempotentConsumer(topic = "payment-failed${examples.topic-suffix:}", group = "inventory-on-payment-failed")
   public void release(IncomingMessage m) {
-    String orderId = codec.read(m, PaymentFailed.class).orderId();
+    String orderId = events.read(m, PaymentFailed.class).orderId();
     finish(orderId, Reservation.State.RELEASED).ifPresent(r -> {
       require(stock.release(r.getSku(), r.getQuantity()), r, "release");
       log.info("order {}: compensated, {} x {} released", orderId, r.getQuantity(), r.getSku());

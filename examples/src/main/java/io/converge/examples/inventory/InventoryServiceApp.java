@@ -1,5 +1,6 @@
 package io.converge.examples.inventory;
 
+import io.converge.examples.events.SagaEvents;
 import io.converge.examples.events.ServiceCommons;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -11,7 +12,7 @@ import org.springframework.context.annotation.Import;
  * {@code inventory.properties}.
  */
 @SpringBootApplication
-@Import(ServiceCommons.class)
+@Import({ServiceCommons.class, SagaEvents.class})
 public class InventoryServiceApp {
 
   /** Runs the service alone, against the servers named in its configuration. */

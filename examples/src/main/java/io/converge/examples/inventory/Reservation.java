@@ -1,17 +1,17 @@
 package io.converge.examples.inventory;
 
+import io.converge.examples.jpa.VersionedEntity;
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
 import jakarta.persistence.EnumType;
 import jakarta.persistence.Enumerated;
 import jakarta.persistence.Id;
 import jakarta.persistence.Table;
-import jakarta.persistence.Version;
 
 /** The stock held for one order (table {@code reservation}, one row per order). */
 @Entity
 @Table(name = "reservation")
-public class Reservation {
+public class Reservation extends VersionedEntity {
 
   /** RESERVED → SOLD (paid) | RELEASED (compensated). */
   public enum State {
@@ -28,8 +28,6 @@ public class Reservation {
   @Enumerated(EnumType.STRING)
   @Column(nullable = false)
   private State state;
-  @Version
-  private long version;
 
   protected Reservation() {
   }

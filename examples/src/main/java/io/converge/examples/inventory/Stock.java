@@ -1,10 +1,10 @@
 package io.converge.examples.inventory;
 
+import io.converge.examples.jpa.VersionedEntity;
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
 import jakarta.persistence.Id;
 import jakarta.persistence.Table;
-import jakarta.persistence.Version;
 
 /**
  * A SKU's stock (table {@code stock}): {@code available + reserved + sold} is constant. It changes only
@@ -12,7 +12,7 @@ import jakarta.persistence.Version;
  */
 @Entity
 @Table(name = "stock")
-public class Stock {
+public class Stock extends VersionedEntity {
 
   @Id
   private String sku;
@@ -22,8 +22,6 @@ public class Stock {
   private long reserved;
   @Column(nullable = false)
   private long sold;
-  @Version
-  private long version;
 
   protected Stock() {
   }

@@ -1,38 +1,27 @@
 package io.converge.examples.notification;
 
+import io.converge.examples.jpa.OrderKeyedRow;
+import jakarta.persistence.AttributeOverride;
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
-import jakarta.persistence.Id;
 import jakarta.persistence.Table;
 import java.time.Instant;
 
 /** A notification sent (table {@code notification}, one per paid order). */
 @Entity
 @Table(name = "notification")
-public class Notification {
+@AttributeOverride(name = "writtenAt", column = @Column(name = "sent_at", nullable = false))
+public class Notification extends OrderKeyedRow {
 
-  @Id
-  @Column(name = "order_id")
-  private String orderId;
-  @Column(name = "customer_id", nullable = false)
-  private String customerId;
   @Column(nullable = false)
   private String text;
-  @Column(name = "sent_at", nullable = false)
-  private Instant sentAt;
 
   protected Notification() {
   }
 
   Notification(String orderId, String customerId, String text, Instant sentAt) {
-    this.orderId = orderId;
-    this.customerId = customerId;
+    super(orderId, customerId, sentAt);
     this.text = text;
-    this.sentAt = sentAt;
-  }
-
-  public String getOrderId() {
-    return orderId;
   }
 
   public String getText() {

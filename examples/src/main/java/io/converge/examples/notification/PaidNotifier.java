@@ -9,17 +9,7 @@ import org.springframework.stereotype.Component;
 
 /** Notifies on {@code PaymentSucceeded}; a redelivery sends nothing more. */
 @Component
-class PaidNotifier {
-
-  private final NotificationRepository notifications;
-  private final EventCodec codec;
-  private final Clock clock;
-
-  PaidNotifier(NotificationRepository notifications, EventCodec codec, Clock clock) {
-    this.clock = clock;
-    this.notifications = notifications;
-    this.codec = codec;
-  }
+record PaidNotifier(NotificationRepository notifications, EventCodec codec, Clock clock) {
 
   @IdempotentConsumer(topic = "payment-succeeded${examples.topic-suffix:}", group = "notification-on-payment-succeeded")
   public void paid(IncomingMessage m) {

@@ -19,23 +19,10 @@ import org.springframework.stereotype.Component;
  * {@code @IdempotentConsumer}, so a redelivered event changes nothing.
  */
 @Component
-class OrderOutcomes {
+record OrderOutcomes(OrderRepository orders, EventCodec codec, Clock clock, SagaMetrics metrics,
+    TransitionHistory history) {
 
   private static final Logger log = LoggerFactory.getLogger(OrderOutcomes.class);
-
-  private final OrderRepository orders;
-  private final EventCodec codec;
-  private final Clock clock;
-  private final SagaMetrics metrics;
-  private final TransitionHistory history;
-
-  OrderOutcomes(OrderRepository orders, EventCodec codec, Clock clock, SagaMetrics metrics, TransitionHistory history) {
-    this.clock = clock;
-    this.history = history;
-    this.metrics = metrics;
-    this.orders = orders;
-    this.codec = codec;
-  }
 
   @IdempotentConsumer(topic = "payment-succeeded${examples.topic-suffix:}", group = "order-on-payment-succeeded")
   public void paid(IncomingMessage m) {

@@ -1,18 +1,18 @@
 package io.converge.examples.order;
 
+import io.converge.examples.jpa.VersionedEntity;
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
 import jakarta.persistence.EnumType;
 import jakarta.persistence.Enumerated;
 import jakarta.persistence.Id;
 import jakarta.persistence.Table;
-import jakarta.persistence.Version;
 import java.time.Instant;
 
 /** An order (table {@code orders}); its state moves only through {@link OrderState#MACHINE}. */
 @Entity
 @Table(name = "orders")
-public class PurchaseOrder {
+public class PurchaseOrder extends VersionedEntity {
 
   @Id
   private String id;
@@ -35,8 +35,6 @@ public class PurchaseOrder {
   private Instant createdAt;
   @Column(name = "updated_at", nullable = false)
   private Instant updatedAt;
-  @Version
-  private long version;
 
   protected PurchaseOrder() {
   }
@@ -105,9 +103,5 @@ public class PurchaseOrder {
 
   public Instant getCreatedAt() {
     return createdAt;
-  }
-
-  public long getVersion() {
-    return version;
   }
 }

@@ -3,11 +3,14 @@ package io.converge.examples.payment;
 import io.converge.consumer.IllegalTransitionException;
 import io.converge.consumer.StaleStateException;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.jdbc.core.ConnectionCallback;
+import org.springframework.jdbc.core.DataClassRowMapper;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.RowMapper;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -38,17 +41,18 @@ public class Charges {
       ON CONFLICT (charge_id, out_refund_no) DO NOTHING""";
   private static final String FAIL_REASON = "UPDATE charge SET failure_reason = ? WHERE id = ?";
   private static final String REFUND_DONE = "UPDATE refund SET state = ? WHERE id = ? AND state = 'PENDING'";
+  private static final String CHARGE = "SELECT id, merchant_id, out_trade_no, amount_cents, currency, state,"
+      + " failure_reason FROM charge WHERE ";
+  private static final String REFUND = "SELECT id, charge_id, out_refund_no, amount_cents, state FROM refund WHERE ";
+  private static final RowMapper<Charge> CHARGE_ROW = new DataClassRowMapper<>(Charge.class);
+  private static final RowMapper<Refund> REFUND_ROW = new DataClassRowMapper<>(Refund.class);
 
   private final JdbcTemplate jdbc;
   private final TransactionTemplate tx;
-  private final ChargeRepository charges;
-  private final RefundRepository refunds;
 
-  Charges(JdbcTemplate jdbc, PlatformTransactionManager tm, ChargeRepository charges, RefundRepository refunds) {
+  Charges(JdbcTemplate jdbc, PlatformTransactionManager tm) {
     this.jdbc = jdbc;
     this.tx = new TransactionTemplate(tm);
-    this.charges = charges;
-    this.refunds = refunds;
   }
 
   /**
@@ -69,14 +73,14 @@ public class Charges {
     }
     String id = "ch-" + UUID.randomUUID();
     Integer inserted = tx.execute(s -> jdbc.update(INSERT_CHARGE, id, merchantId, outTradeNo, amountCents, currency));
-    Charge first = charges.findByMerchantIdAndOutTradeNo(merchantId, outTradeNo).orElseThrow();
+    Charge first = charge("merchant_id = ? AND out_trade_no = ?", merchantId, outTradeNo).orElseThrow();
     if (inserted == null || inserted == 0) {
-      if (first.getAmountCents() != amountCents || !first.getCurrency().equals(currency)) {
-        log.warn("charge {}: out_trade_no {} of merchant {} reused with {} {} (first: {} {})", first.getId(),
+      if (first.amountCents() != amountCents || !first.currency().equals(currency)) {
+        log.warn("charge {}: out_trade_no {} of merchant {} reused with {} {} (first: {} {})", first.id(),
             outTradeNo,
-            merchantId, amountCents, currency, first.getAmountCents(), first.getCurrency());
+            merchantId, amountCents, currency, first.amountCents(), first.currency());
         throw new PaymentException(400, "out-trade-no-reused", "out_trade_no " + outTradeNo + " was first used for "
-            + first.getAmountCents() + " " + first.getCurrency() + ", not " + amountCents + " " + currency,
+            + first.amountCents() + " " + first.currency() + ", not " + amountCents + " " + currency,
             view(first));
       }
       return view(first);
@@ -92,7 +96,7 @@ public class Charges {
       move(id, ChargeState.CAPTURING);
       move(id, ChargeState.CAPTURED);
     }
-    return view(charges.findById(id).orElseThrow());
+    return view(charge("id = ?", id).orElseThrow());
   }
 
   /**
@@ -103,7 +107,7 @@ public class Charges {
    *     refunded under another refund number)
    */
   public Map<String, Object> refund(String chargeId, String outRefundNo, Long amountCents) {
-    Charge charge = charges.findById(chargeId)
+    Charge charge = charge("id = ?", chargeId)
         .orElseThrow(() -> new PaymentException(404, "unknown-charge", "No charge " + chargeId, null));
     if (blank(outRefundNo) || outRefundNo.length() > 64 || amountCents == null) {
       throw new PaymentException(400, "invalid-refund",
@@ -111,14 +115,14 @@ public class Charges {
               + " but were " + outRefundNo + ", " + amountCents,
           null);
     }
-    var existing = refunds.findByChargeIdAndOutRefundNo(chargeId, outRefundNo);
+    var existing = refund("charge_id = ? AND out_refund_no = ?", chargeId, outRefundNo);
     if (existing.isPresent()) {
       return sameRefund(existing.get(), amountCents);
     }
-    if (amountCents != charge.getAmountCents()) {
+    if (amountCents != charge.amountCents()) {
       throw new PaymentException(400, "partial-refund",
           "Refunds are of the whole charge " + chargeId + ": amountCents must be "
-              + charge.getAmountCents() + ", but was " + amountCents,
+              + charge.amountCents() + ", but was " + amountCents,
           null);
     }
     String id = "rf-" + UUID.randomUUID();
@@ -133,33 +137,42 @@ public class Charges {
       });
     } catch (IllegalTransitionException | StaleStateException e) {
       throw new PaymentException(409, "not-refundable", "Charge " + chargeId + " cannot be refunded: " + e.getMessage(),
-          view(charges.findById(chargeId).orElseThrow()));
+          view(charge("id = ?", chargeId).orElseThrow()));
     }
     if (inserted == null || inserted == 0) {
-      return sameRefund(refunds.findByChargeIdAndOutRefundNo(chargeId, outRefundNo).orElseThrow(), amountCents);
+      return sameRefund(refund("charge_id = ? AND out_refund_no = ?", chargeId, outRefundNo).orElseThrow(),
+          amountCents);
     }
     tx.executeWithoutResult(s -> {
       transition(chargeId, ChargeState.REFUNDED);
       jdbc.update(REFUND_DONE, "SUCCEEDED", id);
     });
-    log.info("charge {} refunded ({} {})", chargeId, amountCents, charge.getCurrency());
-    return view(refunds.findById(id).orElseThrow());
+    log.info("charge {} refunded ({} {})", chargeId, amountCents, charge.currency());
+    return view(refund("id = ?", id).orElseThrow());
   }
 
   /** The charge {@code id} as the API shows it. */
   public Map<String, Object> get(String id) {
     return view(
-        charges.findById(id).orElseThrow(() -> new PaymentException(404, "unknown-charge", "No charge " + id, null)));
+        charge("id = ?", id).orElseThrow(() -> new PaymentException(404, "unknown-charge", "No charge " + id, null)));
   }
 
   private Map<String, Object> sameRefund(Refund r, long amountCents) {
-    if (r.getAmountCents() != amountCents) {
+    if (r.amountCents() != amountCents) {
       throw new PaymentException(400, "out-refund-no-reused",
-          "out_refund_no " + r.getOutRefundNo() + " was first used for "
-              + r.getAmountCents() + ", not " + amountCents,
+          "out_refund_no " + r.outRefundNo() + " was first used for "
+              + r.amountCents() + ", not " + amountCents,
           view(r));
     }
     return view(r);
+  }
+
+  private Optional<Charge> charge(String where, Object... args) {
+    return jdbc.query(CHARGE + where, CHARGE_ROW, args).stream().findFirst();
+  }
+
+  private Optional<Refund> refund(String where, Object... args) {
+    return jdbc.query(REFUND + where, REFUND_ROW, args).stream().findFirst();
   }
 
   private void move(String id, ChargeState to) {
@@ -171,14 +184,14 @@ public class Charges {
   }
 
   static Map<String, Object> view(Charge c) {
-    return Map.of("id", c.getId(), "merchantId", c.getMerchantId(), "outTradeNo", c.getOutTradeNo(),
-        "amountCents", c.getAmountCents(), "currency", c.getCurrency(), "state", c.getState().name(),
-        "failureReason", c.getFailureReason() == null ? "" : c.getFailureReason());
+    return Map.of("id", c.id(), "merchantId", c.merchantId(), "outTradeNo", c.outTradeNo(),
+        "amountCents", c.amountCents(), "currency", c.currency(), "state", c.state().name(),
+        "failureReason", c.failureReason() == null ? "" : c.failureReason());
   }
 
   static Map<String, Object> view(Refund r) {
-    return Map.of("id", r.getId(), "chargeId", r.getChargeId(), "outRefundNo", r.getOutRefundNo(),
-        "amountCents", r.getAmountCents(), "state", r.getState());
+    return Map.of("id", r.id(), "chargeId", r.chargeId(), "outRefundNo", r.outRefundNo(),
+        "amountCents", r.amountCents(), "state", r.state());
   }
 
   private static boolean blank(String s) {

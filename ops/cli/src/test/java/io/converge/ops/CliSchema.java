@@ -8,6 +8,7 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import javax.sql.DataSource;
 
 /**
@@ -46,6 +47,16 @@ public record CliSchema(ConvergePostgres pg, DataSource dataSource, String schem
     args.addAll(
         List.of("--jdbc-url", pg.jdbcUrl(), "--user", pg.user(), "--password", pg.password(), "--schema", otherSchema));
     return CliRun.of(args.toArray(String[]::new));
+  }
+
+  /** The database options of the commands, the password left to the environment ({@link #env()}), as the README shows. */
+  public List<String> options() {
+    return List.of("--jdbc-url", pg.jdbcUrl(), "--user", pg.user(), "--schema", schema);
+  }
+
+  /** The environment of a command given {@link #options()}: the password in {@code CONVERGE_DB_PASSWORD}. */
+  public Map<String, String> env() {
+    return Map.of("CONVERGE_DB_PASSWORD", pg.password());
   }
 
   /** Runs {@code sql} statements in this schema. */

@@ -3,9 +3,6 @@ package io.converge.ops.bench;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.converge.broker.DevPlatform;
-import io.converge.broker.postgres.ConvergePostgres;
-import io.converge.broker.pulsar.EmbeddedPulsar;
-import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import java.util.ArrayList;
 import java.util.List;
 import javax.sql.DataSource;
@@ -30,40 +27,15 @@ public final class BenchEnv implements AutoCloseable {
     return new BenchEnv(DevPlatform.builder().fastTransactionChecks().start());
   }
 
-  /** The servers, for scenarios that start applications on them. */
+  /** The servers: RocketMQ, PostgreSQL, Pulsar (started on first use), and their new topic names. */
   public DevPlatform platform() {
     return platform;
-  }
-
-  /** The RocketMQ server. */
-  public EmbeddedRocketMQ rocketmq() {
-    return platform.rocketmq();
-  }
-
-  /** The PostgreSQL server. */
-  public ConvergePostgres postgres() {
-    return platform.postgres();
-  }
-
-  /** The Pulsar server (a child JVM), started on the first call; stopped with this env. */
-  public EmbeddedPulsar pulsar() {
-    return platform.pulsar();
-  }
-
-  /** A new Pulsar topic name (created on first use by the broker). */
-  public String newPulsarTopic(String prefix) {
-    return platform.newPulsarTopic(prefix);
-  }
-
-  /** A new RocketMQ topic with a unique name. */
-  public String newTopic(String prefix) {
-    return platform.newTopic(prefix);
   }
 
   /** A pooled data source ({@code size} connections) on a new schema; closed with this env. */
   public DataSource newPool(String schemaPrefix, int size) {
     HikariConfig config = new HikariConfig();
-    config.setDataSource(postgres().newSchema(schemaPrefix));
+    config.setDataSource(platform.postgres().newSchema(schemaPrefix));
     config.setMaximumPoolSize(size);
     config.setMinimumIdle(size);
     config.setPoolName("bench-" + schemaPrefix);

@@ -130,29 +130,11 @@ public final class BenchRunner {
         }
       }
     } finally {
-      closeAll(scenarios);
+      // each scenario, even after one failed to close (a failed check on close); then the first failure
+      Teardown.closeAll(scenarios);
     }
     report(scenarios, plan, results, latency);
     return new Result(results, memory, latency);
-  }
-
-  /** Closes every scenario, even after one failed to close (a failed check on close); then throws the first failure. */
-  private static void closeAll(List<Scenario> scenarios) throws Exception {
-    Exception first = null;
-    for (Scenario s : scenarios) {
-      try {
-        s.close();
-      } catch (Exception e) {
-        if (first == null) {
-          first = e;
-        } else {
-          first.addSuppressed(e);
-        }
-      }
-    }
-    if (first != null) {
-      throw first;
-    }
   }
 
   private void report(List<Scenario> scenarios, Plan plan, Map<String, List<Double>> results,

@@ -1,19 +1,13 @@
 package io.converge.ops.dist;
 
-import io.converge.broker.postgres.ConvergePostgres;
-import io.converge.producer.schema.Migrations;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import javax.sql.DataSource;
 
 /**
  * The converge distribution built by this module's package phase ({@code target/converge}, system property
@@ -54,6 +48,9 @@ final class Dist {
     }
   }
 
+  /** The migrations of the schema the distribution's database commands run on: every module's tables. */
+  static final String[] MIGRATIONS = {"producer", "outbox", "consumer", "pulsar"};
+
   /** Runs {@code home/bin/converge args...}; a run longer than 2 minutes is killed and fails. */
   static Run run(Path home, Map<String, String> env, List<String> args) throws IOException, InterruptedException {
     List<String> command = new ArrayList<>();
@@ -77,46 +74,6 @@ final class Dist {
     } finally {
       Files.deleteIfExists(out);
       Files.deleteIfExists(err);
-    }
-  }
-
-  /**
-   * A new schema on the JVM's PostgreSQL with every table of Converge (the outbox, consumer, producer and
-   * pulsar migrations).
-   *
-   * @param dataSource its data source
-   * @param name its name
-   */
-  record Schema(ConvergePostgres pg, DataSource dataSource, String name) {
-
-    static Schema create(String prefix) throws Exception {
-      ConvergePostgres pg = ConvergePostgres.shared();
-      DataSource ds = pg.newSchema(prefix);
-      for (String m : List.of("producer", "outbox", "consumer", "pulsar")) {
-        Migrations.apply(ds, m);
-      }
-      try (Connection c = ds.getConnection();
-          Statement s = c.createStatement();
-          ResultSet rs = s.executeQuery("SELECT current_schema()")) {
-        rs.next();
-        return new Schema(pg, ds, rs.getString(1));
-      }
-    }
-
-    /** The database options of the commands, the password in the environment variable the README names. */
-    List<String> options() {
-      return List.of("--jdbc-url", pg.jdbcUrl(), "--user", pg.user(), "--schema", name);
-    }
-
-    /** The environment of a command: {@code CONVERGE_DB_PASSWORD}. */
-    Map<String, String> env() {
-      return Map.of("CONVERGE_DB_PASSWORD", pg.password());
-    }
-
-    void execute(String sql) throws Exception {
-      try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-        s.execute(sql);
-      }
     }
   }
 }

@@ -1,5 +1,6 @@
 package io.converge.ops.dist;
 
+import io.converge.ops.CliSchema;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.converge.ops.dist.Dist.Run;
@@ -52,7 +53,7 @@ class DistributionIT {
     for (String jar : jars(dist.resolve("lib"))) {
       Files.createSymbolicLink(host.resolve("lib").resolve(jar), dist.resolve("lib").resolve(jar));
     }
-    Dist.Schema db = Dist.Schema.create("distcli");
+    CliSchema db = CliSchema.create("distcli", Dist.MIGRATIONS);
     db.execute(
         "INSERT INTO converge_outbox (message_id, producer_group, topic, order_key, msg_key, header_names, header_values,"
             + " payload, created_at, attempts, last_error, parked_at) VALUES ('m-dist', 'g', 'orders', 'dist-key',"

@@ -1,5 +1,6 @@
 package io.converge.ops.dist;
 
+import io.converge.ops.CliSchema;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.converge.ops.ConvergeCli;
@@ -50,14 +51,14 @@ class ReadmeCommandsIT {
   /** The distribution's runs, two at a time (a JVM start each). */
   private final ExecutorService runs = Executors.newFixedThreadPool(2);
   private final List<Future<?>> started = new ArrayList<>();
-  private Dist.Schema db;
+  private CliSchema db;
 
   @Test
   void everyDocumentedCommandHasAKnownFormAndRuns() throws Exception {
     Map<String, List<String>> commands = commands();
     assertThat(commands.values()).as("the commands found").anyMatch(c -> c.get(0).equals("converge"))
         .anyMatch(c -> c.contains("examples")).anyMatch(c -> c.contains("ops"));
-    db = Dist.Schema.create("readmecli");
+    db = CliSchema.create("readmecli", Dist.MIGRATIONS);
     int converge = 0;
     for (Map.Entry<String, List<String>> c : commands.entrySet()) {
       String where = c.getKey();

@@ -27,14 +27,30 @@ public final class DbOptions {
 
   /** Null when the options are valid, else what is wrong (for a usage error, exit 2). */
   public String problem() {
+    return schemaProblem(schema);
+  }
+
+  /** A data source on these options (connects on first use). */
+  public DataSource dataSource() {
+    return dataSource(jdbcUrl, user, password, schema);
+  }
+
+  /**
+   * Null when {@code schema} (the value of {@code --schema}; null when not given) is a plain identifier, else what is
+   * wrong.
+   */
+  public static String schemaProblem(String schema) {
     if (schema != null && !schema.matches("[A-Za-z_][A-Za-z0-9_]{0,62}")) {
       return "--schema must be a plain identifier, but was " + schema;
     }
     return null;
   }
 
-  /** A data source on these options (connects on first use). */
-  public DataSource dataSource() {
+  /**
+   * A data source (connects on first use) on {@code jdbcUrl} as {@code user}, with {@code password} or, when it is
+   * null, the environment variable {@value #PASSWORD_ENV}, and {@code schema} as the current schema when not null.
+   */
+  public static PGSimpleDataSource dataSource(String jdbcUrl, String user, String password, String schema) {
     PGSimpleDataSource ds = new PGSimpleDataSource();
     ds.setUrl(jdbcUrl);
     ds.setUser(user);

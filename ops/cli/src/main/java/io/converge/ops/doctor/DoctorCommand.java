@@ -129,8 +129,9 @@ public final class DoctorCommand implements Callable<Integer> {
     if (jdbcUrl != null && user == null) {
       return "--jdbc-url needs --user";
     }
-    if (schema != null && !schema.matches("[A-Za-z_][A-Za-z0-9_]{0,62}")) {
-      return "--schema must be a plain identifier, but was " + schema;
+    String schemaProblem = DbOptions.schemaProblem(schema);
+    if (schemaProblem != null) {
+      return schemaProblem;
     }
     if (!topics.isEmpty() && nameServer == null) {
       return "--topic needs --namesrv";
@@ -152,16 +153,7 @@ public final class DoctorCommand implements Callable<Integer> {
   }
 
   private PGSimpleDataSource dataSource() {
-    PGSimpleDataSource ds = new PGSimpleDataSource();
-    ds.setUrl(jdbcUrl);
-    ds.setUser(user);
-    String pw = password != null ? password : System.getenv(DbOptions.PASSWORD_ENV);
-    if (pw != null) {
-      ds.setPassword(pw);
-    }
-    if (schema != null) {
-      ds.setCurrentSchema(schema);
-    }
+    PGSimpleDataSource ds = DbOptions.dataSource(jdbcUrl, user, password, schema);
     ds.setConnectTimeout(10);
     ds.setLoginTimeout(10);
     return ds;

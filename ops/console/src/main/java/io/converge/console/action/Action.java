@@ -1,11 +1,11 @@
 package io.converge.console.action;
 
 import io.converge.console.inspect.StuckKind;
+import io.converge.console.internal.Slugs;
 import io.converge.consumer.ConsumerOps;
 import io.converge.outbox.Outbox;
 import io.converge.producer.TxnTickets;
 import io.converge.pulsar.PulsarTxns;
-import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
@@ -68,12 +68,12 @@ public enum Action {
 
   /** The action's name in URLs: {@code resume-outbox-key}. */
   public String slug() {
-    return name().toLowerCase(Locale.ROOT).replace('_', '-');
+    return Slugs.of(this);
   }
 
   /** The action of {@code slug}. @throws IllegalArgumentException when there is none */
   public static Action ofSlug(String slug) {
-    return valueOf(slug.trim().toUpperCase(Locale.ROOT).replace('-', '_'));
+    return Slugs.parse(Action.class, slug);
   }
 
   /**

@@ -1,5 +1,7 @@
 package io.converge.console.inspect;
 
+import io.converge.console.internal.Slugs;
+
 /**
  * What can be stuck, one kind per intermediate state Converge records in the database. Each kind has a
  * threshold ({@link StuckThresholds}): an item older than it is stuck.
@@ -52,11 +54,11 @@ public enum StuckKind {
 
   /** The kind's name in URLs and properties: {@code outbox-parked} for {@link #OUTBOX_PARKED}. */
   public String slug() {
-    return name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+    return Slugs.of(this);
   }
 
   /** The kind of {@code slug} ({@link #slug()} or the enum name, any case). */
   public static StuckKind ofSlug(String slug) {
-    return valueOf(slug.trim().toUpperCase(java.util.Locale.ROOT).replace('-', '_'));
+    return Slugs.parse(StuckKind.class, slug);
   }
 }

@@ -2,6 +2,7 @@ package io.converge.ops.bench.baseline;
 
 import io.converge.ops.bench.BenchEnv;
 import io.converge.ops.bench.NamedScenario;
+import io.converge.ops.bench.Teardown;
 import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.ProducerBuilder;
@@ -19,6 +20,7 @@ public final class PulsarSend extends NamedScenario {
   private static final byte[] PAYLOAD = new byte[1024];
   /** Messages per transaction; 0 for plain sends. */
   private final int perTransaction;
+  private final Teardown teardown = new Teardown();
   private PulsarClient client;
   private Producer<byte[]> producer;
 
@@ -40,8 +42,11 @@ public final class PulsarSend extends NamedScenario {
   @Override
   public void setUp(BenchEnv env, int threads) throws Exception {
     boolean txn = perTransaction > 0;
-    client = PulsarClient.builder().serviceUrl(env.pulsar().serviceUrl()).enableTransaction(txn).build();
-    ProducerBuilder<byte[]> builder = client.newProducer().topic(env.newPulsarTopic(txn ? "bench-ptxn" : "bench-psend"))
+    client = teardown.add(
+        PulsarClient.builder().serviceUrl(env.platform().pulsar().serviceUrl()).enableTransaction(txn).build(),
+        PulsarClient::close);
+    ProducerBuilder<byte[]> builder = client.newProducer()
+        .topic(env.platform().newPulsarTopic(txn ? "bench-ptxn" : "bench-psend"))
         .enableBatching(false);
     if (txn) {
       builder.sendTimeout(0, TimeUnit.SECONDS); // transactional sends need the send timeout off, as in the backend
@@ -65,8 +70,6 @@ public final class PulsarSend extends NamedScenario {
 
   @Override
   public void close() throws Exception {
-    if (client != null) {
-      client.close();
-    }
+    teardown.close();
   }
 }

@@ -1,5 +1,6 @@
 package io.converge.ops.bench.baseline;
 
+import io.converge.ops.bench.Teardown;
 import io.converge.ops.bench.BenchEnv;
 import io.converge.ops.bench.Scenario;
 import io.converge.producer.rocketmq.RocketMQClients;
@@ -37,8 +38,8 @@ public class RocketMQSend implements Scenario {
   };
 
   private final boolean transactional;
+  private final Teardown teardown = new Teardown();
   private DefaultMQProducer producer;
-  private ExecutorService checkExecutor;
   private String topic;
 
   /** The plain synchronous send. */
@@ -63,20 +64,21 @@ public class RocketMQSend implements Scenario {
   @Override
   public void setUp(BenchEnv env, int threads) throws Exception {
     String prefix = transactional ? "bench-txn" : "bench-send";
-    topic = env.newTopic(prefix);
-    String nameServer = env.rocketmq().nameServerAddress();
+    topic = env.platform().newTopic(prefix);
+    String nameServer = env.platform().rocketmq().nameServerAddress();
     String group = prefix + "-" + System.nanoTime();
     if (transactional) {
-      checkExecutor = Executors.newSingleThreadExecutor(r -> {
+      ExecutorService checkExecutor = teardown.add(Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "bench-txn-check");
         t.setDaemon(true);
         return t;
-      });
+      }), ExecutorService::shutdownNow);
       producer = RocketMQClients.startTransactional(nameServer, group, RocketMQSettings.DEFAULT_SEND_TIMEOUT,
           RocketMQSettings.DEFAULT_RETRIES, COMMIT, checkExecutor);
     } else {
       producer = RocketMQClients.startProducer(nameServer, group);
     }
+    teardown.add(producer, DefaultMQProducer::shutdown);
   }
 
   @Override
@@ -91,12 +93,7 @@ public class RocketMQSend implements Scenario {
   }
 
   @Override
-  public void close() {
-    if (producer != null) {
-      producer.shutdown();
-    }
-    if (checkExecutor != null) {
-      checkExecutor.shutdownNow();
-    }
+  public void close() throws Exception {
+    teardown.close();
   }
 }

@@ -7,6 +7,7 @@ import io.converge.consumer.rocketmq.RocketMQIdempotentConsumer;
 import io.converge.ops.bench.BenchEnv;
 import io.converge.ops.bench.BenchOrders;
 import io.converge.ops.bench.Scenario;
+import io.converge.ops.bench.Teardown;
 import io.converge.producer.Envelope;
 import io.converge.producer.MessageIds;
 import io.converge.producer.rocketmq.KeyQueueSelector;
@@ -54,8 +55,8 @@ public final class RocketMQConsumerScenario implements Scenario {
   private String topic;
   private String[] keys;
   private Semaphore[] handled;
+  private final Teardown teardown = new Teardown();
   private DefaultMQProducer producer;
-  private RocketMQIdempotentConsumer consumer;
 
   private RocketMQConsumerScenario(String name) {
     this.name = name;
@@ -86,7 +87,7 @@ public final class RocketMQConsumerScenario implements Scenario {
     DataSource pool = env.newPool("bench_rmq_consumer", CONSUME_THREADS + 2);
     BenchOrders.create(pool);
     Migrations.apply(pool, "consumer");
-    topic = env.newTopic("bench-consume");
+    topic = env.platform().newTopic("bench-consume");
     int queues = 4; // the embedded broker's queues per topic
     List<String> chosen = new ArrayList<>();
     int[] perQueue = new int[queues];
@@ -105,10 +106,11 @@ public final class RocketMQConsumerScenario implements Scenario {
     }
     IdempotentHandler real = IdempotentHandler.builder().group("bench-" + name).dataSource(pool)
         .handler((c, m) -> BenchOrders.insert(c, rows.incrementAndGet(), "customer")).build();
-    String nameServer = env.rocketmq().nameServerAddress();
-    consumer = RocketMQIdempotentConsumer.builder().nameServer(nameServer).topic(topic).ordered(ordered)
-        .consumeThreads(CONSUME_THREADS).handler(new Counting(real)).start();
-    producer = RocketMQClients.startProducer(nameServer, "bench-consume-producer-" + System.nanoTime());
+    String nameServer = env.platform().rocketmq().nameServerAddress();
+    teardown.add(RocketMQIdempotentConsumer.builder().nameServer(nameServer).topic(topic).ordered(ordered)
+        .consumeThreads(CONSUME_THREADS).handler(new Counting(real)).start(), RocketMQIdempotentConsumer::close);
+    producer = teardown.add(RocketMQClients.startProducer(nameServer, "bench-consume-producer-" + System.nanoTime()),
+        DefaultMQProducer::shutdown);
   }
 
   @Override
@@ -137,13 +139,8 @@ public final class RocketMQConsumerScenario implements Scenario {
   }
 
   @Override
-  public void close() {
-    if (producer != null) {
-      producer.shutdown();
-    }
-    if (consumer != null) {
-      consumer.close();
-    }
+  public void close() throws Exception {
+    teardown.close();
   }
 
   /** Counts each handled message for the worker that sent it. */

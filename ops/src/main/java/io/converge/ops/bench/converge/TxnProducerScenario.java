@@ -3,6 +3,7 @@ package io.converge.ops.bench.converge;
 import io.converge.ops.bench.BenchEnv;
 import io.converge.ops.bench.BenchOrders;
 import io.converge.ops.bench.NamedScenario;
+import io.converge.ops.bench.Teardown;
 import io.converge.outbox.OutboxBackend;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
@@ -31,6 +32,7 @@ public final class TxnProducerScenario extends NamedScenario {
   private final Function<BenchEnv, BackendFactory> backend;
   private final Function<BenchEnv, String> newTopic;
   private final AtomicLong ids = new AtomicLong();
+  private final Teardown teardown = new Teardown();
   private TxnProducer producer;
   private String topic;
 
@@ -46,8 +48,8 @@ public final class TxnProducerScenario extends NamedScenario {
   /** {@code txn-producer-rocketmq}: one message per unit. */
   public static TxnProducerScenario rocketmq() {
     return new TxnProducerScenario("txn-producer-rocketmq", "unit", 1,
-        env -> RocketMQBackend.nameServer(env.rocketmq().nameServerAddress()).checkThreads(4),
-        env -> env.newTopic("bench-txnp"), "producer");
+        env -> RocketMQBackend.nameServer(env.platform().rocketmq().nameServerAddress()).checkThreads(4),
+        env -> env.platform().newTopic("bench-txnp"), "producer");
   }
 
   /**
@@ -63,7 +65,8 @@ public final class TxnProducerScenario extends NamedScenario {
   public static TxnProducerScenario pulsar(int messages) {
     return new TxnProducerScenario(messages == 1 ? "txn-producer-pulsar" : "txn-producer-pulsar-" + messages, "msg",
         messages,
-        env -> PulsarBackend.serviceUrl(env.pulsar().serviceUrl()), env -> env.newPulsarTopic("bench-ptxnp"),
+        env -> PulsarBackend.serviceUrl(env.platform().pulsar().serviceUrl()),
+        env -> env.platform().newPulsarTopic("bench-ptxnp"),
         "producer", "pulsar");
   }
 
@@ -75,12 +78,12 @@ public final class TxnProducerScenario extends NamedScenario {
     }
     BenchOrders.create(pool);
     topic = newTopic.apply(env);
-    producer = TxnProducer.builder()
+    producer = teardown.add(TxnProducer.builder()
         .group("bench-txnp-" + System.nanoTime())
         .dataSource(pool)
         .backend(backend.apply(env))
         .topics(topic)
-        .build();
+        .build(), TxnProducer::close);
   }
 
   @Override
@@ -97,9 +100,7 @@ public final class TxnProducerScenario extends NamedScenario {
   }
 
   @Override
-  public void close() {
-    if (producer != null) {
-      producer.close();
-    }
+  public void close() throws Exception {
+    teardown.close();
   }
 }

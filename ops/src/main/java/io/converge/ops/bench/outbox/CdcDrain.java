@@ -40,8 +40,11 @@ final class CdcDrain implements AutoCloseable {
       throw new IllegalStateException("cannot read the bench schema", e);
     }
     CdcRelay cdc = CdcRelay.builder().name("bench_" + Long.toHexString(System.nanoTime()))
-        .jdbcUrl(env.postgres().jdbcUrl(), env.postgres().user(), env.postgres().password()).schema(schema)
-        .sink(RocketMQSink.nameServer(env.rocketmq().nameServerAddress()).group("bench-cdc").build()).build();
+        .jdbcUrl(env.platform().postgres().jdbcUrl(), env.platform().postgres().user(),
+            env.platform().postgres().password())
+        .schema(schema)
+        .sink(RocketMQSink.nameServer(env.platform().rocketmq().nameServerAddress()).group("bench-cdc").build())
+        .build();
     CdcDrain drain = new CdcDrain(cdc, pool);
     cdc.start(); // creates publication and slot: rows inserted from now on are in its stream
     drain.awaitSlot(cdc.slotName());

@@ -102,16 +102,18 @@ public final class DrainScenario implements AutoCloseable {
   public void setUp(BenchEnv env, int relayCount) {
     pool = env.newPool("bench_" + mode.scenario.replace('-', '_'), relayCount + 2);
     Migrations.apply(pool, "outbox");
-    topic = mode == Mode.CLAIM_MARK ? "bench-nowhere" : env.newTopic("bench-drain");
+    topic = mode == Mode.CLAIM_MARK ? "bench-nowhere" : env.platform().newTopic("bench-drain");
     if (mode == Mode.CDC) {
       cdc = CdcDrain.prepare(env, pool);
       return;
     }
     for (int i = 0; i < relayCount; i++) {
       OutboxSink sink = switch (mode) {
-        case ROCKETMQ -> RocketMQSink.nameServer(env.rocketmq().nameServerAddress()).group("bench-drain-" + i).build();
+        case ROCKETMQ ->
+          RocketMQSink.nameServer(env.platform().rocketmq().nameServerAddress()).group("bench-drain-" + i).build();
         case ROCKETMQ_SEQUENTIAL -> new OneByOne(
-            RocketMQSink.nameServer(env.rocketmq().nameServerAddress()).group("bench-drain-seq-" + i).build());
+            RocketMQSink.nameServer(env.platform().rocketmq().nameServerAddress()).group("bench-drain-seq-" + i)
+                .build());
         case CLAIM_MARK -> new NoSend();
         case CDC -> throw new IllegalStateException("not a polling relay");
       };
