@@ -3,7 +3,6 @@ package io.converge.pulsar;
 import io.converge.broker.pulsar.EmbeddedPulsar;
 import io.converge.broker.pulsar.PulsarExtension;
 import io.converge.producer.TxnProducer;
-import io.converge.producer.schema.Migrations;
 import io.converge.producer.testing.ChildProducerFactory;
 import io.converge.producer.testing.ContractBroker;
 import io.converge.producer.testing.MessageSink;
@@ -29,7 +28,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class PulsarTxnProducerIT extends TxnProducerContract {
 
   private static EmbeddedPulsar pulsar;
-  private static DataSource migrated;
 
   @BeforeAll
   static void broker(EmbeddedPulsar server) {
@@ -39,17 +37,9 @@ class PulsarTxnProducerIT extends TxnProducerContract {
   @Override
   protected TxnProducer newProducer(String group, String topic, DataSource db) {
     if (db == this.db) { // not the contract's unreachable database
-      migrate(db);
+      migrateOnce(db, "pulsar");
     }
     return PulsarChildFactory.producer(group, topic, db, childEnv());
-  }
-
-  /** Applies the Pulsar migrations once per schema (the contract's tests run concurrently). */
-  private static synchronized void migrate(DataSource db) {
-    if (migrated != db) {
-      Migrations.apply(db, "pulsar");
-      migrated = db;
-    }
   }
 
   @Override

@@ -152,6 +152,22 @@ public abstract class TxnProducerContract {
     return new Schema(ds, name);
   }
 
+  private static final java.util.Set<List<Object>> MIGRATED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  /**
+   * Applies {@code module}'s migrations to {@code db} once per test JVM (a backend whose producer needs more
+   * tables than the contract's schema has; the contract's tests run concurrently). The crash tests' child
+   * factories apply them on every call instead.
+   */
+  protected static void migrateOnce(DataSource db, String module) {
+    synchronized (MIGRATED) {
+      if (!MIGRATED.contains(List.of(db, module))) {
+        Migrations.apply(db, module);
+        MIGRATED.add(List.of(db, module));
+      }
+    }
+  }
+
   /**
    * Closes the test's producers and sinks off the test thread: a RocketMQ client takes up to 3 s to shut
    * down, which the next test need not wait for (it uses its own topics and groups). {@link #awaitClosed()}
