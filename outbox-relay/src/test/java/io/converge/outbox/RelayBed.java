@@ -113,11 +113,10 @@ public final class RelayBed implements AutoCloseable {
 
     /** Created by JUnit. */
     public Extension() {
-      super(RelayBed.class);
+      super(RelayBed.class, Extension::bed);
     }
 
-    @Override
-    protected RelayBed resolve(ParameterContext parameter, ExtensionContext context) {
+    private static RelayBed bed(ParameterContext parameter, ExtensionContext context) {
       String prefix = context.getRequiredTestClass().getSimpleName().toLowerCase(Locale.ROOT).replace("it", "");
       return context.getStore(NAMESPACE).getOrComputeIfAbsent(parameter.getIndex(), k -> {
         try {

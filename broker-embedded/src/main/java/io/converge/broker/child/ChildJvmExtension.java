@@ -6,7 +6,6 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
-import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
 
 /**
@@ -23,12 +22,7 @@ public final class ChildJvmExtension extends TypedParameterResolver<ChildJvms>
 
   /** Created by JUnit. */
   public ChildJvmExtension() {
-    super(ChildJvms.class);
-  }
-
-  @Override
-  protected ChildJvms resolve(ParameterContext parameter, ExtensionContext context) {
-    return jvms(context);
+    super(ChildJvms.class, (parameter, context) -> jvms(context));
   }
 
   @Override

@@ -1,6 +1,7 @@
 package io.converge.broker.junit;
 
 import java.util.UUID;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
@@ -21,10 +22,12 @@ public abstract class TypedParameterResolver<T> implements ParameterResolver {
   private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9_-]{1,80}");
 
   private final Class<T> type;
+  private final BiFunction<ParameterContext, ExtensionContext, T> value;
 
-  /** An extension resolving parameters of exactly {@code type}. */
-  protected TypedParameterResolver(Class<T> type) {
+  /** An extension resolving parameters of exactly {@code type} to what {@code value} returns for them. */
+  protected TypedParameterResolver(Class<T> type, BiFunction<ParameterContext, ExtensionContext, T> value) {
     this.type = type;
+    this.value = value;
   }
 
   @Override
@@ -34,11 +37,8 @@ public abstract class TypedParameterResolver<T> implements ParameterResolver {
 
   @Override
   public final Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
-    return resolve(parameter, context);
+    return value.apply(parameter, context);
   }
-
-  /** The value of {@code parameter} (whose type is this extension's type). */
-  protected abstract T resolve(ParameterContext parameter, ExtensionContext context);
 
   /**
    * The server {@code owner} shares with every test of this JVM: started by {@code start} on the first

@@ -2,7 +2,6 @@ package io.converge.broker.pulsar;
 
 import io.converge.broker.junit.TypedParameterResolver;
 import org.junit.jupiter.api.extension.ExtensionContext;
-import org.junit.jupiter.api.extension.ParameterContext;
 
 /**
  * JUnit 5 extension that starts one {@link EmbeddedPulsar} per test JVM on first use (a child JVM,
@@ -13,12 +12,7 @@ public final class PulsarExtension extends TypedParameterResolver<EmbeddedPulsar
 
   /** Created by JUnit. */
   public PulsarExtension() {
-    super(EmbeddedPulsar.class);
-  }
-
-  @Override
-  protected EmbeddedPulsar resolve(ParameterContext parameter, ExtensionContext context) {
-    return server(context);
+    super(EmbeddedPulsar.class, (parameter, context) -> server(context));
   }
 
   /** The server shared by every test of this JVM, started on first call. */

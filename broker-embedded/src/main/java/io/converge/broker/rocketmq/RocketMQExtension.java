@@ -2,7 +2,6 @@ package io.converge.broker.rocketmq;
 
 import io.converge.broker.junit.TypedParameterResolver;
 import org.junit.jupiter.api.extension.ExtensionContext;
-import org.junit.jupiter.api.extension.ParameterContext;
 
 /**
  * JUnit 5 extension that starts one {@link EmbeddedRocketMQ} per test JVM (on first use, with
@@ -27,12 +26,7 @@ public final class RocketMQExtension extends TypedParameterResolver<EmbeddedRock
 
   /** Created by JUnit. */
   public RocketMQExtension() {
-    super(EmbeddedRocketMQ.class);
-  }
-
-  @Override
-  protected EmbeddedRocketMQ resolve(ParameterContext parameter, ExtensionContext context) {
-    return server(context);
+    super(EmbeddedRocketMQ.class, (parameter, context) -> server(context));
   }
 
   /** The server shared by every test of this JVM, started on first call. */
