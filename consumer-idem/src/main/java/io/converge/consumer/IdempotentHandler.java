@@ -1,6 +1,7 @@
 package io.converge.consumer;
 
 import io.converge.consumer.internal.IdempotentHandlerImpl;
+import io.converge.producer.support.Require;
 import java.sql.Connection;
 import java.time.Clock;
 import java.util.Objects;
@@ -174,17 +175,11 @@ public interface IdempotentHandler {
 
     /** The handler. @throws IllegalArgumentException naming the first missing or invalid setting */
     public IdempotentHandler build() {
-      if (group == null || !GROUP.matcher(group).matches()) {
-        throw new IllegalArgumentException("consumer.group must match " + GROUP.pattern() + ", but was " + group);
-      }
-      if (handler == null) {
-        throw new IllegalArgumentException("consumer.handler must be set, but was null");
-      }
+      Require.matches("consumer.group", group, GROUP);
+      Require.that(handler != null, "consumer.handler", "be set", null);
       TransactionRunner tx = transactions;
       if (tx == null) {
-        if (dataSource == null) {
-          throw new IllegalArgumentException("consumer.dataSource (or transactions) must be set, but was null");
-        }
+        Require.that(dataSource != null, "consumer.dataSource (or transactions)", "be set", null);
         tx = TransactionRunner.jdbc(dataSource);
       }
       return new IdempotentHandlerImpl(group, handler, tx, idResolver, policy, classifier, onBusinessFailure, metrics,

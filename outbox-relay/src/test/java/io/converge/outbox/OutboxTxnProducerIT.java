@@ -1,38 +1,22 @@
 package io.converge.outbox;
 
-import io.converge.broker.rocketmq.EmbeddedRocketMQ;
-import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.outbox.rocketmq.RocketMQSink;
 import io.converge.producer.TxnProducer;
-import io.converge.producer.schema.Migrations;
 import io.converge.producer.testing.ChildProducerFactory;
-import io.converge.producer.testing.ContractBroker;
-import io.converge.producer.testing.MessageSink;
-import io.converge.producer.testing.RocketMQTopicSink;
-import io.converge.producer.testing.TxnProducerContract;
+import io.converge.producer.testing.RocketMQContract;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The shared contract, against the outbox backend and a polling relay (in this JVM) publishing to the
  * embedded RocketMQ. The crash tests' child JVM only writes the outbox; the relay here delivers.
  */
-@ExtendWith(RocketMQExtension.class)
-class OutboxTxnProducerIT extends TxnProducerContract {
+class OutboxTxnProducerIT extends RocketMQContract {
 
-  private static EmbeddedRocketMQ mq;
-  private static DataSource migrated;
   private OutboxRelay relay;
-
-  @BeforeAll
-  static void broker(EmbeddedRocketMQ server) {
-    mq = server;
-  }
 
   @AfterEach
   void stopRelay() {
@@ -48,7 +32,7 @@ class OutboxTxnProducerIT extends TxnProducerContract {
       // an unreachable database (the DB-down case): no migration, no relay
       return TxnProducer.builder().group(group).dataSource(ds).backend(OutboxBackend.outbox()).build();
     }
-    migrate(db);
+    migrateOnce(db, "outbox");
     TxnProducer p = OutboxChildFactory.producer(group, topic, ds);
     if (relay == null) {
       relay = OutboxRelay.builder().dataSource(db)
@@ -60,24 +44,6 @@ class OutboxTxnProducerIT extends TxnProducerContract {
       relay.start();
     }
     return p;
-  }
-
-  /** Applies the outbox migrations once per schema (the factory applies them on every call, for the child). */
-  private static synchronized void migrate(DataSource db) {
-    if (migrated != db) {
-      Migrations.apply(db, "outbox");
-      migrated = db;
-    }
-  }
-
-  @Override
-  protected ContractBroker broker() {
-    return ContractBroker.rocketMQ(mq);
-  }
-
-  @Override
-  protected MessageSink consume(String topic) {
-    return new RocketMQTopicSink(mq, topic);
   }
 
   @Override

@@ -2,6 +2,7 @@ package io.converge.outbox;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
+import io.converge.broker.junit.TypedParameterResolver;
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
@@ -16,7 +17,6 @@ import java.util.UUID;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
-import org.junit.jupiter.api.extension.ParameterResolver;
 
 /**
  * The world of one relay test: a fresh outbox schema ({@link RelayFixture#newOutbox()}), a unique topic
@@ -107,21 +107,16 @@ public final class RelayBed implements AutoCloseable {
   }
 
   /** Resolves {@link RelayBed} parameters (a new bed per test method) and closes them after the test. */
-  public static final class Extension implements ParameterResolver {
+  public static final class Extension extends TypedParameterResolver<RelayBed> {
 
     private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(RelayBed.class);
 
     /** Created by JUnit. */
     public Extension() {
+      super(RelayBed.class, Extension::bed);
     }
 
-    @Override
-    public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
-      return parameter.getParameter().getType() == RelayBed.class;
-    }
-
-    @Override
-    public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
+    private static RelayBed bed(ParameterContext parameter, ExtensionContext context) {
       String prefix = context.getRequiredTestClass().getSimpleName().toLowerCase(Locale.ROOT).replace("it", "");
       return context.getStore(NAMESPACE).getOrComputeIfAbsent(parameter.getIndex(), k -> {
         try {

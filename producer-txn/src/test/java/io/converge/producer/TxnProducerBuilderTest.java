@@ -59,6 +59,9 @@ class TxnProducerBuilderTest {
         .hasMessage("rocketmq.nameServer must be host:port[;host:port...], but was bad address!");
     assertThatThrownBy(() -> RocketMQBackend.nameServer("127.0.0.1:9876").sendTimeout(Duration.ofMillis(1)))
         .hasMessageContaining("rocketmq.sendTimeout");
+    assertThatThrownBy(() -> RocketMQBackend.nameServer("127.0.0.1:9876").checkThreads(0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("rocketmq.checkThreads must be between 1 and 64, but was 0");
   }
 
   @Test

@@ -121,11 +121,8 @@ public final class PulsarBackend implements BackendFactory {
    * then take the "not found" of an aborted transaction for a committed one.
    */
   void checkMarginCoversSend() {
-    if (settings.commitMargin().compareTo(settings.sendTimeout()) < 0) {
-      throw new IllegalArgumentException(
-          "pulsar.commitMargin must be at least pulsar.sendTimeout (" + settings.sendTimeout()
-              + "), but was " + settings.commitMargin());
-    }
+    Require.atLeast("pulsar.commitMargin", settings.commitMargin(), settings.sendTimeout(),
+        "pulsar.sendTimeout (" + settings.sendTimeout() + ")");
   }
 
   /** The Pulsar transaction timeout for a producer whose local-transaction timeout is {@code local}. */
@@ -134,11 +131,8 @@ public final class PulsarBackend implements BackendFactory {
     if (settings.transactionTimeout() == null) {
       return needed;
     }
-    if (settings.transactionTimeout().compareTo(needed) < 0) {
-      throw new IllegalArgumentException("pulsar.transactionTimeout must be at least the local-transaction timeout plus"
-          + " pulsar.commitMargin (" + needed + "), but was " + settings.transactionTimeout());
-    }
-    return settings.transactionTimeout();
+    return Require.atLeast("pulsar.transactionTimeout", settings.transactionTimeout(), needed,
+        "the local-transaction timeout plus pulsar.commitMargin (" + needed + ")");
   }
 
   @Override

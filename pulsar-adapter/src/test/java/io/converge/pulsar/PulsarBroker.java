@@ -22,6 +22,11 @@ final class PulsarBroker implements BeforeAllCallback {
     server = PulsarExtension.server(context);
   }
 
+  /** The server itself (its admin URL, freezing), once the test class started. */
+  EmbeddedPulsar server() {
+    return server;
+  }
+
   /** The broker's service URL. */
   String serviceUrl() {
     return server.serviceUrl();

@@ -1,9 +1,6 @@
 package io.converge.pulsar;
 
-import io.converge.broker.pulsar.EmbeddedPulsar;
-import io.converge.broker.pulsar.PulsarExtension;
 import io.converge.producer.TxnProducer;
-import io.converge.producer.schema.Migrations;
 import io.converge.producer.testing.ChildProducerFactory;
 import io.converge.producer.testing.ContractBroker;
 import io.converge.producer.testing.MessageSink;
@@ -15,8 +12,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
 import javax.sql.DataSource;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The shared contract, against the Pulsar-transactions backend on the embedded Pulsar.
@@ -25,41 +21,27 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * data; the contract's broker outage freezes its JVM (SIGSTOP: every request times out, like a hung or
  * partitioned broker) and resumes it (SIGCONT), data and connections intact.
  */
-@ExtendWith(PulsarExtension.class)
 class PulsarTxnProducerIT extends TxnProducerContract {
 
-  private static EmbeddedPulsar pulsar;
-  private static DataSource migrated;
-
-  @BeforeAll
-  static void broker(EmbeddedPulsar server) {
-    pulsar = server;
-  }
+  @RegisterExtension
+  static final PulsarBroker pulsar = new PulsarBroker();
 
   @Override
   protected TxnProducer newProducer(String group, String topic, DataSource db) {
     if (db == this.db) { // not the contract's unreachable database
-      migrate(db);
+      migrateOnce(db, "pulsar");
     }
     return PulsarChildFactory.producer(group, topic, db, childEnv());
   }
 
-  /** Applies the Pulsar migrations once per schema (the contract's tests run concurrently). */
-  private static synchronized void migrate(DataSource db) {
-    if (migrated != db) {
-      Migrations.apply(db, "pulsar");
-      migrated = db;
-    }
-  }
-
   @Override
   protected ContractBroker broker() {
-    return ContractBroker.of(PulsarTxnProducerIT::createTopic, pulsar::freeze, pulsar::thaw);
+    return ContractBroker.of(PulsarTxnProducerIT::createTopic, pulsar.server()::freeze, pulsar.server()::thaw);
   }
 
   private static void createTopic(String topic) {
     HttpRequest put = HttpRequest
-        .newBuilder(URI.create(pulsar.httpUrl() + "/admin/v2/persistent/public/default/" + topic))
+        .newBuilder(URI.create(pulsar.server().httpUrl() + "/admin/v2/persistent/public/default/" + topic))
         .PUT(HttpRequest.BodyPublishers.noBody()).build();
     try {
       int status = HttpClient.newHttpClient().send(put, HttpResponse.BodyHandlers.discarding()).statusCode();

@@ -1,12 +1,11 @@
 package io.converge.broker.child;
 
+import io.converge.broker.junit.TypedParameterResolver;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
-import org.junit.jupiter.api.extension.ParameterContext;
-import org.junit.jupiter.api.extension.ParameterResolver;
 import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
 
 /**
@@ -14,18 +13,16 @@ import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
  * test it kills the children still running; when the test fails, each child's output is added to the
  * failure (as a suppressed exception), so that a crash test that fails says what the child did.
  */
-public final class ChildJvmExtension implements ParameterResolver, AfterEachCallback, TestExecutionExceptionHandler {
+public final class ChildJvmExtension extends TypedParameterResolver<ChildJvms>
+    implements
+      AfterEachCallback,
+      TestExecutionExceptionHandler {
 
   private static final ExtensionContext.Namespace NS = ExtensionContext.Namespace.create(ChildJvmExtension.class);
 
-  @Override
-  public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
-    return parameter.getParameter().getType() == ChildJvms.class;
-  }
-
-  @Override
-  public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
-    return jvms(context);
+  /** Created by JUnit. */
+  public ChildJvmExtension() {
+    super(ChildJvms.class, (parameter, context) -> jvms(context));
   }
 
   @Override

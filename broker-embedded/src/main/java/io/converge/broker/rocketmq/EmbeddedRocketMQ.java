@@ -61,11 +61,8 @@ public final class EmbeddedRocketMQ implements AutoCloseable {
       if (started) {
         return this;
       }
-      // BrokerStartup sets this; without it the broker registers no topics ("No route info").
-      System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION));
-      Dirs.requireWritable(settings.storeDir(), "RocketMQ store");
       long t0 = System.nanoTime();
-      nameServer = launcher.startNameServer();
+      startNameServer();
       broker = launcher.startBroker();
       started = true;
       LOG.info("RocketMQ started in {} ms: name server {}, broker {}",
@@ -88,10 +85,7 @@ public final class EmbeddedRocketMQ implements AutoCloseable {
     lock.lock();
     try {
       if (!started) {
-        // for a broker started later (see start())
-        System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION));
-        Dirs.requireWritable(settings.storeDir(), "RocketMQ store");
-        nameServer = launcher.startNameServer();
+        startNameServer();
         started = true;
         LOG.info("RocketMQ name server started alone: {}", nameServerAddress());
       }
@@ -99,6 +93,14 @@ public final class EmbeddedRocketMQ implements AutoCloseable {
     } finally {
       lock.unlock();
     }
+  }
+
+  /** Starts the name server, preparing what a broker started with or after it needs. Under {@code lock}. */
+  private void startNameServer() {
+    // BrokerStartup sets this; without it a broker registers no topics ("No route info").
+    System.setProperty(RemotingCommand.REMOTING_VERSION_KEY, Integer.toString(MQVersion.CURRENT_VERSION));
+    Dirs.requireWritable(settings.storeDir(), "RocketMQ store");
+    nameServer = launcher.startNameServer();
   }
 
   /** Stops the broker, keeping its store and port, e.g. to test a broker outage. */

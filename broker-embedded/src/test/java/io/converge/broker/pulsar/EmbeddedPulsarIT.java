@@ -3,8 +3,7 @@ package io.converge.broker.pulsar;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.converge.broker.EmbeddedServerException;
-import java.nio.file.Files;
+import io.converge.broker.UnwritableDir;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -105,12 +104,8 @@ class EmbeddedPulsarIT {
 
   @Test
   void unwritableDataDirIsNamed(@TempDir Path tmp) throws Exception {
-    Path dir = Files.createFile(tmp.resolve("a-file")).resolve("pulsar");
-    EmbeddedPulsar pulsar = EmbeddedPulsar.builder().dataDir(dir).build();
-    assertThatThrownBy(pulsar::start)
-        .isInstanceOf(EmbeddedServerException.class)
-        .hasMessageContaining(dir.toString())
-        .hasMessageContaining("not writable");
+    Path dir = UnwritableDir.below(tmp, "pulsar");
+    UnwritableDir.assertStartNames(EmbeddedPulsar.builder().dataDir(dir).build()::start, dir);
   }
 
   private static Consumer<String> subscribe(String topic) throws Exception {

@@ -17,20 +17,15 @@ import org.slf4j.LoggerFactory;
  * its own (the handler's rolled back), claiming the id first so that a concurrent copy that recorded first wins.
  * When nothing could be recorded it throws {@link OutcomeNotRecordedException}: the binding must not ack. Thread-safe:
  * all state is in the database.
+ *
+ * @param g the group's handler, policy and stores
+ * @param onBusinessFailure called in the transaction that records a business failure
  */
-final class FailureRecorder {
+record FailureRecorder(GroupSetup g, BusinessFailureHook onBusinessFailure) {
 
   static final int MAX_ERROR_TEXT = 2000;
 
   private static final Logger log = LoggerFactory.getLogger(FailureRecorder.class);
-
-  private final GroupSetup g;
-  private final BusinessFailureHook onBusinessFailure;
-
-  FailureRecorder(GroupSetup g, BusinessFailureHook onBusinessFailure) {
-    this.g = g;
-    this.onBusinessFailure = onBusinessFailure;
-  }
 
   Outcome deadLetterWithoutId(IncomingMessage message, MissingMessageIdException e) {
     long dlqId = run(message, null,

@@ -45,7 +45,9 @@ final class PushConsumer {
       int threads, int redeliveryDelayLevel, String instanceName, Duration consumeTimeout, boolean ordered,
       Duration suspend, Duration releaseInterval) {
     PushConsumer push = new PushConsumer(group, handler, redeliveryDelayLevel, suspend);
-    MessageListener listener = ordered ? push.new Orderly() : push.new Concurrently();
+    MessageListener listener = ordered
+        ? (MessageListenerOrderly) push::consumeOrderly
+        : (MessageListenerConcurrently) push::consumeConcurrently;
     // A handler waits out a database or broker outage on its consumer thread; RocketMQ sends a message
     // that is consumed for longer than consumeTimeout back to the broker (a second copy), so it is set long.
     // An orderly consumer keeps maxReconsumeTimes unlimited (RocketMQ's default for it): a message that
@@ -106,31 +108,24 @@ final class PushConsumer {
    * order, one call at a time per queue (other queues run in parallel). A message that is not acked
    * suspends its queue and is delivered again before the next message of the queue.
    */
-  private final class Orderly implements MessageListenerOrderly {
-
-    @Override
-    public ConsumeOrderlyStatus consumeMessage(List<MessageExt> messages, ConsumeOrderlyContext context) {
-      if (!deliverAll(messages)) {
-        context.setSuspendCurrentQueueTimeMillis(suspendMillis);
-        return ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT;
-      }
+  private ConsumeOrderlyStatus consumeOrderly(List<MessageExt> messages, ConsumeOrderlyContext context) {
+    if (deliverAll(messages)) {
       return ConsumeOrderlyStatus.SUCCESS;
     }
+    context.setSuspendCurrentQueueTimeMillis(suspendMillis);
+    return ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT;
   }
 
   /**
    * The opt-out ({@code ordered(false)}): several threads take messages of one queue at once, and a message
    * that is not acked goes back to the broker and returns after later messages. No per-key order.
    */
-  private final class Concurrently implements MessageListenerConcurrently {
-
-    @Override
-    public ConsumeConcurrentlyStatus consumeMessage(List<MessageExt> messages, ConsumeConcurrentlyContext context) {
-      if (!deliverAll(messages)) {
-        context.setDelayLevelWhenNextConsume(redeliveryDelayLevel);
-        return ConsumeConcurrentlyStatus.RECONSUME_LATER;
-      }
+  private ConsumeConcurrentlyStatus consumeConcurrently(List<MessageExt> messages,
+      ConsumeConcurrentlyContext context) {
+    if (deliverAll(messages)) {
       return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
     }
+    context.setDelayLevelWhenNextConsume(redeliveryDelayLevel);
+    return ConsumeConcurrentlyStatus.RECONSUME_LATER;
   }
 }

@@ -19,8 +19,13 @@ import org.slf4j.LoggerFactory;
  * so that the stream's start position exists when {@link CdcRelay#start()} returns; dropped when the
  * relay is retired. Also creates the relay's tables ({@link #prepare}) and reads the slot's lag.
  * Stateless apart from its data source; thread-safe.
+ *
+ * @param db the outbox's database
+ * @param name the slot's and the publication's name
+ * @param schema the schema of {@code converge_outbox}
+ * @param sleeper paces a drop's retries
  */
-final class CdcSlot {
+record CdcSlot(DataSource db, String name, String schema, Sleeper sleeper) {
 
   private static final Logger LOG = LoggerFactory.getLogger(CdcSlot.class);
 
@@ -34,19 +39,6 @@ final class CdcSlot {
       """;
   /** PostgreSQL's duplicate_object: another relay of this name created the slot at the same time. */
   private static final String DUPLICATE_OBJECT = "42710";
-
-  private final DataSource db;
-  private final String name;
-  private final String schema;
-  private final Sleeper sleeper;
-
-  /** The slot and publication {@code name} on the outbox in {@code schema}; {@code sleeper} paces a drop's retries. */
-  CdcSlot(DataSource db, String name, String schema, Sleeper sleeper) {
-    this.db = db;
-    this.name = name;
-    this.schema = schema;
-    this.sleeper = sleeper;
-  }
 
   /** Applies the {@code cdc} migrations, then {@link #create}s publication and slot. */
   boolean prepare() {

@@ -22,8 +22,15 @@ import java.util.Set;
  * <p>Shared by the polling relay ({@link #run}: due heads of any key) and the CDC relay (its sweeper:
  * {@link #run} with a minimum age; its stream: {@link #runKeys} for the keys of a WAL batch). Used by
  * one thread at a time.
+ *
+ * <p>{@link #run} claims only rows at least {@code minAge} old (zero: every row).
+ *
+ * @param sink where the claimed keys' rows are sent
+ * @param batchSize the most heads one cycle claims
+ * @param policy what a send's outcome does to the rows
+ * @param minAge the youngest row {@link #run} claims; zero for every row
  */
-public final class RelayCycle {
+public record RelayCycle(OutboxSink sink, int batchSize, DeliveryPolicy policy, Duration minAge) {
 
   /**
    * What one cycle did.
@@ -38,22 +45,6 @@ public final class RelayCycle {
   public record Result(int published, int refused, int parked, boolean brokerUnavailable, int postponed, boolean more) {
 
     static final Result NONE = new Result(0, 0, 0, false, 0, false);
-  }
-
-  private final OutboxSink sink;
-  private final int batchSize;
-  private final DeliveryPolicy policy;
-  private final Duration minAge;
-
-  /**
-   * A cycle that claims up to {@code batchSize} heads and sends their keys' rows through {@code sink};
-   * {@link #run} claims only rows at least {@code minAge} old (zero: every row).
-   */
-  public RelayCycle(OutboxSink sink, int batchSize, DeliveryPolicy policy, Duration minAge) {
-    this.sink = sink;
-    this.batchSize = batchSize;
-    this.policy = policy;
-    this.minAge = minAge;
   }
 
   /** Claims up to batch-size due heads (skipping locked ones), sends their keys' rows, marks them; one transaction. */

@@ -11,18 +11,17 @@ import io.converge.producer.TxnProducer;
 import io.converge.producer.spring.ConvergeProducerConfiguration;
 import io.converge.producer.spring.ProducerBackend;
 import io.converge.producer.spring.TransactionalPublisher;
+import io.converge.producer.spring.MicrometerConfiguration;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Objects;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 
 /**
@@ -108,13 +107,11 @@ class OutboxAutoConfiguration {
   }
 
   /** Micrometer metrics for the relay, when Micrometer and a registry are there. */
-  @Configuration(proxyBeanMethods = false)
-  @ConditionalOnClass(name = "io.micrometer.core.instrument.MeterRegistry")
+  @MicrometerConfiguration
   static class Metrics {
 
     @Bean
     @ConditionalOnMissingBean
-    @ConditionalOnBean(MeterRegistry.class)
     RelayMetrics convergeRelayMetrics(MeterRegistry registry) {
       return MicrometerRelayMetrics.of(registry);
     }

@@ -19,10 +19,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
@@ -57,29 +54,17 @@ class CdcGapsIT {
   @Test
   void rowsCommittedBeforeTheFirstStartArePublishedInKeyOrderAndStartCreatesTheSlot(RelayBed bed) throws Exception {
     String name = RelayBed.uniqueName("before");
-    Map<String, List<String>> committed = new HashMap<>();
-    List<String> all = new ArrayList<>();
+    CdcSupport.Committed committed = new CdcSupport.Committed();
     try (RocketMQSink sink = bed.sink().group("cdc-" + name).build()) {
-      for (int i = 0; i < 30; i++) { // before the relay ever started: no slot, no stream
-        String key = "cart-" + (i % 3);
-        String id = bed.publish(key);
-        committed.computeIfAbsent(key, k -> new ArrayList<>()).add(id);
-        all.add(id);
-      }
+      committed.publish(bed, 30, 3); // before the relay ever started: no slot, no stream
       CdcRelay relay = relay(bed, name).sink(sink).build();
       relay.start();
       assertThat(bed.scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + relay.slotName() + "'"))
           .as("start() returns with the slot created").isOne();
-      for (int i = 0; i < 30; i++) { // after: the stream, behind the old rows of the same keys
-        String key = "cart-" + (i % 3);
-        String id = bed.publish(key);
-        committed.computeIfAbsent(key, k -> new ArrayList<>()).add(id);
-        all.add(id);
-      }
-      bed.deliveries.awaitAll(all, Duration.ofSeconds(60));
+      committed.publish(bed, 30, 3); // after: the stream, behind the old rows of the same keys
+      bed.deliveries.awaitAll(committed.all, Duration.ofSeconds(60));
       bed.deliveries.awaitQuiet(Duration.ofMillis(1500)); // a sweep or two more: nothing sent twice
-      Map<String, List<String>> byKey = CdcSupport.byKey(bed.deliveries);
-      committed.forEach((key, ids) -> assertThat(byKey.get(key)).as("order of %s", key).containsExactlyElementsOf(ids));
+      committed.assertKeyOrder(bed.deliveries);
       assertThat(bed.count("published_at IS NULL")).isZero();
       relay.dropSlot();
     }

@@ -21,7 +21,6 @@ import io.converge.producer.TxnProducer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -68,16 +67,14 @@ class CdcRelayIT {
   @Test
   void committedRowsArriveInPerKeyOrderRolledBackNeverAndDropSlotCleansUp(RelayBed bed) throws Exception {
     String name = RelayBed.uniqueName("it");
-    Map<String, List<String>> committed = new HashMap<>();
-    List<String> all = new ArrayList<>();
+    CdcSupport.Committed committed = new CdcSupport.Committed();
     try (RocketMQSink sink = bed.sink().group("cdc-" + name).build()) {
       CdcRelay relay = relay(bed, name).sink(sink).build();
       relay.start();
       for (int i = 0; i < 120; i++) {
         String key = "cart-" + (i % 6);
         String id = bed.publish(key);
-        committed.computeIfAbsent(key, k -> new ArrayList<>()).add(id);
-        all.add(id);
+        committed.add(key, id);
         if (i % 20 == 0) {
           assertThatThrownBy(() -> bed.producer.inTransaction(tx -> {
             tx.publish(OutgoingMessage.builder(bed.topic).key(key).payload("rolled back".getBytes(UTF_8)).build());
@@ -85,16 +82,15 @@ class CdcRelayIT {
           })).isInstanceOf(IllegalStateException.class);
         }
       }
-      bed.deliveries.awaitAll(all, Duration.ofSeconds(60));
+      bed.deliveries.awaitAll(committed.all, Duration.ofSeconds(60));
       bed.deliveries.awaitQuiet(Duration.ofMillis(500));
       List<MessageExt> raw = bed.deliveries.raw();
-      assertThat(raw).as("rolled back rows never, committed ones once").hasSize(all.size());
-      Map<String, List<String>> byKey = CdcSupport.byKey(bed.deliveries);
-      committed.forEach((key, ids) -> assertThat(byKey.get(key)).as("order of %s", key).containsExactlyElementsOf(ids));
+      assertThat(raw).as("rolled back rows never, committed ones once").hasSize(committed.all.size());
+      committed.assertKeyOrder(bed.deliveries);
       // marked published after the send (the purge and the lag metric read it)
       await().atMost(Duration.ofSeconds(10)).until(() -> bed.count("published_at IS NULL") == 0);
       assertThat(bed.count("published_at IS NULL")).isZero();
-      assertThat(relay.published()).isEqualTo(all.size());
+      assertThat(relay.published()).isEqualTo(committed.all.size());
       relay.dropSlot();
       assertThat(bed.scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'converge_cdc_" + name + "'"))
           .isZero();

@@ -4,10 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.converge.outbox.Deliveries;
+import io.converge.outbox.RelayBed;
 import io.converge.outbox.RelayFixture;
 import io.converge.producer.Envelope;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -63,5 +66,32 @@ final class CdcSupport {
     return raw.stream().sorted(Comparator.comparingLong(MessageExt::getQueueOffset))
         .collect(Collectors.groupingBy(m -> m.getUserProperty(Envelope.KEY),
             Collectors.mapping(m -> m.getUserProperty(Envelope.MESSAGE_ID), Collectors.toList())));
+  }
+
+  /** The ids a test committed, in commit order: all of them and each key's. Not thread-safe. */
+  static final class Committed {
+
+    final List<String> all = new ArrayList<>();
+    private final Map<String, List<String>> byKey = new HashMap<>();
+
+    /** Records {@code id}, committed under {@code key}, after the ones before it. */
+    void add(String key, String id) {
+      byKey.computeIfAbsent(key, k -> new ArrayList<>()).add(id);
+      all.add(id);
+    }
+
+    /** Publishes {@code rows} rows on {@code bed}, one transaction each, over keys {@code cart-0} to {@code cart-(keys-1)}. */
+    void publish(RelayBed bed, int rows, int keys) {
+      for (int i = 0; i < rows; i++) {
+        String key = "cart-" + (i % keys);
+        add(key, bed.publish(key));
+      }
+    }
+
+    /** Asserts that each key's ids were delivered in commit order ({@link #byKey(Deliveries)}: none twice). */
+    void assertKeyOrder(Deliveries deliveries) {
+      Map<String, List<String>> delivered = byKey(deliveries);
+      byKey.forEach((key, ids) -> assertThat(delivered.get(key)).as("order of %s", key).containsExactlyElementsOf(ids));
+    }
   }
 }

@@ -15,18 +15,13 @@ import org.slf4j.LoggerFactory;
 /**
  * Answers the broker's check-backs from the transaction log, so that any live instance of the group
  * answers for one that died. Thread-safe.
+ *
+ * @param context the producer group's data source, log and metrics
+ * @param recorder where each check-back's answer and reason are recorded ({@code converge_txn_end})
  */
-final class CheckBackListener implements TransactionListener {
+record CheckBackListener(BackendContext context, EndRecorder recorder) implements TransactionListener {
 
   private static final Logger LOG = LoggerFactory.getLogger(CheckBackListener.class);
-
-  private final BackendContext context;
-  private final EndRecorder recorder;
-
-  CheckBackListener(BackendContext context, EndRecorder recorder) {
-    this.context = context;
-    this.recorder = recorder;
-  }
 
   /** Not used: Converge sends half messages itself and ends them after the DB commit. */
   @Override

@@ -6,7 +6,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -91,15 +90,7 @@ final class EndLanes implements AutoCloseable {
         lane.offer(STOP);
       }
     }
-    long deadline = System.nanoTime() + grace.toNanos();
-    for (Thread t : threads) {
-      try {
-        t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      t.interrupt();
-    }
+    Writers.stop(threads, grace);
   }
 
   @Override

@@ -242,12 +242,7 @@ final class EndRecorder implements AutoCloseable {
   /** Writes what was recorded, waiting at most {@code grace}; later records are dropped. */
   void close(Duration grace) {
     closed = true;
-    try {
-      thread.join(Math.max(1, grace.toMillis()));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    thread.interrupt();
+    Writers.stop(List.of(thread), grace);
   }
 
   @Override

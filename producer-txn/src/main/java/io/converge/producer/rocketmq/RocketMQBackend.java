@@ -3,6 +3,7 @@ package io.converge.producer.rocketmq;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendFactory;
 import io.converge.producer.spi.TxnBackend;
+import io.converge.producer.support.Require;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -42,10 +43,7 @@ public final class RocketMQBackend implements BackendFactory {
 
   /** Threads answering check-backs; default 2. */
   public RocketMQBackend checkThreads(int threads) {
-    if (threads < 1 || threads > 64) {
-      throw new IllegalArgumentException("rocketmq.checkThreads must be between 1 and 64, but was " + threads);
-    }
-    return new RocketMQBackend(nameServer, sendTimeout, threads);
+    return new RocketMQBackend(nameServer, sendTimeout, Require.between("rocketmq.checkThreads", threads, 1, 64));
   }
 
   @Override

@@ -93,10 +93,7 @@ final class CheckBack {
       return Outcome.PAST_RETENTION;
     }
     try (PreparedStatement ps = c.prepareStatement(FENCE)) {
-      ps.setString(1, id);
-      ps.setString(2, group);
-      ps.setString(3, topic);
-      ps.setString(4, attempt);
+      TxnLog.bindAttempt(ps, id, group, topic, attempt);
       if (ps.executeUpdate() == 1) {
         LOG.warn(
             "Message {} of group {} had no committed local transaction {} after it was prepared: fenced and rolled back",

@@ -28,13 +28,7 @@ public final class Commits {
 
   /** Sets the current thread's pre-commit write ({@code null} removes it); returns the one it replaces, or null. */
   public static BeforeCommit beforeCommit(BeforeCommit write) {
-    BeforeCommit previous = BEFORE_COMMIT.get();
-    if (write == null) {
-      BEFORE_COMMIT.remove();
-    } else {
-      BEFORE_COMMIT.set(write);
-    }
-    return previous;
+    return swap(BEFORE_COMMIT, write);
   }
 
   /** Runs the current thread's pre-commit write, if any, on a unit's connection right before its commit. */
@@ -50,11 +44,16 @@ public final class Commits {
 
   /** Sets the current thread's observer ({@code null} removes it); returns the one it replaces, or {@code null}. */
   public static Runnable observe(Runnable observer) {
-    Runnable previous = OBSERVER.get();
-    if (observer == null) {
-      OBSERVER.remove();
+    return swap(OBSERVER, observer);
+  }
+
+  /** Sets {@code slot} to {@code value} ({@code null} removes it); returns the value it replaces, or null. */
+  private static <T> T swap(ThreadLocal<T> slot, T value) {
+    T previous = slot.get();
+    if (value == null) {
+      slot.remove();
     } else {
-      OBSERVER.set(observer);
+      slot.set(value);
     }
     return previous;
   }

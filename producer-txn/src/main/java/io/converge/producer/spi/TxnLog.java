@@ -99,10 +99,7 @@ public final class TxnLog {
   public void recordCommitted(Connection connection, String id, String attempt, String group, String topic)
       throws SQLException {
     try (PreparedStatement ps = connection.prepareStatement(RECORD)) {
-      ps.setString(1, id);
-      ps.setString(2, group);
-      ps.setString(3, topic);
-      ps.setString(4, attempt);
+      bindAttempt(ps, id, group, topic, attempt);
       if (ps.executeUpdate() == 0) {
         throw fenced(id, attempt, group);
       }
@@ -129,10 +126,7 @@ public final class TxnLog {
           return;
         }
         try (PreparedStatement ps = connection.prepareStatement(PipelinedCommit.withCommit(RECORD_OR_FAIL))) {
-          ps.setString(1, id);
-          ps.setString(2, group);
-          ps.setString(3, topic);
-          ps.setString(4, attempt);
+          bindAttempt(ps, id, group, topic, attempt);
           ps.execute();
         } catch (SQLException e) {
           if (DIVISION_BY_ZERO.equals(e.getSQLState())) {
@@ -290,4 +284,12 @@ public final class TxnLog {
     }
   }
 
+  /** Binds the parameters 1 to 4 that the log's per-attempt statements share: id, group, topic, attempt. */
+  static void bindAttempt(PreparedStatement ps, String id, String group, String topic, String attempt)
+      throws SQLException {
+    ps.setString(1, id);
+    ps.setString(2, group);
+    ps.setString(3, topic);
+    ps.setString(4, attempt);
+  }
 }

@@ -9,7 +9,6 @@ import java.util.Objects;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
@@ -55,13 +54,11 @@ public class ConvergeProducerConfiguration {
   }
 
   /** Micrometer metrics, when Micrometer and a registry are there. */
-  @Configuration(proxyBeanMethods = false)
-  @ConditionalOnClass(name = "io.micrometer.core.instrument.MeterRegistry")
+  @MicrometerConfiguration
   static class Metrics {
 
     @Bean
     @ConditionalOnMissingBean
-    @ConditionalOnBean(MeterRegistry.class)
     ProducerMetricsFactory convergeProducerMetrics(MeterRegistry registry) {
       return group -> new MicrometerMetrics(registry, group);
     }

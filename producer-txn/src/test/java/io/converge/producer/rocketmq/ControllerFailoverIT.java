@@ -19,11 +19,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.awaitility.core.ConditionTimeoutException;
@@ -85,26 +80,14 @@ class ControllerFailoverIT {
           rolledBack.add(id);
         }
       }
-      List<String> inFlightCommit = FailoverUnits.ids(3);
-      List<String> inFlightRollback = FailoverUnits.ids(3);
-      all.addAll(inFlightCommit);
-      all.addAll(inFlightRollback);
-      rolledBack.addAll(inFlightRollback);
-      CountDownLatch prepared = new CountDownLatch(2);
-      CountDownLatch killed = new CountDownLatch(1);
-      ExecutorService open = Executors.newFixedThreadPool(2);
-      Future<String> commit = open
-          .submit(() -> FailoverUnits.openUnit(producer, topic, inFlightCommit, null, prepared, killed, true));
-      Future<String> rollback = open
-          .submit(() -> FailoverUnits.openUnit(producer, topic, inFlightRollback, null, prepared,
-              killed, false));
-      assertThat(prepared.await(30, TimeUnit.SECONDS)).isTrue();
+      FailoverUnits.OpenAcrossKill open = FailoverUnits.openAcrossKill(producer, topic, 3, null);
+      open.expect(all, rolledBack);
+      open.awaitPrepared();
       long killedAt = System.nanoTime();
       cluster.kill(first);
-      killed.countDown();
-      assertThat(commit.get(30, TimeUnit.SECONDS)).isEqualTo("committed"); // its END found no master
-      assertThat(rollback.get(30, TimeUnit.SECONDS)).isEqualTo("rolled back");
-      open.shutdown();
+      open.killed();
+      assertThat(open.commitOutcome()).isEqualTo("committed"); // its END found no master
+      assertThat(open.rollbackOutcome()).isEqualTo("rolled back");
 
       await("the controller elects " + second).atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
           .until(() -> second.equals(cluster.master("broker-a")));
@@ -124,12 +107,12 @@ class ControllerFailoverIT {
         awaitCommit(replica, topic, all, Duration.ofSeconds(60)); // it catches up, then joins the sync state set
         long firstCommitMs = (System.nanoTime() - t0) / 1_000_000;
         Set<String> committed = committedOrders(all);
-        assertThat(committed).containsAll(inFlightCommit).doesNotContainAnyElementsOf(rolledBack);
+        assertThat(committed).containsAll(open.committing).doesNotContainAnyElementsOf(rolledBack);
         await("every committed unit delivered, the open ones resolved").atMost(Duration.ofSeconds(30))
             .untilAsserted(() -> {
               assertThat(consumer.byId(m -> m.getUserProperty(Envelope.MESSAGE_ID)).keySet()).containsAll(committed);
-              assertThat(fenced(inFlightRollback)).as("ROLLBACK fences of the new master's check-back")
-                  .containsExactlyInAnyOrderElementsOf(inFlightRollback);
+              assertThat(fenced(open.rollingBack)).as("ROLLBACK fences of the new master's check-back")
+                  .containsExactlyInAnyOrderElementsOf(open.rollingBack);
             });
         long resolvedMs = (System.nanoTime() - killedAt) / 1_000_000;
         // what a check-back could still deliver late: give the new master's next scans a chance to

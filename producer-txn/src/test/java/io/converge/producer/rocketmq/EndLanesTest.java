@@ -66,7 +66,7 @@ class EndLanesTest {
       CountDownLatch taken = new CountDownLatch(1);
       submit(lanes, 0, () -> {
         taken.countDown();
-        awaitQuietly(release); // a broker that does not answer
+        Latches.awaitQuietly(release, Duration.ofSeconds(10)); // a broker that does not answer
       });
       assertThat(taken.await(10, TimeUnit.SECONDS)).isTrue();
       submit(lanes, 0, () -> ran.add("queued")); // fills the one slot
@@ -92,14 +92,6 @@ class EndLanesTest {
 
   private static void submit(EndLanes lanes, int key, Runnable end) throws Exception {
     lanes.submit(key, end);
-  }
-
-  private static void awaitQuietly(CountDownLatch latch) {
-    try {
-      latch.await(10, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
   }
 
   private static void sleepQuietly(long millis) {

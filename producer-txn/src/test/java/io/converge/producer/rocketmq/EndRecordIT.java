@@ -14,7 +14,6 @@ import io.converge.producer.TxnProducer;
 import io.converge.producer.spi.CrashPoints;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -45,7 +44,7 @@ class EndRecordIT {
     AtomicInteger checks = new AtomicInteger();
     CrashPoints.install(point -> {
       if (point == CrashPoints.Point.CHECK_BACK && checks.incrementAndGet() > 1) {
-        awaitQuietly(resolved);
+        Latches.awaitQuietly(resolved, Duration.ofSeconds(30));
       }
     });
     try (TxnProducer p = producer(mq, topic)) {
@@ -106,7 +105,7 @@ class EndRecordIT {
     AtomicInteger answers = new AtomicInteger();
     CrashPoints.install(point -> {
       if (point == CrashPoints.Point.CHECK_BACK) {
-        awaitQuietly(resolved);
+        Latches.awaitQuietly(resolved, Duration.ofSeconds(30));
       } else if (point == CrashPoints.Point.BROKER_END_ANSWERED && answers.incrementAndGet() == 1) {
         throw new IllegalStateException("the END's answer was lost (test)");
       }
@@ -152,14 +151,6 @@ class EndRecordIT {
     return TxnProducer.builder().group(RocketMQExtension.uniqueTopic("g")).dataSource(orders.db())
         .backend(RocketMQBackend.nameServer(mq.nameServerAddress())).topics(topic)
         .localTransactionTimeout(Duration.ofSeconds(30)).build();
-  }
-
-  private static void awaitQuietly(CountDownLatch latch) {
-    try {
-      latch.await(30, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
   }
 
   private static String status(String id) {

@@ -1,6 +1,7 @@
 package io.converge.producer.rocketmq;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import io.converge.producer.MessageIds;
 import io.converge.producer.OutgoingMessage;
@@ -14,6 +15,9 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 
@@ -62,6 +66,65 @@ final class FailoverUnits {
       return "committed";
     } catch (IllegalStateException e) {
       return "rolled back";
+    }
+  }
+
+  /**
+   * Two units held open across a broker kill, each publishing {@code n} new ids (with {@code keys}, or none
+   * when null): one commits and one rolls back once {@link #killed()} is called.
+   */
+  static OpenAcrossKill openAcrossKill(TxnProducer producer, String topic, int n, List<String> keys) {
+    return new OpenAcrossKill(producer, topic, ids(n), ids(n), keys);
+  }
+
+  /** See {@link #openAcrossKill}. */
+  static final class OpenAcrossKill {
+
+    final List<String> committing;
+    final List<String> rollingBack;
+    private final CountDownLatch prepared = new CountDownLatch(2);
+    private final CountDownLatch killed = new CountDownLatch(1);
+    private final ExecutorService threads = Executors.newFixedThreadPool(2);
+    private final Future<String> commit;
+    private final Future<String> rollback;
+
+    private OpenAcrossKill(TxnProducer producer, String topic, List<String> committing, List<String> rollingBack,
+        List<String> keys) {
+      this.committing = committing;
+      this.rollingBack = rollingBack;
+      commit = threads.submit(() -> openUnit(producer, topic, committing, keys, prepared, killed, true));
+      rollback = threads.submit(() -> openUnit(producer, topic, rollingBack, keys, prepared, killed, false));
+    }
+
+    /** Adds both units' ids to {@code all} (every id of the test) and the rolling-back ones to {@code rolledBack}. */
+    void expect(Collection<String> all, Collection<String> rolledBack) {
+      all.addAll(committing);
+      all.addAll(rollingBack);
+      rolledBack.addAll(rollingBack);
+    }
+
+    /** Asserts that both units stored their half messages within 30 s. */
+    void awaitPrepared() throws InterruptedException {
+      assertThat(prepared.await(30, TimeUnit.SECONDS)).isTrue();
+    }
+
+    /** Lets both units end (the broker was killed). */
+    void killed() {
+      killed.countDown();
+    }
+
+    /** How the committing unit ended ({@code "committed"} or {@code "rolled back"}), within 30 s. */
+    String commitOutcome() throws Exception {
+      return commit.get(30, TimeUnit.SECONDS);
+    }
+
+    /** How the rolling-back unit ended, within 30 s; then stops the units' threads. */
+    String rollbackOutcome() throws Exception {
+      try {
+        return rollback.get(30, TimeUnit.SECONDS);
+      } finally {
+        threads.shutdown();
+      }
     }
   }
 

@@ -18,7 +18,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -126,27 +125,17 @@ class HalfMessageFailoverIT {
 
       // two units open across the kill, each with half messages on broker-a (keys of broker-a's queues)
       List<String> keysOfA = keysOfBroker(0);
-      List<String> inFlightCommit = ids(4);
-      List<String> inFlightRollback = ids(4);
-      all.addAll(inFlightCommit);
-      all.addAll(inFlightRollback);
-      rolledBack.addAll(inFlightRollback);
-      CountDownLatch prepared = new CountDownLatch(2);
-      CountDownLatch killed = new CountDownLatch(1);
-      ExecutorService open = Executors.newFixedThreadPool(2);
-      Future<?> commit = open.submit(() -> openUnit(producer, topic, inFlightCommit, keysOfA, prepared, killed, true));
-      Future<?> rollback = open.submit(() -> openUnit(producer, topic, inFlightRollback, keysOfA, prepared, killed,
-          false));
-      assertThat(prepared.await(30, TimeUnit.SECONDS)).isTrue();
+      FailoverUnits.OpenAcrossKill open = FailoverUnits.openAcrossKill(producer, topic, 4, keysOfA);
+      open.expect(all, rolledBack);
+      open.awaitPrepared();
       long killedAt = System.nanoTime();
       cluster.kill("broker-a");
       down.set(true);
-      killed.countDown();
+      open.killed();
       assertThat(endOnSlave(group, topic)).as("END sent to the slave of broker-a")
           .isEqualTo(ResponseCode.SLAVE_NOT_AVAILABLE);
-      commit.get(30, TimeUnit.SECONDS);
-      assertThat(rollback.get(30, TimeUnit.SECONDS)).isEqualTo("rolled back");
-      open.shutdown();
+      open.commitOutcome();
+      assertThat(open.rollbackOutcome()).isEqualTo("rolled back");
       int atKill = units.get();
       await().atMost(Duration.ofSeconds(30)).until(() -> units.get() >= atKill + 40);
 
@@ -161,7 +150,7 @@ class HalfMessageFailoverIT {
       load.shutdown();
 
       Set<String> committed = committedOrders(all);
-      assertThat(committed).containsAll(inFlightCommit).doesNotContainAnyElementsOf(rolledBack);
+      assertThat(committed).containsAll(open.committing).doesNotContainAnyElementsOf(rolledBack);
       // a lone instance would answer the restarted broker after its next heartbeat (up to 30 s); a second
       // instance of the group, as a service runs, registers at once (see ops/deploy/README.md)
       DefaultMQProducer plain = RocketMQClients.startProducer(cluster.nameServerAddress(),
@@ -169,8 +158,8 @@ class HalfMessageFailoverIT {
       try (TxnProducer replica = producer(group, topic)) {
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
           assertThat(consumer.byId(m -> m.getUserProperty(Envelope.MESSAGE_ID)).keySet()).containsAll(committed);
-          assertThat(fenced(inFlightRollback)).as("ROLLBACK fences of the restarted broker's check-back")
-              .containsExactlyInAnyOrderElementsOf(inFlightRollback);
+          assertThat(fenced(open.rollingBack)).as("ROLLBACK fences of the restarted broker's check-back")
+              .containsExactlyInAnyOrderElementsOf(open.rollingBack);
         });
         long resolvedMs = (System.nanoTime() - restartedAt) / 1_000_000;
         // nothing can be delivered late: no half message is left for a check-back on either master, and all
@@ -185,7 +174,7 @@ class HalfMessageFailoverIT {
         delivered.remove(null); // the markers
         assertThat(delivered.keySet()).as("delivered iff committed").containsExactlyInAnyOrderElementsOf(committed);
         String addressOfA = cluster.brokerAddress("broker-a");
-        assertThat(inFlightCommit).allSatisfy(id -> assertThat(delivered.get(id).get(0).getStoreHost().toString())
+        assertThat(open.committing).allSatisfy(id -> assertThat(delivered.get(id).get(0).getStoreHost().toString())
             .as("in-flight message %s stored by broker-a", id).endsWith(addressOfA));
         assertThat(committedWhileDown.get()).as("units committed through broker-b while broker-a had no master")
             .isGreaterThanOrEqualTo(20);
@@ -304,11 +293,6 @@ class HalfMessageFailoverIT {
         .localTransactionTimeout(Duration.ofSeconds(5)).build();
   }
 
-  private static String openUnit(TxnProducer producer, String topic, List<String> ids, List<String> keys,
-      CountDownLatch prepared, CountDownLatch killed, boolean commits) {
-    return FailoverUnits.openUnit(producer, topic, ids, keys, prepared, killed, commits);
-  }
-
   /** Keys whose queue (hash modulo the 8 queues of the route, sorted by broker name) is on broker {@code index}. */
   private static List<String> keysOfBroker(int index) {
     List<String> keys = new ArrayList<>();
@@ -318,10 +302,6 @@ class HalfMessageFailoverIT {
       }
     }
     return keys;
-  }
-
-  private static List<String> ids(int n) {
-    return FailoverUnits.ids(n);
   }
 
   /** The ids among {@code ids} whose unit committed: their log row, written in the unit's transaction. */

@@ -2,8 +2,8 @@ package io.converge.producer.rocketmq;
 
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.producer.schema.Migrations;
+import io.converge.producer.testing.Rows;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import javax.sql.DataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -31,10 +31,7 @@ final class OrdersTable {
 
   /** Inserts order {@code id} on {@code c} (the unit of work's connection). */
   static void insert(Connection c, String id) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("INSERT INTO orders VALUES (?)")) {
-      ps.setString(1, id);
-      ps.executeUpdate();
-    }
+    Rows.insert(c, "orders", id);
   }
 
   /** How many orders {@code id} are committed (0 or 1). */

@@ -3,44 +3,20 @@ package io.converge.producer.rocketmq;
 import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
-import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.spi.TxnLog;
 import io.converge.producer.testing.ChildProducerFactory;
-import io.converge.producer.testing.ContractBroker;
-import io.converge.producer.testing.MessageSink;
-import io.converge.producer.testing.RocketMQTopicSink;
-import io.converge.producer.testing.TxnProducerContract;
+import io.converge.producer.testing.RocketMQContract;
 import java.time.Duration;
 import java.util.Map;
 import javax.sql.DataSource;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /** The shared contract, against the RocketMQ half-message backend on the embedded broker. */
-@ExtendWith(RocketMQExtension.class)
-class RocketMQTxnProducerIT extends TxnProducerContract {
-
-  private static EmbeddedRocketMQ mq;
-
-  @BeforeAll
-  static void broker(EmbeddedRocketMQ server) {
-    mq = server;
-  }
+class RocketMQTxnProducerIT extends RocketMQContract {
 
   @Override
   protected TxnProducer newProducer(String group, String topic, DataSource db) {
     return new RocketMQChildFactory().create(group, topic, db, childEnv());
-  }
-
-  @Override
-  protected ContractBroker broker() {
-    return ContractBroker.rocketMQ(mq);
-  }
-
-  @Override
-  protected MessageSink consume(String topic) {
-    return new RocketMQTopicSink(mq, topic);
   }
 
   @Override

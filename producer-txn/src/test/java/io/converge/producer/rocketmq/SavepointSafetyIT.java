@@ -14,6 +14,7 @@ import io.converge.producer.MessageIds;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.schema.Migrations;
+import io.converge.producer.testing.Rows;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendFactory;
 import io.converge.producer.spi.BackendTransaction;
@@ -23,8 +24,6 @@ import io.converge.producer.spring.TransactionalPublisher;
 import io.converge.producer.testing.Delivered;
 import io.converge.producer.testing.RocketMQTopicSink;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.Savepoint;
 import java.sql.Statement;
 import java.time.Duration;
@@ -296,19 +295,10 @@ class SavepointSafetyIT {
   }
 
   private static void insert(Connection c, String id) throws Exception {
-    try (PreparedStatement ps = c.prepareStatement(INSERT)) {
-      ps.setString(1, id);
-      ps.executeUpdate();
-    }
+    Rows.insert(c, "sp_orders", id);
   }
 
   private static boolean exists(String id) throws Exception {
-    try (Connection c = db.getConnection();
-        PreparedStatement ps = c.prepareStatement("SELECT 1 FROM sp_orders WHERE id = ?")) {
-      ps.setString(1, id);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next();
-      }
-    }
+    return Rows.exists(db, "sp_orders", id);
   }
 }

@@ -7,9 +7,8 @@ import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.producer.LateCommitFencedException;
 import io.converge.producer.MessageIds;
 import io.converge.producer.schema.Migrations;
+import io.converge.producer.testing.Rows;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import javax.sql.DataSource;
@@ -86,19 +85,10 @@ class CommitWriteIT {
   }
 
   private static void insertWork(Connection c, String id) throws Exception {
-    try (PreparedStatement ps = c.prepareStatement("INSERT INTO work (id) VALUES (?)")) {
-      ps.setString(1, id);
-      ps.executeUpdate();
-    }
+    Rows.insert(c, "work", id);
   }
 
   private static boolean workExists(String id) throws Exception {
-    try (Connection c = db.getConnection();
-        PreparedStatement ps = c.prepareStatement("SELECT 1 FROM work WHERE id = ?")) {
-      ps.setString(1, id);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next();
-      }
-    }
+    return Rows.exists(db, "work", id);
   }
 }

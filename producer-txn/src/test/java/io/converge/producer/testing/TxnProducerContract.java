@@ -152,6 +152,22 @@ public abstract class TxnProducerContract {
     return new Schema(ds, name);
   }
 
+  private static final java.util.Set<List<Object>> MIGRATED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  /**
+   * Applies {@code module}'s migrations to {@code db} once per test JVM (a backend whose producer needs more
+   * tables than the contract's schema has; the contract's tests run concurrently). The crash tests' child
+   * factories apply them on every call instead.
+   */
+  protected static void migrateOnce(DataSource db, String module) {
+    synchronized (MIGRATED) {
+      if (!MIGRATED.contains(List.of(db, module))) {
+        Migrations.apply(db, module);
+        MIGRATED.add(List.of(db, module));
+      }
+    }
+  }
+
   /**
    * Closes the test's producers and sinks off the test thread: a RocketMQ client takes up to 3 s to shut
    * down, which the next test need not wait for (it uses its own topics and groups). {@link #awaitClosed()}
@@ -239,13 +255,7 @@ public abstract class TxnProducerContract {
   }
 
   protected boolean orderExists(String id) throws Exception {
-    try (Connection c = db.getConnection();
-        PreparedStatement ps = c.prepareStatement("SELECT 1 FROM contract_orders WHERE id = ?")) {
-      ps.setString(1, id);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next();
-      }
-    }
+    return Rows.exists(db, "contract_orders", id);
   }
 
   /** Waits until every id in {@code ids} was delivered at least once. */
@@ -331,9 +341,7 @@ public abstract class TxnProducerContract {
 
   // ---- 1. commit ----
 
-  @Test
-  @Execution(ExecutionMode.CONCURRENT)
-  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
+  @ContractTest
   void commitDeliversTheMessageAndKeepsTheBusinessRow() throws Exception {
     Unit u = unit("commit");
     String id = order(u.p(), u.topic(), "committed");
@@ -344,9 +352,7 @@ public abstract class TxnProducerContract {
 
   // ---- 2. rollback ----
 
-  @Test
-  @Execution(ExecutionMode.CONCURRENT)
-  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
+  @ContractTest
   void exceptionInTheUnitOfWorkRollsBackRowAndMessage() throws Exception {
     Unit u = unit("rollback");
     String topic = u.topic();
@@ -375,37 +381,25 @@ public abstract class TxnProducerContract {
 
   // ---- 3. kill -9 after the DB commit, before the broker commit ----
 
-  @Test
-  @Execution(ExecutionMode.CONCURRENT)
-  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
-  @ResourceLock(CHILD)
+  @CrashTest
   void killAfterDbCommitBeforeBrokerCommitIsDeliveredByRecovery(ChildJvms jvms) throws Exception {
-    String topic = topic("crash-after");
-    String group = group("g");
-    MessageSink sink = sink(topic);
-    String id = MessageIds.shared().next();
-    runChildUntilCrash(jvms, CrashPoints.Point.AFTER_DB_COMMIT, group, topic, id);
-    assertThat(orderExists(id)).as("the DB committed before the crash").isTrue();
-    producer(group, topic); // a new instance of the same group answers for the dead one
-    awaitDelivered(sink, Set.of(id), recoveryWindow().plusSeconds(30));
+    CrashUnit c = crashUnit("crash-after");
+    runChildUntilCrash(jvms, CrashPoints.Point.AFTER_DB_COMMIT, c);
+    assertThat(orderExists(c.id())).as("the DB committed before the crash").isTrue();
+    producer(c.group(), c.topic()); // a new instance of the same group answers for the dead one
+    awaitDelivered(c.sink(), Set.of(c.id()), recoveryWindow().plusSeconds(30));
   }
 
   // ---- 4. kill -9 before the DB commit ----
 
-  @Test
-  @Execution(ExecutionMode.CONCURRENT)
-  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
-  @ResourceLock(CHILD)
+  @CrashTest
   void killBeforeDbCommitIsNeverDelivered(ChildJvms jvms) throws Exception {
-    String topic = topic("crash-before");
-    String group = group("g");
-    MessageSink sink = sink(topic);
-    String id = MessageIds.shared().next();
-    runChildUntilCrash(jvms, CrashPoints.Point.BEFORE_DB_COMMIT, group, topic, id);
-    TxnProducer heir = producer(group, topic);
-    settle(new Unit(topic, heir, sink), recoveryWindow(), id);
-    assertThat(orderExists(id)).isFalse();
-    assertThat(ids(sink)).doesNotContain(id);
+    CrashUnit c = crashUnit("crash-before");
+    runChildUntilCrash(jvms, CrashPoints.Point.BEFORE_DB_COMMIT, c);
+    TxnProducer heir = producer(c.group(), c.topic());
+    settle(new Unit(c.topic(), heir, c.sink()), recoveryWindow(), c.id());
+    assertThat(orderExists(c.id())).isFalse();
+    assertThat(ids(c.sink())).doesNotContain(c.id());
   }
 
   // ---- 4b. a retry with the same message id after a crashed attempt (issue 13.10) ----
@@ -418,10 +412,7 @@ public abstract class TxnProducerContract {
    * must be rolled back although a committed row of its id exists), and must not refuse the retry
    * because recovery already discarded the dead attempt.
    */
-  @Test
-  @Execution(ExecutionMode.CONCURRENT)
-  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
-  @ResourceLock(CHILD)
+  @CrashTest
   void aRetryWithTheSameIdAfterACrashedAttemptDeliversOnlyTheRetry(ChildJvms jvms) throws Exception {
     retryAfterACrashedAttempt(jvms, "retry", false);
   }
@@ -433,10 +424,7 @@ public abstract class TxnProducerContract {
    * died with its transaction). The retry with the same id must commit (not be refused as a late
    * commit of the fenced attempt for the whole log retention) and only its payload may be delivered.
    */
-  @Test
-  @Execution(ExecutionMode.CONCURRENT)
-  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
-  @ResourceLock(CHILD)
+  @CrashTest
   void aRetryWithTheSameIdAfterRecoveryDiscardedTheCrashedAttemptCommits(ChildJvms jvms) throws Exception {
     retryAfterACrashedAttempt(jvms, "refenced", true);
   }
@@ -447,12 +435,12 @@ public abstract class TxnProducerContract {
    * {@code afterDiscard}); only the retry's payload is delivered.
    */
   private void retryAfterACrashedAttempt(ChildJvms jvms, String prefix, boolean afterDiscard) throws Exception {
-    String topic = topic(prefix);
-    String group = group("g");
-    MessageSink sink = sink(topic);
-    String id = MessageIds.shared().next();
-    TxnProducer heir = producer(group, topic); // started first: the retry follows the crash at once
-    runChildUntilCrash(jvms, CrashPoints.Point.BEFORE_DB_COMMIT, group, topic, id);
+    CrashUnit c = crashUnit(prefix);
+    String topic = c.topic();
+    MessageSink sink = c.sink();
+    String id = c.id();
+    TxnProducer heir = producer(c.group(), topic); // started first: the retry follows the crash at once
+    runChildUntilCrash(jvms, CrashPoints.Point.BEFORE_DB_COMMIT, c);
     if (afterDiscard && reachesBrokerInUnitOfWork()) {
       awaitDiscarded(id);
     }
@@ -505,9 +493,7 @@ public abstract class TxnProducerContract {
    * key) commit and are delivered; the slow message must not be delivered before its commit, and must
    * be delivered after it.
    */
-  @Test
-  @Execution(ExecutionMode.CONCURRENT)
-  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
+  @ContractTest
   void anOpenUnitIsNeitherDeliveredBeforeItsCommitNorLostAfterIt() throws Exception {
     assumeThat(reachesBrokerInUnitOfWork())
         .as("a unit that reaches the broker is bounded by its local-transaction timeout (see 5)")
@@ -537,9 +523,7 @@ public abstract class TxnProducerContract {
 
   // ---- 6. several messages: all or none; envelope preserved ----
 
-  @Test
-  @Execution(ExecutionMode.CONCURRENT)
-  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
+  @ContractTest
   void severalMessagesAreAllOrNoneWithIdKeyAndHeadersPreserved() throws Exception {
     Unit u = unit("many");
     String topic = u.topic();
@@ -563,7 +547,8 @@ public abstract class TxnProducerContract {
       throw new IllegalStateException("third message's business check failed");
     })).isInstanceOf(IllegalStateException.class);
 
-    List<Delivered> delivered = awaitDelivered(u.sink(), Set.copyOf(committed), Duration.ofSeconds(60));
+    List<Delivered> delivered = assertOnlyCommittedDelivered(u, Set.copyOf(committed), "rolled back with the unit",
+        rolledBack.toArray(String[]::new));
     for (Delivered d : delivered) {
       assertThat(d.key()).isEqualTo("customer-7");
       assertThat(d.headers()).containsEntry(Envelope.MESSAGE_ID, d.id())
@@ -573,11 +558,6 @@ public abstract class TxnProducerContract {
           .containsKey(Envelope.SOURCE)
           .containsKey(Envelope.CREATED_AT);
       assertThat(new String(d.payload(), UTF_8)).isEqualTo(d.id());
-    }
-    settle(u, recoveryWindow(), rolledBack.toArray(String[]::new));
-    assertThat(ids(u.sink())).doesNotContainAnyElementsOf(rolledBack);
-    for (String id : rolledBack) {
-      assertThat(orderExists(id)).isFalse();
     }
   }
 
@@ -590,9 +570,7 @@ public abstract class TxnProducerContract {
    * B's business row is gone with the savepoint. A second savepoint taken before any publish and
    * rolled back discards everything published after it.
    */
-  @Test
-  @Execution(ExecutionMode.CONCURRENT)
-  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
+  @ContractTest
   void aRolledBackSavepointDiscardsTheMessagesPublishedAfterIt() throws Exception {
     Unit u = unit("savepoint");
     String topic = u.topic();
@@ -624,16 +602,17 @@ public abstract class TxnProducerContract {
 
   /**
    * Waits for {@code delivered}, then past the recovery window; asserts that none of {@code never}
-   * was delivered and that their business rows are gone.
+   * was delivered and that their business rows are gone. Returns the deliveries of {@code delivered}.
    */
-  private void assertOnlyCommittedDelivered(Unit u, Set<String> delivered, String what, String... never)
+  private List<Delivered> assertOnlyCommittedDelivered(Unit u, Set<String> delivered, String what, String... never)
       throws Exception {
-    awaitDelivered(u.sink(), delivered, Duration.ofSeconds(60));
+    List<Delivered> arrived = awaitDelivered(u.sink(), delivered, Duration.ofSeconds(60));
     settle(u, recoveryWindow(), never);
     assertThat(ids(u.sink())).as(what).doesNotContain(never);
     for (String id : never) {
       assertThat(orderExists(id)).isFalse();
     }
+    return arrived;
   }
 
   /**
@@ -641,9 +620,7 @@ public abstract class TxnProducerContract {
    * transaction with a {@code PROPAGATION_NESTED} inner transaction (a savepoint) that fails. The
    * first outer transaction publishes before the savepoint, the second only inside it.
    */
-  @Test
-  @Execution(ExecutionMode.CONCURRENT)
-  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
+  @ContractTest
   void aRolledBackSpringNestedTransactionDiscardsItsMessages() throws Exception {
     Unit u = unit("nested");
     String topic = u.topic();
@@ -677,9 +654,7 @@ public abstract class TxnProducerContract {
    * delivered when it commits although the outer transaction then rolls back, and the outer one's
    * message is not.
    */
-  @Test
-  @Execution(ExecutionMode.CONCURRENT)
-  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
+  @ContractTest
   void aSpringRequiresNewTransactionIsItsOwnUnitOfWork() throws Exception {
     Unit u = unit("requiresnew");
     String topic = u.topic();
@@ -734,9 +709,7 @@ public abstract class TxnProducerContract {
     }
   }
 
-  @Test
-  @Execution(ExecutionMode.CONCURRENT)
-  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
+  @ContractTest
   void databaseDownIsATypedErrorAndNothingIsSent() throws Exception {
     String topic = topic("dbdown");
     PGSimpleDataSource nowhere = new PGSimpleDataSource();
@@ -754,9 +727,7 @@ public abstract class TxnProducerContract {
 
   // ---- 8. bad input before anything is sent ----
 
-  @Test
-  @Execution(ExecutionMode.CONCURRENT)
-  @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ)
+  @ContractTest
   void oversizePayloadAndBadTopicAreTypedErrorsBeforeAnythingIsSent() throws Exception {
     Unit u = unit("bad");
     String id = MessageIds.shared().next();
@@ -776,16 +747,24 @@ public abstract class TxnProducerContract {
 
   // ---- the crash harness ----
 
-  private void runChildUntilCrash(ChildJvms jvms, CrashPoints.Point point, String group, String topic, String id)
-      throws Exception {
+  /** What a crash test's child publishes: a new topic (recorded by {@code sink}), a new group and a new id. */
+  private record CrashUnit(String topic, String group, MessageSink sink, String id) {
+  }
+
+  private CrashUnit crashUnit(String prefix) {
+    String topic = topic(prefix);
+    return new CrashUnit(topic, group("g"), sink(topic), MessageIds.shared().next());
+  }
+
+  private void runChildUntilCrash(ChildJvms jvms, CrashPoints.Point point, CrashUnit c) throws Exception {
     ConvergePostgres pg = ConvergePostgres.shared();
     ChildJvm.Builder launch = jvms.launch(ChildProducerMain.class)
         .database(pg.jdbcUrl(), pg.user(), pg.password(), schema)
         .property(ChildProducerMain.CRASH, point)
         .property(ChildProducerMain.FACTORY, childFactory().getName())
-        .property(ChildProducerMain.GROUP, group)
-        .property(ChildProducerMain.TOPIC, topic)
-        .property(ChildProducerMain.ID, id);
+        .property(ChildProducerMain.GROUP, c.group())
+        .property(ChildProducerMain.TOPIC, c.topic())
+        .property(ChildProducerMain.ID, c.id());
     childEnv().forEach((k, v) -> launch.property(ChildProducerMain.ENV + k, v));
     ChildJvm child = launch.start();
     int exit = child.awaitExit(Duration.ofSeconds(90)); // fails with the output when the child did not exit

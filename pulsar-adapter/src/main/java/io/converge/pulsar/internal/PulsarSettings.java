@@ -1,7 +1,9 @@
 package io.converge.pulsar.internal;
 
+import io.converge.producer.support.Require;
 import java.time.Duration;
 import java.util.function.Consumer;
+import java.util.regex.Pattern;
 
 /**
  * The immutable settings of a Pulsar backend; validated by {@code PulsarBackend}.
@@ -13,11 +15,11 @@ import java.util.function.Consumer;
 public record PulsarSettings(String serviceUrl, Duration transactionTimeout, Duration commitMargin,
     Duration sendTimeout, Duration recoveryInterval, Object meterRegistry, int recoveryMaxAttempts) {
 
+  private static final Pattern SERVICE_URL = Pattern.compile("pulsar(\\+ssl)?://[A-Za-z0-9.:,_-]+/?");
+
   /** Returns {@code url} if it is a Pulsar service URL, else fails naming {@code name} and the value. */
   public static String checkServiceUrl(String name, String url) {
-    if (url == null || !url.matches("pulsar(\\+ssl)?://[A-Za-z0-9.:,_-]+/?")) {
-      throw new IllegalArgumentException(name + " must be pulsar://host:port[,host:port...], but was " + url);
-    }
+    Require.that(url != null && SERVICE_URL.matcher(url).matches(), name, "be pulsar://host:port[,host:port...]", url);
     return url;
   }
 

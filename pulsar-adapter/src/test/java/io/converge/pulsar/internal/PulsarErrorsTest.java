@@ -7,49 +7,64 @@ import io.converge.producer.ConvergeException;
 import io.converge.producer.InvalidMessageException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.stream.Stream;
 import org.apache.pulsar.client.api.PulsarClientException;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class PulsarErrorsTest {
 
-  @Test
-  void permanentRefusalsAreInvalidMessagesNamingMessageAndTopic() {
-    for (Exception e : new Exception[]{
-        new PulsarClientException.InvalidMessageException("Message size is bigger than 5242880 bytes"),
-        new PulsarClientException.TopicDoesNotExistException("Topic does not exist"),
-        new PulsarClientException.NotFoundException("Namespace not found"),
-        new PulsarClientException.TopicTerminatedException("Topic was already terminated"),
-        new PulsarClientException.NotAllowedException("not allowed"),
-        new PulsarClientException.AuthorizationException("not authorized"),
-        new PulsarClientException.IncompatibleSchemaException("incompatible"),
-        new PulsarClientException.InvalidTopicNameException("bad name"),
-        // as sendAsync().get() and a CompletableFuture chain deliver them
-        new ExecutionException(new PulsarClientException.TopicTerminatedException("terminated")),
+  @ParameterizedTest
+  @ValueSource(classes = {PulsarClientException.InvalidMessageException.class,
+      PulsarClientException.TopicDoesNotExistException.class, PulsarClientException.NotFoundException.class,
+      PulsarClientException.TopicTerminatedException.class, PulsarClientException.NotAllowedException.class,
+      PulsarClientException.AuthorizationException.class, PulsarClientException.IncompatibleSchemaException.class,
+      PulsarClientException.InvalidTopicNameException.class})
+  void permanentRefusalsAreInvalidMessagesNamingMessageAndTopic(Class<? extends Exception> type) throws Exception {
+    assertRefusal(type.getConstructor(String.class).newInstance("refused: " + type.getSimpleName()));
+  }
+
+  /** As {@code sendAsync().get()} and a {@code CompletableFuture} chain deliver them, or wrapped by the client. */
+  @ParameterizedTest
+  @MethodSource
+  void wrappedRefusalsAreInvalidMessagesNamingMessageAndTopic(Exception e) {
+    assertRefusal(e);
+  }
+
+  static Stream<Exception> wrappedRefusalsAreInvalidMessagesNamingMessageAndTopic() {
+    return Stream.of(new ExecutionException(new PulsarClientException.TopicTerminatedException("terminated")),
         new CompletionException(new PulsarClientException.NotAllowedException("not allowed")),
-        new PulsarClientException(new PulsarClientException.AuthorizationException("wrapped"))}) {
-      ConvergeException c = PulsarErrors.classify(e, "m-1", "orders");
-      assertThat(c).as("%s", e).isInstanceOf(InvalidMessageException.class);
-      assertThat(c.getMessage()).startsWith("Pulsar refused message m-1 on orders: ");
-      assertThat(c.messageId()).isEqualTo("m-1");
-    }
+        new PulsarClientException(new PulsarClientException.AuthorizationException("wrapped")));
+  }
+
+  private static void assertRefusal(Exception e) {
+    ConvergeException c = PulsarErrors.classify(e, "m-1", "orders");
+    assertThat(c).as("%s", e).isInstanceOf(InvalidMessageException.class);
+    assertThat(c.getMessage()).startsWith("Pulsar refused message m-1 on orders: ");
+    assertThat(c.messageId()).isEqualTo("m-1");
+  }
+
+  @ParameterizedTest
+  @ValueSource(classes = {PulsarClientException.TimeoutException.class, PulsarClientException.ConnectException.class,
+      PulsarClientException.LookupException.class, PulsarClientException.ServiceNotReadyException.class,
+      PulsarClientException.ProducerBlockedQuotaExceededException.class,
+      PulsarClientException.AuthenticationException.class, PulsarClientException.AlreadyClosedException.class,
+      java.util.concurrent.TimeoutException.class})
+  void connectionsTimeoutsAndOverloadAreOutages(Class<? extends Exception> type) throws Exception {
+    assertOutage(type.getConstructor(String.class).newInstance("outage: " + type.getSimpleName()));
   }
 
   @Test
-  void connectionsTimeoutsAndOverloadAreOutages() {
-    for (Exception e : new Exception[]{
-        new PulsarClientException.TimeoutException("timed out"),
-        new PulsarClientException.ConnectException("connection refused"),
-        new PulsarClientException.LookupException("lookup failed"),
-        new PulsarClientException.ServiceNotReadyException("not ready"),
-        new PulsarClientException.ProducerBlockedQuotaExceededException("backlog quota"),
-        new PulsarClientException.AuthenticationException("token expired"),
-        new PulsarClientException.AlreadyClosedException("closed"),
-        new ExecutionException(new PulsarClientException.TimeoutException("timed out")),
-        new java.util.concurrent.TimeoutException()}) {
-      ConvergeException c = PulsarErrors.classify(e, "m-2", "orders");
-      assertThat(c).as("%s", e).isExactlyInstanceOf(BrokerUnavailableException.class);
-      assertThat(c.getMessage()).startsWith("Pulsar is unavailable for message m-2 on orders: ");
-    }
+  void aWrappedTimeoutIsAnOutage() {
+    assertOutage(new ExecutionException(new PulsarClientException.TimeoutException("timed out")));
+  }
+
+  private static void assertOutage(Exception e) {
+    ConvergeException c = PulsarErrors.classify(e, "m-2", "orders");
+    assertThat(c).as("%s", e).isExactlyInstanceOf(BrokerUnavailableException.class);
+    assertThat(c.getMessage()).startsWith("Pulsar is unavailable for message m-2 on orders: ");
   }
 
   @Test
