@@ -214,7 +214,8 @@ public final class Unavailability {
   private static boolean isFailedHibernateRollback(Throwable t) {
     Throwable hibernate = t.getCause();
     if (hibernate == null || !named(hibernate.getClass(), Set.of(HIBERNATE_TRANSACTION_EXCEPTION))
-        || !String.valueOf(hibernate.getMessage()).contains(HIBERNATE_ROLLBACK_FAILED) || rollbackAfterFailedCommit(t)) {
+        || !String.valueOf(hibernate.getMessage()).contains(HIBERNATE_ROLLBACK_FAILED)
+        || rollbackAfterFailedCommit(t)) {
       return false;
     }
     return connectionLost(hibernate.getCause(), new IdentityHashMap<>());

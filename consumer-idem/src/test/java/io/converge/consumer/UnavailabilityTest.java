@@ -112,7 +112,8 @@ class UnavailabilityTest {
         new org.hibernate.TransactionException("Unable to commit against JDBC Connection", new SQLException("x")));
     assertThat(Unavailability.isUnavailability(jpaCommit)).isFalse();
 
-    org.springframework.orm.jpa.JpaSystemException rollback = hibernateRollback(new SQLException("Connection is closed"));
+    org.springframework.orm.jpa.JpaSystemException rollback = hibernateRollback(
+        new SQLException("Connection is closed"));
     assertThat(Unavailability.isCommitOutcomeUnknown(rollback)).isFalse();
     assertThat(Unavailability.isUnavailability(new IllegalStateException("Request processing failed", rollback)))
         .isTrue();

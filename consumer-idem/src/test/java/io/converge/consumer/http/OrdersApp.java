@@ -326,13 +326,13 @@ class OrdersApp {
           com.zaxxer.hikari.HikariConfig pool = new com.zaxxer.hikari.HikariConfig();
           pool.setDataSource(dataSource);
           pool.setMaximumPoolSize(2);
-          org.springframework.orm.jpa.LocalContainerEntityManagerFactoryBean factory =
-              new org.springframework.orm.jpa.LocalContainerEntityManagerFactoryBean();
+          org.springframework.orm.jpa.LocalContainerEntityManagerFactoryBean factory = new org.springframework.orm.jpa.LocalContainerEntityManagerFactoryBean();
           factory.setDataSource(new com.zaxxer.hikari.HikariDataSource(pool));
           factory.setPackagesToScan(io.converge.consumer.spring.jpa.Stock.class.getPackageName());
           factory.setJpaVendorAdapter(new org.springframework.orm.jpa.vendor.HibernateJpaVendorAdapter());
           factory.afterPropertiesSet();
-          jpa = new Jpa(factory.getObject(), new org.springframework.orm.jpa.JpaTransactionManager(factory.getObject()));
+          jpa = new Jpa(factory.getObject(),
+              new org.springframework.orm.jpa.JpaTransactionManager(factory.getObject()));
         }
         return jpa;
       }

@@ -128,7 +128,7 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
       metrics.claimed(endpoint);
       if (claimed.takenOver()) {
         metrics.takenOver(endpoint);
-        log.warn("Idempotency-Key '{}' of tenant '{}' taken over after its lease: its work never committed", key, tenant);
+        log.warn("Idempotency-Key '{}' of tenant '{}' taken over after its lease: no work committed", key, tenant);
       }
       run(read.request(), response, chain, endpoint, tenant, key, claimed);
     }
@@ -239,9 +239,9 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
       KeyStore.Claimed claimed, Throwable cause) throws IOException {
     metrics.rejected(endpoint, IdempotencyProblem.OUTCOME_UNKNOWN);
     leases.stop(claimed.owner());
-    log.warn("The handler of Idempotency-Key '{}' of tenant '{}' failed with a commit whose outcome is unknown (its "
-        + "work may have committed): 503 {} answered, not stored; the key is kept until its lease ({}) is over: {}", key,
-        tenant, IdempotencyProblem.OUTCOME_UNKNOWN.code(), settings.lease(), cause.toString());
+    log.warn("The handler of Idempotency-Key '{}' of tenant '{}' failed with a commit whose outcome is unknown: 503 "
+        + "answered, not stored; the key is kept until its lease ({}) is over: {}", key, tenant, settings.lease(),
+        cause.toString());
     byte[] body = Problems.body(IdempotencyProblem.OUTCOME_UNKNOWN, null);
     capture.replaceWith(IdempotencyProblem.OUTCOME_UNKNOWN.status(), body);
     capture.setHeader("Retry-After", Long.toString(Math.max(1, settings.lease().toSeconds())));
