@@ -164,8 +164,9 @@ public final class Unavailability {
   }
 
   /**
-   * Spring's {@code TransactionSystemException}, or {@code JpaSystemException} ({@link #isFailedHibernateRollback}), for a
-   * rollback that failed on a dead connection after the application's own failure (e.g. PostgreSQL crash-restarted during the transaction: Spring's "JDBC rollback failed", Hibernate's
+   * Spring's {@code TransactionSystemException}, or {@code JpaSystemException} ({@link #isFailedHibernateRollback}),
+   * for a rollback that failed on a dead connection after the application's own failure (e.g. PostgreSQL crash-restarted
+   * during the transaction: Spring's "JDBC rollback failed", Hibernate's
    * "Unable to rollback against JDBC Connection"): no commit was attempted, the server rolled the work back when the
    * connection died, so it is an outage. Told by the application exception Spring attaches when the rollback follows
    * the application's failure (a {@code TransactionTemplate}, {@code @Transactional}); a rollback that follows a failed
@@ -222,9 +223,9 @@ public final class Unavailability {
   }
 
   /**
-   * A Spring {@code TransactionSystemException} or {@code JpaSystemException} thrown by the rollback Spring runs after a
-   * failed commit (its stack holds {@code AbstractPlatformTransactionManager.doRollbackOnCommitException}): the commit's
-   * outcome is unknown, whatever the rollback's exception says.
+   * A Spring {@code TransactionSystemException} or {@code JpaSystemException} thrown by the rollback Spring runs after
+   * a failed commit (its stack holds {@code AbstractPlatformTransactionManager.doRollbackOnCommitException}): the
+   * commit's outcome is unknown, whatever the rollback's exception says.
    */
   private static boolean rollbackAfterFailedCommit(Throwable t) {
     if (!named(t.getClass(), Set.of(JPA_SYSTEM_EXCEPTION, TRANSACTION_SYSTEM_EXCEPTION))) {

@@ -97,8 +97,8 @@ class UnavailabilityTest {
    * chains the services logged. A failed commit: Spring translates Hibernate's "Unable to commit against JDBC
    * Connection" into a DataAccessResourceFailureException that looks like any outage: its outcome is unknown. A failed
    * rollback after the application's failure: a JpaSystemException over Hibernate's TransactionException over
-   * HikariCP's "Connection is closed" (no SQLState): an outage, nothing committed. The same rollback run by Spring after
-   * a failed commit keeps the commit's unknown outcome; a JpaSystemException of anything else is not an outage.
+   * HikariCP's "Connection is closed" (no SQLState): an outage, nothing committed. The same rollback run by Spring
+   * after a failed commit keeps the commit's unknown outcome; a JpaSystemException of anything else is not an outage.
    */
   @Test
   void hibernatesFailedCommitIsUnknownAndItsFailedRollbackOnADeadConnectionIsAnOutage() {

@@ -128,7 +128,7 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
       metrics.claimed(endpoint);
       if (claimed.takenOver()) {
         metrics.takenOver(endpoint);
-        log.warn("Idempotency-Key '{}' of tenant '{}' taken over after its lease: no work committed", key, tenant);
+        log.warn("Idempotency-Key '{}' of tenant '{}' taken over after its lease: no commit marker", key, tenant);
       }
       run(read.request(), response, chain, endpoint, tenant, key, claimed);
     }
