@@ -9,6 +9,10 @@ CREATE TABLE IF NOT EXISTS orders (
   created_event_id varchar(64)  NOT NULL UNIQUE,
   created_at       timestamptz  NOT NULL,
   updated_at       timestamptz  NOT NULL,
-  version          bigint       NOT NULL DEFAULT 0
+  version          bigint       NOT NULL DEFAULT 0,
+  -- the Idempotency-Key and tenant of the POST /orders that created it (GET /orders?idempotency-key=...)
+  idempotency_key  varchar(255),
+  tenant           varchar(64)
 );
 CREATE INDEX IF NOT EXISTS orders_open ON orders (created_at) WHERE state = 'CREATED';
+CREATE INDEX IF NOT EXISTS orders_idempotency_key ON orders (tenant, idempotency_key) WHERE idempotency_key IS NOT NULL;

@@ -41,10 +41,15 @@ import java.util.Set;
  * the connection broke during {@code COMMIT} (or the transaction manager could not tell), so the work may have
  * committed, and running it again could do it twice (charge twice). Such a failure is, anywhere in the cause chain
  * ({@link #isCommitOutcomeUnknown}): Converge's {@link CommitOutcomeUnknownException} (producer-txn's failed commit, a
- * {@link DatabaseUnavailableException}) and Spring's {@code TransactionSystemException} (a failed commit or
+ * {@link DatabaseUnavailableException}), Spring's {@code TransactionSystemException} (a failed commit or
  * rollback, e.g. {@code DataSourceTransactionManager}'s "JDBC commit failed") and
  * {@code HeuristicCompletionException} (matched by name, with their subclasses), except a failed rollback of work the
- * application had already failed ({@linkplain #isFailedRollback see there}). A failure whose commit failed behind
+ * application had already failed ({@linkplain #isFailedRollback see there}); Hibernate's failed commit, by its message
+ * "Unable to commit against JDBC Connection" (Spring's {@code HibernateJpaDialect} translates it into a
+ * {@code DataAccessResourceFailureException} "Hibernate transaction: Unable to commit ..." when the cause is a
+ * connection failure, a {@code JpaSystemException} otherwise); and a {@code TransactionSystemException} or
+ * {@code JpaSystemException} thrown by the rollback Spring runs after a failed commit (its stack holds
+ * {@code AbstractPlatformTransactionManager.doRollbackOnCommitException}). A failure whose commit failed behind
  * another exception (Spring Boot's {@code JdbcTransactionManager} translates it into a {@code DataAccessException}, and
  * a failed rollback after it replaces it) is told by {@link CommitOutcome}, which Converge's Spring integration feeds
  * from every Spring transaction manager. So only work known to have been rolled back is released; a plain JDBC
@@ -115,7 +120,8 @@ public final class Unavailability {
     Map<Throwable, Boolean> seen = new IdentityHashMap<>();
     for (Throwable t = failure; t != null && seen.put(t, Boolean.TRUE) == null; t = t.getCause()) {
       if (t instanceof CommitOutcomeUnknownException
-          || named(t.getClass(), SPRING_OUTCOME_UNKNOWN) && !isFailedRollback(t)) {
+          || named(t.getClass(), SPRING_OUTCOME_UNKNOWN) && !isFailedRollback(t)
+          || String.valueOf(t.getMessage()).contains(HIBERNATE_COMMIT_FAILED) || rollbackAfterFailedCommit(t)) {
         return true;
       }
     }
@@ -158,8 +164,9 @@ public final class Unavailability {
   }
 
   /**
-   * Spring's {@code TransactionSystemException} for a rollback that failed on a dead connection after the application's
-   * own failure (e.g. PostgreSQL crash-restarted during the transaction: Spring's "JDBC rollback failed", Hibernate's
+   * Spring's {@code TransactionSystemException}, or {@code JpaSystemException} ({@link #isFailedHibernateRollback}),
+   * for a rollback that failed on a dead connection after the application's own failure (e.g. PostgreSQL crash-restarted
+   * during the transaction: Spring's "JDBC rollback failed", Hibernate's
    * "Unable to rollback against JDBC Connection"): no commit was attempted, the server rolled the work back when the
    * connection died, so it is an outage. Told by the application exception Spring attaches when the rollback follows
    * the application's failure (a {@code TransactionTemplate}, {@code @Transactional}); a rollback that follows a failed
@@ -168,6 +175,9 @@ public final class Unavailability {
    * failure ({@link #isUnavailable}, e.g. SQLState class {@code 08}) or a closed connection.
    */
   static boolean isFailedRollback(Throwable t) {
+    if (named(t.getClass(), Set.of(JPA_SYSTEM_EXCEPTION))) {
+      return isFailedHibernateRollback(t);
+    }
     if (!named(t.getClass(), Set.of(TRANSACTION_SYSTEM_EXCEPTION))) {
       return false;
     }
@@ -181,6 +191,54 @@ public final class Unavailability {
   }
 
   private static final String TRANSACTION_SYSTEM_EXCEPTION = "org.springframework.transaction.TransactionSystemException";
+  /** Spring's translation of a Hibernate exception it has no better class for, e.g. a failed rollback. */
+  private static final String JPA_SYSTEM_EXCEPTION = "org.springframework.orm.jpa.JpaSystemException";
+  /** Hibernate's failed rollback: an {@code org.hibernate.TransactionException} with this message. */
+  private static final String HIBERNATE_TRANSACTION_EXCEPTION = "org.hibernate.TransactionException";
+  private static final String HIBERNATE_ROLLBACK_FAILED = "Unable to rollback against JDBC Connection";
+  /**
+   * Hibernate's failed commit ({@code JdbcResourceLocalTransactionCoordinatorImpl}): the message of its exception, kept
+   * by Spring's translations of it ({@code DataAccessResourceFailureException} "Hibernate transaction: Unable to commit
+   * against JDBC Connection; ..." when the cause is a connection failure, {@code JpaSystemException} otherwise).
+   */
+  private static final String HIBERNATE_COMMIT_FAILED = "Unable to commit against JDBC Connection";
+  /** The frame of Spring's rollback after a failed commit ({@code AbstractPlatformTransactionManager}). */
+  private static final String ROLLBACK_ON_COMMIT_EXCEPTION = "doRollbackOnCommitException";
+
+  /**
+   * Spring's {@code JpaSystemException} for Hibernate's "Unable to rollback against JDBC Connection" (an
+   * {@code org.hibernate.TransactionException}) on a lost or closed connection (e.g. HikariCP's "Connection is closed"
+   * after the connection broke: PostgreSQL crash-restarted during the transaction), thrown by a rollback after the
+   * application's failure: {@code JpaTransactionManager} attaches no application exception, so a rollback that follows
+   * a failed commit is told by Spring's frame for it in the stack ({@link #rollbackAfterFailedCommit}).
+   */
+  private static boolean isFailedHibernateRollback(Throwable t) {
+    Throwable hibernate = t.getCause();
+    if (hibernate == null || !named(hibernate.getClass(), Set.of(HIBERNATE_TRANSACTION_EXCEPTION))
+        || !String.valueOf(hibernate.getMessage()).contains(HIBERNATE_ROLLBACK_FAILED)
+        || rollbackAfterFailedCommit(t)) {
+      return false;
+    }
+    return connectionLost(hibernate.getCause(), new IdentityHashMap<>());
+  }
+
+  /**
+   * A Spring {@code TransactionSystemException} or {@code JpaSystemException} thrown by the rollback Spring runs after
+   * a failed commit (its stack holds {@code AbstractPlatformTransactionManager.doRollbackOnCommitException}): the
+   * commit's outcome is unknown, whatever the rollback's exception says.
+   */
+  private static boolean rollbackAfterFailedCommit(Throwable t) {
+    if (!named(t.getClass(), Set.of(JPA_SYSTEM_EXCEPTION, TRANSACTION_SYSTEM_EXCEPTION))) {
+      return false;
+    }
+    for (StackTraceElement frame : t.getStackTrace()) {
+      if (ROLLBACK_ON_COMMIT_EXCEPTION.equals(frame.getMethodName())
+          && frame.getClassName().startsWith("org.springframework.transaction.")) {
+        return true;
+      }
+    }
+    return false;
+  }
 
   /** A lost or closed connection in {@code t}'s cause chain or suppressed exceptions. */
   private static boolean connectionLost(Throwable t, Map<Throwable, Boolean> seen) {

@@ -92,6 +92,53 @@ class UnavailabilityTest {
     assertThat(Unavailability.isUnavailability(alive)).as("the connection is not lost").isFalse();
   }
 
+  /**
+   * The chaos soak's PostgreSQL crash restarts under Hibernate (JpaTransactionManager, HikariCP), with the exception
+   * chains the services logged. A failed commit: Spring translates Hibernate's "Unable to commit against JDBC
+   * Connection" into a DataAccessResourceFailureException that looks like any outage: its outcome is unknown. A failed
+   * rollback after the application's failure: a JpaSystemException over Hibernate's TransactionException over
+   * HikariCP's "Connection is closed" (no SQLState): an outage, nothing committed. The same rollback run by Spring
+   * after a failed commit keeps the commit's unknown outcome; a JpaSystemException of anything else is not an outage.
+   */
+  @Test
+  void hibernatesFailedCommitIsUnknownAndItsFailedRollbackOnADeadConnectionIsAnOutage() {
+    SQLException io = new SQLException("An I/O error occurred while sending to the backend.", "08006");
+    Throwable commit = new org.springframework.dao.DataAccessResourceFailureException(
+        "Hibernate transaction: Unable to commit against JDBC Connection; " + io.getMessage(), io);
+    assertThat(Unavailability.isCommitOutcomeUnknown(commit)).isTrue();
+    assertThat(Unavailability.isUnavailability(new IllegalStateException("Request processing failed", commit)))
+        .isFalse();
+    Throwable jpaCommit = new org.springframework.orm.jpa.JpaSystemException(
+        new org.hibernate.TransactionException("Unable to commit against JDBC Connection", new SQLException("x")));
+    assertThat(Unavailability.isUnavailability(jpaCommit)).isFalse();
+
+    org.springframework.orm.jpa.JpaSystemException rollback = hibernateRollback(
+        new SQLException("Connection is closed"));
+    assertThat(Unavailability.isCommitOutcomeUnknown(rollback)).isFalse();
+    assertThat(Unavailability.isUnavailability(new IllegalStateException("Request processing failed", rollback)))
+        .isTrue();
+
+    org.springframework.orm.jpa.JpaSystemException afterCommit = hibernateRollback(
+        new SQLException("Connection is closed"));
+    StackTraceElement[] frames = afterCommit.getStackTrace();
+    StackTraceElement[] spring = java.util.Arrays.copyOf(frames, frames.length + 1);
+    spring[frames.length] = new StackTraceElement("org.springframework.transaction.support."
+        + "AbstractPlatformTransactionManager", "doRollbackOnCommitException", null, 1);
+    afterCommit.setStackTrace(spring);
+    assertThat(Unavailability.isCommitOutcomeUnknown(afterCommit)).as("a rollback after a failed commit").isTrue();
+    assertThat(Unavailability.isUnavailability(afterCommit)).isFalse();
+
+    assertThat(Unavailability.isUnavailability(hibernateRollback(new SQLException("duplicate key", "23505"))))
+        .as("the connection is not lost").isFalse();
+    assertThat(Unavailability.isUnavailability(new org.springframework.orm.jpa.JpaSystemException(
+        new org.hibernate.HibernateException("Connection is closed")))).as("not a rollback").isFalse();
+  }
+
+  private static org.springframework.orm.jpa.JpaSystemException hibernateRollback(SQLException cause) {
+    return new org.springframework.orm.jpa.JpaSystemException(
+        new org.hibernate.TransactionException("Unable to rollback against JDBC Connection", cause));
+  }
+
   @Test
   void aWatchSeesTheUnknownCommitsOfItsThreadOnly() throws Exception {
     CommitOutcome.reportUnknown(); // unwatched: nobody sees it

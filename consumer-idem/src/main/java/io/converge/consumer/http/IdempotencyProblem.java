@@ -37,6 +37,14 @@ public enum IdempotencyProblem {
    * retry with the same key runs the handler. Never stored.
    */
   HANDLER_UNAVAILABLE(503, "handler-unavailable", "A service the request needs is unavailable; nothing was done"),
+  /**
+   * A commit of the handler failed with an unknown outcome (the connection broke during {@code COMMIT}): its work may
+   * have committed. Never stored, the key is not released: it stays claimed until its lease is over
+   * ({@code Retry-After}), then a retry with the same key gets {@link #ANSWER_LOST} if the work committed, or runs the
+   * handler if it did not.
+   */
+  OUTCOME_UNKNOWN(503, "outcome-unknown",
+      "The request's outcome is not known yet; retry it with the same Idempotency-Key after Retry-After"),
   /** The key store (the database) could not be reached; nothing was claimed, retrying is safe. */
   STORE_UNAVAILABLE(503, "store-unavailable", "The idempotency key store is unavailable");
 

@@ -192,9 +192,13 @@ class OrdersApp {
     private ResponseEntity<String> cut(String tenant, String key,
         org.springframework.transaction.PlatformTransactionManager tm) {
       int run = count(tenant, key);
+      boolean first = runs(tenant, key) == 1; // later runs commit
       new org.springframework.transaction.support.TransactionTemplate(tm).executeWithoutResult(s -> {
         org.springframework.jdbc.core.JdbcTemplate tx = new org.springframework.jdbc.core.JdbcTemplate(dataSource);
         tx.update("INSERT INTO cut_charge(idem_key, run) VALUES (?, ?)", key, run);
+        if (!first) {
+          return;
+        }
         int pid = tx.queryForObject("SELECT pg_backend_pid()", Integer.class);
         if (tm == transactions) {
           // at COMMIT itself, after Converge's listener wrote its marker in the transaction
@@ -284,6 +288,54 @@ class OrdersApp {
               jdbc.queryForObject("SELECT 1", Integer.class); // fails: the connection is dead
             }
           });
+    }
+
+    /**
+     * The same under JPA as the examples run it (Hibernate, {@code JpaTransactionManager}, a HikariCP pool): on its
+     * first run the connection dies mid-transaction, HikariCP closes it on the failed statement, and Hibernate's
+     * rollback fails with "Unable to rollback against JDBC Connection" ("Connection is closed"), which Spring throws as
+     * a {@code JpaSystemException} without the application's exception. No commit was attempted. Later runs charge.
+     */
+    @PostMapping("/charges/crash-jpa")
+    ResponseEntity<String> crashJpa(@RequestHeader("X-Tenant-Id") String tenant,
+        @RequestHeader("Idempotency-Key") String key) {
+      Jpa jpa = Jpa.get();
+      int run = count(tenant, key);
+      boolean first = runs(tenant, key) == 1;
+      new org.springframework.transaction.support.TransactionTemplate(jpa.transactions).executeWithoutResult(s -> {
+        jakarta.persistence.EntityManager em = org.springframework.orm.jpa.EntityManagerFactoryUtils
+            .getTransactionalEntityManager(jpa.factory);
+        em.createNativeQuery("INSERT INTO cut_charge(idem_key, run) VALUES (?1, ?2)").setParameter(1, key)
+            .setParameter(2, run).executeUpdate();
+        if (first) {
+          terminate(((Number) em.createNativeQuery("SELECT pg_backend_pid()").getSingleResult()).intValue());
+          em.createNativeQuery("SELECT 1").getSingleResult(); // fails: the connection is dead
+        }
+      });
+      return ResponseEntity.status(201).body("{\"run\":" + run + "}");
+    }
+
+    /** Hibernate and a JpaTransactionManager on a HikariCP pool of {@link #dataSource}, built on first use. */
+    private record Jpa(jakarta.persistence.EntityManagerFactory factory,
+        org.springframework.orm.jpa.JpaTransactionManager transactions) {
+
+      private static volatile Jpa jpa;
+
+      static synchronized Jpa get() {
+        if (jpa == null) {
+          com.zaxxer.hikari.HikariConfig pool = new com.zaxxer.hikari.HikariConfig();
+          pool.setDataSource(dataSource);
+          pool.setMaximumPoolSize(2);
+          org.springframework.orm.jpa.LocalContainerEntityManagerFactoryBean factory = new org.springframework.orm.jpa.LocalContainerEntityManagerFactoryBean();
+          factory.setDataSource(new com.zaxxer.hikari.HikariDataSource(pool));
+          factory.setPackagesToScan(io.converge.consumer.spring.jpa.Stock.class.getPackageName());
+          factory.setJpaVendorAdapter(new org.springframework.orm.jpa.vendor.HibernateJpaVendorAdapter());
+          factory.afterPropertiesSet();
+          jpa = new Jpa(factory.getObject(),
+              new org.springframework.orm.jpa.JpaTransactionManager(factory.getObject()));
+        }
+        return jpa;
+      }
     }
 
     /** Terminates backend {@code pid} from another connection, waiting until it is gone. */

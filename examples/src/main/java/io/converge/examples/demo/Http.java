@@ -22,7 +22,9 @@ import tools.jackson.databind.json.JsonMapper;
  * idempotent by its business numbers); capped exponential backoff with jitter, honouring
  * {@code Retry-After}, until a deadline per request. A keyed 500 is never retried: the Idempotency-Key
  * filter stored it, it is the request's verdict; nor is any other 409, in particular the filter's
- * {@code answer-lost}, which it answers for good to every retry of a key whose answer a crash took.
+ * {@code answer-lost}, which it answers for good to every retry of a key whose answer a crash took (the caller
+ * looks the outcome up instead: {@code GET /orders?idempotency-key=}). A 503 {@code outcome-unknown} (a commit
+ * whose outcome is unknown) is retried after its {@code Retry-After} (the key's lease) like any 503.
  * Thread-safe.
  */
 final class Http {
@@ -106,6 +108,12 @@ final class Http {
   /** GETs {@code path}; retries. */
   Reply get(String path) throws InterruptedException {
     return send(HttpRequest.newBuilder(URI.create(base + path)).timeout(ATTEMPT_TIMEOUT).GET().build(), false);
+  }
+
+  /** GETs {@code path} as the demo's tenant ({@code X-Tenant-Id}); retries. */
+  Reply getAsTenant(String path) throws InterruptedException {
+    return send(HttpRequest.newBuilder(URI.create(base + path)).timeout(ATTEMPT_TIMEOUT).header("X-Tenant-Id", TENANT)
+        .GET().build(), false);
   }
 
   private HttpRequest postRequest(String path, Map<String, ?> body, String key) {

@@ -28,7 +28,7 @@ final class OrderTraffic {
 
   /** What the clients saw. */
   record Result(int keys, Set<String> orderIds, int retries, int retriesReplayed, int concurrentBursts,
-      int inProgress409, int mismatch422, List<String> anomalies) {
+      int inProgress409, int mismatch422, List<String> anomalies, int answerLostLookups) {
   }
 
   private final Http http;
@@ -38,6 +38,7 @@ final class OrderTraffic {
   private final AtomicInteger bursts = new AtomicInteger();
   private final AtomicInteger conflicts = new AtomicInteger();
   private final AtomicInteger mismatches = new AtomicInteger();
+  private final AtomicInteger lookups = new AtomicInteger();
   private final List<String> anomalies = java.util.Collections.synchronizedList(new ArrayList<>());
 
   OrderTraffic(Http http, String run) {
@@ -77,8 +78,7 @@ final class OrderTraffic {
           ids.add(id);
         }
       }
-      return new Result(orders, ids, retries.get(), replayed.get(), bursts.get(), conflicts.get(), mismatches.get(),
-          List.copyOf(anomalies));
+      return result(orders, ids);
     } finally {
       clients.shutdownNow();
     }
@@ -94,7 +94,7 @@ final class OrderTraffic {
   /** What the clients saw, for {@code keys} orders placed one by one with {@link #place(int)}. */
   Result result(int keys, Set<String> orderIds) {
     return new Result(keys, Set.copyOf(orderIds), retries.get(), replayed.get(), bursts.get(), conflicts.get(),
-        mismatches.get(), List.copyOf(anomalies));
+        mismatches.get(), List.copyOf(anomalies), lookups.get());
   }
 
   /** Places order {@code i} as the clients of {@link #run(int)} do; its id, or null after an anomaly. */
@@ -107,11 +107,19 @@ final class OrderTraffic {
     } else {
       first = http.post("/orders", body, key);
     }
-    if (first.status() != 201) {
+    String orderId;
+    if (answerLost(first)) {
+      // its order committed, its answer was lost (a crash): the client finds the order by its key
+      orderId = lookUp(i, key);
+      if (orderId == null) {
+        return null;
+      }
+    } else if (first.status() != 201) {
       anomalies.add("order " + i + ": POST /orders answered " + first.status() + " " + first.body());
       return null;
+    } else {
+      orderId = first.field("orderId");
     }
-    String orderId = first.field("orderId");
     if (i % 10 == 3) {
       retries.incrementAndGet();
       Http.Reply again = http.postNo409Retry("/orders", body, key);
@@ -120,9 +128,9 @@ final class OrderTraffic {
       }
       if (again.status() == 201 && orderId.equals(again.field("orderId")) && again.replayed()) {
         replayed.incrementAndGet();
-      } else if (answerLost(again) && again.replayed()) {
+      } else if (answerLost(again) && again.replayed() && orderId.equals(lookUp(i, key))) {
         // a crash (e.g. PostgreSQL's) took the answer while the order committed: the filter answers every retry
-        // 409 answer-lost for good and runs nothing again; a final answer, not one to retry for minutes
+        // 409 answer-lost for good and runs nothing again; the order found by its key is the first answer's
         replayed.incrementAndGet();
       } else {
         anomalies.add("order " + i + ": the retry with key " + key + " answered " + again.status() + " " + again.body()
@@ -140,6 +148,22 @@ final class OrderTraffic {
       }
     }
     return orderId;
+  }
+
+  /**
+   * The id of the order created with {@code key} ({@code GET /orders?idempotency-key=}), after the filter's
+   * {@code 409 answer-lost}; null, with an anomaly, when there is none.
+   */
+  private String lookUp(int i, String key) throws InterruptedException {
+    Http.Reply found = http.getAsTenant("/orders?idempotency-key="
+        + java.net.URLEncoder.encode(key, java.nio.charset.StandardCharsets.UTF_8));
+    if (found.status() == 200 && found.field("orderId") != null) {
+      lookups.incrementAndGet();
+      return found.field("orderId");
+    }
+    anomalies.add("order " + i + ": answer-lost, and its order was not found by its key " + key + ": "
+        + found.status() + " " + found.body());
+    return null;
   }
 
   /** The Idempotency-Key filter's final answer for a request carried out whose answer was lost with a crash. */
@@ -166,8 +190,10 @@ final class OrderTraffic {
         }
       }
       Http.Reply last = http.post("/orders", body, key);
-      ids.add(last.field("orderId"));
-      if (ids.size() != 1) {
+      if (!answerLost(last)) { // else its order is looked up by its key
+        ids.add(last.field("orderId"));
+      }
+      if (ids.size() > 1 || ids.isEmpty() && !answerLost(last)) {
         anomalies.add("burst " + key + ": several orders " + ids);
       }
       return last;

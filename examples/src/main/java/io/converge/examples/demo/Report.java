@@ -36,6 +36,7 @@ public record Report(Backend backend, OrderTraffic.Result traffic, PaymentTraffi
     out.printf("  HTTP bursts of 3, same key            %7d   409 in progress: %d%n", traffic.concurrentBursts(),
         traffic.inProgress409());
     out.printf("  same key, other body -> 422           %7d%n", traffic.mismatch422());
+    out.printf("  answer-lost, order found by its key   %7d%n", traffic.answerLostLookups());
     out.printf("  client retries (timeout/409/503/conn) %7d   gave up: %d%n", client.retries(), client.gaveUp());
     out.printf("  dead letters + tickets                %7d%n", parkedOrTickets);
     out.printf("  stored 5xx Idempotency-Key answers    %7d%n", stored5xx);

@@ -9,12 +9,14 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * {@code POST /orders} and {@code GET /orders/{id}}. The POST is guarded by Converge's
- * {@code Idempotency-Key} filter (configured in {@code order.properties}): a retried request with the
- * same key gets the first response, and never a second order.
+ * {@code POST /orders}, {@code GET /orders/{id}} and {@code GET /orders?idempotency-key=KEY}. The POST is guarded by
+ * Converge's {@code Idempotency-Key} filter (configured in {@code order.properties}): a retried request with the
+ * same key gets the first response, and never a second order. A client whose answer was lost (the filter's
+ * {@code 409 answer-lost}: the order committed, its response did not reach the client) finds its order by its key.
  */
 @RestController
 class OrderController {
@@ -50,6 +52,19 @@ class OrderController {
     return orders.findById(id).map(o -> ResponseEntity.ok(view(o)))
         .orElseGet(
             () -> ResponseEntity.status(HttpStatus.NOT_FOUND).body(Map.of("error", "unknown-order", "orderId", id)));
+  }
+
+  /** The order created by {@code POST /orders} with this Idempotency-Key, for the tenant of {@code X-Tenant-Id}. */
+  @GetMapping(path = "/orders", params = "idempotency-key")
+  ResponseEntity<Map<String, Object>> byIdempotencyKey(@RequestParam("idempotency-key") String idempotencyKey,
+      @RequestHeader(name = "X-Tenant-Id", required = false) String tenant) {
+    if (blank(tenant) || blank(idempotencyKey)) {
+      return ResponseEntity.badRequest().body(Map.of("error", "invalid-lookup",
+          "detail", "the X-Tenant-Id header and the idempotency-key parameter are required"));
+    }
+    return orders.findFirstByTenantAndIdempotencyKeyOrderByCreatedAtAsc(tenant, idempotencyKey)
+        .map(o -> ResponseEntity.ok(view(o))).orElseGet(() -> ResponseEntity.status(HttpStatus.NOT_FOUND)
+            .body(Map.of("error", "unknown-order", "idempotencyKey", idempotencyKey)));
   }
 
   private static Map<String, Object> view(PurchaseOrder o) {

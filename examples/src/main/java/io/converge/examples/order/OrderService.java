@@ -49,7 +49,8 @@ public class OrderService {
     OutgoingMessage m = codec.message(topics.of(Topics.ORDER_CREATED), id,
         new OrderCreated(id, customerId, sku, quantity, amountCents));
     PurchaseOrder order = orders
-        .save(new PurchaseOrder(id, customerId, sku, quantity, amountCents, m.id(), clock.instant()));
+        .save(new PurchaseOrder(id, customerId, sku, quantity, amountCents, m.id(), clock.instant(),
+            idempotencyKey, tenant));
     publisher.publish(m);
     history.created(OrderState.MACHINE, id, order.getState(), order.getVersion(),
         new StateMachine.Cause("POST /orders", idempotencyKey, tenant));

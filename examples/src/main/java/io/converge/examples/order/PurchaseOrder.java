@@ -35,12 +35,19 @@ public class PurchaseOrder extends VersionedEntity {
   private Instant createdAt;
   @Column(name = "updated_at", nullable = false)
   private Instant updatedAt;
+  /** The Idempotency-Key of the request that created the order, and its tenant; null when it had none. */
+  @Column(name = "idempotency_key")
+  private String idempotencyKey;
+  @Column
+  private String tenant;
 
   protected PurchaseOrder() {
   }
 
   PurchaseOrder(String id, String customerId, String sku, int quantity, long amountCents, String createdEventId,
-      Instant now) {
+      Instant now, String idempotencyKey, String tenant) {
+    this.idempotencyKey = idempotencyKey;
+    this.tenant = tenant;
     this.id = id;
     this.customerId = customerId;
     this.sku = sku;

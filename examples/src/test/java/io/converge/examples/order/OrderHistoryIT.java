@@ -76,6 +76,13 @@ class OrderHistoryIT {
 
       String key = UUID.randomUUID().toString();
       String paid = place(port, key);
+      // a client whose answer was lost (409 answer-lost) finds its order by its key, in its tenant only
+      HttpResponse<String> found = lookUp(port, key, "t-9");
+      assertThat(found.statusCode()).as(found.body()).isEqualTo(200);
+      assertThat(found.body()).contains("\"orderId\":\"" + paid + "\"");
+      assertThat(lookUp(port, key, "t-other").statusCode()).as("another tenant's key").isEqualTo(404);
+      assertThat(lookUp(port, "no-such-key", "t-9").statusCode()).isEqualTo(404);
+      assertThat(lookUp(port, key, null).statusCode()).as("no tenant").isEqualTo(400);
       OutgoingMessage succeeded = codec.message("payment-succeeded-" + run, paid,
           new PaymentSucceeded(paid, "c-1", 500));
       IdempotentHandler onPaid = handlers.get("payment-succeeded-" + run);
@@ -122,6 +129,16 @@ class OrderHistoryIT {
         .build(), HttpResponse.BodyHandlers.ofString());
     assertThat(response.statusCode()).as(response.body()).isEqualTo(201);
     return response.body().replaceAll(".*\"orderId\":\"([^\"]+)\".*", "$1");
+  }
+
+  /** {@code GET /orders?idempotency-key=KEY} as {@code tenant} (no X-Tenant-Id when null). */
+  private static HttpResponse<String> lookUp(int port, String key, String tenant) throws Exception {
+    HttpRequest.Builder get = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/orders?idempotency-key="
+        + java.net.URLEncoder.encode(key, java.nio.charset.StandardCharsets.UTF_8))).GET();
+    if (tenant != null) {
+      get.header("X-Tenant-Id", tenant);
+    }
+    return HttpClient.newHttpClient().send(get.build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private static IncomingMessage incoming(OutgoingMessage m) {

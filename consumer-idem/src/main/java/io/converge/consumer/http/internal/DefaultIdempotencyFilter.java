@@ -105,17 +105,13 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
     if (decision instanceof KeyStore.Replay replay) {
       metrics.hit(endpoint);
       log.debug("Replaying the response of Idempotency-Key '{}' of tenant '{}' on {}", key, tenant, endpoint);
-      replay(response, replay.response());
+      write(response, replay.response(), true);
     } else if (decision instanceof KeyStore.AnswerLost lost) {
       metrics.rejected(endpoint, IdempotencyProblem.ANSWER_LOST);
       log.error("Idempotency-Key '{}' of tenant '{}' on {}: its first request's work committed but its answer was "
           + "lost (never stored); the handler is not run again, 409 {} is stored as the key's answer", key, tenant,
           endpoint, IdempotencyProblem.ANSWER_LOST.code());
-      StoredResponse answer = lost.response();
-      response.setStatus(answer.status());
-      answer.headers().forEach(response::setHeader);
-      response.setContentLength(answer.body().length);
-      response.getOutputStream().write(answer.body());
+      write(response, lost.response(), false);
     } else if (decision instanceof KeyStore.Busy busy) {
       metrics.inProgress(endpoint);
       long seconds = Math.max(1, (busy.retryAfter().toMillis() + 999) / 1000);
@@ -132,8 +128,7 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
       metrics.claimed(endpoint);
       if (claimed.takenOver()) {
         metrics.takenOver(endpoint);
-        log.warn("Idempotency-Key '{}' of tenant '{}' taken over after its lease expired: its first request never "
-            + "completed", key, tenant);
+        log.warn("Idempotency-Key '{}' of tenant '{}' taken over after its lease: no commit marker", key, tenant);
       }
       run(read.request(), response, chain, endpoint, tenant, key, claimed);
     }
@@ -167,9 +162,10 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
         return;
       }
       if (cause != null && (commitOutcomeUnknown || Unavailability.isCommitOutcomeUnknown(cause))) {
-        log.warn("The handler of Idempotency-Key '{}' of tenant '{}' failed with a commit whose outcome is unknown "
-            + "(its work may have committed): its answer is stored, the key is not released for a retry", key, tenant);
-      } else if (cause != null && committed && Unavailability.isUnavailability(cause)) {
+        outcomeUnknown(capture, endpoint, tenant, key, claimed, cause); // neither stored nor released
+        return;
+      }
+      if (cause != null && committed && Unavailability.isUnavailability(cause)) {
         log.warn("The handler of Idempotency-Key '{}' of tenant '{}' failed on an unavailability after it committed "
             + "work: its answer is stored, the key is not released for a retry", key, tenant);
       }
@@ -238,6 +234,20 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
     return null;
   }
 
+  /** Unknown commit: the claim lapses with its lease, then a retry reads its marker (answer-lost, or a new run). */
+  private void outcomeUnknown(CapturingResponse capture, String endpoint, String tenant, String key,
+      KeyStore.Claimed claimed, Throwable cause) throws IOException {
+    metrics.rejected(endpoint, IdempotencyProblem.OUTCOME_UNKNOWN);
+    leases.stop(claimed.owner());
+    log.warn("The handler of Idempotency-Key '{}' of tenant '{}' failed with a commit whose outcome is unknown: 503 "
+        + "answered, not stored; the key is kept until its lease ({}) is over: {}", key, tenant, settings.lease(),
+        cause.toString());
+    byte[] body = Problems.body(IdempotencyProblem.OUTCOME_UNKNOWN, null);
+    capture.replaceWith(IdempotencyProblem.OUTCOME_UNKNOWN.status(), body);
+    capture.setHeader("Retry-After", Long.toString(Math.max(1, settings.lease().toSeconds())));
+    capture.release(body);
+  }
+
   /**
    * The handler's work was rolled back because something was unavailable: the key is given back and the
    * client told to retry (503), instead of storing an outage as the request's answer for the TTL.
@@ -264,10 +274,12 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
     capture.release(body);
   }
 
-  private void replay(HttpServletResponse response, StoredResponse stored) throws IOException {
+  private void write(HttpServletResponse response, StoredResponse stored, boolean replayed) throws IOException {
     response.setStatus(stored.status());
     stored.headers().forEach(response::setHeader);
-    response.setHeader(REPLAYED_HEADER, "true");
+    if (replayed) {
+      response.setHeader(REPLAYED_HEADER, "true");
+    }
     response.setContentLength(stored.body().length);
     response.getOutputStream().write(stored.body());
   }
