@@ -3,8 +3,6 @@ package io.converge.examples.demo;
 import io.converge.broker.DevPlatform;
 import java.io.PrintStream;
 import java.time.Duration;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The outages of one phase, played in a background thread while the traffic runs: after
@@ -64,7 +62,7 @@ final class OutageRun implements Disturbance {
   private final Outages outages;
   private final Servers servers;
   private final PrintStream out;
-  private final CountDownLatch cancel = new CountDownLatch(1);
+  private final Cancellation cancel = new Cancellation();
   private Thread thread;
   private volatile RuntimeException failure;
   private long started;
@@ -105,14 +103,14 @@ final class OutageRun implements Disturbance {
 
   private void play() {
     try {
-      if (pause(Outages.DELAY)) {
+      if (cancel.pause(Outages.DELAY)) {
         return;
       }
       if (!outages.freezeDb().isZero()) {
         servers.freezeDb();
         log("PostgreSQL frozen (SIGSTOP) for " + outages.freezeDb().toSeconds() + " s");
         try {
-          if (pause(outages.freezeDb())) {
+          if (cancel.pause(outages.freezeDb())) {
             return;
           }
         } finally {
@@ -125,7 +123,7 @@ final class OutageRun implements Disturbance {
         String what = servers.brokerDown();
         log(what + " for " + outages.stopBroker().toSeconds() + " s");
         try {
-          pause(outages.stopBroker());
+          cancel.pause(outages.stopBroker());
         } finally {
           servers.brokerUp();
           log("broker back");
@@ -136,16 +134,6 @@ final class OutageRun implements Disturbance {
     }
   }
 
-  /** Sleeps {@code d} unless cancelled; true when cancelled. */
-  private boolean pause(Duration d) {
-    try {
-      return cancel.await(d.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return true;
-    }
-  }
-
   private void log(String what) {
     out.printf("  [outage] +%d s: %s%n", (System.nanoTime() - started) / 1_000_000_000, what);
   }
@@ -153,7 +141,7 @@ final class OutageRun implements Disturbance {
   /** Cancels what is still to come and waits until the database is thawed and the broker up. */
   @Override
   public void close() throws InterruptedException {
-    cancel.countDown();
+    cancel.cancel();
     if (thread != null) {
       thread.join(Duration.ofMinutes(2).toMillis());
     }

@@ -2,6 +2,7 @@ package io.converge.ops.chaos;
 
 import io.converge.broker.DevPlatform;
 import io.converge.examples.demo.Backend;
+import io.converge.examples.demo.Cancellation;
 import io.converge.examples.demo.Disturbance;
 import io.converge.examples.demo.DuplicateInjector;
 import io.converge.examples.demo.SagaRun;
@@ -13,8 +14,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
@@ -36,7 +35,7 @@ final class ChaosRun implements Disturbance {
   private final AtomicReference<ServiceProcesses> services;
   private final Supplier<DuplicateInjector> injector;
   private final PrintStream out;
-  private final CountDownLatch cancel = new CountDownLatch(1);
+  private final Cancellation cancel = new Cancellation();
   private final List<String> timeline = Collections.synchronizedList(new ArrayList<>());
   private final List<String> failures = Collections.synchronizedList(new ArrayList<>());
   private final Map<Integer, Map<String, String>> skews = new ConcurrentHashMap<>();
@@ -77,7 +76,7 @@ final class ChaosRun implements Disturbance {
   private void play() {
     for (FaultPlan.Step step : plan.steps()) {
       long wait = step.at().toMillis() - elapsedMillis();
-      if (wait > 0 && pause(Duration.ofMillis(wait))) {
+      if (wait > 0 && cancel.pause(Duration.ofMillis(wait))) {
         return;
       }
       long t0 = elapsedMillis();
@@ -96,7 +95,7 @@ final class ChaosRun implements Disturbance {
     switch (step.fault()) {
       case KILL -> {
         sp.kill(step.group());
-        pause(step.length());
+        cancel.pause(step.length());
         sp.restart(step.group(), skews.getOrDefault(step.group(), Map.of()));
       }
       case SKEW -> {
@@ -109,7 +108,7 @@ final class ChaosRun implements Disturbance {
         if (backend.onPulsar()) {
           platform.pulsar().freeze();
           try {
-            pause(step.length());
+            cancel.pause(step.length());
           } finally {
             platform.pulsar().thaw();
           }
@@ -117,7 +116,7 @@ final class ChaosRun implements Disturbance {
         }
         platform.rocketmq().stopBroker();
         try {
-          pause(step.length());
+          cancel.pause(step.length());
         } finally {
           platform.rocketmq().startBroker();
         }
@@ -132,7 +131,7 @@ final class ChaosRun implements Disturbance {
           case LATENCY -> {
             p.latency(Duration.ofMillis(100), Duration.ofMillis(200));
             try {
-              pause(step.length());
+              cancel.pause(step.length());
             } finally {
               p.latency(Duration.ZERO, Duration.ZERO);
             }
@@ -145,7 +144,7 @@ final class ChaosRun implements Disturbance {
           }
           case BLACKOUT -> {
             p.blackout(step.length());
-            pause(step.length());
+            cancel.pause(step.length());
           }
         }
       }
@@ -170,16 +169,6 @@ final class ChaosRun implements Disturbance {
     out.println("  [chaos " + backend.mode() + "] " + line);
   }
 
-  /** Sleeps {@code d} unless cancelled; true when cancelled. */
-  private boolean pause(Duration d) {
-    try {
-      return cancel.await(d.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return true;
-    }
-  }
-
   /** What was injected and when, in order. */
   List<String> timeline() {
     return List.copyOf(timeline);
@@ -197,7 +186,7 @@ final class ChaosRun implements Disturbance {
 
   @Override
   public void close() throws InterruptedException {
-    cancel.countDown();
+    cancel.cancel();
     if (thread != null) {
       thread.join(BACK_TIMEOUT.multipliedBy(2).toMillis());
     }
