@@ -31,7 +31,7 @@ class EmbeddedRocketMQLifecycleIT {
     String output = child.output();
     assertThat(exited).as("the JVM exits by itself after stop(); output:%n%s", output).isTrue();
     assertThat(child.process().exitValue()).as(output).isZero();
-    assertThat(output).contains("RECEIVED kept").contains("STOPPED");
+    assertThat(output).contains("METRICS-FLUSH WAITING").contains("RECEIVED kept").contains("STOPPED");
   }
 
   @Test

@@ -1,6 +1,7 @@
 package io.converge.broker.rocketmq;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
@@ -38,11 +39,25 @@ public final class RestartAndExitMain {
       producer.shutdown();
     }
     mq.restartBroker();
+    awaitTransactionMetricsIdle();
     try (RecordingConsumer consumer = RecordingConsumer.start(mq, topic)) {
       String body = new String(consumer.awaitCount(1, Duration.ofSeconds(30)).get(0).getBody(), UTF_8);
       System.out.println("RECEIVED " + body);
     }
     mq.stop();
     System.out.println("STOPPED");
+  }
+
+  /**
+   * RocketMQ's transaction-metrics service spins on the clock until its first flush: the broker shortens the
+   * flush interval (RocketMQ's is 10 s) so that its thread soon waits instead of keeping a core busy.
+   */
+  private static void awaitTransactionMetricsIdle() {
+    await("TransactionFlushService waiting between flushes, not spinning").atMost(Duration.ofSeconds(5))
+        .pollInterval(Duration.ofMillis(20))
+        .until(() -> Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> t.getName().contains("TransactionFlushService"))
+            .anyMatch(t -> t.getState() == Thread.State.TIMED_WAITING));
+    System.out.println("METRICS-FLUSH WAITING");
   }
 }
