@@ -15,4 +15,7 @@ CREATE TABLE IF NOT EXISTS orders (
   tenant           varchar(64)
 );
 CREATE INDEX IF NOT EXISTS orders_open ON orders (created_at) WHERE state = 'CREATED';
+-- a database created before these two columns existed gets them (CREATE TABLE IF NOT EXISTS adds none)
+ALTER TABLE orders ADD COLUMN IF NOT EXISTS idempotency_key varchar(255);
+ALTER TABLE orders ADD COLUMN IF NOT EXISTS tenant varchar(64);
 CREATE INDEX IF NOT EXISTS orders_idempotency_key ON orders (tenant, idempotency_key) WHERE idempotency_key IS NOT NULL;

@@ -48,12 +48,13 @@ public final class CommitOutcome {
   public static Watch watch(Marker marker) {
     // a watch without a marker keeps the enclosing watch's pre-commit write
     Commits.BeforeCommit replacedWrite = Commits.beforeCommit(null);
+    Watch watch = new Watch(CURRENT.get(), Commits.observe(CommitOutcome::reportCommitted), replacedWrite);
+    Marker counted = watch.marker = marker == null ? null : watch.counting(marker);
     Commits.beforeCommit(marker == null ? replacedWrite : (dataSource, connection) -> {
-      if (dataSource == marker.dataSource()) {
-        marker.mark(connection);
+      if (dataSource == counted.dataSource()) {
+        counted.mark(connection);
       }
     });
-    Watch watch = new Watch(CURRENT.get(), Commits.observe(CommitOutcome::reportCommitted), marker, replacedWrite);
     CURRENT.set(watch);
     return watch;
   }
@@ -91,6 +92,7 @@ public final class CommitOutcome {
   public static void reportCommitted() {
     for (Watch w = CURRENT.get(); w != null; w = w.outer) {
       w.committed = true;
+      w.markPending = false;
     }
   }
 
@@ -98,6 +100,8 @@ public final class CommitOutcome {
   public static void reportUnknown() {
     for (Watch w = CURRENT.get(); w != null; w = w.outer) {
       w.unknown = true;
+      w.unmarkedUnknown |= !w.markPending; // the failed commit wrote no marker of this watch
+      w.markPending = false;
     }
   }
 
@@ -107,17 +111,37 @@ public final class CommitOutcome {
     private final Watch outer;
     /** The producer's observer this watch replaced, restored on close. */
     private final Runnable replacedObserver;
-    private final Marker marker;
+    private Marker marker;
     /** The producer's pre-commit write this watch replaced, restored on close. */
     private final Commits.BeforeCommit replacedWrite;
     private boolean unknown;
     private boolean committed;
+    /** The marker was written by a transaction whose outcome was not reported yet. */
+    private boolean markPending;
+    /** A commit whose outcome is unknown was reported of a transaction that wrote no marker. */
+    private boolean unmarkedUnknown;
 
-    private Watch(Watch outer, Runnable replacedObserver, Marker marker, Commits.BeforeCommit replacedWrite) {
+    private Watch(Watch outer, Runnable replacedObserver, Commits.BeforeCommit replacedWrite) {
       this.replacedWrite = replacedWrite;
       this.outer = outer;
       this.replacedObserver = replacedObserver;
-      this.marker = marker;
+    }
+
+    /** {@code marker}, noting on this watch each time it is written. */
+    private Marker counting(Marker marker) {
+      return new Marker() {
+
+        @Override
+        public DataSource dataSource() {
+          return marker.dataSource();
+        }
+
+        @Override
+        public void mark(Connection transaction) throws SQLException {
+          marker.mark(transaction);
+          markPending = true;
+        }
+      };
     }
 
     /** True when a commit succeeded while this watch was open. */
@@ -128,6 +152,17 @@ public final class CommitOutcome {
     /** True when a commit whose outcome is unknown was reported while this watch was open. */
     public boolean sawUnknownOutcome() {
       return unknown;
+    }
+
+    /**
+     * True when the commit whose outcome is unknown wrote this watch's marker, so that the marker tells whether it
+     * committed: every unknown outcome reported was of a transaction that had written it, or none was reported and the
+     * last transaction that wrote it reported no outcome (a {@code TxnProducer} unit whose commit failed throws
+     * {@code CommitOutcomeUnknownException} instead). False when a commit of unknown outcome wrote no marker (a
+     * transaction manager that is not a Spring bean, another data source, JTA): nothing can tell whether it committed.
+     */
+    public boolean unknownOutcomeMarked() {
+      return !unmarkedUnknown && (unknown || markPending);
     }
 
     /** Stops watching (the enclosing watch, if any, becomes current again). */

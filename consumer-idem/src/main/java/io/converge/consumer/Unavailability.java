@@ -13,6 +13,7 @@ import java.sql.SQLTransientException;
 import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * Whether a failure means "something the work needed was unavailable, and the work was rolled back":
@@ -94,10 +95,7 @@ public final class Unavailability {
   private Unavailability() {
   }
 
-  /**
-   * True when {@code failure} (nullable) or one of its causes is an unavailability, and none reports a commit whose
-   * outcome is unknown (see the class comment).
-   */
+  /** True when {@code failure} (nullable) or a cause is an unavailability and none an unknown commit (class comment). */
   public static boolean isUnavailability(Throwable failure) {
     if (isCommitOutcomeUnknown(failure)) {
       return false;
@@ -111,11 +109,7 @@ public final class Unavailability {
     return false;
   }
 
-  /**
-   * True when {@code failure} (nullable) or one of its causes reports a commit whose outcome is unknown: Converge's
-   * {@link CommitOutcomeUnknownException}, Spring's {@code TransactionSystemException} or
-   * {@code HeuristicCompletionException} (see the class comment).
-   */
+  /** True when {@code failure} (nullable) or one of its causes reports a commit of unknown outcome (class comment). */
   public static boolean isCommitOutcomeUnknown(Throwable failure) {
     Map<Throwable, Boolean> seen = new IdentityHashMap<>();
     for (Throwable t = failure; t != null && seen.put(t, Boolean.TRUE) == null; t = t.getCause()) {
@@ -126,6 +120,21 @@ public final class Unavailability {
       }
     }
     return false;
+  }
+
+  /**
+   * True when {@code failure}'s cause chain or suppressed exceptions hold a connection lost before the database
+   * answered: SQLState class {@code 08} or {@code 57P}, {@link SQLRecoverableException},
+   * {@link SQLNonTransientConnectionException}, an {@link java.io.IOException}, a pool's closed connection, or
+   * Converge's {@link CommitOutcomeUnknownException}. A commit that failed without one of these was answered by the
+   * database (a constraint checked at commit, a serialization failure): it was rolled back, its outcome is known.
+   */
+  public static boolean isConnectionLost(Throwable failure) {
+    return anyInChain(failure, new IdentityHashMap<>(), t -> t instanceof CommitOutcomeUnknownException
+        || t instanceof SQLRecoverableException || t instanceof SQLNonTransientConnectionException
+        || t instanceof java.io.IOException || closedConnection(t)
+        || t instanceof SQLException sql && sql.getSQLState() != null
+            && (sql.getSQLState().startsWith("08") || sql.getSQLState().startsWith("57P")));
   }
 
   /**
@@ -242,20 +251,30 @@ public final class Unavailability {
 
   /** A lost or closed connection in {@code t}'s cause chain or suppressed exceptions. */
   private static boolean connectionLost(Throwable t, Map<Throwable, Boolean> seen) {
+    return anyInChain(t, seen, x -> isUnavailable(x) || closedConnection(x));
+  }
+
+  /** A pool's or driver's closed connection, by message (HikariCP, pgjdbc, Tomcat JDBC, c3p0: no SQLState). */
+  private static boolean closedConnection(Throwable t) {
+    String message = String.valueOf(t.getMessage()).toLowerCase(java.util.Locale.ROOT);
+    return message.contains("connection has been closed") || message.contains("connection is closed")
+        || message.contains("connection has already been closed") || message.contains("on a closed connection");
+  }
+
+  /** True when {@code test} holds for {@code t}, its cause chain or suppressed exceptions (each visited once). */
+  private static boolean anyInChain(Throwable t, Map<Throwable, Boolean> seen, Predicate<Throwable> test) {
     if (t == null || seen.put(t, Boolean.TRUE) != null) {
       return false;
     }
-    String message = String.valueOf(t.getMessage()).toLowerCase(java.util.Locale.ROOT);
-    if (isUnavailable(t) || message.contains("connection has been closed")
-        || message.contains("connection is closed")) {
+    if (test.test(t)) {
       return true;
     }
     for (Throwable suppressed : t.getSuppressed()) {
-      if (connectionLost(suppressed, seen)) {
+      if (anyInChain(suppressed, seen, test)) {
         return true;
       }
     }
-    return connectionLost(t.getCause(), seen);
+    return anyInChain(t.getCause(), seen, test);
   }
 
   /** {@code TransactionSystemException.getApplicationException()}, read reflectively (Spring is optional). */

@@ -177,4 +177,62 @@ class UnavailabilityTest {
     }
     assertThat(io.converge.producer.spi.Commits.observe(null)).as("closing the watch removed its observer").isNull();
   }
+
+  @Test
+  void aConnectionLostBeforeTheDatabaseAnsweredIsToldFromAnAnswer() {
+    assertThat(Unavailability.isConnectionLost(new RuntimeException("commit failed",
+        new SQLException("An I/O error occurred while sending to the backend.", "08006")))).isTrue();
+    assertThat(Unavailability.isConnectionLost(new SQLException("terminating connection", "57P01"))).isTrue();
+    assertThat(Unavailability.isConnectionLost(new TransactionSystemException("JDBC commit failed",
+        new SQLException("x", null, new java.net.SocketException("Connection reset"))))).isTrue();
+    assertThat(Unavailability.isConnectionLost(new SQLException("Connection is closed"))).as("HikariCP").isTrue();
+    assertThat(Unavailability.isConnectionLost(new SQLException("You can't operate on a closed Connection!!!")))
+        .as("c3p0").isTrue();
+    assertThat(Unavailability.isConnectionLost(new SQLException("Connection has already been closed.")))
+        .as("Tomcat JDBC").isTrue();
+    assertThat(Unavailability.isConnectionLost(new CommitOutcomeUnknownException("unknown", "m1", null))).isTrue();
+    // the database answered the COMMIT: the work was rolled back
+    assertThat(Unavailability.isConnectionLost(new RuntimeException("commit failed",
+        new SQLException("duplicate key value violates unique constraint", "23505")))).isFalse();
+    assertThat(Unavailability.isConnectionLost(new SQLException("could not serialize access", "40001"))).isFalse();
+    assertThat(Unavailability.isConnectionLost(new SQLException("out of memory", "53200"))).isFalse();
+    assertThat(Unavailability.isConnectionLost(null)).isFalse();
+  }
+
+  @Test
+  void aWatchTellsWhetherTheCommitOfUnknownOutcomeWroteItsMarker() throws Exception {
+    javax.sql.DataSource store = new org.postgresql.ds.PGSimpleDataSource();
+    CommitOutcome.Marker marker = new CommitOutcome.Marker() {
+
+      @Override
+      public javax.sql.DataSource dataSource() {
+        return store;
+      }
+
+      @Override
+      public void mark(java.sql.Connection transaction) {
+      }
+    };
+    try (CommitOutcome.Watch watch = CommitOutcome.watch(marker)) {
+      CommitOutcome.marker().mark(null); // a transaction manager wrote it before a COMMIT that failed
+      CommitOutcome.reportUnknown();
+      assertThat(watch.unknownOutcomeMarked()).isTrue();
+    }
+    try (CommitOutcome.Watch watch = CommitOutcome.watch(marker)) {
+      CommitOutcome.marker().mark(null);
+      CommitOutcome.reportCommitted(); // that transaction committed; the next one wrote no marker
+      CommitOutcome.reportUnknown();
+      assertThat(watch.unknownOutcomeMarked()).isFalse();
+    }
+    try (CommitOutcome.Watch watch = CommitOutcome.watch(marker)) {
+      // a TxnProducer unit on the marker's data source: marked, then its commit failed (no outcome reported)
+      io.converge.producer.spi.Commits.beforeCommit(store, null);
+      assertThat(watch.unknownOutcomeMarked()).isTrue();
+    }
+    try (CommitOutcome.Watch watch = CommitOutcome.watch(marker)) {
+      io.converge.producer.spi.Commits.beforeCommit(new org.postgresql.ds.PGSimpleDataSource(), null);
+      assertThat(watch.unknownOutcomeMarked()).as("a unit on another data source writes no marker").isFalse();
+      assertThat(watch.sawUnknownOutcome()).isFalse();
+    }
+  }
 }

@@ -76,6 +76,8 @@ class IdempotencyFilterIT {
     orders = app.getBean(OrdersApp.Orders.class);
     jdbc = new JdbcTemplate(ds);
     jdbc.execute("CREATE TABLE IF NOT EXISTS cut_charge (idem_key text NOT NULL, run int NOT NULL)");
+    jdbc.execute("CREATE TABLE IF NOT EXISTS cut_deferred (idem_key text NOT NULL, "
+        + "CONSTRAINT cut_deferred_once UNIQUE (idem_key) DEFERRABLE INITIALLY DEFERRED)");
     meters = app.getBean(MeterRegistry.class);
     base = "http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port");
   }
@@ -481,7 +483,8 @@ class IdempotencyFilterIT {
    */
   @Test
   void aCommitWhoseOutcomeIsUnknownIsNeitherStoredNorReleased() throws Exception {
-    for (String manager : List.of("bean", "plain")) {
+    // the application's manager bean: Converge's listener wrote the claim's marker in the transaction
+    for (String manager : List.of("bean")) {
       String key = key();
       String path = "/charges/cut-" + manager;
       HttpResponse<String> first = post(path, "t1", key, "{}");
@@ -495,6 +498,45 @@ class IdempotencyFilterIT {
           .as(manager + ": the claim is kept, unmarked, nothing stored").isEqualTo(1);
       assertTheRetryChargesOnce(path, key);
     }
+  }
+
+  /**
+   * A commit of unknown outcome that wrote no marker (its transaction manager is no Spring bean, so Converge's
+   * listener never saw it): nothing could tell a retry whether the work committed, so the 500 is stored and replayed,
+   * and the handler never runs again (it would charge twice had the COMMIT reached the server).
+   */
+  @Test
+  void anUnmarkedCommitWhoseOutcomeIsUnknownIsStoredNeverRunAgain() throws Exception {
+    assertFailureStoredAndReplayed("/charges/cut-plain", key());
+  }
+
+  /**
+   * A COMMIT the database answered with an error (a deferred unique constraint checked at commit) rolled the work
+   * back: its outcome is known. Its 500 is the key's answer, stored and replayed, not a 503 that would send every
+   * retry, one lease later, into the same failure for ever.
+   */
+  @Test
+  void aCommitTheDatabaseRefusedIsAKnownFailureStoredAndReplayed() throws Exception {
+    String key = key();
+    assertFailureStoredAndReplayed("/charges/refused-at-commit", key);
+    assertThat(jdbc.queryForObject("SELECT count(*) FROM cut_deferred WHERE idem_key = ?", Long.class, key))
+        .as("the refused commit wrote nothing").isZero();
+  }
+
+  /**
+   * The first request answers {@code 500 handler-failed}; a retry one lease later (the claim's lease ended as if it
+   * had passed) gets the same answer replayed, and the handler ran once.
+   */
+  private void assertFailureStoredAndReplayed(String path, String key) throws Exception {
+    HttpResponse<String> first = post(path, "t1", key, "{}");
+    assertProblem(first, 500, "handler-failed");
+    jdbc.update("UPDATE converge_idempotency_key SET leased_until = now() - interval '1 second' "
+        + "WHERE tenant = 't1' AND idem_key = ?", key);
+    HttpResponse<String> retry = post(path, "t1", key, "{}");
+    assertThat(retry.statusCode()).as(retry.body()).isEqualTo(500);
+    assertThat(retry.body()).isEqualTo(first.body());
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(orders.runs("t1", key)).as(path + ": the handler ran once").isEqualTo(1);
   }
 
   /**

@@ -182,6 +182,22 @@ class OrdersApp {
       return cut(tenant, key, transactions);
     }
 
+    /**
+     * Writes the same charge twice in a Spring transaction of the application's manager; the deferred unique
+     * constraint fails the COMMIT itself (SQLState 23505): the database refused the work, nothing committed.
+     */
+    @PostMapping("/charges/refused-at-commit")
+    ResponseEntity<String> refusedAtCommit(@RequestHeader("X-Tenant-Id") String tenant,
+        @RequestHeader("Idempotency-Key") String key) {
+      count(tenant, key);
+      new org.springframework.transaction.support.TransactionTemplate(transactions).executeWithoutResult(s -> {
+        org.springframework.jdbc.core.JdbcTemplate tx = new org.springframework.jdbc.core.JdbcTemplate(dataSource);
+        tx.update("INSERT INTO cut_deferred(idem_key) VALUES (?)", key);
+        tx.update("INSERT INTO cut_deferred(idem_key) VALUES (?)", key);
+      });
+      return ResponseEntity.status(201).body("{}");
+    }
+
     /** The same with a DataSourceTransactionManager that is no bean: the failure is a TransactionSystemException. */
     @PostMapping("/charges/cut-plain")
     ResponseEntity<String> cutPlain(@RequestHeader("X-Tenant-Id") String tenant,

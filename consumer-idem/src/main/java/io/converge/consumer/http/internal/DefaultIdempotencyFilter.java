@@ -142,8 +142,10 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
     Throwable failure = null;
     boolean commitOutcomeUnknown;
     boolean committed;
+    boolean unknownOutcomeMarked;
     try {
-      try (CommitOutcome.Watch commits = CommitOutcome.watch(marker(tenant, key, claimed))) {
+      try (CommitOutcome.Watch commits = CommitOutcome
+          .watch(new ClaimMarker(dataSource, tenant, key, claimed.owner()))) {
         try {
           chain.doFilter(request, capture);
         } catch (IOException | ServletException | RuntimeException e) {
@@ -151,6 +153,7 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
         }
         commitOutcomeUnknown = commits.sawUnknownOutcome();
         committed = commits.sawCommit();
+        unknownOutcomeMarked = commits.unknownOutcomeMarked();
       }
       // an outage the application rendered itself (Spring MVC keeps the exception in a request attribute)
       Throwable cause = failure != null ? failure : renderedFailure(request, capture);
@@ -161,8 +164,11 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
         releaseUnavailable(capture, tenant, key, claimed, cause);
         return;
       }
-      if (cause != null && (commitOutcomeUnknown || Unavailability.isCommitOutcomeUnknown(cause))) {
-        outcomeUnknown(capture, endpoint, tenant, key, claimed, cause); // neither stored nor released
+      // neither stored nor released when the claim's marker will tell (a connection lost at a marked commit);
+      // else stored: a commit without the marker, or one the database refused (rolled back), never runs twice
+      if (cause != null && (commitOutcomeUnknown || Unavailability.isCommitOutcomeUnknown(cause))
+          && unknownOutcomeMarked && Unavailability.isConnectionLost(cause)) {
+        outcomeUnknown(capture, endpoint, tenant, key, claimed, cause);
         return;
       }
       if (cause != null && committed && Unavailability.isUnavailability(cause)) {
@@ -198,29 +204,6 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
     }
   }
 
-  /**
-   * The claim's work-committed marker, written by the handler's transactions on the store's data source just before
-   * their commit (see {@link CommitOutcome.Marker}): it commits if and only if the work does.
-   */
-  private CommitOutcome.Marker marker(String tenant, String key, KeyStore.Claimed claimed) {
-    return new CommitOutcome.Marker() {
-
-      @Override
-      public DataSource dataSource() {
-        return dataSource;
-      }
-
-      @Override
-      public void mark(java.sql.Connection transaction) throws java.sql.SQLException {
-        if (!KeyStore.markWorkCommitted(transaction, tenant, key, claimed.owner())) {
-          // another request holds the key now and may run the handler: this work must not commit as well
-          throw new java.sql.SQLException("Idempotency-Key '" + key + "' of tenant '" + tenant + "' was taken over "
-              + "while its handler ran; its work is not committed", "55000");
-        }
-      }
-    };
-  }
-
   /** Spring MVC's record of an exception an exception handler turned into a 5xx response; null when none. */
   private static Throwable renderedFailure(HttpServletRequest request, CapturingResponse capture) {
     if (capture.getStatus() < 500) {
@@ -244,7 +227,7 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
         cause.toString());
     byte[] body = Problems.body(IdempotencyProblem.OUTCOME_UNKNOWN, null);
     capture.replaceWith(IdempotencyProblem.OUTCOME_UNKNOWN.status(), body);
-    capture.setHeader("Retry-After", Long.toString(Math.max(1, settings.lease().toSeconds())));
+    capture.setHeader("Retry-After", Long.toString(Math.max(1, (settings.lease().toMillis() + 999) / 1000)));
     capture.release(body);
   }
 
