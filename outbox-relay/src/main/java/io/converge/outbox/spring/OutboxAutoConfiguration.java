@@ -11,7 +11,7 @@ import io.converge.producer.TxnProducer;
 import io.converge.producer.spring.ConvergeProducerConfiguration;
 import io.converge.producer.spring.ProducerBackend;
 import io.converge.producer.spring.TransactionalPublisher;
-import io.converge.producer.spring.MicrometerConfiguration;
+import io.converge.producer.spring.internal.MicrometerConfiguration;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Objects;
 import javax.sql.DataSource;

@@ -4,6 +4,7 @@ import io.converge.producer.MicrometerMetrics;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.TxnProducerBuilder;
 import io.converge.producer.schema.Migrations;
+import io.converge.producer.spring.internal.MicrometerConfiguration;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Objects;
 import javax.sql.DataSource;

@@ -59,6 +59,7 @@ class PulsarErrorsTest {
   @Test
   void aWrappedTimeoutIsAnOutage() {
     assertOutage(new ExecutionException(new PulsarClientException.TimeoutException("timed out")));
+    assertOutage(new java.util.concurrent.TimeoutException()); // the JDK's, without a message
   }
 
   private static void assertOutage(Exception e) {

@@ -1,4 +1,4 @@
-package io.converge.producer.spring;
+package io.converge.producer.spring.internal;
 
 import java.lang.annotation.Documented;
 import java.lang.annotation.ElementType;
