@@ -23,6 +23,13 @@ import jakarta.servlet.Filter;
  */
 public interface IdempotencyFilter extends Filter {
 
+  /**
+   * The request attribute that holds, while the handler runs, the request's Idempotency-Key as the filter keys it (a
+   * structured-field string's quotes removed: {@code "abc"} and {@code abc} are one key), for a handler that records
+   * the key with its work so that a client can later look the work up by it.
+   */
+  String KEY_ATTRIBUTE = "io.converge.idempotency.key";
+
   /** A builder; {@code dataSource}, {@code tenantResolver} and the endpoints are required. */
   static IdempotencyFilterBuilder builder() {
     return new IdempotencyFilterBuilder();

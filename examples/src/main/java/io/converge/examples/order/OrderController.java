@@ -11,6 +11,8 @@ import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.bind.annotation.RequestAttribute;
+import io.converge.consumer.http.IdempotencyFilter;
 
 /**
  * {@code POST /orders}, {@code GET /orders/{id}} and {@code GET /orders?idempotency-key=KEY}. The POST is guarded by
@@ -36,14 +38,16 @@ class OrderController {
   @PostMapping("/orders")
   ResponseEntity<Map<String, Object>> place(@RequestBody PlaceOrder body,
       @RequestHeader(name = "Idempotency-Key", required = false) String idempotencyKey,
-      @RequestHeader(name = "X-Tenant-Id", required = false) String tenant) {
+      @RequestHeader(name = "X-Tenant-Id", required = false) String tenant,
+      @RequestAttribute(name = IdempotencyFilter.KEY_ATTRIBUTE, required = false) String filteredKey) {
     if (body == null || blank(body.customerId()) || blank(body.sku()) || body.quantity() == null || body.quantity() < 1
         || body.amountCents() == null || body.amountCents() < 1) {
       return ResponseEntity.badRequest().body(Map.of("error", "invalid-order",
           "detail", "customerId, sku, quantity >= 1 and amountCents >= 1 are required, but were " + body));
     }
+    // the key as the filter keys it ("abc" and abc are one key), so that a look-up by key finds the order
     PurchaseOrder o = service.place(body.customerId(), body.sku(), body.quantity(), body.amountCents(),
-        idempotencyKey, tenant);
+        filteredKey != null ? filteredKey : idempotencyKey, tenant);
     return ResponseEntity.created(URI.create("/orders/" + o.getId())).body(view(o));
   }
 

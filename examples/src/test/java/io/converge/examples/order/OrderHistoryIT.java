@@ -83,6 +83,9 @@ class OrderHistoryIT {
       assertThat(lookUp(port, key, "t-other").statusCode()).as("another tenant's key").isEqualTo(404);
       assertThat(lookUp(port, "no-such-key", "t-9").statusCode()).isEqualTo(404);
       assertThat(lookUp(port, key, null).statusCode()).as("no tenant").isEqualTo(400);
+      String quoted = UUID.randomUUID().toString();
+      String placedQuoted = place(port, "\"" + quoted + "\""); // a structured-field string: the same key unquoted
+      assertThat(lookUp(port, quoted, "t-9").body()).contains("\"orderId\":\"" + placedQuoted + "\"");
       OutgoingMessage succeeded = codec.message("payment-succeeded-" + run, paid,
           new PaymentSucceeded(paid, "c-1", 500));
       IdempotentHandler onPaid = handlers.get("payment-succeeded-" + run);

@@ -137,6 +137,7 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
   private void run(HttpServletRequest request, HttpServletResponse response, FilterChain chain, String endpoint,
       String tenant, String key, KeyStore.Claimed claimed) throws IOException {
     CapturingResponse capture = new CapturingResponse(response);
+    request.setAttribute(IdempotencyFilter.KEY_ATTRIBUTE, key);
     // while the handler runs its lease is renewed: only a dead process loses its claim, never a slow one
     leases.keep(new LeaseKeeper.Claim(tenant, key, claimed.owner()));
     Throwable failure = null;
