@@ -75,15 +75,18 @@ final class TxnOpener {
     if (p != null) {
       try {
         p.txn().get(settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS);
-        prefetch();
-        return p;
       } catch (InterruptedException e) {
         abortQuietly(p);
         throw e;
       } catch (Exception e) {
         abortQuietly(p);
         LOG.debug("A Pulsar transaction opened ahead failed ({}); opening one now", e.toString());
+        p = null;
       }
+    }
+    if (p != null) {
+      prefetch(); // never throws: the unit keeps p
+      return p;
     }
     // none ready (the first unit, or a pause longer than a fresh one lives): open it now, then the next
     Prefetched now = openNow();
@@ -91,8 +94,20 @@ final class TxnOpener {
     return now;
   }
 
+  /**
+   * Asks for a transaction. Never throws: a client that throws instead of answering (closed, coordinator not
+   * ready) gives a failed transaction, handled as one whose open failed.
+   */
   private Prefetched ask() {
-    return new Prefetched(open.get(), clock.instant(), System.nanoTime());
+    Instant asked = clock.instant();
+    long askedNanos = System.nanoTime();
+    CompletableFuture<Transaction> txn;
+    try {
+      txn = open.get();
+    } catch (RuntimeException e) {
+      txn = CompletableFuture.failedFuture(e);
+    }
+    return new Prefetched(txn, asked, askedNanos);
   }
 
   private void prefetch() {
