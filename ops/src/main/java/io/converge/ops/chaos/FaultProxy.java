@@ -8,6 +8,8 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -127,15 +129,26 @@ public final class FaultProxy implements AutoCloseable {
   }
 
   private int cutAll(boolean reset) {
-    int n = 0;
+    // first take every socket, then (to reset) set every one to RST, then close them: a pump thread woken by the
+    // first close closes its other side too (a FIN unless already set to RST), and must not take it from the count
+    List<Socket> taken = new ArrayList<>();
     for (Socket s : live) {
       if (live.remove(s)) {
-        n++;
-        close(s, reset);
+        taken.add(s);
       }
     }
-    cut.addAndGet(n / 2);
-    return n / 2;
+    for (Socket s : taken) {
+      if (reset) {
+        try {
+          s.setSoLinger(true, 0);
+        } catch (IOException e) {
+          // already gone
+        }
+      }
+    }
+    taken.forEach(s -> close(s, reset));
+    cut.addAndGet(taken.size() / 2);
+    return taken.size() / 2;
   }
 
   private void accept() {
