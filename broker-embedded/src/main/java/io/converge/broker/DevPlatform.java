@@ -1,5 +1,6 @@
 package io.converge.broker;
 
+import io.converge.broker.internal.Closeables;
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.pulsar.EmbeddedPulsar;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
@@ -123,25 +124,10 @@ public final class DevPlatform implements AutoCloseable {
       servers.add(rocketmq);
       servers.add(postgres);
     }
-    closeAll(servers, null);
-  }
-
-  /** Closes {@code servers} in order; failures are added to {@code failure}, or thrown when it is null. */
-  private static void closeAll(List<? extends AutoCloseable> servers, RuntimeException failure) {
-    RuntimeException first = failure;
-    for (AutoCloseable s : servers) {
-      try {
-        s.close();
-      } catch (Exception e) {
-        if (first == null) {
-          first = e instanceof RuntimeException r ? r : new EmbeddedServerException("Cannot stop " + s + ": " + e, e);
-        } else {
-          first.addSuppressed(e);
-        }
-      }
-    }
-    if (failure == null && first != null) {
-      throw first;
+    Exception failure = Closeables.closeAll(servers, null);
+    if (failure != null) {
+      throw failure instanceof RuntimeException r ? r
+          : new EmbeddedServerException("Cannot stop the dev platform's servers: " + failure, failure);
     }
   }
 
@@ -188,7 +174,7 @@ public final class DevPlatform implements AutoCloseable {
         }
         return platform;
       } catch (RuntimeException e) {
-        closeAll(platform != null ? List.of(platform) : List.of(rocketmq), e);
+        Closeables.closeAll(platform != null ? List.of(platform) : List.of(rocketmq), e);
         throw e;
       }
     }

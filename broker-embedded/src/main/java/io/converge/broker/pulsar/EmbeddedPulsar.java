@@ -3,6 +3,7 @@ package io.converge.broker.pulsar;
 import io.converge.broker.Dirs;
 import io.converge.broker.EmbeddedServerException;
 import io.converge.broker.Freezer;
+import io.converge.broker.internal.Processes;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -301,19 +302,13 @@ public final class EmbeddedPulsar implements AutoCloseable {
   }
 
   /**
-   * Ends a child that is not ready: it reads its stdin only once ready, so closing it would not
-   * stop a child that hangs in its start; SIGTERM still runs its shutdown hook.
+   * Ends a child with SIGTERM (its shutdown hook runs), then SIGKILL after 10 s: a child that is not ready (it reads
+   * its stdin only once ready, so closing it would not stop a child that hangs in its start) or that did not stop
+   * when its stdin closed.
    */
   private static void kill(Process p) {
     p.destroy();
-    try {
-      if (!p.waitFor(10, TimeUnit.SECONDS)) {
-        p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
-      }
-    } catch (InterruptedException e) {
-      p.destroyForcibly();
-      Thread.currentThread().interrupt();
-    }
+    Processes.awaitOrKill(p, Duration.ofSeconds(10), Duration.ofSeconds(5));
   }
 
   private static String exitCode(Process p) {
@@ -328,17 +323,12 @@ public final class EmbeddedPulsar implements AutoCloseable {
     }
     try {
       p.getOutputStream().close();
-      if (!p.waitFor(20, TimeUnit.SECONDS)) {
-        p.destroy();
-        if (!p.waitFor(5, TimeUnit.SECONDS)) {
-          p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
-        }
-      }
     } catch (IOException e) {
       p.destroyForcibly();
-    } catch (InterruptedException e) {
-      p.destroyForcibly();
-      Thread.currentThread().interrupt();
+      return;
+    }
+    if (!Processes.awaitExit(p, Duration.ofSeconds(20))) {
+      kill(p);
     }
   }
 

@@ -3,6 +3,7 @@ package io.converge.broker.rocketmq;
 import io.converge.broker.Dirs;
 import io.converge.broker.EmbeddedServerException;
 import io.converge.broker.Ports;
+import io.converge.broker.internal.Processes;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -13,7 +14,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.concurrent.TimeUnit;
 import org.apache.rocketmq.broker.BrokerController;
 
 /**
@@ -162,14 +162,7 @@ final class BrokerNode {
     } catch (IOException e) {
       // the JVM is ending already
     }
-    try {
-      if (!process.waitFor(30, TimeUnit.SECONDS)) {
-        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-      }
-    } catch (InterruptedException e) {
-      process.destroyForcibly();
-      Thread.currentThread().interrupt();
-    }
+    Processes.awaitOrKill(process, Duration.ofSeconds(30), Duration.ofSeconds(10));
   }
 
   /** The output of every JVM of this node, oldest first. */

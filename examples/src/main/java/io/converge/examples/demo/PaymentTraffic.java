@@ -8,20 +8,15 @@ import java.util.Objects;
 /**
  * Clients of the payment API: charges sent twice, an {@code out_trade_no} reused with another amount,
  * a refund sent twice and a second refund of a refunded charge (article 2.2 and 4.1).
+ *
+ * @param http the payment service
+ * @param run this run's prefix of the {@code out_trade_no}s
  */
-final class PaymentTraffic {
+record PaymentTraffic(Http http, String run) {
 
   /** What the clients saw. */
   record Result(int charges, int retriesSame, int reuse400, int refunds, int refundRetriesSame, int secondRefund409,
       List<String> anomalies) {
-  }
-
-  private final Http http;
-  private final String run;
-
-  PaymentTraffic(Http http, String run) {
-    this.http = http;
-    this.run = run;
   }
 
   Result run(int charges) throws Exception {

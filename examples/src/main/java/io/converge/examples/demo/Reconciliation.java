@@ -16,16 +16,11 @@ import javax.sql.DataSource;
  * The end of a {@link SagaRun}: waits until the saga has settled, then reconciles the five databases with the
  * demo's invariants (money, stock, compensations, notifications, charges, one order per Idempotency-Key, nothing
  * parked) and what the clients saw.
+ *
+ * @param backend the backend the saga ran on
+ * @param settleTimeout how long the saga may take to settle after its traffic
  */
-final class Reconciliation {
-
-  private final Backend backend;
-  private final Duration settleTimeout;
-
-  Reconciliation(Backend backend, Duration settleTimeout) {
-    this.backend = backend;
-    this.settleTimeout = settleTimeout;
-  }
+record Reconciliation(Backend backend, Duration settleTimeout) {
 
   /**
    * Waits until no order is open, no stock is held and every paid order was notified; gives up early

@@ -13,7 +13,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -37,9 +36,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class DemoOutageIT {
 
   static final Outages OUTAGES = new Outages(Duration.ofSeconds(4), Duration.ofSeconds(4));
-  static final Map<String, String> SHORT_POOL_TIMEOUT = Map.of(
-      "spring.datasource.hikari.connection-timeout", "1250",
-      "spring.datasource.hikari.validation-timeout", "500");
 
   @Test
   void everyBackendReconcilesAfterDatabaseAndBrokerOutages(EmbeddedRocketMQ mq, ConvergePostgres pg,
@@ -47,7 +43,8 @@ class DemoOutageIT {
       throws Exception {
     ByteArrayOutputStream text = new ByteArrayOutputStream();
     PrintStream out = new PrintStream(text, true, StandardCharsets.UTF_8);
-    DemoRunner runner = new DemoRunner(DevPlatform.of(mq, pg, pulsar), new Tee(out), OUTAGES, SHORT_POOL_TIMEOUT);
+    DemoRunner runner = new DemoRunner(DevPlatform.of(mq, pg, pulsar), new Tee(out), OUTAGES,
+        Outages.SHORT_POOL_TIMEOUT);
     boolean ok;
     try {
       ok = runner.run(60, "rocketmq,outbox,pulsar");

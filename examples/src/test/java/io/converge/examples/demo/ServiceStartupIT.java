@@ -128,8 +128,7 @@ class ServiceStartupIT {
     p.put("spring.datasource.url", pg.jdbcUrl() + (pg.jdbcUrl().contains("?") ? "&" : "?") + "currentSchema=" + schema);
     p.put("spring.datasource.username", pg.user());
     p.put("spring.datasource.password", pg.password());
-    p.put("spring.datasource.hikari.connection-timeout", "1250");
-    p.put("spring.datasource.hikari.validation-timeout", "500");
+    p.putAll(Outages.SHORT_POOL_TIMEOUT);
     // pgjdbc's own default login timeout is none: a login to a frozen server would hang until it thaws
     p.put("spring.datasource.hikari.data-source-properties.loginTimeout", "1");
     p.put("server.port", "0");

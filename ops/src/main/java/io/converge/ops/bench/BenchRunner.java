@@ -1,5 +1,6 @@
 package io.converge.ops.bench;
 
+import io.converge.broker.internal.Closeables;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -131,7 +132,7 @@ public final class BenchRunner {
       }
     } finally {
       // each scenario, even after one failed to close (a failed check on close); then the first failure
-      Teardown.closeAll(scenarios);
+      Closeables.closeAll(scenarios);
     }
     report(scenarios, plan, results, latency);
     return new Result(results, memory, latency);

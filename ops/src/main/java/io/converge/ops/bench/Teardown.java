@@ -1,5 +1,6 @@
 package io.converge.ops.bench;
 
+import io.converge.broker.internal.Closeables;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -38,28 +39,6 @@ public final class Teardown implements AutoCloseable {
   public void close() throws Exception {
     List<AutoCloseable> lastFirst = new ArrayList<>(open);
     open.clear();
-    closeAll(lastFirst);
-  }
-
-  /**
-   * Closes each of {@code resources} in their order, even after one failed to close; then throws the first failure,
-   * the later ones suppressed in it.
-   */
-  public static void closeAll(Iterable<? extends AutoCloseable> resources) throws Exception {
-    Exception failure = null;
-    for (AutoCloseable r : resources) {
-      try {
-        r.close();
-      } catch (Exception e) {
-        if (failure == null) {
-          failure = e;
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
-    if (failure != null) {
-      throw failure;
-    }
+    Closeables.closeAll(lastFirst);
   }
 }

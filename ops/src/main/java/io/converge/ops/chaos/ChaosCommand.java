@@ -2,13 +2,13 @@ package io.converge.ops.chaos;
 
 import io.converge.broker.DevPlatform;
 import io.converge.examples.demo.Backend;
+import io.converge.examples.demo.Outages;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -80,10 +80,7 @@ public final class ChaosCommand implements Callable<Integer> {
       times = Math.max(perKind, (int) traffic.toMinutes());
     }
     Chaos.Options options = new Chaos.Options(traffic, soak != null ? soak / (double) traffic.toSeconds()
-        : ordersPerSecond, kinds, times, seed, settle,
-        Map.of(
-            "spring.datasource.hikari.connection-timeout", "1250",
-            "spring.datasource.hikari.validation-timeout", "500"));
+        : ordersPerSecond, kinds, times, seed, settle, Outages.SHORT_POOL_TIMEOUT);
     PrintStream out = System.out;
     Path dir = Files.createTempDirectory("converge-chaos-");
     boolean passed = true;

@@ -106,20 +106,10 @@ final class ChaosRun implements Disturbance {
       }
       case BROKER -> {
         if (backend.onPulsar()) {
-          platform.pulsar().freeze();
-          try {
-            cancel.pause(step.length());
-          } finally {
-            platform.pulsar().thaw();
-          }
+          hold(platform.pulsar()::freeze, step.length(), platform.pulsar()::thaw);
           return ": Pulsar's JVM SIGSTOP, then SIGCONT";
         }
-        platform.rocketmq().stopBroker();
-        try {
-          cancel.pause(step.length());
-        } finally {
-          platform.rocketmq().startBroker();
-        }
+        hold(platform.rocketmq()::stopBroker, step.length(), platform.rocketmq()::startBroker);
         return ": RocketMQ broker stopped, started on its store";
       }
       case POSTGRES -> {
@@ -128,14 +118,8 @@ final class ChaosRun implements Disturbance {
       case NETWORK -> {
         FaultProxy p = step.group() == 0 ? dbProxy : brokerProxy;
         switch (step.net()) {
-          case LATENCY -> {
-            p.latency(Duration.ofMillis(100), Duration.ofMillis(200));
-            try {
-              cancel.pause(step.length());
-            } finally {
-              p.latency(Duration.ZERO, Duration.ZERO);
-            }
-          }
+          case LATENCY -> hold(() -> p.latency(Duration.ofMillis(100), Duration.ofMillis(200)), step.length(),
+              () -> p.latency(Duration.ZERO, Duration.ZERO));
           case DROP -> {
             return ": " + p.dropConnections() + " connections";
           }
@@ -157,6 +141,19 @@ final class ChaosRun implements Disturbance {
       }
     }
     return "";
+  }
+
+  /**
+   * Injects a fault with {@code inject}, holds it for {@code length} (less when the run is cancelled), then undoes it
+   * with {@code undo}, also when the wait is interrupted.
+   */
+  private void hold(Runnable inject, Duration length, Runnable undo) {
+    inject.run();
+    try {
+      cancel.pause(length);
+    } finally {
+      undo.run();
+    }
   }
 
   private long elapsedMillis() {

@@ -10,6 +10,7 @@ import io.converge.broker.pulsar.PulsarExtension;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.examples.demo.Backend;
+import io.converge.examples.demo.Outages;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -51,8 +52,7 @@ class ChaosIT {
     ByteArrayOutputStream text = new ByteArrayOutputStream();
     PrintStream out = new PrintStream(new Tee(text), true, StandardCharsets.UTF_8);
     Chaos.Options options = new Chaos.Options(TRAFFIC, 2, faults, 1, 1, Duration.ofMinutes(2),
-        Map.of("spring.datasource.hikari.connection-timeout", "1250",
-            "spring.datasource.hikari.validation-timeout", "500"));
+        Outages.SHORT_POOL_TIMEOUT);
     Chaos.Verdict v = new Chaos(platform, options, dir, out).run(backend);
     String printed = text.toString(StandardCharsets.UTF_8);
     assertThat(v.injected()).as(printed).hasSize(faults.size());

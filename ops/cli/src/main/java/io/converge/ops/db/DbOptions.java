@@ -1,12 +1,13 @@
 package io.converge.ops.db;
 
-import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
 import picocli.CommandLine.Option;
 
 /**
  * The database options every {@code converge} command on Converge's tables takes: {@code --jdbc-url},
- * {@code --user}, {@code --password} (default: {@value #PASSWORD_ENV}) and {@code --schema}.
+ * {@code --user}, {@code --password} (default: {@value #PASSWORD_ENV}) and {@code --schema}. A mixin where the
+ * database is required; an argument group ({@code --jdbc-url} and {@code --user} required once any is given) where it
+ * is optional ({@code converge doctor}).
  */
 public final class DbOptions {
 
@@ -27,19 +28,6 @@ public final class DbOptions {
 
   /** Null when the options are valid, else what is wrong (for a usage error, exit 2). */
   public String problem() {
-    return schemaProblem(schema);
-  }
-
-  /** A data source on these options (connects on first use). */
-  public DataSource dataSource() {
-    return dataSource(jdbcUrl, user, password, schema);
-  }
-
-  /**
-   * Null when {@code schema} (the value of {@code --schema}; null when not given) is a plain identifier, else what is
-   * wrong.
-   */
-  public static String schemaProblem(String schema) {
     if (schema != null && !schema.matches("[A-Za-z_][A-Za-z0-9_]{0,62}")) {
       return "--schema must be a plain identifier, but was " + schema;
     }
@@ -47,10 +35,11 @@ public final class DbOptions {
   }
 
   /**
-   * A data source (connects on first use) on {@code jdbcUrl} as {@code user}, with {@code password} or, when it is
-   * null, the environment variable {@value #PASSWORD_ENV}, and {@code schema} as the current schema when not null.
+   * A data source (connects on first use) on {@code --jdbc-url} as {@code --user}, with {@code --password} or, when
+   * it is not given, the environment variable {@value #PASSWORD_ENV}, and {@code --schema} as the current schema when
+   * given.
    */
-  public static PGSimpleDataSource dataSource(String jdbcUrl, String user, String password, String schema) {
+  public PGSimpleDataSource dataSource() {
     PGSimpleDataSource ds = new PGSimpleDataSource();
     ds.setUrl(jdbcUrl);
     ds.setUser(user);

@@ -12,6 +12,7 @@ import java.util.concurrent.Callable;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.postgresql.ds.PGSimpleDataSource;
+import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Model.CommandSpec;
@@ -59,17 +60,9 @@ public final class DoctorCommand implements Callable<Integer> {
   @Option(names = "--pulsar-topic", paramLabel = "TOPIC", description = "a Pulsar topic the producers send to (repeatable)")
   List<String> pulsarTopics = new ArrayList<>();
 
-  @Option(names = "--jdbc-url", description = "the PostgreSQL holding Converge's tables, jdbc:postgresql://...")
-  String jdbcUrl;
-
-  @Option(names = "--user", description = "the database user")
-  String user;
-
-  @Option(names = "--password", description = "the password; default: environment variable " + DbOptions.PASSWORD_ENV)
-  String password;
-
-  @Option(names = "--schema", description = "the schema of Converge's tables (default: the user's search_path)")
-  String schema;
+  /** The database options of the other commands; null when none is given (PostgreSQL is then not checked). */
+  @ArgGroup(exclusive = false)
+  DbOptions db;
 
   @Option(names = "--module", paramLabel = "MODULE", description = "a Converge module whose tables must be there "
       + "(producer, pulsar, consumer, idempotency, outbox, cdc; repeatable; default: those found)")
@@ -119,19 +112,16 @@ public final class DoctorCommand implements Callable<Integer> {
     if (pulsarUrl != null || pulsarAdminUrl != null) {
       new PulsarDoctor(pulsarUrl, pulsarAdminUrl, pulsarTopics).run(print);
     }
-    if (jdbcUrl != null) {
+    if (db != null) {
       new PostgresDoctor(dataSource(), maxSlotWalMb * 1024 * 1024, new LinkedHashSet<>(modules))
           .run(print);
     }
   }
 
   private String problem() {
-    if (jdbcUrl != null && user == null) {
-      return "--jdbc-url needs --user";
-    }
-    String schemaProblem = DbOptions.schemaProblem(schema);
-    if (schemaProblem != null) {
-      return schemaProblem;
+    String dbProblem = db == null ? null : db.problem();
+    if (dbProblem != null) {
+      return dbProblem;
     }
     if (!topics.isEmpty() && nameServer == null) {
       return "--topic needs --namesrv";
@@ -139,7 +129,7 @@ public final class DoctorCommand implements Callable<Integer> {
     if (!pulsarTopics.isEmpty() && pulsarAdminUrl == null) {
       return "--pulsar-topic needs --pulsar-admin-url";
     }
-    if (nameServer == null && pulsarUrl == null && pulsarAdminUrl == null && jdbcUrl == null) {
+    if (nameServer == null && pulsarUrl == null && pulsarAdminUrl == null && db == null) {
       return "nothing to check: give --namesrv, --pulsar-url/--pulsar-admin-url and/or --jdbc-url";
     }
     if (minQueues < 1 || maxSlotWalMb < 0) {
@@ -153,7 +143,7 @@ public final class DoctorCommand implements Callable<Integer> {
   }
 
   private PGSimpleDataSource dataSource() {
-    PGSimpleDataSource ds = DbOptions.dataSource(jdbcUrl, user, password, schema);
+    PGSimpleDataSource ds = db.dataSource();
     ds.setConnectTimeout(10);
     ds.setLoginTimeout(10);
     return ds;

@@ -68,10 +68,10 @@ public final class Console {
     try {
       if ("POST".equals(request.method())) {
         return "/act".equals(path) ? act(request)
-            : page(405, "Not allowed", path, Views.message("Only the confirmation of an action is posted."));
+            : message(405, "Not allowed", path, "Only the confirmation of an action is posted.");
       }
       if (!"GET".equals(request.method()) && !"HEAD".equals(request.method())) {
-        return page(405, "Not allowed", path, Views.message("The console answers GET and POST only."));
+        return message(405, "Not allowed", path, "The console answers GET and POST only.");
       }
       if ("/".equals(path)) {
         List<Summary> summaries = new ArrayList<>();
@@ -90,20 +90,20 @@ public final class Console {
         return page(200, "Audit", "/audit", Views.audit(actions.recent(200)));
       }
       if ("/act".equals(path)) {
-        return page(405, "Not allowed", path, Views.message("An action is confirmed with POST, from its confirmation"
-            + " page; a GET never changes anything."));
+        return message(405, "Not allowed", path, "An action is confirmed with POST, from its confirmation"
+            + " page; a GET never changes anything.");
       }
       ConsolePage page = byPath.get(path);
       if (page != null) {
         return page(200, page.title(), path, page.render(request, context));
       }
-      return page(404, "Not found", path, Views.message("No page " + path + "."));
+      return message(404, "Not found", path, "No page " + path + ".");
     } catch (IllegalArgumentException e) {
-      return page(400, "Bad request", path, Views.message(e.getMessage()));
+      return message(400, "Bad request", path, e.getMessage());
     } catch (ConvergeException e) {
       LOG.warn("Console page {} failed: {}", path, e.toString());
-      return page(503, "Database unavailable", path, Views.message(e.getMessage()
-          + (e.getCause() != null ? " (" + e.getCause().getMessage() + ")" : "")));
+      return message(503, "Database unavailable", path, e.getMessage()
+          + (e.getCause() != null ? " (" + e.getCause().getMessage() + ")" : ""));
     }
   }
 
@@ -134,12 +134,12 @@ public final class Console {
     Action action = action(request);
     String target = required(request, "target");
     if (!tokens.redeem(request.param("token"), purpose(action, target))) {
-      return page(403, "Not confirmed", "/act", Views.message("This confirmation is expired, already used or not"
-          + " this console's: open the action's confirmation page again."));
+      return message(403, "Not confirmed", "/act", "This confirmation is expired, already used or not"
+          + " this console's: open the action's confirmation page again.");
     }
     if (request.operator() == null) {
-      return page(403, "Who are you?", "/act", Views.message("Who you are is not known: the decision cannot be"
-          + " recorded."));
+      return message(403, "Who are you?", "/act", "Who you are is not known: the decision cannot be"
+          + " recorded.");
     }
     boolean done = actions.perform(action, target, request.operator(), request.param("note"));
     return page(200, action.title(), "/kind/" + action.kind().slug(), Views.result(context, action, target, done));
@@ -181,6 +181,10 @@ public final class Console {
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("limit must be a number from 1 to 10000, but was " + text, e);
     }
+  }
+
+  private ConsoleResponse message(int status, String title, String here, String text) {
+    return page(status, title, here, Views.message(text));
   }
 
   private ConsoleResponse page(int status, String title, String here, String body) {
