@@ -251,9 +251,8 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
       Require.between("pulsar.consumers", consumers, 1, 64);
       Require.between("pulsar.receiverQueueSize", receiverQueueSize, 1, 10_000);
       Require.notNegative("pulsar.redeliveryDelay", redeliveryDelay);
-      Require.that(releaseInterval != null && releaseInterval.toMillis() >= 10
-          && releaseInterval.compareTo(Duration.ofHours(1)) <= 0, "pulsar.releaseInterval", "be between 10 ms and 1 h",
-          releaseInterval);
+      Require.between("pulsar.releaseInterval", releaseInterval, Duration.ofMillis(10), Duration.ofHours(1),
+          "10 ms and 1 h");
       String sub = subscription != null ? subscription : handler.group();
       boolean owns = client == null;
       PulsarClient c = client;
