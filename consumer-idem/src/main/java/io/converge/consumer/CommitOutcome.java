@@ -46,17 +46,7 @@ public final class CommitOutcome {
    * commits on this thread while the watch is open, just before its commit.
    */
   public static Watch watch(Marker marker) {
-    // a watch without a marker keeps the enclosing watch's pre-commit write
-    Commits.BeforeCommit replacedWrite = Commits.beforeCommit(null);
-    Watch watch = new Watch(CURRENT.get(), Commits.observe(CommitOutcome::reportCommitted), replacedWrite);
-    Marker counted = watch.marker = marker == null ? null : watch.counting(marker);
-    Commits.beforeCommit(marker == null ? replacedWrite : (dataSource, connection) -> {
-      if (dataSource == counted.dataSource()) {
-        counted.mark(connection);
-      }
-    });
-    CURRENT.set(watch);
-    return watch;
+    return new Watch(marker);
   }
 
   /** The marker of the current thread's innermost watch that has one; null when none. */
@@ -111,7 +101,8 @@ public final class CommitOutcome {
     private final Watch outer;
     /** The producer's observer this watch replaced, restored on close. */
     private final Runnable replacedObserver;
-    private Marker marker;
+    /** The watch's marker, counting its writes; null when none. */
+    private final Marker marker;
     /** The producer's pre-commit write this watch replaced, restored on close. */
     private final Commits.BeforeCommit replacedWrite;
     private boolean unknown;
@@ -121,27 +112,21 @@ public final class CommitOutcome {
     /** A commit whose outcome is unknown was reported of a transaction that wrote no marker. */
     private boolean unmarkedUnknown;
 
-    private Watch(Watch outer, Runnable replacedObserver, Commits.BeforeCommit replacedWrite) {
-      this.replacedWrite = replacedWrite;
-      this.outer = outer;
-      this.replacedObserver = replacedObserver;
+    /** Opens the watch on the current thread: it observes the thread's commits and writes {@code marker} (nullable). */
+    private Watch(Marker marker) {
+      outer = CURRENT.get();
+      this.marker = marker == null ? null : new Counting(marker, this);
+      replacedObserver = Commits.observe(CommitOutcome::reportCommitted);
+      replacedWrite = Commits.beforeCommit(null);
+      // a watch without a marker keeps the enclosing watch's pre-commit write
+      Commits.beforeCommit(this.marker == null ? replacedWrite : this::markBeforeCommit);
+      CURRENT.set(this);
     }
 
-    /** {@code marker}, noting on this watch each time it is written. */
-    private Marker counting(Marker marker) {
-      return new Marker() {
-
-        @Override
-        public DataSource dataSource() {
-          return marker.dataSource();
-        }
-
-        @Override
-        public void mark(Connection transaction) throws SQLException {
-          marker.mark(transaction);
-          markPending = true;
-        }
-      };
+    private void markBeforeCommit(DataSource dataSource, Connection connection) throws SQLException {
+      if (dataSource == marker.dataSource()) {
+        marker.mark(connection);
+      }
     }
 
     /** True when a commit succeeded while this watch was open. */
@@ -175,6 +160,21 @@ public final class CommitOutcome {
       } else {
         CURRENT.set(outer);
       }
+    }
+  }
+
+  /** {@code marker}, noting on {@code watch} each time it is written. */
+  private record Counting(Marker marker, Watch watch) implements Marker {
+
+    @Override
+    public DataSource dataSource() {
+      return marker.dataSource();
+    }
+
+    @Override
+    public void mark(Connection transaction) throws SQLException {
+      marker.mark(transaction);
+      watch.markPending = true;
     }
   }
 }

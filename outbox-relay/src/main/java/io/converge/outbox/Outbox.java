@@ -4,6 +4,7 @@ import io.converge.outbox.internal.OutboxRows;
 import io.converge.producer.DatabaseUnavailableException;
 import io.converge.producer.support.BatchPurger;
 import io.converge.producer.support.BatchPurger.Cutoff;
+import io.converge.producer.support.OpsRows;
 import io.converge.producer.support.Require;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -12,7 +13,6 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.LongConsumer;
@@ -62,33 +62,20 @@ public final class Outbox {
     return new Outbox(Objects.requireNonNull(dataSource, "dataSource"));
   }
 
-  /** The parked rows, oldest first, at most {@code limit}. */
+  /**
+   * The parked rows, oldest first, at most {@code limit}.
+   *
+   * @throws IllegalArgumentException when {@code limit} is below 1
+   */
   public List<Parked> parked(int limit) {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(PARKED)) {
-      ps.setInt(1, limit);
-      List<Parked> out = new ArrayList<>();
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          out.add(new Parked(rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4), rs.getString(5),
-              instant(rs.getTimestamp(6)), instant(rs.getTimestamp(7))));
-        }
-      }
-      return out;
-    } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Cannot list the parked outbox rows", null, e);
-    }
+    return rows().list("the parked outbox rows", PARKED, limit, Integer.MAX_VALUE,
+        rs -> new Parked(rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4), rs.getString(5),
+            instant(rs.getTimestamp(6)), instant(rs.getTimestamp(7))));
   }
 
   /** How many rows are parked. */
   public long parkedCount() {
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(PARKED_COUNT);
-        ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      return rs.getLong(1);
-    } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Cannot count the parked outbox rows", null, e);
-    }
+    return rows().count("the parked outbox rows", PARKED_COUNT);
   }
 
   /**
@@ -136,6 +123,11 @@ public final class Outbox {
    */
   public long purgeable(Duration retention) {
     return published().count("the outbox", cutoff(retention));
+  }
+
+  /** The parked rows' views (list, count). */
+  private OpsRows rows() {
+    return OpsRows.on(dataSource);
   }
 
   /** Published rows, oldest first; unpublished and parked rows have no {@code published_at} and are never purged. */

@@ -2,10 +2,8 @@ package io.converge.outbox;
 
 import io.converge.outbox.rocketmq.RocketMQSink;
 import io.converge.producer.TxnProducer;
-import io.converge.producer.testing.ChildProducerFactory;
 import io.converge.producer.testing.RocketMQContract;
 import java.time.Duration;
-import java.util.Map;
 import java.util.UUID;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
@@ -17,6 +15,10 @@ import org.junit.jupiter.api.AfterEach;
 class OutboxTxnProducerIT extends RocketMQContract {
 
   private OutboxRelay relay;
+
+  OutboxTxnProducerIT() {
+    super(Staging.DATABASE, OutboxChildFactory.class);
+  }
 
   @AfterEach
   void stopRelay() {
@@ -44,21 +46,6 @@ class OutboxTxnProducerIT extends RocketMQContract {
       relay.start();
     }
     return p;
-  }
-
-  @Override
-  protected boolean reachesBrokerInUnitOfWork() {
-    return false;
-  }
-
-  @Override
-  protected Class<? extends ChildProducerFactory> childFactory() {
-    return OutboxChildFactory.class;
-  }
-
-  @Override
-  protected Map<String, String> childEnv() {
-    return Map.of();
   }
 
   @Override

@@ -47,21 +47,21 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(PulsarIdempotentConsumer.class);
 
-  private final PulsarClient client;
-  private final boolean ownsClient;
+  /** The client this consumer created, closed with it; null when the application gave its own. */
+  private final PulsarClient ownedClient;
   private final List<Consumer<byte[]>> consumers;
   private final String subscription;
   private final InFlightHandlers inFlight;
+  /** Null when the consumer did not start. */
   private final HeldReleaser releaser;
 
-  private PulsarIdempotentConsumer(PulsarClient client, boolean ownsClient, List<Consumer<byte[]>> consumers,
-      String subscription, InFlightHandlers inFlight, HeldReleaser releaser) {
-    this.releaser = releaser;
-    this.client = client;
-    this.ownsClient = ownsClient;
+  private PulsarIdempotentConsumer(PulsarClient ownedClient, List<Consumer<byte[]>> consumers, String subscription,
+      InFlightHandlers inFlight, HeldReleaser releaser) {
+    this.ownedClient = ownedClient;
     this.consumers = consumers;
     this.subscription = subscription;
     this.inFlight = inFlight;
+    this.releaser = releaser;
   }
 
   /** A builder; {@code topic} and {@code handler} and one of {@code serviceUrl}/{@code client} are required. */
@@ -100,9 +100,9 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
         log.debug("closing Pulsar consumer of {}: {}", subscription, e.toString());
       }
     }
-    if (ownsClient) {
+    if (ownedClient != null) {
       try {
-        client.close();
+        ownedClient.close();
       } catch (PulsarClientException e) {
         log.debug("closing Pulsar client of {}: {}", subscription, e.toString());
       }
@@ -251,18 +251,17 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
       Require.between("pulsar.consumers", consumers, 1, 64);
       Require.between("pulsar.receiverQueueSize", receiverQueueSize, 1, 10_000);
       Require.notNegative("pulsar.redeliveryDelay", redeliveryDelay);
-      Require.that(releaseInterval != null && releaseInterval.toMillis() >= 10
-          && releaseInterval.compareTo(Duration.ofHours(1)) <= 0, "pulsar.releaseInterval", "be between 10 ms and 1 h",
-          releaseInterval);
+      Require.between("pulsar.releaseInterval", releaseInterval, Duration.ofMillis(10), Duration.ofHours(1),
+          "10 ms and 1 h");
       String sub = subscription != null ? subscription : handler.group();
-      boolean owns = client == null;
-      PulsarClient c = client;
+      PulsarClient owned = null;
       List<Consumer<byte[]>> started = new ArrayList<>();
       InFlightHandlers inFlight = new InFlightHandlers();
       try {
-        if (owns) {
-          c = PulsarClient.builder().serviceUrl(serviceUrl).listenerThreads(consumers).build();
+        if (client == null) {
+          owned = PulsarClient.builder().serviceUrl(serviceUrl).listenerThreads(consumers).build();
         }
+        PulsarClient c = client == null ? owned : client;
         for (int i = 0; i < consumers; i++) {
           started.add(c.newConsumer()
               .topic(topic)
@@ -275,12 +274,11 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
               .subscribe());
         }
       } catch (PulsarClientException e) {
-        new PulsarIdempotentConsumer(c, owns && c != null, started, sub, inFlight, null).close();
+        new PulsarIdempotentConsumer(owned, started, sub, inFlight, null).close();
         throw new ConvergeException("Cannot subscribe " + sub + " to Pulsar topic " + topic + ": " + e.getMessage(), e);
       }
       log.debug("Pulsar consumer {} started on {} ({} consumers)", sub, topic, consumers);
-      return new PulsarIdempotentConsumer(c, owns, started, sub, inFlight,
-          HeldReleaser.start(handler, releaseInterval));
+      return new PulsarIdempotentConsumer(owned, started, sub, inFlight, HeldReleaser.start(handler, releaseInterval));
     }
   }
 }

@@ -5,6 +5,7 @@ import io.converge.outbox.spi.OutboxSink;
 import io.converge.producer.BrokerUnavailableException;
 import io.converge.producer.ConvergeException;
 import io.converge.producer.InvalidMessageException;
+import io.converge.producer.support.Require;
 import io.converge.pulsar.internal.PulsarErrors;
 import io.converge.pulsar.internal.PulsarSettings;
 import java.time.Duration;
@@ -157,9 +158,7 @@ public final class PulsarOutboxSink implements OutboxSink {
      * @throws ConvergeException when the client cannot be created
      */
     public PulsarOutboxSink build() {
-      if (sendTimeout == null || sendTimeout.toMillis() < 100) {
-        throw new IllegalArgumentException("pulsar.sendTimeout must be at least 100 ms, but was " + sendTimeout);
-      }
+      Require.atLeast("pulsar.sendTimeout", sendTimeout, Duration.ofMillis(100), "100 ms");
       try {
         PulsarClient client = PulsarClient.builder().serviceUrl(serviceUrl)
             .operationTimeout((int) sendTimeout.toMillis(), TimeUnit.MILLISECONDS)

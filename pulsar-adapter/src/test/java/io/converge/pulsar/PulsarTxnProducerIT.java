@@ -1,7 +1,6 @@
 package io.converge.pulsar;
 
 import io.converge.producer.TxnProducer;
-import io.converge.producer.testing.ChildProducerFactory;
 import io.converge.producer.testing.ContractBroker;
 import io.converge.producer.testing.MessageSink;
 import io.converge.producer.testing.TxnProducerContract;
@@ -25,6 +24,10 @@ class PulsarTxnProducerIT extends TxnProducerContract {
 
   @RegisterExtension
   static final PulsarBroker pulsar = new PulsarBroker();
+
+  PulsarTxnProducerIT() {
+    super(Staging.BROKER, PulsarChildFactory.class);
+  }
 
   @Override
   protected TxnProducer newProducer(String group, String topic, DataSource db) {
@@ -59,16 +62,6 @@ class PulsarTxnProducerIT extends TxnProducerContract {
   @Override
   protected MessageSink consume(String topic) {
     return new PulsarSink(pulsar.serviceUrl(), topic);
-  }
-
-  @Override
-  protected boolean reachesBrokerInUnitOfWork() {
-    return true;
-  }
-
-  @Override
-  protected Class<? extends ChildProducerFactory> childFactory() {
-    return PulsarChildFactory.class;
   }
 
   @Override

@@ -49,8 +49,7 @@ public final class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
 
   @Override
   public void rejected(String endpoint, IdempotencyProblem problem) {
-    Counter.builder("idempotency.rejected").tag("endpoint", endpoint).tag("reason", problem.code()).register(registry)
-        .increment();
+    count("idempotency.rejected", endpoint, "reason", problem.code());
   }
 
   @Override
@@ -58,7 +57,8 @@ public final class MicrometerIdempotencyMetrics implements IdempotencyMetrics {
     count("idempotency.taken_over", endpoint);
   }
 
-  private void count(String name, String endpoint) {
-    Counter.builder(name).tag("endpoint", endpoint).register(registry).increment();
+  /** Counts one on the counter {@code name} of {@code endpoint}, with the further tags {@code tags} (key, value, …). */
+  private void count(String name, String endpoint, String... tags) {
+    Counter.builder(name).tag("endpoint", endpoint).tags(tags).register(registry).increment();
   }
 }

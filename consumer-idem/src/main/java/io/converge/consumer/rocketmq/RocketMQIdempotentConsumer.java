@@ -3,6 +3,7 @@ package io.converge.consumer.rocketmq;
 import io.converge.consumer.IdempotentHandler;
 import io.converge.producer.ConvergeException;
 import io.converge.producer.rocketmq.RocketMQSettings;
+import io.converge.producer.support.Require;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -183,34 +184,18 @@ public final class RocketMQIdempotentConsumer implements AutoCloseable {
      *     cannot start
      */
     public RocketMQIdempotentConsumer start() {
-      require("nameServer", nameServer);
-      require("topic", topic);
-      require("tags", tags);
-      if (handler == null) {
-        throw new IllegalArgumentException("rocketmq.handler must be set, but was null");
-      }
-      if (consumeThreads < 1 || consumeThreads > 256) {
-        throw new IllegalArgumentException(
-            "rocketmq.consumeThreads must be between 1 and 256, but was " + consumeThreads);
-      }
-      if (redeliveryDelayLevel < 0 || redeliveryDelayLevel > 18) {
-        throw new IllegalArgumentException(
-            "rocketmq.redeliveryDelayLevel must be between 0 and 18, but was " + redeliveryDelayLevel);
-      }
-      if (consumeTimeout == null || consumeTimeout.compareTo(Duration.ofMinutes(1)) < 0
-          || consumeTimeout.compareTo(Duration.ofDays(7)) > 0) {
-        throw new IllegalArgumentException(
-            "rocketmq.consumeTimeout must be between 1 min and 7 d, but was " + consumeTimeout);
-      }
-      if (suspendTime == null || suspendTime.toMillis() < 10 || suspendTime.toMillis() > 30_000) {
-        throw new IllegalArgumentException(
-            "rocketmq.suspendTime must be between 10 ms and 30 s, but was " + suspendTime);
-      }
-      if (releaseInterval == null || releaseInterval.toMillis() < 10
-          || releaseInterval.compareTo(Duration.ofHours(1)) > 0) {
-        throw new IllegalArgumentException(
-            "rocketmq.releaseInterval must be between 10 ms and 1 h, but was " + releaseInterval);
-      }
+      notBlank("rocketmq.nameServer", nameServer);
+      notBlank("rocketmq.topic", topic);
+      notBlank("rocketmq.tags", tags);
+      Require.that(handler != null, "rocketmq.handler", "be set", null);
+      Require.between("rocketmq.consumeThreads", consumeThreads, 1, 256);
+      Require.between("rocketmq.redeliveryDelayLevel", redeliveryDelayLevel, 0, 18);
+      Require.between("rocketmq.consumeTimeout", consumeTimeout, Duration.ofMinutes(1), Duration.ofDays(7),
+          "1 min and 7 d");
+      Require.between("rocketmq.suspendTime", suspendTime, Duration.ofMillis(10), Duration.ofSeconds(30),
+          "10 ms and 30 s");
+      Require.between("rocketmq.releaseInterval", releaseInterval, Duration.ofMillis(10), Duration.ofHours(1),
+          "10 ms and 1 h");
       RocketMQSettings.requireClient("binding");
       String g = group != null ? group : handler.group();
       return new RocketMQIdempotentConsumer(
@@ -219,10 +204,8 @@ public final class RocketMQIdempotentConsumer implements AutoCloseable {
               releaseInterval));
     }
 
-    private static void require(String name, String value) {
-      if (value == null || value.isBlank()) {
-        throw new IllegalArgumentException("rocketmq." + name + " must not be blank, but was " + value);
-      }
+    private static void notBlank(String property, String value) {
+      Require.that(value != null && !value.isBlank(), property, "not be blank", value);
     }
   }
 }

@@ -12,17 +12,16 @@ import io.converge.producer.spring.ConvergeProducerConfiguration;
 import io.converge.producer.spring.ProducerBackend;
 import io.converge.producer.spring.TransactionalPublisher;
 import io.converge.producer.spring.internal.MicrometerConfiguration;
+import io.converge.producer.spring.internal.ProducerModeAutoConfiguration;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Objects;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Import;
 
 /**
  * Spring Boot auto-configuration of the outbox when {@code converge.producer.mode=outbox}: the outbox
@@ -33,14 +32,8 @@ import org.springframework.context.annotation.Import;
  * the sink named by {@code converge.outbox.sink} ({@code rocketmq} by default; {@code pulsar} comes from
  * {@code converge-pulsar-adapter}'s auto-configuration). Each bean is replaceable by one's own.
  */
-@AutoConfiguration(afterName = {
-    "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
-    "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
-    "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
-    "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"})
-@ConditionalOnProperty(prefix = "converge.producer", name = "mode", havingValue = "outbox")
+@ProducerModeAutoConfiguration("outbox")
 @EnableConfigurationProperties(OutboxProperties.class)
-@Import(ConvergeProducerConfiguration.class)
 class OutboxAutoConfiguration {
 
   @Bean

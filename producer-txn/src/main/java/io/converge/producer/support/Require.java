@@ -91,6 +91,18 @@ public final class Require {
   }
 
   /**
+   * A duration within {@code [min, max]}; {@code rangeText} is how the rule names them (e.g. {@code 10 ms and 1 h}).
+   *
+   * @return {@code value}
+   * @throws IllegalArgumentException "{@code P must be between rangeText, but was v}" (also for null)
+   */
+  public static Duration between(String property, Duration value, Duration min, Duration max, String rangeText) {
+    that(value != null && value.compareTo(min) >= 0 && value.compareTo(max) <= 0, property, "be between " + rangeText,
+        value);
+    return value;
+  }
+
+  /**
    * A text matching {@code pattern} entirely.
    *
    * @return {@code value}

@@ -5,33 +5,20 @@ import static org.awaitility.Awaitility.await;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.spi.TxnLog;
-import io.converge.producer.testing.ChildProducerFactory;
 import io.converge.producer.testing.RocketMQContract;
 import java.time.Duration;
-import java.util.Map;
 import javax.sql.DataSource;
 
 /** The shared contract, against the RocketMQ half-message backend on the embedded broker. */
 class RocketMQTxnProducerIT extends RocketMQContract {
 
+  RocketMQTxnProducerIT() {
+    super(Staging.BROKER, RocketMQChildFactory.class);
+  }
+
   @Override
   protected TxnProducer newProducer(String group, String topic, DataSource db) {
     return new RocketMQChildFactory().create(group, topic, db, childEnv());
-  }
-
-  @Override
-  protected boolean reachesBrokerInUnitOfWork() {
-    return true;
-  }
-
-  @Override
-  protected Class<? extends ChildProducerFactory> childFactory() {
-    return RocketMQChildFactory.class;
-  }
-
-  @Override
-  protected Map<String, String> childEnv() {
-    return Map.of("nameServer", mq.nameServerAddress());
   }
 
   @Override

@@ -27,6 +27,20 @@ class RequireTest {
   }
 
   @Test
+  void aDurationRangeIncludesItsEndsAndRefusesNull() {
+    Duration min = Duration.ofMillis(10);
+    Duration max = Duration.ofHours(1);
+    assertThat(Require.between("c.interval", min, min, max, "10 ms and 1 h")).isEqualTo(min);
+    assertThat(Require.between("c.interval", max, min, max, "10 ms and 1 h")).isEqualTo(max);
+    assertThatThrownBy(() -> Require.between("c.interval", Duration.ofMillis(9), min, max, "10 ms and 1 h"))
+        .hasMessage("c.interval must be between 10 ms and 1 h, but was PT0.009S");
+    assertThatThrownBy(() -> Require.between("c.interval", max.plusMillis(1), min, max, "10 ms and 1 h"))
+        .hasMessage("c.interval must be between 10 ms and 1 h, but was PT1H0.001S");
+    assertThatThrownBy(() -> Require.between("c.interval", null, min, max, "10 ms and 1 h"))
+        .hasMessage("c.interval must be between 10 ms and 1 h, but was null");
+  }
+
+  @Test
   void validValuesPassThrough() {
     assertThat(Require.between("n", 5L, 1L, 10L)).isEqualTo(5L);
     assertThat(Require.positive("d", Duration.ofSeconds(1))).isEqualTo(Duration.ofSeconds(1));

@@ -60,8 +60,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * Subclasses provide the backend, a consumer and broker control. Duplicates are allowed everywhere:
  * deliveries are counted by message id.
  *
- * <p>No test is meant to be overridden: a backend that differs declares it through a capability
- * method ({@link #reachesBrokerInUnitOfWork()}), and the contract runs the tests that apply.
+ * <p>No test is meant to be overridden: a backend declares where an open unit's messages are
+ * ({@link Staging}) and the factory of its crash tests' child JVM through the constructor, and the
+ * contract runs the tests that apply.
  */
 @ExtendWith(ChildJvmExtension.class)
 @Execution(ExecutionMode.SAME_THREAD)
@@ -81,6 +82,32 @@ public abstract class TxnProducerContract {
 
   static final String INSERT_ORDER = "INSERT INTO contract_orders (id, note) VALUES (?, ?)";
 
+  /** Where the messages of an open unit of work are, which decides the tests that apply. */
+  protected enum Staging {
+    /**
+     * Prepared on the broker (RocketMQ half message, Pulsar transaction): recovery may discard a message
+     * while its unit is still open (case 5), and a broker outage fails the unit.
+     */
+    BROKER,
+    /**
+     * In the database only (outbox): the unit commits during a broker outage, and an open unit's row must
+     * not be overtaken by later ones (case 5b).
+     */
+    DATABASE
+  }
+
+  private final Staging staging;
+  private final Class<? extends ChildProducerFactory> childFactory;
+
+  /**
+   * @param staging where the backend keeps an open unit's messages
+   * @param childFactory the factory the crash tests' child JVM uses to build the same producer
+   */
+  protected TxnProducerContract(Staging staging, Class<? extends ChildProducerFactory> childFactory) {
+    this.staging = staging;
+    this.childFactory = childFactory;
+  }
+
   /** The database of this test class: a fresh schema with the producer migrations and a business table. */
   protected DataSource db;
   private String schema;
@@ -97,22 +124,17 @@ public abstract class TxnProducerContract {
   /** Starts recording deliveries on {@code topic}. */
   protected abstract MessageSink consume(String topic);
 
-  /**
-   * Whether the backend reaches the broker inside the unit of work (RocketMQ, Pulsar: yes; outbox: no).
-   * Yes: the broker holds a prepared message whose recovery may discard it while the unit is still open
-   * (case 5), and a broker outage fails the unit. No: nothing is prepared on the broker, the unit
-   * commits during a broker outage, and an open unit's row must not be overtaken by later ones (case 5b).
-   */
-  protected abstract boolean reachesBrokerInUnitOfWork();
-
-  /** The factory the crash tests' child JVM uses to build the same producer. */
-  protected abstract Class<? extends ChildProducerFactory> childFactory();
-
-  /** What the child's factory needs (broker addresses). */
-  protected abstract Map<String, String> childEnv();
+  /** What the child's factory needs (broker addresses); none by default. */
+  protected Map<String, String> childEnv() {
+    return Map.of();
+  }
 
   /** How long recovery (check-back, relay, recovery scan) may take to resolve an open message. */
   protected abstract Duration recoveryWindow();
+
+  private boolean reachesBrokerInUnitOfWork() {
+    return staging == Staging.BROKER;
+  }
 
   // ---- fixtures ----
 
@@ -456,7 +478,7 @@ public abstract class TxnProducerContract {
 
   // ---- 5. a local commit after recovery discarded the message ----
 
-  /** Only where the broker holds a prepared message ({@link #reachesBrokerInUnitOfWork()}); else see 5b. */
+  /** Only where the broker holds a prepared message ({@link Staging#BROKER}); else see 5b. */
   @Test
   @Execution(ExecutionMode.CONCURRENT)
   @ResourceLock(value = ALONE, mode = ResourceAccessMode.READ_WRITE)
@@ -480,7 +502,7 @@ public abstract class TxnProducerContract {
     assertThat(ids(u.sink())).doesNotContain(id);
   }
 
-  /** Blocks until recovery has decided that message {@code id} is rolled back; only called where {@link #reachesBrokerInUnitOfWork()}. */
+  /** Blocks until recovery has decided that message {@code id} is rolled back; only called where {@link Staging#BROKER}. */
   protected abstract void awaitDiscarded(String id);
 
   // ---- 5b. an open unit is neither delivered before its commit nor lost after it ----
@@ -761,7 +783,7 @@ public abstract class TxnProducerContract {
     ChildJvm.Builder launch = jvms.launch(ChildProducerMain.class)
         .database(pg.jdbcUrl(), pg.user(), pg.password(), schema)
         .property(ChildProducerMain.CRASH, point)
-        .property(ChildProducerMain.FACTORY, childFactory().getName())
+        .property(ChildProducerMain.FACTORY, childFactory.getName())
         .property(ChildProducerMain.GROUP, c.group())
         .property(ChildProducerMain.TOPIC, c.topic())
         .property(ChildProducerMain.ID, c.id());

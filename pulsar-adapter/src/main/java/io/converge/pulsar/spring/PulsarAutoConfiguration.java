@@ -5,19 +5,18 @@ import io.converge.producer.TxnProducer;
 import io.converge.producer.spring.ConvergeProducerConfiguration;
 import io.converge.producer.spring.ProducerBackend;
 import io.converge.producer.spring.TransactionalPublisher;
+import io.converge.producer.spring.internal.ProducerModeAutoConfiguration;
 import io.converge.pulsar.PulsarBackend;
 import io.converge.pulsar.PulsarIdempotentConsumer;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Objects;
 import org.springframework.beans.factory.BeanFactory;
-import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.context.annotation.Import;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -28,15 +27,9 @@ import org.springframework.util.ClassUtils;
  * {@code @IdempotentConsumer}. Each bean backs off when the application
  * defines its own.
  */
-@AutoConfiguration(afterName = {
-    "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
-    "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
-    "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
-    "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"})
+@ProducerModeAutoConfiguration("pulsar")
 @ConditionalOnClass(name = "org.apache.pulsar.client.api.PulsarClient")
-@ConditionalOnProperty(prefix = "converge.producer", name = "mode", havingValue = "pulsar")
 @EnableConfigurationProperties(PulsarProperties.class)
-@Import(ConvergeProducerConfiguration.class)
 class PulsarAutoConfiguration {
 
   private static final String METER_REGISTRY = "io.micrometer.core.instrument.MeterRegistry";
