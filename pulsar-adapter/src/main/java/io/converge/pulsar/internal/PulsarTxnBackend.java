@@ -180,8 +180,8 @@ public final class PulsarTxnBackend implements TxnBackend {
     confirmationScheduled.set(false);
     java.util.List<long[]> batch = new java.util.ArrayList<>();
     while (pendingConfirmations.drainTo(batch, 1000) > 0) {
-      Long[] most = new Long[batch.size()];
-      Long[] least = new Long[batch.size()];
+      long[] most = new long[batch.size()];
+      long[] least = new long[batch.size()];
       for (int i = 0; i < batch.size(); i++) {
         most[i] = batch.get(i)[0];
         least[i] = batch.get(i)[1];

@@ -8,6 +8,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
@@ -28,9 +29,10 @@ final class PulsarTxnStore {
       VALUES (?, ?, ?, ?, ?, ?, ?)
       """;
   private static final String DELETE_TXN = "DELETE FROM converge_pulsar_txn WHERE txn_most = ? AND txn_least = ?";
+  /** Followed by the ids as {@code (most, least)} literals: {@link #confirmAll}. */
   private static final String DELETE_TXNS = """
-      DELETE FROM converge_pulsar_txn
-      WHERE (txn_most, txn_least) IN (SELECT * FROM unnest(?::bigint[], ?::bigint[]))""";
+      DELETE FROM converge_pulsar_txn t USING (VALUES %s) AS d(most, least)
+      WHERE t.txn_most = d.most AND t.txn_least = d.least""";
   /**
    * Claims the oldest transaction of a group that is due: the row stays locked until the claiming
    * connection commits, so another instance's scan skips it instead of re-publishing it too.
@@ -204,13 +206,21 @@ final class PulsarTxnStore {
     }
   }
 
-  /** Deletes the rows of confirmed transactions {@code (most[i], least[i])} in one statement. */
-  void confirmAll(Long[] most, Long[] least) throws SQLException {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(DELETE_TXNS)) {
+  /**
+   * Deletes the rows of confirmed transactions {@code (most[i], least[i])} in one statement. Its ids are
+   * literals, not parameters, so that the server plans each batch for the table as it is: a prepared plan
+   * cached while the table was small scans the whole table (and its deleted rows not yet vacuumed) for every
+   * batch, at a cost that grows with the rows left unconfirmed (a backlog after an outage, parked transactions).
+   */
+  void confirmAll(long[] most, long[] least) throws SQLException {
+    StringBuilder ids = new StringBuilder(most.length * 44);
+    for (int i = 0; i < most.length; i++) {
+      // quoted: a negative literal would be the negation of a positive one, which overflows for Long.MIN_VALUE
+      ids.append(i == 0 ? "('" : ", ('").append(most[i]).append("'::bigint, '").append(least[i]).append("'::bigint)");
+    }
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
       c.setAutoCommit(true);
-      ps.setArray(1, c.createArrayOf("bigint", most));
-      ps.setArray(2, c.createArrayOf("bigint", least));
-      ps.executeUpdate();
+      s.executeUpdate(DELETE_TXNS.formatted(ids));
     }
   }
 
