@@ -25,6 +25,19 @@ class MessageIdsTest {
   }
 
   @Test
+  void generatorsOfTheSameMillisecondDrawDifferentRandomBits() {
+    Clock clock = Clock.fixed(Instant.ofEpochMilli(1_700_000_000_000L), ZoneOffset.UTC);
+    MessageIds one = new MessageIds(clock);
+    MessageIds other = new MessageIds(clock); // another JVM: same millisecond, same counter
+    for (int i = 0; i < 100; i++) {
+      String a = one.next();
+      String b = other.next();
+      assertThat(a.substring(0, 18)).as("timestamp and counter").isEqualTo(b.substring(0, 18));
+      assertThat(a).as("id %d", i).isNotEqualTo(b);
+    }
+  }
+
+  @Test
   void idsAreVersion7WithTheTimestampInFront() {
     long millis = 1_700_000_000_123L;
     UUID id = UUID.fromString(new MessageIds(Clock.fixed(Instant.ofEpochMilli(millis), ZoneOffset.UTC)).next());
