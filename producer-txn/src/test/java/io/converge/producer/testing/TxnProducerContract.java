@@ -31,6 +31,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
@@ -104,8 +105,8 @@ public abstract class TxnProducerContract {
    * @param childFactory the factory the crash tests' child JVM uses to build the same producer
    */
   protected TxnProducerContract(Staging staging, Class<? extends ChildProducerFactory> childFactory) {
-    this.staging = staging;
-    this.childFactory = childFactory;
+    this.staging = Objects.requireNonNull(staging, "staging");
+    this.childFactory = Objects.requireNonNull(childFactory, "childFactory");
   }
 
   /** The database of this test class: a fresh schema with the producer migrations and a business table. */

@@ -213,6 +213,13 @@ final class PulsarTxnStore {
    * batch, at a cost that grows with the rows left unconfirmed (a backlog after an outage, parked transactions).
    */
   void confirmAll(long[] most, long[] least) throws SQLException {
+    if (most.length != least.length) {
+      throw new IllegalArgumentException("most and least must pair up, but have " + most.length + " and "
+          + least.length + " ids");
+    }
+    if (most.length == 0) {
+      return; // nothing to confirm (and "VALUES " alone is no statement)
+    }
     StringBuilder ids = new StringBuilder(most.length * 44);
     for (int i = 0; i < most.length; i++) {
       // quoted: a negative literal would be the negation of a positive one, which overflows for Long.MIN_VALUE

@@ -1,6 +1,7 @@
 package io.converge.pulsar.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
@@ -52,6 +53,17 @@ class PulsarConfirmIT {
         assertThat(rs.getLong(1)).isEqualTo(20000 - 3);
       }
     }
+  }
+
+  @Test
+  void anEmptyBatchIsNothingAndUnpairedIdsAreRefused() throws Exception {
+    DataSource schema = ConvergePostgres.shared().newSchema("pconfirm0");
+    Migrations.apply(schema, "producer");
+    Migrations.apply(schema, "pulsar");
+    PulsarTxnStore store = new PulsarTxnStore(schema);
+    store.confirmAll(new long[0], new long[0]);
+    assertThatThrownBy(() -> store.confirmAll(new long[]{1, 2}, new long[]{1}))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("2 and 1");
   }
 
   private static void execute(DataSource db, String sql) throws Exception {
