@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test;
 class CdcSettingsIT {
 
   private static final class Published implements RelayMetrics {
+
     final AtomicInteger rows = new AtomicInteger();
 
     @Override
