@@ -35,7 +35,7 @@ final class CdcDelivery implements DebeziumEngine.ChangeConsumer<RecordChangeEve
 
   private static final Logger LOG = LoggerFactory.getLogger(CdcDelivery.class);
 
-  private final CdcRelay.Builder settings;
+  private final CdcSettings settings;
   private final DataSource db;
   private final DeliveryPolicy policy;
   private final RelayCycle stream;
@@ -47,13 +47,13 @@ final class CdcDelivery implements DebeziumEngine.ChangeConsumer<RecordChangeEve
   private final AtomicLong parked = new AtomicLong();
 
   /** Delivery of the rows of {@code db}; stream deliveries give up when {@code closing} says so. */
-  CdcDelivery(CdcRelay.Builder settings, DataSource db, BooleanSupplier closing, Sleeper sleeper) {
+  CdcDelivery(CdcSettings settings, DataSource db, BooleanSupplier closing, Sleeper sleeper) {
     this.settings = settings;
     this.db = db;
-    this.policy = DeliveryPolicy.of(new OutboxRows(), settings.maxAttempts, settings.retryBase, settings.retryMax,
-        settings.outageBase, settings.outageMax, settings.metrics);
-    this.stream = new RelayCycle(settings.sink, 1000, policy, Duration.ZERO);
-    this.sweeper = new RelayCycle(settings.sink, 1000, policy, settings.sweepAge);
+    this.policy = DeliveryPolicy.of(new OutboxRows(), settings.maxAttempts(), settings.retryBase(), settings.retryMax(),
+        settings.outageBase(), settings.outageMax(), settings.metrics());
+    this.stream = new RelayCycle(settings.sink(), 1000, policy, Duration.ZERO);
+    this.sweeper = new RelayCycle(settings.sink(), 1000, policy, settings.sweepAge());
     this.closing = closing;
     this.sleeper = sleeper;
   }
@@ -94,7 +94,7 @@ final class CdcDelivery implements DebeziumEngine.ChangeConsumer<RecordChangeEve
     int outages = 0;
     while (!keys.isEmpty()) {
       if (closing.getAsBoolean() && untilClosed) {
-        throw new InterruptedException("CDC relay " + settings.name + " is closing");
+        throw new InterruptedException("CDC relay " + settings.name() + " is closing");
       }
       RelayCycle.Result r;
       try (Connection c = db.getConnection()) {
@@ -102,7 +102,7 @@ final class CdcDelivery implements DebeziumEngine.ChangeConsumer<RecordChangeEve
       } catch (SQLException | RuntimeException e) {
         outages++;
         Duration delay = policy.outageDelay(outages);
-        LOG.warn("CDC relay {}: cannot relay {} keys ({}); retrying in {}", settings.name, keys.size(), e.toString(),
+        LOG.warn("CDC relay {}: cannot relay {} keys ({}); retrying in {}", settings.name(), keys.size(), e.toString(),
             delay);
         sleeper.sleep(delay);
         continue;
@@ -112,7 +112,7 @@ final class CdcDelivery implements DebeziumEngine.ChangeConsumer<RecordChangeEve
       if (r.postponed() > 0) {
         outages = r.published() > 0 ? 1 : outages + 1;
         if (!untilClosed && r.published() == 0) {
-          throw new BrokerUnavailableException("CDC relay " + settings.name + ": " + settings.sink.name()
+          throw new BrokerUnavailableException("CDC relay " + settings.name() + ": " + settings.sink().name()
               + " is unavailable; the resumed rows are sent by the sweeper later", null, null);
         }
         sleeper.sleep(policy.outageDelay(outages));
@@ -129,7 +129,7 @@ final class CdcDelivery implements DebeziumEngine.ChangeConsumer<RecordChangeEve
   private void count(RelayCycle.Result r) {
     if (r.published() > 0) {
       published.addAndGet(r.published());
-      settings.metrics.published(r.published());
+      settings.metrics().published(r.published());
     }
     parked.addAndGet(r.parked());
   }
@@ -143,7 +143,7 @@ final class CdcDelivery implements DebeziumEngine.ChangeConsumer<RecordChangeEve
             RelayCycle.Result r = sweeper.run(c);
             count(r);
             if (r.published() > 0) {
-              LOG.info("CDC relay {}: the sweeper published {} rows the stream did not deliver", settings.name,
+              LOG.info("CDC relay {}: the sweeper published {} rows the stream did not deliver", settings.name(),
                   r.published());
             }
             if (r.brokerUnavailable() || r.published() + r.refused() == 0) {
@@ -153,7 +153,7 @@ final class CdcDelivery implements DebeziumEngine.ChangeConsumer<RecordChangeEve
         }
       }
     } catch (SQLException | RuntimeException e) {
-      LOG.warn("CDC relay {}: sweep failed: {}", settings.name, e.toString());
+      LOG.warn("CDC relay {}: sweep failed: {}", settings.name(), e.toString());
     }
   }
 
@@ -163,12 +163,12 @@ final class CdcDelivery implements DebeziumEngine.ChangeConsumer<RecordChangeEve
     try {
       synchronized (sending) {
         int n = deliver(List.of(key), false);
-        LOG.info("CDC relay {}: resumed key {}: {} rows published", settings.name, key, n);
+        LOG.info("CDC relay {}: resumed key {}: {} rows published", settings.name(), key, n);
         return n;
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new ConvergeException("CDC relay " + settings.name + " interrupted while resuming key " + key
+      throw new ConvergeException("CDC relay " + settings.name() + " interrupted while resuming key " + key
           + "; the key is resumed, the sweeper sends what is left", e);
     }
   }

@@ -27,7 +27,7 @@ final class CdcEngine {
 
   private static final Logger LOG = LoggerFactory.getLogger(CdcEngine.class);
 
-  private final CdcRelay.Builder settings;
+  private final CdcSettings settings;
   private final String slot;
   private final DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>> consumer;
   private final Backoff restartBackoff;
@@ -44,20 +44,20 @@ final class CdcEngine {
   private volatile ScheduledExecutorService supervisor;
 
   /** An engine on slot {@code slot} whose batches go to {@code consumer}; not started. */
-  CdcEngine(CdcRelay.Builder settings, String slot,
+  CdcEngine(CdcSettings settings, String slot,
       DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>> consumer) {
     this.settings = settings;
     this.slot = slot;
     this.consumer = consumer;
-    this.restartBackoff = DeliveryPolicy.jittered(settings.outageBase, settings.outageMax);
-    this.threads = new ThreadGroup("converge-cdc-" + settings.name);
+    this.restartBackoff = DeliveryPolicy.jittered(settings.outageBase(), settings.outageMax());
+    this.threads = new ThreadGroup("converge-cdc-" + settings.name());
   }
 
   /** Starts the supervisor and the engine; returns the supervisor, for the relay's periodic tasks. */
   synchronized ScheduledExecutorService start() {
     closing = false;
     supervisor = Executors
-        .newSingleThreadScheduledExecutor(r -> daemon(r, "converge-cdc-" + settings.name + "-supervisor"));
+        .newSingleThreadScheduledExecutor(r -> daemon(r, "converge-cdc-" + settings.name() + "-supervisor"));
     launch();
     return supervisor;
   }
@@ -88,7 +88,7 @@ final class CdcEngine {
       }
       running = true;
       e.run();
-    }, "converge-cdc-" + settings.name);
+    }, "converge-cdc-" + settings.name());
     engineThread = t;
     t.start();
   }
@@ -108,8 +108,8 @@ final class CdcEngine {
     long delay = restartBackoff.delay(failuresInARow.incrementAndGet()).toMillis();
     restarts.incrementAndGet();
     lastFailure = message + (error == null ? "" : ": " + error);
-    settings.metrics.cdcRestarted();
-    LOG.error("CDC relay {}: engine stopped ({}); restart {} in {} ms", settings.name, lastFailure, restarts.get(),
+    settings.metrics().cdcRestarted();
+    LOG.error("CDC relay {}: engine stopped ({}); restart {} in {} ms", settings.name(), lastFailure, restarts.get(),
         delay, error);
     ScheduledExecutorService s = supervisor;
     if (s != null && !s.isShutdown()) {
@@ -153,7 +153,7 @@ final class CdcEngine {
       try {
         e.close();
       } catch (Exception ex) {
-        LOG.warn("CDC relay {}: closing the engine: {}", settings.name, ex.toString());
+        LOG.warn("CDC relay {}: closing the engine: {}", settings.name(), ex.toString());
       }
     }
     Thread t = engineThread;
@@ -192,8 +192,8 @@ final class CdcEngine {
     }
     if (mainReturned) {
       LOG.info("CDC relay {}: the application's main thread has ended and the relay was not closed: closing it",
-          settings.name);
-      daemon(closer, "converge-cdc-" + settings.name + "-close").start();
+          settings.name());
+      daemon(closer, "converge-cdc-" + settings.name() + "-close").start();
     }
   }
 

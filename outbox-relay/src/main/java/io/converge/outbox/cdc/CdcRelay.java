@@ -4,10 +4,7 @@ import io.converge.outbox.spi.OutboxSink;
 import io.converge.outbox.spi.RelayMetrics;
 import io.converge.producer.ConvergeException;
 import io.converge.producer.support.OptionalDependency;
-import io.converge.producer.support.Require;
 import java.time.Duration;
-import java.util.Objects;
-import java.util.regex.Pattern;
 
 /**
  * The outbox's second relay mode: reads new {@code converge_outbox} rows from PostgreSQL's WAL with
@@ -91,11 +88,12 @@ public interface CdcRelay extends AutoCloseable {
   /** Reads the current state (one query for the lag). */
   Health health();
 
-  /** The settings of a {@link CdcRelay}; validated by {@link #build()}. */
+  /**
+   * The settings of a {@link CdcRelay}; {@link #build()} validates them and gives the relay a snapshot, so
+   * changing the builder afterwards, or building another relay from it, leaves a built relay alone. Not
+   * thread-safe.
+   */
   final class Builder {
-
-    private static final Pattern NAME = Pattern.compile("[a-z0-9_]{1,40}");
-    private static final Pattern SCHEMA = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
 
     String name;
     String jdbcUrl;
@@ -216,29 +214,14 @@ public interface CdcRelay extends AutoCloseable {
      * @throws ConvergeException naming the Debezium artifacts when they are not on the class path
      */
     public CdcRelay build() {
-      Require.matches("cdc.name", name, NAME);
-      Require.that(jdbcUrl != null && jdbcUrl.startsWith("jdbc:postgresql://"), "cdc.jdbcUrl",
-          "be jdbc:postgresql://host:port/db",
-          jdbcUrl);
-      Require.matches("cdc.schema", schema, SCHEMA);
-      Objects.requireNonNull(sink, "cdc.sink must be set");
-      Require.between("cdc.maxAttempts", maxAttempts, 1, 1000);
-      Require.that(
-          retryBase != null && retryMax != null && !retryBase.isNegative() && retryMax.compareTo(retryBase) >= 0,
-          "cdc.retryBackoff", "be 0 <= base <= max", retryBase + ", " + retryMax);
-      Require.atLeast("cdc.offsetFlushInterval", offsetFlushInterval, Duration.ofMillis(10), "10ms");
-      Require.positive("cdc.sweepAge", sweepAge);
-      Require.positive("cdc.sweepInterval", sweepInterval);
-      Require.positive("cdc.heartbeatInterval", heartbeatInterval);
-      Require.positive("cdc.outageBackoffBase", outageBase);
-      Require.positive("cdc.metricsInterval", metricsInterval);
-      Require.atLeast("cdc.outageBackoffMax", outageMax, outageBase, "cdc.outageBackoffBase (" + outageBase + ")");
-      Objects.requireNonNull(metrics, "cdc.metrics must be set");
+      CdcSettings settings = new CdcSettings(name, jdbcUrl, user, password, schema, sink, maxAttempts, retryBase,
+          retryMax, offsetFlushInterval, sweepAge, sweepInterval, heartbeatInterval, outageBase, outageMax,
+          metricsInterval, metrics);
       OptionalDependency.require("The CDC relay",
           "io.debezium:debezium-embedded and io.debezium:debezium-connector-postgres",
           "3.6.1.Final", CdcRelay.class, "io.debezium.connector.postgresql.PostgresConnector",
           "io.debezium.embedded.async.AsyncEmbeddedEngine");
-      return new DebeziumCdcRelay(this);
+      return new DebeziumCdcRelay(settings);
     }
   }
 }

@@ -20,30 +20,35 @@ final class DebeziumCdcRelay implements CdcRelay {
 
   private static final Logger LOG = LoggerFactory.getLogger(DebeziumCdcRelay.class);
 
-  private final CdcRelay.Builder settings;
+  private final CdcSettings settings;
   private final String slot;
   private final CdcSlot slots;
   private final CdcDelivery delivery;
   private final CdcEngine engine;
   private boolean started;
 
-  DebeziumCdcRelay(CdcRelay.Builder settings) {
+  DebeziumCdcRelay(CdcSettings settings) {
     this(settings, Sleeper.THREAD);
   }
 
   /** A relay whose backoffs pause with {@code sleeper}. */
-  DebeziumCdcRelay(CdcRelay.Builder settings, Sleeper sleeper) {
+  DebeziumCdcRelay(CdcSettings settings, Sleeper sleeper) {
     this.settings = settings;
-    this.slot = "converge_cdc_" + settings.name;
+    this.slot = "converge_cdc_" + settings.name();
     PGSimpleDataSource db = new PGSimpleDataSource();
-    db.setUrl(settings.jdbcUrl);
-    db.setUser(settings.user);
-    db.setPassword(settings.password);
-    db.setCurrentSchema(settings.schema);
-    this.slots = new CdcSlot(db, slot, settings.schema, sleeper);
+    db.setUrl(settings.jdbcUrl());
+    db.setUser(settings.user());
+    db.setPassword(settings.password());
+    db.setCurrentSchema(settings.schema());
+    this.slots = new CdcSlot(db, slot, settings.schema(), sleeper);
     // the engine is created below and read only once it exists: a closing relay stops delivering
     this.delivery = new CdcDelivery(settings, db, () -> engine().closing(), sleeper);
     this.engine = new CdcEngine(settings, slot, delivery);
+  }
+
+  /** The settings this relay was built with. */
+  CdcSettings settings() {
+    return settings;
   }
 
   private CdcEngine engine() {
@@ -58,18 +63,18 @@ final class DebeziumCdcRelay implements CdcRelay {
     slots.prepare(); // before the engine: the stream starts here, rows committed before are the sweeper's
     ScheduledExecutorService supervisor = engine.start();
     started = true;
-    long sweep = settings.sweepInterval.toMillis();
+    long sweep = settings.sweepInterval().toMillis();
     supervisor.scheduleWithFixedDelay(delivery::sweep, sweep, sweep, TimeUnit.MILLISECONDS);
-    supervisor.scheduleWithFixedDelay(this::readLag, 0, settings.metricsInterval.toMillis(), TimeUnit.MILLISECONDS);
+    supervisor.scheduleWithFixedDelay(this::readLag, 0, settings.metricsInterval().toMillis(), TimeUnit.MILLISECONDS);
     supervisor.scheduleWithFixedDelay(() -> engine.closeWhenOnlyOursAreLeft(this::close), 1, 1, TimeUnit.SECONDS);
-    LOG.info("CDC relay {} started on {}.converge_outbox (slot {})", settings.name, settings.schema, slot);
+    LOG.info("CDC relay {} started on {}.converge_outbox (slot {})", settings.name(), settings.schema(), slot);
   }
 
   private void readLag() {
     try {
-      settings.metrics.cdcLag(slots.lag());
+      settings.metrics().cdcLag(slots.lag());
     } catch (SQLException | RuntimeException e) {
-      LOG.debug("CDC relay {}: cannot read the slot lag: {}", settings.name, e.toString());
+      LOG.debug("CDC relay {}: cannot read the slot lag: {}", settings.name(), e.toString());
     }
   }
 
@@ -111,21 +116,21 @@ final class DebeziumCdcRelay implements CdcRelay {
     }
     engine.close();
     started = false;
-    LOG.info("CDC relay {} stopped (slot {} kept)", settings.name, slot);
+    LOG.info("CDC relay {} stopped (slot {} kept)", settings.name(), slot);
   }
 
   @Override
   public synchronized void dropSlot() {
     close();
     try {
-      slots.drop(settings.name);
+      slots.drop(settings.name());
     } catch (SQLException e) {
-      throw new ConvergeException("CDC relay " + settings.name + " cannot drop slot " + slot + ": " + e.getMessage(),
+      throw new ConvergeException("CDC relay " + settings.name() + " cannot drop slot " + slot + ": " + e.getMessage(),
           e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new ConvergeException("Interrupted while dropping slot " + slot, e);
     }
-    LOG.info("CDC relay {}: slot, publication and offsets dropped", settings.name);
+    LOG.info("CDC relay {}: slot, publication and offsets dropped", settings.name());
   }
 }
