@@ -116,8 +116,9 @@ final class BrokerLauncher {
    * The broker's server on {@code port} of the loopback: its requests are decoded, and its answers encoded, on the
    * network threads, not handed to a second pool of eight threads first (RocketMQ's default): two thread switches
    * less per request. The processors run on their own pools either way. {@code converge bench
-   * txn-producer-rocketmq:pg-insert}, interleaved, back to back on a quiet machine: 0.24-0.26 -> 0.31-0.34 at 1
-   * thread, 0.23-0.27 -> 0.28-0.32 at 8 (issue 15).
+   * txn-producer-rocketmq:pg-insert}, with and without, back to back on a quiet machine, 4-5 runs each: median
+   * 0.31 (0.20-0.34) against 0.24 (0.22-0.26) at 1 thread, 0.24 against 0.235 at 8: a small gain at 1 thread, within
+   * the machine's noise at 8 (issue 15).
    */
   static NettyServerConfig serverConfig(int port) {
     NettyServerConfig server = new NettyServerConfig();
