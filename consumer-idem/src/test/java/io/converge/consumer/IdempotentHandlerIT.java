@@ -3,6 +3,7 @@ package io.converge.consumer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.converge.consumer.internal.HandlerScope;
 import io.converge.producer.Envelope;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
@@ -360,6 +361,23 @@ class IdempotentHandlerIT extends LedgerTestBase {
     assertThat(h.handle(foreign)).isEqualTo(Outcome.PROCESSED);
     assertThat(h.handle(foreign)).isEqualTo(Outcome.DUPLICATE);
     assertThat(runs).hasValue(1);
+  }
+
+  @Test
+  void theIdIsResolvedOncePerMessageAndTheHandlerSeesItInItsScope() {
+    AtomicInteger resolutions = new AtomicInteger();
+    MessageIdResolver counting = m -> {
+      resolutions.incrementAndGet();
+      return MessageIdResolver.envelope().resolve(m);
+    };
+    List<String> scopeIds = new ArrayList<>();
+    IdempotentHandler h = handler("resolve-once", (c, m) -> scopeIds.add(HandlerScope.current().messageId()))
+        .messageId(counting).build();
+    String id = UUID.randomUUID().toString();
+    assertThat(h.handle(message(id))).isEqualTo(Outcome.PROCESSED);
+    assertThat(resolutions).as("the claim and the handler's scope share one resolution").hasValue(1);
+    assertThat(scopeIds).containsExactly(id);
+    assertThat(HandlerScope.current()).as("the scope is closed after the run").isNull();
   }
 
   @Test

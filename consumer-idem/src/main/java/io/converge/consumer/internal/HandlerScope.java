@@ -2,7 +2,7 @@ package io.converge.consumer.internal;
 
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.MessageHandler;
-import io.converge.consumer.MessageIdResolver;
+import java.sql.Connection;
 
 /**
  * The message an idempotent handler is running for, on the handler's thread: what a {@code StateMachine}
@@ -25,28 +25,22 @@ public final class HandlerScope {
     return CURRENT.get();
   }
 
-  /** {@code handler}, opening the scope of its message around each run (scopes nest). */
-  static MessageHandler wrap(String group, MessageHandler handler, MessageIdResolver idResolver) {
-    return (connection, message) -> {
-      Current outer = CURRENT.get();
-      CURRENT.set(new Current(group, id(idResolver, message), message.tenant(), message.topic()));
-      try {
-        handler.handle(connection, message);
-      } finally {
-        if (outer == null) {
-          CURRENT.remove();
-        } else {
-          CURRENT.set(outer);
-        }
-      }
-    };
-  }
-
-  private static String id(MessageIdResolver idResolver, IncomingMessage message) {
+  /**
+   * Runs {@code handler} on {@code message} with the scope of its message open (scopes nest); {@code messageId} is
+   * the id the caller already resolved for the claim.
+   */
+  static void run(String group, String messageId, MessageHandler handler, Connection connection,
+      IncomingMessage message) throws Exception {
+    Current outer = CURRENT.get();
+    CURRENT.set(new Current(group, messageId, message.tenant(), message.topic()));
     try {
-      return ResolvedId.of(idResolver, message);
-    } catch (RuntimeException e) {
-      return message.envelopeMessageId(); // never reached: the handler runs only for a resolved id
+      handler.handle(connection, message);
+    } finally {
+      if (outer == null) {
+        CURRENT.remove();
+      } else {
+        CURRENT.set(outer);
+      }
     }
   }
 }

@@ -115,7 +115,7 @@ final class HeldMessages {
           return Outcome.DUPLICATE;
         }
         ConsumerStore.clearAttempts(c, m.tenant(), g.group(), id);
-        g.handler().handle(c, m);
+        g.handle(c, m, id);
         return Outcome.PROCESSED;
       });
       retries.settled(dlqId);

@@ -45,7 +45,7 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
       ConsumerMetrics metrics,
       Clock clock, boolean claimWithFirstStatement) {
     this.claimWithFirstStatement = claimWithFirstStatement && tx instanceof JdbcTransactionRunner;
-    this.g = new GroupSetup(group, HandlerScope.wrap(group, handler, idResolver), tx, idResolver, policy, classifier,
+    this.g = new GroupSetup(group, handler, tx, idResolver, policy, classifier,
         metrics, clock);
     this.failures = new FailureRecorder(g, onBusinessFailure);
     this.held = new HeldMessages(g, failures);
@@ -82,7 +82,7 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
               : null;
           if (pipelinedClaim != null) {
             try {
-              g.handler().handle(pipelinedClaim.connection(), message);
+              g.handle(pipelinedClaim.connection(), message, id);
             } catch (Throwable e) {
               pipelinedClaim.afterFailure(e); // a refused claim is the outcome, not the handler's error
               throw e;
@@ -98,7 +98,7 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
           if (claim != 1) {
             return Outcome.DUPLICATE;
           }
-          g.handler().handle(c, message);
+          g.handle(c, message, id);
           return Outcome.PROCESSED;
         });
         if (outcome == Outcome.HELD) {

@@ -166,7 +166,7 @@ final class ParkedMessages {
       return Outcome.DUPLICATE;
     }
     ConsumerStore.clearAttempts(c, m.tenant(), g.group(), id);
-    g.handler().handle(c, m);
+    g.handle(c, m, id);
     return Outcome.PROCESSED;
   }
 }

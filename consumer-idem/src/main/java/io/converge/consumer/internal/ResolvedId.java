@@ -39,8 +39,7 @@ final class ResolvedId {
 
   /**
    * 1..200 printable ASCII characters without spaces, as every Converge id (UUIDv7) and any sane business id
-   * is. A loop rather than a regular expression: this runs for every message, twice (the claim and the
-   * handler's scope).
+   * is. A loop rather than a regular expression: this runs for every message.
    */
   static boolean usable(String id) {
     int n = id.length();
