@@ -1,6 +1,7 @@
 package io.converge.ops.doctor;
 
 import io.converge.ops.db.DbOptions;
+import io.converge.ops.db.DurationConverter;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -9,16 +10,12 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.postgresql.ds.PGSimpleDataSource;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.TypeConversionException;
 
 /**
  * {@code converge doctor}: checks a running deployment against what Converge needs and prints each check as PASS, WARN
@@ -147,36 +144,5 @@ public final class DoctorCommand implements Callable<Integer> {
     ds.setConnectTimeout(10);
     ds.setLoginTimeout(10);
     return ds;
-  }
-
-  /** Reads a duration: {@code 7d}, {@code 12h}, {@code 30m}, {@code 90s}, {@code 500ms}, or ISO-8601. Stateless. */
-  static final class DurationConverter implements ITypeConverter<Duration> {
-
-    private static final Pattern SHORT = Pattern.compile("(\\d{1,9})(ms|[dhms])");
-
-    @Override
-    public Duration convert(String value) {
-      Matcher m = SHORT.matcher(value);
-      if (m.matches()) {
-        long n = Long.parseLong(m.group(1));
-        return switch (m.group(2)) {
-          case "d" -> Duration.ofDays(n);
-          case "h" -> Duration.ofHours(n);
-          case "m" -> Duration.ofMinutes(n);
-          case "ms" -> Duration.ofMillis(n);
-          default -> Duration.ofSeconds(n);
-        };
-      }
-      try {
-        Duration d = Duration.parse(value);
-        if (!d.isNegative()) {
-          return d;
-        }
-      } catch (RuntimeException e) {
-        // the message below
-      }
-      throw new TypeConversionException(
-          "a duration must be like 7d, 12h, 30m, 90s, 500ms or PT6H, but was '" + value + "'");
-    }
   }
 }

@@ -1,6 +1,7 @@
 package io.converge.ops.purge;
 
 import io.converge.ops.db.DbCommand;
+import io.converge.ops.db.DurationConverter;
 import io.converge.outbox.Outbox;
 import io.converge.producer.support.BatchPurger;
 import io.converge.producer.support.Require;
@@ -51,5 +52,13 @@ public final class PurgeCommand extends DbCommand {
     });
     out.printf("done: purged %d rows in %d ms%n", total, (System.nanoTime() - started) / 1_000_000);
     return 0;
+  }
+
+  /** {@link DurationConverter} with errors about the retention. */
+  static final class RetentionConverter extends DurationConverter {
+
+    RetentionConverter() {
+      super("retention", "1d, 12h, 30m, 90s or PT6H");
+    }
   }
 }

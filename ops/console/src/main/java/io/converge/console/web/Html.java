@@ -60,16 +60,20 @@ public final class Html {
   }
 
   /**
-   * The duration of {@code text}: {@code 90s}, {@code 5m}, {@code 2h}, {@code 1d}, a plain number of seconds,
-   * or ISO-8601 ({@code PT5M}).
+   * The duration of {@code text}: {@code 90s}, {@code 5m}, {@code 2h}, {@code 1d}, {@code 500ms}, a plain number
+   * of seconds, or ISO-8601 ({@code PT5M}). The one parser of ages and durations in the console and the
+   * {@code converge} command line.
    *
    * @throws IllegalArgumentException naming the text when it is none of these
    */
   public static Duration parseAge(String text) {
     String t = text.trim().toLowerCase(java.util.Locale.ROOT);
     try {
-      if (t.startsWith("p")) {
+      if (t.matches("[-+]?p.*")) {
         return Duration.parse(t.toUpperCase(java.util.Locale.ROOT));
+      }
+      if (t.endsWith("ms")) {
+        return Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2).trim()));
       }
       char unit = t.charAt(t.length() - 1);
       if (Character.isDigit(unit)) {

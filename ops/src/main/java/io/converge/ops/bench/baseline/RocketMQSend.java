@@ -2,7 +2,7 @@ package io.converge.ops.bench.baseline;
 
 import io.converge.ops.bench.Teardown;
 import io.converge.ops.bench.BenchEnv;
-import io.converge.ops.bench.Scenario;
+import io.converge.ops.bench.NamedScenario;
 import io.converge.producer.rocketmq.RocketMQClients;
 import io.converge.producer.rocketmq.RocketMQSettings;
 import java.util.concurrent.ExecutorService;
@@ -20,7 +20,7 @@ import org.apache.rocketmq.common.message.MessageExt;
  * Baseline: a raw RocketMQ synchronous send of a 1 KiB message, set up by Converge's client factory
  * like Converge's own producers. {@link RocketMQTxnSend} is its transactional variant.
  */
-public class RocketMQSend implements Scenario {
+public class RocketMQSend extends NamedScenario {
 
   private static final byte[] PAYLOAD = new byte[1024];
   /** Commits every half message at once and on check-back: no DB in the baseline. */
@@ -48,17 +48,8 @@ public class RocketMQSend implements Scenario {
   }
 
   RocketMQSend(boolean transactional) {
+    super(transactional ? "rocketmq-txn-send" : "rocketmq-send", "msg");
     this.transactional = transactional;
-  }
-
-  @Override
-  public String name() {
-    return transactional ? "rocketmq-txn-send" : "rocketmq-send";
-  }
-
-  @Override
-  public String unit() {
-    return "msg";
   }
 
   @Override

@@ -6,7 +6,7 @@ import io.converge.consumer.MessageHandler;
 import io.converge.consumer.Outcome;
 import io.converge.ops.bench.BenchEnv;
 import io.converge.ops.bench.BenchOrders;
-import io.converge.ops.bench.Scenario;
+import io.converge.ops.bench.NamedScenario;
 import io.converge.producer.Envelope;
 import io.converge.producer.MessageIds;
 import io.converge.producer.schema.Migrations;
@@ -23,7 +23,7 @@ import javax.sql.DataSource;
  * skips). The broker is left out on purpose: it is the same for all three and would only add noise
  * to the comparison of what dedup costs.
  */
-public final class ConsumerScenario implements Scenario {
+public final class ConsumerScenario extends NamedScenario {
 
   /** How the handler is called. */
   public enum Mode {
@@ -41,22 +41,17 @@ public final class ConsumerScenario implements Scenario {
   private final AtomicLong next = new AtomicLong();
 
   public ConsumerScenario(Mode mode) {
+    super(name(mode), "msg");
     this.mode = mode;
   }
 
-  @Override
-  public String name() {
+  private static String name(Mode mode) {
     return switch (mode) {
       case PLAIN -> "consumer-plain";
       case IDEMPOTENT -> "consumer-idem";
       case PIPELINED -> "consumer-idem-pipelined";
       case DUPLICATES -> "consumer-idem-duplicates";
     };
-  }
-
-  @Override
-  public String unit() {
-    return "msg";
   }
 
   @Override

@@ -6,7 +6,7 @@ import io.converge.consumer.Outcome;
 import io.converge.consumer.rocketmq.RocketMQIdempotentConsumer;
 import io.converge.ops.bench.BenchEnv;
 import io.converge.ops.bench.BenchOrders;
-import io.converge.ops.bench.Scenario;
+import io.converge.ops.bench.NamedScenario;
 import io.converge.ops.bench.Teardown;
 import io.converge.producer.Envelope;
 import io.converge.producer.MessageIds;
@@ -35,7 +35,7 @@ import org.apache.rocketmq.common.message.Message;
  * order); {@code K} keys per queue (1 or 8). Compare the two in the same run:
  * {@code consumer-rocketmq-ordered-1:consumer-rocketmq-concurrent-1}.
  */
-public final class RocketMQConsumerScenario implements Scenario {
+public final class RocketMQConsumerScenario extends NamedScenario {
 
   /** The registered names. */
   public static final List<String> NAMES = List.of("consumer-rocketmq-ordered-1", "consumer-rocketmq-concurrent-1",
@@ -46,7 +46,6 @@ public final class RocketMQConsumerScenario implements Scenario {
   private static final String WORKER = "bench-worker";
   private static final byte[] PAYLOAD = "{\"order\":1,\"amount\":1999}".getBytes(StandardCharsets.UTF_8);
 
-  private final String name;
   private final boolean ordered;
   private final int keysPerQueue;
   private final AtomicLong rows = new AtomicLong();
@@ -59,7 +58,7 @@ public final class RocketMQConsumerScenario implements Scenario {
   private DefaultMQProducer producer;
 
   private RocketMQConsumerScenario(String name) {
-    this.name = name;
+    super(name, "msg");
     this.ordered = name.contains("-ordered-");
     this.keysPerQueue = Integer.parseInt(name.substring(name.lastIndexOf('-') + 1));
   }
@@ -70,16 +69,6 @@ public final class RocketMQConsumerScenario implements Scenario {
       throw new IllegalArgumentException("not a RocketMQ consumer scenario: " + name);
     }
     return new RocketMQConsumerScenario(name);
-  }
-
-  @Override
-  public String name() {
-    return name;
-  }
-
-  @Override
-  public String unit() {
-    return "msg";
   }
 
   @Override
@@ -104,7 +93,7 @@ public final class RocketMQConsumerScenario implements Scenario {
     for (int i = 0; i < threads; i++) {
       handled[i] = new Semaphore(0);
     }
-    IdempotentHandler real = IdempotentHandler.builder().group("bench-" + name).dataSource(pool)
+    IdempotentHandler real = IdempotentHandler.builder().group("bench-" + name()).dataSource(pool)
         .handler((c, m) -> BenchOrders.insert(c, rows.incrementAndGet(), "customer")).build();
     String nameServer = env.platform().rocketmq().nameServerAddress();
     teardown.add(RocketMQIdempotentConsumer.builder().nameServer(nameServer).topic(topic).ordered(ordered)

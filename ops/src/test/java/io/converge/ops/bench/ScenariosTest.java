@@ -1,0 +1,26 @@
+package io.converge.ops.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.converge.ops.bench.outbox.DrainScenario;
+import org.junit.jupiter.api.Test;
+
+/** Every scenario {@code converge bench} lists answers to the name it is listed under, with its unit. */
+class ScenariosTest {
+
+  @Test
+  void everyScenarioAnswersToItsNameWithItsUnit() throws Exception {
+    int checked = 0;
+    for (String name : Scenarios.names()) {
+      if (DrainScenario.isDrain(name)) {
+        continue; // drain scenarios are built by the drain bench, not by Scenarios.create
+      }
+      try (Scenario s = Scenarios.create(name)) {
+        assertThat(s.name()).isEqualTo(name);
+        assertThat(s.unit()).isIn("msg", "tx", "order", "unit");
+      }
+      checked++;
+    }
+    assertThat(checked).isGreaterThan(10);
+  }
+}
