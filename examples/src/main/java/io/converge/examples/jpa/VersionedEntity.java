@@ -17,8 +17,11 @@ public abstract class VersionedEntity {
   @Version
   private Long version;
 
-  /** The version last read or written; 0 for a new row. */
-  public long getVersion() {
-    return version == null ? 0 : version;
+  /**
+   * The version last read or written; null while the entity is new (Spring Data reads it, through this getter, to
+   * tell a new entity from a stored one).
+   */
+  public Long getVersion() {
+    return version;
   }
 }

@@ -24,9 +24,9 @@ import org.springframework.transaction.support.TransactionTemplate;
 /**
  * Spring Data's {@code save} of a row built with its constructor persists it (an {@code INSERT}), for a versioned
  * entity ({@code Account}, {@code VersionedEntity}) and a row keyed by its order ({@code AccountEntry},
- * {@code OrderKeyedRow}) alike: a second row with the same key is refused by the database, and the first stays as it
- * was written. A merge (what {@code save} did while it took every row with an id for a stored one) read the row and
- * overwrote it.
+ * {@code OrderKeyedRow}) alike: the entity saved is the one managed (not a merged copy), a second row with the same
+ * key is refused by the database, and the first stays as it was written. A merge (what {@code save} did while it
+ * took every row with an id for a stored one) read the row and overwrote it.
  */
 @ExtendWith({RocketMQExtension.class, PostgresExtension.class})
 class NewRowsIT {
@@ -46,14 +46,18 @@ class NewRowsIT {
       TransactionTemplate tx = new TransactionTemplate(ctx.getBean(PlatformTransactionManager.class));
       JdbcTemplate db = new JdbcTemplate(ds);
 
-      Account first = tx.execute(s -> accounts.save(new Account("c-1", 5_000)));
-      assertThat(first.getVersion()).as("persisted at version 0").isZero();
+      Account account = new Account("c-1", 5_000);
+      Account saved = tx.execute(s -> accounts.save(account));
+      assertThat(saved).as("persisted, not merged into a copy").isSameAs(account);
+      assertThat(account.getVersion()).as("persisted at version 0").isZero();
       assertThatThrownBy(() -> tx.executeWithoutResult(s -> accounts.save(new Account("c-1", 1))))
           .isInstanceOf(DataIntegrityViolationException.class);
       assertThat(db.queryForObject("SELECT balance_cents FROM account WHERE customer_id = 'c-1'", Long.class))
           .isEqualTo(5_000);
 
-      tx.executeWithoutResult(s -> entries.save(new AccountEntry("ord-1", "c-1", 700, Instant.now())));
+      AccountEntry entry = new AccountEntry("ord-1", "c-1", 700, Instant.now());
+      AccountEntry savedEntry = tx.execute(s -> entries.save(entry));
+      assertThat(savedEntry).as("persisted, not merged into a copy").isSameAs(entry);
       assertThatThrownBy(() -> tx.executeWithoutResult(
           s -> entries.save(new AccountEntry("ord-1", "c-1", 900, Instant.now()))))
           .isInstanceOf(DataIntegrityViolationException.class);
