@@ -17,10 +17,13 @@ public interface AccountRepository extends JpaRepository<Account, String> {
       + " from Account a where a.customerId = :c")
   Optional<Balance> balance(@Param("c") String customerId);
 
-  /** Debits when the account is still at {@code version} and holds enough; 1 row or 0. */
+  /**
+   * Debits when the account is still at {@code version} and holds enough; 1 row or 0. Native SQL, as the stock moves
+   * of {@code StockRepository} are: Hibernate would translate a JPQL {@code update} again on every execution.
+   */
   @Modifying
-  @Query("""
-      update Account a set a.balanceCents = a.balanceCents - :amount, a.version = a.version + 1
-      where a.customerId = :c and a.version = :version and a.balanceCents >= :amount""")
+  @Query(nativeQuery = true, value = """
+      UPDATE account SET balance_cents = balance_cents - :amount, version = version + 1
+      WHERE customer_id = :c AND version = :version AND balance_cents >= :amount""")
   int debit(@Param("c") String customerId, @Param("version") long version, @Param("amount") long amountCents);
 }

@@ -3,7 +3,6 @@ package io.converge.examples.order;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.converge.broker.DevPlatform;
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.postgres.PostgresExtension;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
@@ -15,8 +14,7 @@ import io.converge.consumer.Outcome;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.spi.ConsumerBinding;
 import io.converge.consumer.spring.TransitionHistory;
-import io.converge.examples.demo.Backend;
-import io.converge.examples.demo.Transport;
+import io.converge.examples.ServiceArgs;
 import io.converge.examples.events.EventCodec;
 import io.converge.examples.events.Events.PaymentSucceeded;
 import io.converge.examples.events.Events.StockRejected;
@@ -29,7 +27,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -70,7 +67,7 @@ class OrderHistoryIT {
     try (ConfigurableApplicationContext ctx = new SpringApplicationBuilder(OrderServiceApp.class)
         .properties("spring.config.name=order")
         .initializers(c -> c.getBeanFactory().registerSingleton("testConsumerBinding", binding))
-        .run(args(mq, pg, ds, run))) {
+        .run(ServiceArgs.outbox("order", mq, pg, ds, run))) {
       EventCodec codec = ctx.getBean(EventCodec.class);
       int port = Integer.parseInt(ctx.getEnvironment().getProperty("local.server.port"));
 
@@ -174,19 +171,5 @@ class OrderHistoryIT {
         return rs.getLong(1);
       }
     }
-  }
-
-  private static String[] args(EmbeddedRocketMQ mq, ConvergePostgres pg, PGSimpleDataSource ds, String run) {
-    Map<String, String> p = new LinkedHashMap<>(
-        Transport.properties(DevPlatform.of(mq, pg, null), Backend.OUTBOX, run));
-    p.put("spring.datasource.url",
-        pg.jdbcUrl() + (pg.jdbcUrl().contains("?") ? "&" : "?") + "currentSchema=" + ds.getCurrentSchema());
-    p.put("spring.datasource.username", pg.user());
-    p.put("spring.datasource.password", pg.password());
-    p.put("server.port", "0");
-    p.put("examples.topic-suffix", "-" + run);
-    p.put("converge.producer.mode", "outbox");
-    p.put("converge.producer.group", "order-" + run);
-    return p.entrySet().stream().map(e -> "--" + e.getKey() + "=" + e.getValue()).toArray(String[]::new);
   }
 }

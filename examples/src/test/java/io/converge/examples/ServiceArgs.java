@@ -1,0 +1,33 @@
+package io.converge.examples;
+
+import io.converge.broker.DevPlatform;
+import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.broker.rocketmq.EmbeddedRocketMQ;
+import io.converge.examples.demo.Backend;
+import io.converge.examples.demo.Transport;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/** The command-line arguments of a service started by a test: the outbox backend, its own schema, a free port. */
+public final class ServiceArgs {
+
+  private ServiceArgs() {
+  }
+
+  /** The arguments of service {@code service} (its producer group prefix) of run {@code run}, on schema {@code ds}. */
+  public static String[] outbox(String service, EmbeddedRocketMQ mq, ConvergePostgres pg, PGSimpleDataSource ds,
+      String run) {
+    Map<String, String> p = new LinkedHashMap<>(
+        Transport.properties(DevPlatform.of(mq, pg, null), Backend.OUTBOX, run));
+    p.put("spring.datasource.url",
+        pg.jdbcUrl() + (pg.jdbcUrl().contains("?") ? "&" : "?") + "currentSchema=" + ds.getCurrentSchema());
+    p.put("spring.datasource.username", pg.user());
+    p.put("spring.datasource.password", pg.password());
+    p.put("server.port", "0");
+    p.put("examples.topic-suffix", "-" + run);
+    p.put("converge.producer.mode", "outbox");
+    p.put("converge.producer.group", service + "-" + run);
+    return p.entrySet().stream().map(e -> "--" + e.getKey() + "=" + e.getValue()).toArray(String[]::new);
+  }
+}
