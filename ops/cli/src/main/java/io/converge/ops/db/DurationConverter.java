@@ -8,9 +8,13 @@ import picocli.CommandLine.TypeConversionException;
 /**
  * Reads a duration option the way every {@code converge} command and the console read an age
  * ({@link Html#parseAge}): {@code 7d}, {@code 12h}, {@code 30m}, {@code 90s}, {@code 500ms}, a number of seconds,
- * or ISO-8601 ({@code PT6H}); never negative. A subclass names the value in its errors. Stateless.
+ * or ISO-8601 ({@code PT6H}); never negative and at most {@link #MAX} (a larger value would overflow what the commands
+ * compute from it, e.g. a cutoff in milliseconds). A subclass names the value in its errors. Stateless.
  */
 public class DurationConverter implements ITypeConverter<Duration> {
+
+  /** The largest duration an option takes: 100 years. */
+  public static final Duration MAX = Duration.ofDays(36_525);
 
   private final String what;
   private final String examples;
@@ -36,6 +40,9 @@ public class DurationConverter implements ITypeConverter<Duration> {
     }
     if (d.isNegative()) {
       throw new TypeConversionException(what + " must not be negative, but was '" + value + "'");
+    }
+    if (d.compareTo(MAX) > 0) {
+      throw new TypeConversionException(what + " must be at most 100 years (36525d), but was '" + value + "'");
     }
     return d;
   }

@@ -20,7 +20,7 @@ import picocli.CommandLine.Option;
 @Command(name = "purge", description = "Deletes published outbox rows older than --retention in batches of --batch-size, with progress.")
 public final class PurgeCommand extends DbCommand {
 
-  @Option(names = "--retention", defaultValue = "1d", converter = RetentionConverter.class, description = "keep rows published within this age: 1d, 12h, 30m, 90s or ISO-8601 (default ${DEFAULT-VALUE})")
+  @Option(names = "--retention", defaultValue = "1d", converter = RetentionConverter.class, description = "keep rows published within this age: 1d, 12h, 30m, 90s, 500ms, a number of seconds or ISO-8601 (default ${DEFAULT-VALUE})")
   Duration retention;
 
   @Option(names = "--batch-size", defaultValue = "1000", description = "rows per delete transaction, 1 to 100000 (default ${DEFAULT-VALUE})")

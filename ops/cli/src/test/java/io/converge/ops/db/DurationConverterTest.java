@@ -36,6 +36,15 @@ class DurationConverterTest {
   }
 
   @Test
+  void refusesDurationsTheCommandsCouldNotComputeWith() {
+    assertThat(converter.convert("36525d")).isEqualTo(DurationConverter.MAX);
+    assertThatThrownBy(() -> converter.convert("200000000000d")).isInstanceOf(TypeConversionException.class)
+        .hasMessage("a duration must be at most 100 years (36525d), but was '200000000000d'");
+    CliRun.of("purge", "--jdbc-url", "jdbc:postgresql://db:5432/app", "--user", "ops", "--retention", "200000000000d")
+        .assertFails(2, "retention must be at most 100 years (36525d), but was '200000000000d'");
+  }
+
+  @Test
   void theCommandsNameTheirValue() {
     CliRun.of("doctor", "--log-retention", "soon")
         .assertFails(2, "a duration must be like 7d, 12h, 30m, 90s, 500ms or PT6H, but was 'soon'");
