@@ -18,16 +18,26 @@ public final class ServiceArgs {
   /** The arguments of service {@code service} (its producer group prefix) of run {@code run}, on schema {@code ds}. */
   public static String[] outbox(String service, EmbeddedRocketMQ mq, ConvergePostgres pg, PGSimpleDataSource ds,
       String run) {
+    return args(properties(service, mq, pg, ds.getCurrentSchema(), run));
+  }
+
+  /** The properties behind {@link #outbox}, on schema {@code schema}, for a test that adds its own. */
+  public static Map<String, String> properties(String service, EmbeddedRocketMQ mq, ConvergePostgres pg,
+      String schema, String run) {
     Map<String, String> p = new LinkedHashMap<>(
         Transport.properties(DevPlatform.of(mq, pg, null), Backend.OUTBOX, run));
-    p.put("spring.datasource.url",
-        pg.jdbcUrl() + (pg.jdbcUrl().contains("?") ? "&" : "?") + "currentSchema=" + ds.getCurrentSchema());
+    p.put("spring.datasource.url", pg.jdbcUrl() + (pg.jdbcUrl().contains("?") ? "&" : "?") + "currentSchema=" + schema);
     p.put("spring.datasource.username", pg.user());
     p.put("spring.datasource.password", pg.password());
     p.put("server.port", "0");
     p.put("examples.topic-suffix", "-" + run);
     p.put("converge.producer.mode", "outbox");
     p.put("converge.producer.group", service + "-" + run);
-    return p.entrySet().stream().map(e -> "--" + e.getKey() + "=" + e.getValue()).toArray(String[]::new);
+    return p;
+  }
+
+  /** {@code properties} as {@code --name=value} arguments. */
+  public static String[] args(Map<String, String> properties) {
+    return properties.entrySet().stream().map(e -> "--" + e.getKey() + "=" + e.getValue()).toArray(String[]::new);
   }
 }

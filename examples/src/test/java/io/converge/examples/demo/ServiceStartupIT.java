@@ -4,15 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.converge.broker.DevPlatform;
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.postgres.PostgresExtension;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
+import io.converge.examples.ServiceArgs;
 import io.converge.examples.order.OrderServiceApp;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -122,21 +121,11 @@ class ServiceStartupIT {
 
   private static List<String> orderServiceArgs(EmbeddedRocketMQ mq, ConvergePostgres pg) {
     String run = "startup-" + UUID.randomUUID().toString().substring(0, 6);
-    Map<String, String> p = new LinkedHashMap<>(
-        Transport.properties(DevPlatform.of(mq, pg, null), Backend.OUTBOX, run));
     String schema = ((PGSimpleDataSource) pg.newSchema("order_" + run.replace('-', '_'))).getCurrentSchema();
-    p.put("spring.datasource.url", pg.jdbcUrl() + (pg.jdbcUrl().contains("?") ? "&" : "?") + "currentSchema=" + schema);
-    p.put("spring.datasource.username", pg.user());
-    p.put("spring.datasource.password", pg.password());
+    Map<String, String> p = ServiceArgs.properties("order", mq, pg, schema, run);
     p.putAll(Outages.SHORT_POOL_TIMEOUT);
     // pgjdbc's own default login timeout is none: a login to a frozen server would hang until it thaws
     p.put("spring.datasource.hikari.data-source-properties.loginTimeout", "1");
-    p.put("server.port", "0");
-    p.put("examples.topic-suffix", "-" + run);
-    p.put("converge.producer.mode", "outbox");
-    p.put("converge.producer.group", "order-" + run);
-    List<String> args = new ArrayList<>();
-    p.forEach((k, v) -> args.add("--" + k + "=" + v));
-    return args;
+    return List.of(ServiceArgs.args(p));
   }
 }
