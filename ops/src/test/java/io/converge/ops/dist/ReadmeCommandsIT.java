@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.converge.ops.ConvergeCli;
 import io.converge.ops.dist.Dist.Run;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -92,7 +93,7 @@ class ReadmeCommandsIT {
    * outside project's own build (run by examples' AdopterBuildIT; its directory and pom must exist), and a
    * request to the reader's own service on localhost.
    */
-  private boolean checkedElsewhere(String where, List<String> words) {
+  private boolean checkedElsewhere(String where, List<String> words) throws IOException {
     if (words.size() >= 2 && words.get(0).equals("git") && words.get(1).equals("clone")) {
       return true;
     }
@@ -102,7 +103,33 @@ class ReadmeCommandsIT {
       }
       return true;
     }
+    if (words.equals(List.of("bash", ".ci/run"))) {
+      checkCiRun(where);
+      return true;
+    }
     return words.get(0).equals("curl") && words.stream().anyMatch(w -> w.startsWith("localhost:"));
+  }
+
+  /**
+   * {@code bash .ci/run}: the test command CI runs. Running it here would run this suite inside itself; what
+   * it must do is checked instead: it exists, its Maven line is exactly the suite ({@code mvn -B verify}, the
+   * form {@link #checkMaven} accepts) and it installs the browser the console's browser test needs.
+   */
+  private void checkCiRun(String where) throws IOException {
+    Path run = root.resolve(".ci/run");
+    if (!Files.isRegularFile(run)) {
+      problems.add(where + ": .ci/run does not exist");
+      return;
+    }
+    List<String> mvn = Files.readAllLines(run).stream().map(String::strip).filter(l -> l.matches("(exec\\s+)?mvn\\b.*"))
+        .toList();
+    if (!mvn.equals(List.of("exec mvn -B verify")) && !mvn.equals(List.of("mvn -B verify"))) {
+      problems.add(where + ": .ci/run's Maven lines are " + mvn + ", not the suite (mvn -B verify)");
+    }
+    String text = Files.readString(run);
+    if (!text.contains("chromium-driver")) {
+      problems.add(where + ": .ci/run does not install chromium-driver");
+    }
   }
 
   /**
