@@ -501,6 +501,29 @@ class IdempotencyFilterIT {
   }
 
   /**
+   * Issue 31.1: a TxnProducer unit on the filter's data source whose COMMIT meets a dead connection, after which the
+   * handler looks the charge up and that lookup fails on a pool timeout. The final exception is an ordinary outage, but
+   * the unit may have committed: the key must be neither released (the retry would charge twice) nor stored. As for a
+   * Spring commit of unknown outcome: 503 outcome-unknown, the claim kept for its lease, then its marker decides (here
+   * the backend died before COMMIT reached it, so the retry runs once).
+   */
+  @Test
+  void aUnitWhoseCommitOutcomeIsUnknownKeepsItsKeyWhateverFailsAfterIt() throws Exception {
+    String path = "/charges/txn-cut";
+    String key = key();
+    HttpResponse<String> first = postWhilePoolIsTaken(path, key);
+    assertProblem(first, 503, "outcome-unknown");
+    assertThat(first.headers().firstValue("Retry-After")).hasValue("30");
+    assertProblem(post(path, "t1", key, "{}"), 409, "in-progress");
+    assertThat(orders.runs("t1", key)).as("the handler ran once").isEqualTo(1);
+    assertThat(charges(key)).as("the backend died before COMMIT reached it").isZero();
+    assertThat(jdbc.update("UPDATE converge_idempotency_key SET leased_until = now() - interval '1 second' "
+        + "WHERE tenant = 't1' AND idem_key = ? AND status = 'PROCESSING' AND work_committed_at IS NULL", key))
+        .as("the claim is kept, unmarked, nothing stored").isEqualTo(1);
+    assertTheRetryChargesOnce(path, key);
+  }
+
+  /**
    * A commit of unknown outcome that wrote no marker (its transaction manager is no Spring bean, so Converge's
    * listener never saw it): nothing could tell a retry whether the work committed, so the 500 is stored and replayed,
    * and the handler never runs again (it would charge twice had the COMMIT reached the server).

@@ -144,6 +144,7 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
     boolean commitOutcomeUnknown;
     boolean committed;
     boolean unknownOutcomeMarked;
+    boolean connectionLostAtCommit;
     try {
       try (CommitOutcome.Watch commits = CommitOutcome
           .watch(new ClaimMarker(dataSource, tenant, key, claimed.owner()))) {
@@ -155,20 +156,22 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
         commitOutcomeUnknown = commits.sawUnknownOutcome();
         committed = commits.sawCommit();
         unknownOutcomeMarked = commits.unknownOutcomeMarked();
+        connectionLostAtCommit = commits.sawConnectionLostAtCommit();
       }
       // an outage the application rendered itself (Spring MVC keeps the exception in a request attribute)
       Throwable cause = failure != null ? failure : renderedFailure(request, capture);
       // work that committed (or may have) is never released: the retry would do it twice
       if (cause != null && !commitOutcomeUnknown && !committed && Unavailability.isUnavailability(cause)) {
-        metrics.rejected(endpoint, IdempotencyProblem.HANDLER_UNAVAILABLE);
         leases.stop(claimed.owner()); // nothing committed: the key may lapse
-        releaseUnavailable(capture, tenant, key, claimed, cause);
+        releaseUnavailable(capture, endpoint, tenant, key, claimed, cause);
         return;
       }
-      // neither stored nor released when the claim's marker will tell (a connection lost at a marked commit);
-      // else stored: a commit without the marker, or one the database refused (rolled back), never runs twice
-      if (cause != null && (commitOutcomeUnknown || Unavailability.isCommitOutcomeUnknown(cause))
-          && unknownOutcomeMarked && Unavailability.isConnectionLost(cause)) {
+      // neither stored nor released when the claim's marker will tell (a connection lost at a marked commit, seen
+      // by the watch or in the failure: a handler may fail on something else after it); else stored: a commit without
+      // the marker, or one the database refused (rolled back), never runs twice
+      if (cause != null && unknownOutcomeMarked && (connectionLostAtCommit
+          || (commitOutcomeUnknown || Unavailability.isCommitOutcomeUnknown(cause))
+              && Unavailability.isConnectionLost(cause))) {
         outcomeUnknown(capture, endpoint, tenant, key, claimed, cause);
         return;
       }
@@ -236,13 +239,17 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
    * The handler's work was rolled back because something was unavailable: the key is given back and the
    * client told to retry (503), instead of storing an outage as the request's answer for the TTL.
    */
-  private void releaseUnavailable(CapturingResponse capture, String tenant, String key, KeyStore.Claimed claimed,
-      Throwable cause) throws IOException {
+  private void releaseUnavailable(CapturingResponse capture, String endpoint, String tenant, String key,
+      KeyStore.Claimed claimed, Throwable cause) throws IOException {
     long retryAfter = 1;
     try {
       if (!store.release(tenant, key, claimed.owner())) {
-        log.warn("Idempotency-Key '{}' of tenant '{}' was taken over while its handler ran; nothing to release", key,
-            tenant);
+        // its marker is set (a commit the watch did not see) or another request holds it: either way the claim
+        // decides after its lease, answer-lost or a new run
+        log.debug("Idempotency-Key '{}' of tenant '{}' was not released: its work committed or it was taken over",
+            key, tenant);
+        outcomeUnknown(capture, endpoint, tenant, key, claimed, cause);
+        return;
       }
     } catch (java.sql.SQLException | RuntimeException e) {
       // the claim stays until its lease is over; then a retry takes it over
@@ -250,6 +257,7 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
       log.error("Idempotency-Key '{}' of tenant '{}' could not be released; a retry runs after its lease ({})", key,
           tenant, settings.lease(), e);
     }
+    metrics.rejected(endpoint, IdempotencyProblem.HANDLER_UNAVAILABLE);
     log.warn("The handler of Idempotency-Key '{}' of tenant '{}' failed on an unavailability; key released, 503 "
         + "answered, not stored: {}", key, tenant, cause.toString());
     byte[] body = Problems.body(IdempotencyProblem.HANDLER_UNAVAILABLE, null);
