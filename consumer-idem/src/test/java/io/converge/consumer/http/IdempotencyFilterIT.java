@@ -67,6 +67,7 @@ class IdempotencyFilterIT {
         "converge.idempotency.tenant.source=header",
         "converge.idempotency.ignored-fields=client_ip,meta.sent_at",
         "converge.idempotency.max-body-size=64KB",
+        "converge.idempotency.max-response-size=64KB",
         "converge.idempotency.lease=30s",
         "converge.idempotency.endpoints[0].path=/orders/**",
         "converge.idempotency.endpoints[0].expected-duration=3s",
@@ -521,6 +522,38 @@ class IdempotencyFilterIT {
         + "WHERE tenant = 't1' AND idem_key = ? AND status = 'PROCESSING' AND work_committed_at IS NULL", key))
         .as("the claim is kept, unmarked, nothing stored").isEqualTo(1);
     assertTheRetryChargesOnce(path, key);
+  }
+
+  /**
+   * Issue 31.11: a response body over {@code max-response-size} (64KB here) is not held in memory nor stored: it is
+   * streamed to the client as the handler writes it, in full, and the key answers its retries 409 answer-not-stored
+   * (stored and replayed), without running the handler again. A body within the limit is stored and replayed as usual.
+   */
+  @Test
+  void aResponseOverTheCaptureLimitIsSentInFullNotStored() throws Exception {
+    String key = key();
+    HttpResponse<String> first = large(key, 1 << 20);
+    assertThat(first.statusCode()).isEqualTo(201);
+    assertThat(first.body()).hasSize(1 << 20).matches("x+");
+    assertThat(orders.streamed.get(key)).as("sent while the handler wrote it, not held back").isTrue();
+    HttpResponse<String> retry = large(key, 1 << 20);
+    assertProblem(retry, 409, "answer-not-stored");
+    assertReplayed(large(key, 1 << 20), retry, 409);
+    assertThat(orders.runs("t1", key)).as("the handler ran once").isEqualTo(1);
+    assertThat(jdbc.queryForObject("SELECT octet_length(response_body) FROM converge_idempotency_key "
+        + "WHERE tenant = 't1' AND idem_key = ?", Integer.class, key)).as("only the problem is stored")
+        .isLessThan(1000);
+
+    String within = key();
+    HttpResponse<String> stored = large(within, 64 * 1024);
+    assertThat(stored.statusCode()).isEqualTo(201);
+    assertThat(orders.streamed.get(within)).as("held back until stored").isFalse();
+    assertReplayed(large(within, 64 * 1024), stored, 201);
+  }
+
+  private static HttpResponse<String> large(String key, int bytes) throws Exception {
+    return IdempotentCalls.post(base + "/charges/large", "application/json", "{}", "X-Tenant-Id", "t1",
+        "Idempotency-Key", key, "X-Bytes", Integer.toString(bytes));
   }
 
   /**

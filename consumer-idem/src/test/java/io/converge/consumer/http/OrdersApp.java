@@ -412,6 +412,25 @@ class OrdersApp {
       }
     }
 
+    /** Keys whose large response had reached the client's connection while the handler was still writing it. */
+    final Map<String, Boolean> streamed = new ConcurrentHashMap<>();
+
+    /** Writes {@code X-Bytes} bytes of {@code x} (201) through the writer, 8 KiB at a time. */
+    @PostMapping("/charges/large")
+    void large(@RequestHeader("X-Tenant-Id") String tenant, @RequestHeader("Idempotency-Key") String key,
+        @RequestHeader("X-Bytes") int bytes, jakarta.servlet.http.HttpServletResponse response)
+        throws java.io.IOException {
+      count(tenant, key);
+      response.setStatus(201);
+      response.setContentType("text/plain;charset=UTF-8");
+      java.io.PrintWriter out = response.getWriter();
+      String chunk = "x".repeat(8192);
+      for (int written = 0; written < bytes; written += chunk.length()) {
+        out.write(chunk, 0, Math.min(chunk.length(), bytes - written));
+      }
+      streamed.put(key, response.isCommitted());
+    }
+
     /** A 500 the application answers on purpose: stored and replayed. */
     @PostMapping("/charges/refused")
     ResponseEntity<String> refused(@RequestHeader("X-Tenant-Id") String tenant,

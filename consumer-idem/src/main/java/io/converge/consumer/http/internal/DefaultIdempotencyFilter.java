@@ -135,8 +135,8 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
   }
 
   private void run(HttpServletRequest request, HttpServletResponse response, FilterChain chain, String endpoint,
-      String tenant, String key, KeyStore.Claimed claimed) throws IOException {
-    CapturingResponse capture = new CapturingResponse(response);
+      String tenant, String key, KeyStore.Claimed claimed) throws IOException, ServletException {
+    CapturingResponse capture = new CapturingResponse(response, settings.maxResponseBytes());
     request.setAttribute(IdempotencyFilter.KEY_ATTRIBUTE, key);
     // while the handler runs its lease is renewed: only a dead process loses its claim, never a slow one
     leases.keep(new LeaseKeeper.Claim(tenant, key, claimed.owner()));
@@ -153,6 +153,7 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
         } catch (IOException | ServletException | RuntimeException e) {
           failure = e;
         }
+        capture.flushWriter(); // the writer's last bytes may take the body over the limit: decide on all of it
         commitOutcomeUnknown = commits.sawUnknownOutcome();
         committed = commits.sawCommit();
         unknownOutcomeMarked = commits.unknownOutcomeMarked();
@@ -164,6 +165,7 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
       if (cause != null && !commitOutcomeUnknown && !committed && Unavailability.isUnavailability(cause)) {
         leases.stop(claimed.owner()); // nothing committed: the key may lapse
         releaseUnavailable(capture, endpoint, tenant, key, claimed, cause);
+        abortIfStreamed(capture, failure);
         return;
       }
       // neither stored nor released when the claim's marker will tell (a connection lost at a marked commit, seen
@@ -173,6 +175,7 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
           || (commitOutcomeUnknown || Unavailability.isCommitOutcomeUnknown(cause))
               && Unavailability.isConnectionLost(cause))) {
         outcomeUnknown(capture, endpoint, tenant, key, claimed, cause);
+        abortIfStreamed(capture, failure);
         return;
       }
       if (cause != null && committed && Unavailability.isUnavailability(cause)) {
@@ -184,7 +187,18 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
             key, tenant, failure);
         capture.replaceWith(500, Problems.body(IdempotencyProblem.HANDLER_FAILED, null));
       }
-      StoredResponse stored = capture.toStored(settings.replayedHeaders());
+      StoredResponse stored;
+      if (!capture.streamed()) {
+        stored = capture.toStored(settings.replayedHeaders());
+      } else if (failure != null) {
+        stored = Problems.stored(IdempotencyProblem.HANDLER_FAILED); // its client's response was cut (below)
+      } else {
+        metrics.rejected(endpoint, IdempotencyProblem.ANSWER_NOT_STORED);
+        log.warn("The response of Idempotency-Key '{}' of tenant '{}' on {} is over max-response-size ({} bytes): "
+            + "sent, not stored; retries get 409 {}", key, tenant, endpoint, settings.maxResponseBytes(),
+            IdempotencyProblem.ANSWER_NOT_STORED.code());
+        stored = Problems.stored(IdempotencyProblem.ANSWER_NOT_STORED);
+      }
       try {
         // while the database restarts: the lease is still kept, so no retry can take the key over meanwhile
         if (!store.complete(tenant, key, claimed.owner(), stored, settings.lease().dividedBy(2))) {
@@ -201,11 +215,31 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
       }
       leases.stop(claimed.owner());
       capture.release(stored.body());
+      abortIfStreamed(capture, failure);
     } finally {
       // renewed until the answer is stored (or the handler's failure is being released): a retry cannot take the key
       // over while a committed answer is not stored yet
       leases.stop(claimed.owner());
     }
+  }
+
+  /**
+   * A handler that failed after its response started streaming to the client (over max-response-size): the response
+   * cannot be replaced any more, so the failure goes to the container, which cuts the connection instead of ending a
+   * truncated body as if it were whole.
+   */
+  private static void abortIfStreamed(CapturingResponse capture, Throwable failure)
+      throws IOException, ServletException {
+    if (!capture.streamed() || failure == null) {
+      return;
+    }
+    if (failure instanceof IOException e) {
+      throw e;
+    }
+    if (failure instanceof ServletException e) {
+      throw e;
+    }
+    throw (RuntimeException) failure;
   }
 
   /** Spring MVC's record of an exception an exception handler turned into a 5xx response; null when none. */

@@ -166,8 +166,7 @@ final class KeyStore {
 
   /** The answer of a claim whose work committed and whose answer was lost: 409 answer-lost. */
   static StoredResponse answerLost() {
-    return new StoredResponse(IdempotencyProblem.ANSWER_LOST.status(), java.util.Map.of("Content-Type",
-        Problems.CONTENT_TYPE), Problems.body(IdempotencyProblem.ANSWER_LOST, null));
+    return Problems.stored(IdempotencyProblem.ANSWER_LOST);
   }
 
   private static boolean storeAnswerLost(Connection c, Request r, UUID previous, StoredResponse lost)
