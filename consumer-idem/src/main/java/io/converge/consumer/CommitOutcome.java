@@ -15,7 +15,8 @@ import javax.sql.DataSource;
  *
  * <p>Transaction managers report commits with {@link #reportCommitted()} and {@link #reportUnknown()}: Converge's
  * Spring integration does it for every Spring transaction manager bean (a {@code TransactionExecutionListener}), and
- * {@code TxnProducer.inTransaction} reports its commits through {@code io.converge.producer.spi.Commits}. The
+ * {@code TxnProducer.inTransaction} reports its commits, and those whose outcome is unknown, through
+ * {@code io.converge.producer.spi.Commits}. The
  * Idempotency-Key filter watches its handler's thread and never releases a key after a commit, successful or unknown
  * (see {@link Unavailability}). Writes in auto-commit mode outside any transaction are not seen.
  *
@@ -95,6 +96,17 @@ public final class CommitOutcome {
     }
   }
 
+  /**
+   * A {@code TxnProducer} unit's commit of unknown outcome ({@code CommitOutcomeUnknownException}: its connection broke,
+   * the database did not refuse it), reported to every open watch of the thread.
+   */
+  private static void reportConnectionLost() {
+    reportUnknown();
+    for (Watch w = CURRENT.get(); w != null; w = w.outer) {
+      w.connectionLost = true;
+    }
+  }
+
   /** The commits of one thread between {@link #watch()} and {@link #close()}; not thread-safe (thread-confined). */
   public static final class Watch implements AutoCloseable {
 
@@ -105,6 +117,10 @@ public final class CommitOutcome {
     private final Marker marker;
     /** The producer's pre-commit write this watch replaced, restored on close. */
     private final Commits.BeforeCommit replacedWrite;
+    /** The producer's observer of unknown outcomes this watch replaced, restored on close. */
+    private final Runnable replacedUnknownObserver;
+    /** A commit of unknown outcome was reported whose connection broke (not refused by the database). */
+    private boolean connectionLost;
     private boolean unknown;
     private boolean committed;
     /** The marker was written by a transaction whose outcome was not reported yet. */
@@ -117,6 +133,7 @@ public final class CommitOutcome {
       outer = CURRENT.get();
       this.marker = marker == null ? null : new Counting(marker, this);
       replacedObserver = Commits.observe(CommitOutcome::reportCommitted);
+      replacedUnknownObserver = Commits.observeOutcomeUnknown(CommitOutcome::reportConnectionLost);
       replacedWrite = Commits.beforeCommit(null);
       // a watch without a marker keeps the enclosing watch's pre-commit write
       Commits.beforeCommit(this.marker == null ? replacedWrite : this::markBeforeCommit);
@@ -140,10 +157,18 @@ public final class CommitOutcome {
     }
 
     /**
+     * True when a commit whose outcome is unknown was reported because its connection broke before the database
+     * answered (a {@code TxnProducer} unit's {@code CommitOutcomeUnknownException}): the work may have committed, and
+     * the database did not refuse it, whatever exception the application propagates afterwards.
+     */
+    public boolean sawConnectionLostAtCommit() {
+      return connectionLost;
+    }
+
+    /**
      * True when the commit whose outcome is unknown wrote this watch's marker, so that the marker tells whether it
      * committed: every unknown outcome reported was of a transaction that had written it, or none was reported and the
-     * last transaction that wrote it reported no outcome (a {@code TxnProducer} unit whose commit failed throws
-     * {@code CommitOutcomeUnknownException} instead). False when a commit of unknown outcome wrote no marker (a
+     * last transaction that wrote it reported no outcome. False when a commit of unknown outcome wrote no marker (a
      * transaction manager that is not a Spring bean, another data source, JTA): nothing can tell whether it committed.
      */
     public boolean unknownOutcomeMarked() {
@@ -154,6 +179,7 @@ public final class CommitOutcome {
     @Override
     public void close() {
       Commits.observe(replacedObserver);
+      Commits.observeOutcomeUnknown(replacedUnknownObserver);
       Commits.beforeCommit(replacedWrite);
       if (outer == null) {
         CURRENT.remove();

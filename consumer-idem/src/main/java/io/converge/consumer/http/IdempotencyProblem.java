@@ -29,6 +29,15 @@ public enum IdempotencyProblem {
    */
   ANSWER_LOST(409, "answer-lost",
       "The request was carried out but its response was lost; do not retry it with a new Idempotency-Key"),
+  /**
+   * The first request with this key was carried out, but its response was larger than
+   * {@code converge.idempotency.max-response-size}: it was sent to that request's client and not stored. This answer
+   * is stored and replayed for the key's TTL instead; the handler is never run again for the key. A 409: the request
+   * must not be retried with a new key; the client looks the outcome up instead.
+   */
+  ANSWER_NOT_STORED(409, "answer-not-stored",
+      "The request was carried out but its response was too large to be stored; do not retry it with a new "
+          + "Idempotency-Key"),
   /** The handler threw instead of answering; this answer is stored and replayed like any other. */
   HANDLER_FAILED(500, "handler-failed", "The request failed on the server"),
   /**

@@ -19,9 +19,12 @@ import java.util.List;
  * @param ignoredFields dotted JSON paths left out of every fingerprint (e.g. {@code client_ip},
  *     {@code meta.sent_at}); default none
  * @param maxBodyBytes the largest request body fingerprinted; a larger one is refused with 413. Default 1 MiB
+ * @param maxResponseBytes the largest response body held back and stored; a larger one is sent to the client as the
+ *     handler writes it, not stored, and the key answers its retries {@code 409 answer-not-stored}
+ *     ({@link IdempotencyProblem#ANSWER_NOT_STORED}). Default 1 MiB; between 1 B and 64 MiB
  */
 public record IdempotencySettings(Duration ttl, Duration lease, String keyHeader, List<String> replayedHeaders,
-    List<String> ignoredFields, int maxBodyBytes) {
+    List<String> ignoredFields, int maxBodyBytes, int maxResponseBytes) {
 
   /** The default TTL. */
   public static final Duration DEFAULT_TTL = Duration.ofHours(24);
@@ -34,6 +37,8 @@ public record IdempotencySettings(Duration ttl, Duration lease, String keyHeader
       "ETag", "Last-Modified", "Retry-After");
   /** The default largest fingerprinted body. */
   public static final int DEFAULT_MAX_BODY_BYTES = 1 << 20;
+  /** The default largest stored response body. */
+  public static final int DEFAULT_MAX_RESPONSE_BYTES = 1 << 20;
 
   /** Validates. */
   public IdempotencySettings {
@@ -46,6 +51,20 @@ public record IdempotencySettings(Duration ttl, Duration lease, String keyHeader
     ignoredFields = List.copyOf(ignoredFields == null ? List.of() : ignoredFields);
     Require.that(maxBodyBytes >= 1 && maxBodyBytes <= 64 << 20, "converge.idempotency.max-body-size",
         "be between 1 B and 64 MiB", maxBodyBytes + " bytes");
+    Require.that(maxResponseBytes >= 1 && maxResponseBytes <= 64 << 20, "converge.idempotency.max-response-size",
+        "be between 1 B and 64 MiB", maxResponseBytes + " bytes");
+  }
+
+  /** The settings with the default {@code maxResponseBytes} (1 MiB); validated like the canonical constructor. */
+  public IdempotencySettings(Duration ttl, Duration lease, String keyHeader, List<String> replayedHeaders,
+      List<String> ignoredFields, int maxBodyBytes) {
+    this(ttl, lease, keyHeader, replayedHeaders, ignoredFields, maxBodyBytes, DEFAULT_MAX_RESPONSE_BYTES);
+  }
+
+  /** These settings with {@code maxResponseBytes} instead (validated). */
+  public IdempotencySettings withMaxResponseBytes(int maxResponseBytes) {
+    return new IdempotencySettings(ttl, lease, keyHeader, replayedHeaders, ignoredFields, maxBodyBytes,
+        maxResponseBytes);
   }
 
   /**
@@ -63,6 +82,6 @@ public record IdempotencySettings(Duration ttl, Duration lease, String keyHeader
   /** Every default. */
   public static IdempotencySettings defaults() {
     return new IdempotencySettings(DEFAULT_TTL, DEFAULT_LEASE, DEFAULT_KEY_HEADER, DEFAULT_REPLAYED_HEADERS, List.of(),
-        DEFAULT_MAX_BODY_BYTES);
+        DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RESPONSE_BYTES);
   }
 }

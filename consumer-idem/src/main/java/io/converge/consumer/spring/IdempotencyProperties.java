@@ -22,6 +22,8 @@ import org.springframework.util.unit.DataSize;
  *     ETag, Last-Modified, Retry-After
  * @param ignoredFields dotted JSON paths left out of every fingerprint; default none
  * @param maxBodySize the largest request body on a protected endpoint; default 1MB
+ * @param maxResponseSize the largest response body stored; a larger one is sent, not stored, and the key answers its
+ *     retries 409 answer-not-stored; default 1MB, at most 64MB
  * @param defaultExpectedDuration expected duration of {@code @Idempotent} methods and of endpoints that set none; default 2s
  * @param endpoints the protected endpoints, first match wins, before the {@code @Idempotent} methods
  * @param tenant where the tenant comes from
@@ -42,6 +44,7 @@ public record IdempotencyProperties(
         "Retry-After"}) List<String> replayedHeaders,
     List<String> ignoredFields,
     @DefaultValue("1MB") DataSize maxBodySize,
+    @DefaultValue("1MB") DataSize maxResponseSize,
     @DefaultValue("2s") Duration defaultExpectedDuration,
     List<Endpoint> endpoints,
     @DefaultValue Tenant tenant,
@@ -92,8 +95,13 @@ public record IdempotencyProperties(
       throw new IllegalArgumentException(
           "converge.idempotency.max-body-size must be at most 64MB, but was " + maxBodySize);
     }
+    long responseSize = maxResponseSize.toBytes();
+    if (responseSize > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException(
+          "converge.idempotency.max-response-size must be at most 64MB, but was " + maxResponseSize);
+    }
     IdempotencySettings settings = new IdempotencySettings(ttl, lease, keyHeader, replayedHeaders, ignoredFields,
-        (int) size);
+        (int) size, (int) responseSize);
     if (defaultExpectedDuration == null || defaultExpectedDuration.isNegative() || defaultExpectedDuration.isZero()
         || defaultExpectedDuration.compareTo(lease) >= 0) {
       throw new IllegalArgumentException("converge.idempotency.default-expected-duration must be positive and shorter "

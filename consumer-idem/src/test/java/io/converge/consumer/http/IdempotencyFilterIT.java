@@ -67,6 +67,7 @@ class IdempotencyFilterIT {
         "converge.idempotency.tenant.source=header",
         "converge.idempotency.ignored-fields=client_ip,meta.sent_at",
         "converge.idempotency.max-body-size=64KB",
+        "converge.idempotency.max-response-size=64KB",
         "converge.idempotency.lease=30s",
         "converge.idempotency.endpoints[0].path=/orders/**",
         "converge.idempotency.endpoints[0].expected-duration=3s",
@@ -498,6 +499,61 @@ class IdempotencyFilterIT {
           .as(manager + ": the claim is kept, unmarked, nothing stored").isEqualTo(1);
       assertTheRetryChargesOnce(path, key);
     }
+  }
+
+  /**
+   * Issue 31.1: a TxnProducer unit on the filter's data source whose COMMIT meets a dead connection, after which the
+   * handler looks the charge up and that lookup fails on a pool timeout. The final exception is an ordinary outage, but
+   * the unit may have committed: the key must be neither released (the retry would charge twice) nor stored. As for a
+   * Spring commit of unknown outcome: 503 outcome-unknown, the claim kept for its lease, then its marker decides (here
+   * the backend died before COMMIT reached it, so the retry runs once).
+   */
+  @Test
+  void aUnitWhoseCommitOutcomeIsUnknownKeepsItsKeyWhateverFailsAfterIt() throws Exception {
+    String path = "/charges/txn-cut";
+    String key = key();
+    HttpResponse<String> first = postWhilePoolIsTaken(path, key);
+    assertProblem(first, 503, "outcome-unknown");
+    assertThat(first.headers().firstValue("Retry-After")).hasValue("30");
+    assertProblem(post(path, "t1", key, "{}"), 409, "in-progress");
+    assertThat(orders.runs("t1", key)).as("the handler ran once").isEqualTo(1);
+    assertThat(charges(key)).as("the backend died before COMMIT reached it").isZero();
+    assertThat(jdbc.update("UPDATE converge_idempotency_key SET leased_until = now() - interval '1 second' "
+        + "WHERE tenant = 't1' AND idem_key = ? AND status = 'PROCESSING' AND work_committed_at IS NULL", key))
+        .as("the claim is kept, unmarked, nothing stored").isEqualTo(1);
+    assertTheRetryChargesOnce(path, key);
+  }
+
+  /**
+   * Issue 31.11: a response body over {@code max-response-size} (64KB here) is not held in memory nor stored: it is
+   * streamed to the client as the handler writes it, in full, and the key answers its retries 409 answer-not-stored
+   * (stored and replayed), without running the handler again. A body within the limit is stored and replayed as usual.
+   */
+  @Test
+  void aResponseOverTheCaptureLimitIsSentInFullNotStored() throws Exception {
+    String key = key();
+    HttpResponse<String> first = large(key, 1 << 20);
+    assertThat(first.statusCode()).isEqualTo(201);
+    assertThat(first.body()).hasSize(1 << 20).matches("x+");
+    assertThat(orders.streamed.get(key)).as("sent while the handler wrote it, not held back").isTrue();
+    HttpResponse<String> retry = large(key, 1 << 20);
+    assertProblem(retry, 409, "answer-not-stored");
+    assertReplayed(large(key, 1 << 20), retry, 409);
+    assertThat(orders.runs("t1", key)).as("the handler ran once").isEqualTo(1);
+    assertThat(jdbc.queryForObject("SELECT octet_length(response_body) FROM converge_idempotency_key "
+        + "WHERE tenant = 't1' AND idem_key = ?", Integer.class, key)).as("only the problem is stored")
+        .isLessThan(1000);
+
+    String within = key();
+    HttpResponse<String> stored = large(within, 64 * 1024);
+    assertThat(stored.statusCode()).isEqualTo(201);
+    assertThat(orders.streamed.get(within)).as("held back until stored").isFalse();
+    assertReplayed(large(within, 64 * 1024), stored, 201);
+  }
+
+  private static HttpResponse<String> large(String key, int bytes) throws Exception {
+    return IdempotentCalls.post(base + "/charges/large", "application/json", "{}", "X-Tenant-Id", "t1",
+        "Idempotency-Key", key, "X-Bytes", Integer.toString(bytes));
   }
 
   /**

@@ -18,6 +18,7 @@ class IdempotencySettingsTest {
     assertThat(D.lease()).isEqualTo(Duration.ofMinutes(1));
     assertThat(D.keyHeader()).isEqualTo("Idempotency-Key");
     assertThat(D.maxBodyBytes()).isEqualTo(1 << 20);
+    assertThat(D.maxResponseBytes()).isEqualTo(1 << 20);
     assertThat(D.replayedHeaders()).contains("Content-Type", "Location");
     IdempotentEndpoint e = IdempotentEndpoint.of("post", "/orders/**");
     assertThat(e.method()).isEqualTo("POST");
@@ -36,6 +37,10 @@ class IdempotencySettingsTest {
         .hasMessage("converge.idempotency.key-header must be a header name, but was 'Idempotency Key'");
     assertThatThrownBy(() -> new IdempotencySettings(D.ttl(), D.lease(), D.keyHeader(), null, null, 0))
         .hasMessage("converge.idempotency.max-body-size must be between 1 B and 64 MiB, but was 0 bytes");
+    assertThatThrownBy(() -> D.withMaxResponseBytes(0))
+        .hasMessage("converge.idempotency.max-response-size must be between 1 B and 64 MiB, but was 0 bytes");
+    assertThatThrownBy(() -> D.withMaxResponseBytes((64 << 20) + 1))
+        .hasMessage("converge.idempotency.max-response-size must be between 1 B and 64 MiB, but was 67108865 bytes");
   }
 
   @Test

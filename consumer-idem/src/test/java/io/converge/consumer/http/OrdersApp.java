@@ -259,6 +259,49 @@ class OrdersApp {
       return ResponseEntity.status(201).body("{\"run\":" + run + "}");
     }
 
+    /**
+     * Charges in a unit of work of {@link #producer} on the filter's data source. On its first run the unit's COMMIT
+     * meets a dead connection (its backend is terminated right after the claim's marker was written): the unit fails
+     * with {@code CommitOutcomeUnknownException}. As the README advises, the handler does not run the unit again but
+     * looks the charge up, on {@link #tinyPool}, which the test exhausts: the lookup fails with a pool timeout, and the
+     * exception the filter finally sees holds no trace of the unknown outcome. Later runs charge (201).
+     */
+    @PostMapping("/charges/txn-cut")
+    ResponseEntity<String> txnCut(@RequestHeader("X-Tenant-Id") String tenant,
+        @RequestHeader("Idempotency-Key") String key) {
+      int run = count(tenant, key);
+      io.converge.producer.spi.Commits.BeforeCommit marker = io.converge.producer.spi.Commits.beforeCommit(null);
+      if (runs(tenant, key) == 1) {
+        io.converge.producer.spi.Commits.beforeCommit((ds, c) -> {
+          marker.run(ds, c);
+          try (java.sql.Statement st = c.createStatement();
+              java.sql.ResultSet rs = st.executeQuery("SELECT pg_backend_pid()")) {
+            rs.next();
+            terminate(rs.getInt(1));
+          }
+        });
+      } else {
+        io.converge.producer.spi.Commits.beforeCommit(marker);
+      }
+      try {
+        producer.inTransaction(tx -> {
+          try (java.sql.PreparedStatement ps = tx.connection()
+              .prepareStatement("INSERT INTO cut_charge(idem_key, run) VALUES (?, ?)")) {
+            ps.setString(1, key);
+            ps.setInt(2, run);
+            return ps.executeUpdate();
+          }
+        });
+      } catch (io.converge.producer.CommitOutcomeUnknownException e) {
+        Long charged = new org.springframework.jdbc.core.JdbcTemplate(tinyPool)
+            .queryForObject("SELECT count(*) FROM cut_charge WHERE idem_key = ?", Long.class, key);
+        return ResponseEntity.status(charged > 0 ? 201 : 500).body("{\"run\":" + run + "}");
+      } finally {
+        io.converge.producer.spi.Commits.beforeCommit(marker);
+      }
+      return ResponseEntity.status(201).body("{\"run\":" + run + "}");
+    }
+
     /** Charges, then refuses on its first run: the transaction rolls back (500); a later run charges (201). */
     @PostMapping("/charges/rolled-back")
     ResponseEntity<String> rolledBack(@RequestHeader("X-Tenant-Id") String tenant,
@@ -367,6 +410,25 @@ class OrdersApp {
       } catch (java.sql.SQLException e) {
         throw new IllegalStateException(e);
       }
+    }
+
+    /** Keys whose large response had reached the client's connection while the handler was still writing it. */
+    final Map<String, Boolean> streamed = new ConcurrentHashMap<>();
+
+    /** Writes {@code X-Bytes} bytes of {@code x} (201) through the writer, 8 KiB at a time. */
+    @PostMapping("/charges/large")
+    void large(@RequestHeader("X-Tenant-Id") String tenant, @RequestHeader("Idempotency-Key") String key,
+        @RequestHeader("X-Bytes") int bytes, jakarta.servlet.http.HttpServletResponse response)
+        throws java.io.IOException {
+      count(tenant, key);
+      response.setStatus(201);
+      response.setContentType("text/plain;charset=UTF-8");
+      java.io.PrintWriter out = response.getWriter();
+      String chunk = "x".repeat(8192);
+      for (int written = 0; written < bytes; written += chunk.length()) {
+        out.write(chunk, 0, Math.min(chunk.length(), bytes - written));
+      }
+      streamed.put(key, response.isCommitted());
     }
 
     /** A 500 the application answers on purpose: stored and replayed. */

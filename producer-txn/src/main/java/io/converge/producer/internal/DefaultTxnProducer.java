@@ -86,8 +86,13 @@ public final class DefaultTxnProducer implements TxnProducer, JoinableProducer {
         }
       } catch (SQLException e) {
         // the outcome is unknown: leave the messages open, the backend's recovery reads the log
+        Commits.outcomeUnknown();
         throw new CommitOutcomeUnknownException("Commit of a unit of work of group " + settings.group()
             + " failed; its messages will be resolved from the transaction log", ctx.lastId(), e);
+      } catch (CommitOutcomeUnknownException e) {
+        // the unit may have committed: the observer (the Idempotency-Key filter) must not release its work
+        Commits.outcomeUnknown();
+        throw e;
       }
       Commits.committed();
       ctx.afterCommit();

@@ -6,6 +6,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.nio.charset.Charset;
@@ -20,18 +21,72 @@ import java.util.Map;
  * flush) before the second transaction has run, so a client never holds a response that a retry would
  * not replay. Status and headers pass through to the real response as they are set. {@code sendError}
  * becomes a problem body here, because the container's error page would be rendered after this filter
- * and could not be stored. Not thread-safe (one request).
+ * and could not be stored. A body over the limit is not held (no request can fill the memory): from the write that
+ * crosses it on, the body goes to the client as it is written ({@link #streamed()}), and is not stored. Not
+ * thread-safe (one request).
  */
 final class CapturingResponse extends HttpServletResponseWrapper {
 
-  private final ByteArrayOutputStream body = new ByteArrayOutputStream();
+  private final int limit;
+  private ByteArrayOutputStream body = new ByteArrayOutputStream();
+  /** The real response's stream once the body went over the limit; null while it is held back. */
+  private OutputStream through;
   private ServletOutputStream stream;
   private PrintWriter writer;
   private String errorMessage;
   private boolean error;
 
-  CapturingResponse(HttpServletResponse response) {
+  /** Holds back at most {@code limit} bytes of {@code response}'s body. */
+  CapturingResponse(HttpServletResponse response, int limit) {
     super(response);
+    this.limit = limit;
+  }
+
+  /** True once the body went over the limit: it is being sent as written, and can be neither replaced nor stored. */
+  boolean streamed() {
+    return through != null;
+  }
+
+  /** Where the handler's bytes go: held back up to the limit, then sent through. */
+  private void append(byte[] b, int off, int len) throws IOException {
+    if (through == null && body.size() + (long) len > limit) {
+      through = getResponse().getOutputStream();
+      body.writeTo(through);
+      body = new ByteArrayOutputStream(0); // the held-back bytes are the client's now: free them
+    }
+    if (through == null) {
+      body.write(b, off, len);
+    } else {
+      through.write(b, off, len);
+    }
+  }
+
+  /** The body's sink, for the stream and the writer alike. */
+  private final OutputStream sink = new OutputStream() {
+
+    @Override
+    public void write(int b) throws IOException {
+      append(new byte[]{(byte) b}, 0, 1);
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) throws IOException {
+      append(b, off, len);
+    }
+  };
+
+  /** Pushes what the handler's writer still buffers into the body (which may take it over the limit). */
+  void flushWriter() {
+    if (writer != null) {
+      writer.flush();
+    }
+  }
+
+  private void requireHeldBack() {
+    if (through != null) {
+      throw new IllegalStateException("The response is committed: its body went over the Idempotency-Key filter's "
+          + "max-response-size (" + limit + " bytes) and is being sent");
+    }
   }
 
   @Override
@@ -43,13 +98,13 @@ final class CapturingResponse extends HttpServletResponseWrapper {
       stream = new ServletOutputStream() {
 
         @Override
-        public void write(int b) {
-          body.write(b);
+        public void write(int b) throws IOException {
+          sink.write(b);
         }
 
         @Override
-        public void write(byte[] b, int off, int len) {
-          body.write(b, off, len);
+        public void write(byte[] b, int off, int len) throws IOException {
+          sink.write(b, off, len);
         }
 
         @Override
@@ -73,13 +128,14 @@ final class CapturingResponse extends HttpServletResponseWrapper {
       throw new IllegalStateException("getOutputStream() has already been called on this response");
     }
     if (writer == null) {
-      writer = new PrintWriter(new OutputStreamWriter(body, Charset.forName(getCharacterEncoding())));
+      writer = new PrintWriter(new OutputStreamWriter(sink, Charset.forName(getCharacterEncoding())));
     }
     return writer;
   }
 
   @Override
   public void sendError(int sc, String msg) {
+    requireHeldBack();
     setStatus(sc);
     error = true;
     errorMessage = msg;
@@ -98,6 +154,7 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 
   @Override
   public void sendRedirect(String location, int sc, boolean clearBuffer) {
+    requireHeldBack();
     setStatus(sc);
     setHeader("Location", location);
     if (clearBuffer) {
@@ -106,8 +163,11 @@ final class CapturingResponse extends HttpServletResponseWrapper {
   }
 
   @Override
-  public void flushBuffer() {
-    // held back until stored
+  public void flushBuffer() throws IOException {
+    if (through != null) {
+      flushWriter();
+      getResponse().flushBuffer();
+    } // else held back until stored
   }
 
   @Override
@@ -122,24 +182,32 @@ final class CapturingResponse extends HttpServletResponseWrapper {
 
   @Override
   public boolean isCommitted() {
-    return false;
+    return through != null && getResponse().isCommitted();
   }
 
   @Override
   public void resetBuffer() {
+    requireHeldBack();
     body.reset();
   }
 
   @Override
   public void reset() {
+    requireHeldBack();
     super.reset();
     body.reset();
     error = false;
     errorMessage = null;
   }
 
-  /** Replaces whatever the handler wrote by {@code status} and a problem {@code problemBody}. */
+  /**
+   * Replaces whatever the handler wrote by {@code status} and a problem {@code problemBody}; does nothing once the body
+   * is {@link #streamed()} (the client has its beginning already).
+   */
   void replaceWith(int status, byte[] problemBody) {
+    if (through != null) {
+      return;
+    }
     super.reset();
     writer = null;
     stream = null;
@@ -171,9 +239,17 @@ final class CapturingResponse extends HttpServletResponseWrapper {
     return new StoredResponse(getStatus(), headers, body.toByteArray());
   }
 
-  /** Sends the held-back body to the client. Status and headers are already on the real response. */
+  /**
+   * Sends the held-back body to the client (status and headers are already on the real response); once the body is
+   * {@link #streamed()}, only flushes what the handler wrote.
+   */
   void release(byte[] stored) throws IOException {
     HttpServletResponse real = (HttpServletResponse) getResponse();
+    if (through != null) {
+      flushWriter();
+      real.flushBuffer();
+      return;
+    }
     real.setContentLength(stored.length);
     real.getOutputStream().write(stored);
     real.flushBuffer();

@@ -135,8 +135,8 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
   }
 
   private void run(HttpServletRequest request, HttpServletResponse response, FilterChain chain, String endpoint,
-      String tenant, String key, KeyStore.Claimed claimed) throws IOException {
-    CapturingResponse capture = new CapturingResponse(response);
+      String tenant, String key, KeyStore.Claimed claimed) throws IOException, ServletException {
+    CapturingResponse capture = new CapturingResponse(response, settings.maxResponseBytes());
     request.setAttribute(IdempotencyFilter.KEY_ATTRIBUTE, key);
     // while the handler runs its lease is renewed: only a dead process loses its claim, never a slow one
     leases.keep(new LeaseKeeper.Claim(tenant, key, claimed.owner()));
@@ -144,6 +144,7 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
     boolean commitOutcomeUnknown;
     boolean committed;
     boolean unknownOutcomeMarked;
+    boolean connectionLostAtCommit;
     try {
       try (CommitOutcome.Watch commits = CommitOutcome
           .watch(new ClaimMarker(dataSource, tenant, key, claimed.owner()))) {
@@ -152,24 +153,29 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
         } catch (IOException | ServletException | RuntimeException e) {
           failure = e;
         }
+        capture.flushWriter(); // the writer's last bytes may take the body over the limit: decide on all of it
         commitOutcomeUnknown = commits.sawUnknownOutcome();
         committed = commits.sawCommit();
         unknownOutcomeMarked = commits.unknownOutcomeMarked();
+        connectionLostAtCommit = commits.sawConnectionLostAtCommit();
       }
       // an outage the application rendered itself (Spring MVC keeps the exception in a request attribute)
       Throwable cause = failure != null ? failure : renderedFailure(request, capture);
       // work that committed (or may have) is never released: the retry would do it twice
       if (cause != null && !commitOutcomeUnknown && !committed && Unavailability.isUnavailability(cause)) {
-        metrics.rejected(endpoint, IdempotencyProblem.HANDLER_UNAVAILABLE);
         leases.stop(claimed.owner()); // nothing committed: the key may lapse
-        releaseUnavailable(capture, tenant, key, claimed, cause);
+        releaseUnavailable(capture, endpoint, tenant, key, claimed, cause);
+        abortIfStreamed(capture, failure);
         return;
       }
-      // neither stored nor released when the claim's marker will tell (a connection lost at a marked commit);
-      // else stored: a commit without the marker, or one the database refused (rolled back), never runs twice
-      if (cause != null && (commitOutcomeUnknown || Unavailability.isCommitOutcomeUnknown(cause))
-          && unknownOutcomeMarked && Unavailability.isConnectionLost(cause)) {
+      // neither stored nor released when the claim's marker will tell (a connection lost at a marked commit, seen
+      // by the watch or in the failure: a handler may fail on something else after it); else stored: a commit without
+      // the marker, or one the database refused (rolled back), never runs twice
+      if (cause != null && unknownOutcomeMarked && (connectionLostAtCommit
+          || (commitOutcomeUnknown || Unavailability.isCommitOutcomeUnknown(cause))
+              && Unavailability.isConnectionLost(cause))) {
         outcomeUnknown(capture, endpoint, tenant, key, claimed, cause);
+        abortIfStreamed(capture, failure);
         return;
       }
       if (cause != null && committed && Unavailability.isUnavailability(cause)) {
@@ -181,7 +187,18 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
             key, tenant, failure);
         capture.replaceWith(500, Problems.body(IdempotencyProblem.HANDLER_FAILED, null));
       }
-      StoredResponse stored = capture.toStored(settings.replayedHeaders());
+      StoredResponse stored;
+      if (!capture.streamed()) {
+        stored = capture.toStored(settings.replayedHeaders());
+      } else if (failure != null) {
+        stored = Problems.stored(IdempotencyProblem.HANDLER_FAILED); // its client's response was cut (below)
+      } else {
+        metrics.rejected(endpoint, IdempotencyProblem.ANSWER_NOT_STORED);
+        log.warn("The response of Idempotency-Key '{}' of tenant '{}' on {} is over max-response-size ({} bytes): "
+            + "sent, not stored; retries get 409 {}", key, tenant, endpoint, settings.maxResponseBytes(),
+            IdempotencyProblem.ANSWER_NOT_STORED.code());
+        stored = Problems.stored(IdempotencyProblem.ANSWER_NOT_STORED);
+      }
       try {
         // while the database restarts: the lease is still kept, so no retry can take the key over meanwhile
         if (!store.complete(tenant, key, claimed.owner(), stored, settings.lease().dividedBy(2))) {
@@ -198,11 +215,31 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
       }
       leases.stop(claimed.owner());
       capture.release(stored.body());
+      abortIfStreamed(capture, failure);
     } finally {
       // renewed until the answer is stored (or the handler's failure is being released): a retry cannot take the key
       // over while a committed answer is not stored yet
       leases.stop(claimed.owner());
     }
+  }
+
+  /**
+   * A handler that failed after its response started streaming to the client (over max-response-size): the response
+   * cannot be replaced any more, so the failure goes to the container, which cuts the connection instead of ending a
+   * truncated body as if it were whole.
+   */
+  private static void abortIfStreamed(CapturingResponse capture, Throwable failure)
+      throws IOException, ServletException {
+    if (!capture.streamed() || failure == null) {
+      return;
+    }
+    if (failure instanceof IOException e) {
+      throw e;
+    }
+    if (failure instanceof ServletException e) {
+      throw e;
+    }
+    throw (RuntimeException) failure;
   }
 
   /** Spring MVC's record of an exception an exception handler turned into a 5xx response; null when none. */
@@ -236,13 +273,17 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
    * The handler's work was rolled back because something was unavailable: the key is given back and the
    * client told to retry (503), instead of storing an outage as the request's answer for the TTL.
    */
-  private void releaseUnavailable(CapturingResponse capture, String tenant, String key, KeyStore.Claimed claimed,
-      Throwable cause) throws IOException {
+  private void releaseUnavailable(CapturingResponse capture, String endpoint, String tenant, String key,
+      KeyStore.Claimed claimed, Throwable cause) throws IOException {
     long retryAfter = 1;
     try {
       if (!store.release(tenant, key, claimed.owner())) {
-        log.warn("Idempotency-Key '{}' of tenant '{}' was taken over while its handler ran; nothing to release", key,
-            tenant);
+        // its marker is set (a commit the watch did not see) or another request holds it: either way the claim
+        // decides after its lease, answer-lost or a new run
+        log.debug("Idempotency-Key '{}' of tenant '{}' was not released: its work committed or it was taken over",
+            key, tenant);
+        outcomeUnknown(capture, endpoint, tenant, key, claimed, cause);
+        return;
       }
     } catch (java.sql.SQLException | RuntimeException e) {
       // the claim stays until its lease is over; then a retry takes it over
@@ -250,6 +291,7 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
       log.error("Idempotency-Key '{}' of tenant '{}' could not be released; a retry runs after its lease ({})", key,
           tenant, settings.lease(), e);
     }
+    metrics.rejected(endpoint, IdempotencyProblem.HANDLER_UNAVAILABLE);
     log.warn("The handler of Idempotency-Key '{}' of tenant '{}' failed on an unavailability; key released, 503 "
         + "answered, not stored: {}", key, tenant, cause.toString());
     byte[] body = Problems.body(IdempotencyProblem.HANDLER_UNAVAILABLE, null);

@@ -91,10 +91,11 @@ final class KeyStore {
          SET status = 'COMPLETED', completed_at = now(), response_status = ?, response_headers = ?, response_body = ?
        WHERE tenant = ? AND idem_key = ? AND lease_owner = ? AND status IN ('PROCESSING', 'COMPLETED')
       """;
-  // a claim given back: its handler's work was rolled back, so the key is free again
+  // a claim given back: its handler's work was rolled back, so the key is free again; never a claim whose marker
+  // committed (work the filter did not see commit), and a marker still being committed is waited for (row lock)
   private static final String RELEASE = """
       DELETE FROM converge_idempotency_key
-       WHERE tenant = ? AND idem_key = ? AND lease_owner = ? AND status = 'PROCESSING'
+       WHERE tenant = ? AND idem_key = ? AND lease_owner = ? AND status = 'PROCESSING' AND work_committed_at IS NULL
       """;
   private static final int MAX_ROUNDS = 5;
 
@@ -165,8 +166,7 @@ final class KeyStore {
 
   /** The answer of a claim whose work committed and whose answer was lost: 409 answer-lost. */
   static StoredResponse answerLost() {
-    return new StoredResponse(IdempotencyProblem.ANSWER_LOST.status(), java.util.Map.of("Content-Type",
-        Problems.CONTENT_TYPE), Problems.body(IdempotencyProblem.ANSWER_LOST, null));
+    return Problems.stored(IdempotencyProblem.ANSWER_LOST);
   }
 
   private static boolean storeAnswerLost(Connection c, Request r, UUID previous, StoredResponse lost)
@@ -280,9 +280,10 @@ final class KeyStore {
   }
 
   /**
-   * Deletes {@code owner}'s claim, so that a retry with the key runs the handler.
+   * Deletes {@code owner}'s claim, so that a retry with the key runs the handler, unless its work-committed marker is
+   * set: work that committed is never released for a second run.
    *
-   * @return false when the claim is no longer {@code owner}'s
+   * @return false when the claim is no longer {@code owner}'s, or its marker is set (the claim is kept)
    * @throws SQLException when the database fails (the claim then waits for its lease to end)
    */
   boolean release(String tenant, String key, UUID owner) throws SQLException {

@@ -21,7 +21,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Renews the leases of the running handlers of one filter, every third of the lease, all in one
- * {@code UPDATE} with the database's clock ({@code leased_until = now() + lease}). It holds one connection
+ * {@code UPDATE} with the database's clock ({@code leased_until = now() + lease}) that skips the rows a transaction
+ * holds locked (they are renewed at a later round). It holds one connection
  * of its own for the filter's life, taken before the first claim: renewals never queue behind the application's
  * requests for a pooled connection, so a saturated pool cannot let a live handler's lease expire (issue
  * 13.8). A broken connection is replaced by a dedicated opener thread: no renewal and no lock waits for a connection
@@ -33,13 +34,27 @@ final class LeaseKeeper implements AutoCloseable {
 
   /**
    * Matches the owner whatever the status: a claim completed while a renewal runs is found (a completed key's lease is
-   * never read), so only a real takeover (another owner) drops a claim.
+   * never read), so only a real takeover (another owner) drops a claim. Rows locked by another transaction are skipped,
+   * never waited for: the handler's own transaction holds its claim's row from the marker's {@code UPDATE} (a NESTED
+   * savepoint's release writes it early) to its {@code COMMIT}, and one such row must not hold back every lease of the
+   * instance (issue 31.9). A locked row cannot be taken over meanwhile either: the takeover waits for the same lock.
    */
   private static final String RENEW = """
       UPDATE converge_idempotency_key k SET leased_until = now() + ? * interval '1 millisecond'
-        FROM unnest(?::varchar[], ?::varchar[], ?::uuid[]) AS l(tenant, idem_key, lease_owner)
-       WHERE k.tenant = l.tenant AND k.idem_key = l.idem_key AND k.lease_owner = l.lease_owner
+       WHERE (k.tenant, k.idem_key) IN (
+             SELECT f.tenant, f.idem_key
+               FROM converge_idempotency_key f
+               JOIN unnest(?::varchar[], ?::varchar[], ?::uuid[]) AS l(tenant, idem_key, lease_owner)
+                 ON f.tenant = l.tenant AND f.idem_key = l.idem_key AND f.lease_owner = l.lease_owner
+                FOR UPDATE OF f SKIP LOCKED)
       RETURNING k.lease_owner
+      """;
+  /** Which of the claims not renewed are still ours (their row was locked), read without waiting for any lock. */
+  private static final String OWNED = """
+      SELECT k.lease_owner
+        FROM converge_idempotency_key k
+        JOIN unnest(?::varchar[], ?::varchar[], ?::uuid[]) AS l(tenant, idem_key, lease_owner)
+          ON k.tenant = l.tenant AND k.idem_key = l.idem_key AND k.lease_owner = l.lease_owner
       """;
 
   /** A running handler's claim. */
@@ -170,9 +185,14 @@ final class LeaseKeeper implements AutoCloseable {
       if (connection == null) {
         log.warn("{} Idempotency-Key leases wait for the lease keeper's connection", claims.size());
       } else {
-        Set<UUID> renewed = renew(connection, claims);
-        for (Claim c : claims) {
-          if (!renewed.contains(c.owner()) && live.remove(c.owner()) != null) {
+        Set<UUID> renewed = owners(connection, RENEW, claims, true);
+        List<Claim> missed = claims.stream().filter(c -> !renewed.contains(c.owner())).toList();
+        Set<UUID> locked = missed.isEmpty() ? Set.of() : owners(connection, OWNED, missed, false);
+        if (!locked.isEmpty()) {
+          log.debug("{} Idempotency-Key leases skipped: their rows are locked by a transaction", locked.size());
+        }
+        for (Claim c : missed) {
+          if (!locked.contains(c.owner()) && live.remove(c.owner()) != null) {
             log.warn("Idempotency-Key '{}' of tenant '{}': the claim of its running handler was taken over", c.key(),
                 c.tenant());
           }
@@ -187,19 +207,23 @@ final class LeaseKeeper implements AutoCloseable {
     reopenAsync();
   }
 
-  private Set<UUID> renew(Connection c, List<Claim> claims) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(RENEW)) {
-      ps.setLong(1, lease.toMillis());
-      ps.setArray(2, c.createArrayOf("varchar", claims.stream().map(Claim::tenant).toArray()));
-      ps.setArray(3, c.createArrayOf("varchar", claims.stream().map(Claim::key).toArray()));
-      ps.setArray(4, c.createArrayOf("uuid", claims.stream().map(Claim::owner).toArray()));
-      Set<UUID> renewed = new HashSet<>();
+  /** Runs {@code sql} for {@code claims} (with the lease as its first parameter when {@code lease}): the owners found. */
+  private Set<UUID> owners(Connection c, String sql, List<Claim> claims, boolean withLease) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      int i = 1;
+      if (withLease) {
+        ps.setLong(i++, lease.toMillis());
+      }
+      ps.setArray(i++, c.createArrayOf("varchar", claims.stream().map(Claim::tenant).toArray()));
+      ps.setArray(i++, c.createArrayOf("varchar", claims.stream().map(Claim::key).toArray()));
+      ps.setArray(i, c.createArrayOf("uuid", claims.stream().map(Claim::owner).toArray()));
+      Set<UUID> found = new HashSet<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          renewed.add((UUID) rs.getObject(1));
+          found.add((UUID) rs.getObject(1));
         }
       }
-      return renewed;
+      return found;
     }
   }
 

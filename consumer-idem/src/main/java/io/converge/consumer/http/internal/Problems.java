@@ -22,6 +22,11 @@ final class Problems {
     response.getOutputStream().write(body);
   }
 
+  /** {@code problem}, without detail, as a key's stored answer. */
+  static StoredResponse stored(IdempotencyProblem problem) {
+    return new StoredResponse(problem.status(), java.util.Map.of("Content-Type", CONTENT_TYPE), body(problem, null));
+  }
+
   static byte[] body(IdempotencyProblem problem, String detail) {
     return body(problem.type(), problem.title(), problem.status(), detail);
   }
