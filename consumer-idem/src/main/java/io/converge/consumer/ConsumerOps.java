@@ -36,13 +36,13 @@ public final class ConsumerOps {
       """;
   // the reason keeps what it was, once: a row whose re-drive failed ("marked for re-drive (was CODE: reason);
   // re-drive failed: error") gets its first mark back, not a mark of the mark; a held row follows its head, a
-  // marked one is already waiting
+  // marked one is already waiting, an invalid envelope would be refused again (EnvelopeCheck)
   private static final String REDRIVE = """
       UPDATE converge_dlq SET reason_code = 'REDRIVE', reason = CASE
                WHEN reason_code = 'REDRIVE_FAILED' AND strpos(reason, '; re-drive failed: ') > 0
                  THEN left(reason, strpos(reason, '; re-drive failed: ') - 1)
                ELSE 'marked for re-drive (was ' || reason_code || coalesce(': ' || reason, '') || ')' END
-       WHERE id = ? AND status = 'PARKED' AND reason_code NOT IN ('HELD', 'REDRIVE')
+       WHERE id = ? AND status = 'PARKED' AND reason_code NOT IN ('HELD', 'REDRIVE', 'INVALID_ENVELOPE')
       """;
   private static final String OPEN_TICKETS = """
       SELECT id, tenant, consumer_group, topic, message_id, dlq_id, kind, reason, status, created_at
@@ -103,7 +103,8 @@ public final class ConsumerOps {
    * failure persists through the policy's attempts, or that fails for good, leaves the row parked with reason
    * code {@code REDRIVE_FAILED} (its reason: the mark, then the failure); it can be marked again.
    *
-   * @return false when it was not parked, is held behind another parked message, or is already marked
+   * @return false when it was not parked, is held behind another parked message, is already marked, or was parked
+   *     with reason code {@code INVALID_ENVELOPE} (publish its payload again with a valid envelope, then discard it)
    */
   public boolean redrive(long dlqId) {
     return update(REDRIVE, ps -> ps.setLong(1, dlqId));

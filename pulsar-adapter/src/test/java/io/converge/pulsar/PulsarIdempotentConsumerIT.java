@@ -57,7 +57,15 @@ class PulsarIdempotentConsumerIT extends ConsumerBindingContract {
 
   @Override
   protected void send(String topic, String messageId, String tenant, String key, String body) throws Exception {
+    send(topic, messageId, tenant, key, key, body);
+  }
+
+  /** {@code routeAs} is the ordering key: Key_Shared hands the message to the consumer of that key. */
+  @Override
+  protected void send(String topic, String messageId, String tenant, String key, String routeAs, String body)
+      throws Exception {
     PulsarSinkITSupport.producer(pulsar, topic).newMessage().key(key)
+        .orderingKey(routeAs.getBytes(StandardCharsets.UTF_8))
         .properties(Map.of(Envelope.MESSAGE_ID, messageId, Envelope.TENANT, tenant))
         .value(body.getBytes(StandardCharsets.UTF_8)).send();
   }

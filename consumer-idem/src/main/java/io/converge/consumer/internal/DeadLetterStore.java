@@ -200,9 +200,15 @@ final class DeadLetterStore {
 
   static long insertDlq(Connection c, String group, IncomingMessage m, String messageId, String reasonCode,
       String reason, int attempts, Instant now) throws SQLException {
-    return insert(c, INSERT_DLQ, m.tenant(), group, m.topic(), messageId, m.brokerMessageId(), reasonCode, reason,
-        attempts,
-        HeaderCodec.encode(m.headers()), m.payload(), now, m.brokerKey());
+    return insertDlq(c, group, m, new EnvelopeCheck.Stored(m.tenant(), m.topic(), m.brokerMessageId(), m.brokerKey()),
+        messageId, reasonCode, reason, attempts, now);
+  }
+
+  /** Parks {@code m} with {@code stored}'s tenant, topic, broker id and key in place of its own. */
+  static long insertDlq(Connection c, String group, IncomingMessage m, EnvelopeCheck.Stored stored, String messageId,
+      String reasonCode, String reason, int attempts, Instant now) throws SQLException {
+    return insert(c, INSERT_DLQ, stored.tenant(), group, stored.topic(), messageId, stored.brokerMessageId(),
+        reasonCode, reason, attempts, HeaderCodec.encode(m.headers()), m.payload(), now, stored.key());
   }
 
   static long insertTicket(Connection c, String group, IncomingMessage m, String messageId, long dlqId, String kind,

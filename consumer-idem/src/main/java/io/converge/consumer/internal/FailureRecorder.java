@@ -13,8 +13,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Records the outcome of a run of one group's handler that failed: a refusal by the business, a technical
  * failure's attempt (parked in {@code converge_dlq} with a ticket once the policy's attempts are spent), a money
- * anomaly (parked with a ticket at once), a message without usable id. Each outcome is recorded in a transaction of
- * its own (the handler's rolled back), claiming the id first so that a concurrent copy that recorded first wins.
+ * anomaly (parked with a ticket at once), a message without usable id or with an envelope the tables cannot hold
+ * (parked, nothing claimed). Each outcome is recorded in a transaction of its own (the handler's rolled back),
+ * claiming the id first so that a concurrent copy that recorded first wins.
  * When nothing could be recorded it throws {@link OutcomeNotRecordedException}: the binding must not ack. Thread-safe:
  * all state is in the database.
  *
@@ -34,6 +35,24 @@ record FailureRecorder(GroupSetup g, BusinessFailureHook onBusinessFailure) {
     log.warn("Message without usable id parked as converge_dlq.id={} (group {}, topic {}, broker id {}): {}", dlqId,
         g.group(), message.topic(), message.brokerMessageId(), e.getMessage());
     g.metrics().outcome(g.group(), message.topic(), Outcome.DEAD_LETTERED);
+    return Outcome.DEAD_LETTERED;
+  }
+
+  /**
+   * Parks a message whose envelope the tables cannot hold ({@link EnvelopeCheck}), whole (headers as sent,
+   * payload), with the offending field quoted; nothing is claimed and the handler does not run.
+   */
+  Outcome parkInvalidEnvelope(IncomingMessage message, EnvelopeCheck.Violation invalid) {
+    String id = ResolvedId.orNull(g.idResolver(), message);
+    EnvelopeCheck.Stored stored = EnvelopeCheck.Stored.of(message);
+    String reason = invalid.reason();
+    long dlqId = run(message, id,
+        () -> g.tx().inTransaction(c -> DeadLetterStore.insertDlq(c, g.group(), message, stored, id,
+            EnvelopeCheck.REASON_CODE, reason, 0, g.clock().instant())));
+    log.warn("Message {} (broker id {}) of group {} on {} parked as converge_dlq.id={}: its envelope cannot be stored, "
+        + "{}; publish its payload again with a valid envelope, then discard it", id, stored.brokerMessageId(),
+        g.group(), stored.topic(), dlqId, reason);
+    g.metrics().outcome(g.group(), stored.topic(), Outcome.DEAD_LETTERED);
     return Outcome.DEAD_LETTERED;
   }
 

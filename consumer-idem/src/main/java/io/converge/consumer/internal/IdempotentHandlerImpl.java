@@ -59,6 +59,10 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
 
   @Override
   public Outcome handle(IncomingMessage message) {
+    EnvelopeCheck.Violation invalid = EnvelopeCheck.check(message);
+    if (invalid != null) {
+      return failures.parkInvalidEnvelope(message, invalid); // else the claim fails for ever and its queue stops
+    }
     String id;
     try {
       id = ResolvedId.of(g.idResolver(), message);

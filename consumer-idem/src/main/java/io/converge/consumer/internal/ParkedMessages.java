@@ -142,9 +142,15 @@ final class ParkedMessages {
 
   /** Runs parked row {@code dlqId} through the handler on {@code c}, which then holds the row. */
   private Outcome resumeLocked(Connection c, long dlqId) throws Exception {
-    if ("HELD".equals(DeadLetterStore.reasonCode(c, dlqId, g.group()))) {
+    String reasonCode = DeadLetterStore.reasonCode(c, dlqId, g.group());
+    if ("HELD".equals(reasonCode)) {
       throw new NotResumableException("converge_dlq.id " + dlqId + " of group " + g.group()
           + " is held behind a parked message of its key: resume or discard that one, the held ones follow");
+    }
+    if (EnvelopeCheck.REASON_CODE.equals(reasonCode)) {
+      throw new NotResumableException("converge_dlq.id " + dlqId + " of group " + g.group()
+          + " has an envelope the tables cannot hold: publish its payload again with a valid envelope, then discard"
+          + " it");
     }
     long earlier = DeadLetterStore.earlierParked(c, dlqId, g.group());
     if (earlier != 0) {

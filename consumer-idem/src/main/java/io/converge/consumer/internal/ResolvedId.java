@@ -37,6 +37,15 @@ final class ResolvedId {
     return id.get();
   }
 
+  /** The id of {@code message}, or null when it has no usable one. */
+  static String orNull(MessageIdResolver idResolver, IncomingMessage message) {
+    try {
+      return of(idResolver, message);
+    } catch (MissingMessageIdException e) {
+      return null;
+    }
+  }
+
   /**
    * 1..200 printable ASCII characters without spaces, as every Converge id (UUIDv7) and any sane business id
    * is. A loop rather than a regular expression: this runs for every message.

@@ -45,13 +45,19 @@ class RocketMQIdempotentConsumerIT extends ConsumerBindingContract {
 
   @Override
   protected void send(String topic, String messageId, String tenant, String key, String body) throws Exception {
+    send(topic, messageId, tenant, key, key, body);
+  }
+
+  @Override
+  protected void send(String topic, String messageId, String tenant, String key, String routeAs, String body)
+      throws Exception {
     Message m = new Message(topic, "*", key, body.getBytes(StandardCharsets.UTF_8));
     if (messageId != null) {
       m.putUserProperty(Envelope.MESSAGE_ID, messageId);
     }
     m.putUserProperty(Envelope.TENANT, tenant);
-    // one key, one queue (Converge's producers select the queue the same way)
-    assertThat(mq.send(m, KeyQueueSelector.BY_KEY, key).getSendStatus()).isEqualTo(SendStatus.SEND_OK);
+    // one key, one queue (Converge's producers select the queue the same way); routeAs is that key
+    assertThat(mq.send(m, KeyQueueSelector.BY_KEY, routeAs).getSendStatus()).isEqualTo(SendStatus.SEND_OK);
   }
 
   /**

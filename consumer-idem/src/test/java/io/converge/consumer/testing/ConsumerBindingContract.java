@@ -1,6 +1,7 @@
 package io.converge.consumer.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.postgres.PostgresExtension;
@@ -22,6 +23,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -82,6 +84,14 @@ public abstract class ConsumerBindingContract {
    */
   protected abstract void send(String topic, String messageId, String tenant, String key, String body)
       throws Exception;
+
+  /**
+   * Publishes as {@link #send(String, String, String, String, String)} does, but on the queue or partition that
+   * {@code routeAs}'s key selects rather than {@code key}'s: a message whose key the schema cannot hold, followed on
+   * its own queue by a valid one.
+   */
+  protected abstract void send(String topic, String messageId, String tenant, String key, String routeAs,
+      String body) throws Exception;
 
   /** How many consumers the concurrent-copies test starts (the copies race across them). */
   protected abstract int concurrentInstances();
@@ -316,6 +326,58 @@ public abstract class ConsumerBindingContract {
       List<Long> seqs = longs(
           "SELECT body::bigint FROM binding_effect WHERE topic_key = '" + topic + "-key-" + k + "' ORDER BY ctid");
       assertThat(seqs).hasSize(10).isSorted();
+    }
+  }
+
+  @Test
+  void anEnvelopeTheTablesCannotHoldIsParkedAndItsQueueMovesOn() throws Exception {
+    String topic = newTopic("envelope");
+    String group = group("envelope");
+    String key = topic + "-k";
+    StringBuilder longKey = new StringBuilder(key);
+    Random random = new Random(31);
+    while (longKey.length() < 3100) {
+      longKey.append((char) ('!' + random.nextInt(94))); // printable, no space, hardly compressible
+    }
+    List<String> bad = List.of("tenant-65", "tenant-nul", "key-nul", "key-3100");
+    String ok = UUID.randomUUID().toString();
+    IdempotentHandler h = handler(group, RECORD).build();
+    try (AutoCloseable consumer = start(topic, h, 1)) {
+      // a foreign producer's envelopes, then a valid message on the same queue: it must not wait behind them
+      send(topic, "tenant-65-" + ok, "t".repeat(65), key, key, "tenant-65");
+      send(topic, "tenant-nul-" + ok, "acme\u0000", key, key, "tenant-nul");
+      send(topic, "key-nul-" + ok, "acme", key + "\u0000", key, "key-nul");
+      send(topic, "key-3100-" + ok, "acme", longKey.toString(), key, "key-3100");
+      send(topic, ok, "acme", key, key, "ok");
+      await("the queue moves on past the invalid envelopes").atMost(Duration.ofSeconds(30))
+          .until(() -> effects(ok) == 1);
+      await().atMost(WAIT).until(() -> count("SELECT count(*) FROM converge_dlq WHERE consumer_group = '" + group
+          + "'") == bad.size());
+      List<ConsumerOps.DeadLetter> parked = ConsumerOps.of(ds).parked(1000).stream()
+          .filter(d -> d.group().equals(group)).toList();
+      assertThat(parked).extracting(ConsumerOps.DeadLetter::reasonCode).containsOnly("INVALID_ENVELOPE");
+      assertThat(parked).extracting(ConsumerOps.DeadLetter::reason).satisfiesExactly(
+          r -> assertThat(r).isEqualTo("converge-tenant: 65 characters, at most 64: '" + "t".repeat(65) + "'"),
+          r -> assertThat(r).isEqualTo("converge-tenant: contains NUL, which PostgreSQL text cannot hold: "
+              + "'acme\\u0000'"),
+          r -> assertThat(r).isEqualTo("message key: contains NUL, which PostgreSQL text cannot hold: '" + key
+              + "\\u0000'"),
+          r -> assertThat(r).startsWith("message key: 3100 bytes in UTF-8, at most 1024: '" + key).endsWith("…'")
+              .hasSizeLessThan(300));
+      assertThat(parked).extracting(ConsumerOps.DeadLetter::messageId)
+          .containsExactly("tenant-65-" + ok, "tenant-nul-" + ok, "key-nul-" + ok, "key-3100-" + ok);
+      // nothing lost: the payload and the headers as sent are kept for a person to publish again
+      assertThat(longs("SELECT count(*) FROM converge_dlq WHERE consumer_group = '" + group
+          + "' AND strpos(headers, 'converge-tenant=acme%00') > 0 AND convert_from(payload, 'UTF8') = 'tenant-nul'"))
+          .containsExactly(1L);
+      // a row that cannot be stored as sent cannot run as sent either: discard it once it is published again
+      assertThat(ConsumerOps.of(ds).redrive(parked.get(0).id())).isFalse();
+      assertThatThrownBy(() -> h.resume(parked.get(2).id()))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("publish its payload again");
+    }
+    for (String body : bad) {
+      assertThat(count("SELECT count(*) FROM binding_effect WHERE body = '" + body + "' AND message_id LIKE '%" + ok
+          + "'")).as(body).isZero();
     }
   }
 

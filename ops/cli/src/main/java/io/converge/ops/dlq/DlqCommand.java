@@ -72,7 +72,8 @@ public final class DlqCommand extends CommandGroup {
 
     @Override
     protected String nothingToDo() {
-      return "dead letter " + id + " is not parked (or is held behind another, or already marked)";
+      return "dead letter " + id + " is not parked (or is held behind another, or already marked); one parked as"
+          + " INVALID_ENVELOPE cannot be re-driven: publish its payload again with a valid envelope, then discard it";
     }
   }
 
