@@ -16,16 +16,16 @@ public interface FailureClassifier {
    * The default, walking the cause chain: {@link MoneyAnomalyException} anywhere → money anomaly;
    * else {@link BusinessException} or {@link IllegalTransitionException} → business; else an outage
    * → {@link FailureKind#UNAVAILABLE}: Converge's {@code BrokerUnavailableException},
-   * {@code DatabaseUnavailableException}, {@code LateCommitFencedException},
-   * {@code TransactionTimedOutException}; JDBC's {@code SQLTransientConnectionException} (e.g. a
-   * connection-pool timeout), {@code SQLRecoverableException}, {@code SQLNonTransientConnectionException};
-   * any {@code SQLException} whose SQLState is of class 08 (connection), 57P (server shutting down),
-   * 53 (insufficient resources), or is 40001 / 40P01 (serialization failure, deadlock: rolled back by
-   * the server, safe to run again); Spring's {@code CannotCreateTransactionException},
-   * {@code DataAccessResourceFailureException} and {@code TransientDataAccessException} (but not
-   * optimistic-locking failures). Everything else, including other SQL errors, I/O errors and
-   * {@link StaleStateException}, → technical (retried, then dead-lettered: an unknown error is never
-   * silently treated as final).
+   * {@code DatabaseUnavailableException}; a lost or refused database connection as
+   * {@code io.converge.producer.support.DatabaseErrors} classifies it (SQLState class 08, 57P01, 57P02,
+   * 57P03, 57P05, 53300; JDBC's {@code SQLTransientConnectionException} such as a pool timeout,
+   * {@code SQLRecoverableException}, {@code SQLNonTransientConnectionException}; Spring's
+   * {@code CannotCreateTransactionException} and {@code DataAccessResourceFailureException} without an
+   * {@code SQLException} below them). Everything else → technical (retried, then dead-lettered: an
+   * unknown error is never silently treated as final), including every other database error
+   * (Converge's {@code DatabaseRefusedException}, an aborted transaction 25P02, constraint violations,
+   * 40001 / 40P01, lock and statement timeouts, other class 53 states), {@code LateCommitFencedException},
+   * {@code TransactionTimedOutException}, I/O errors and {@link StaleStateException}.
    */
   static FailureClassifier defaults() {
     return DefaultFailureClassifier.INSTANCE;

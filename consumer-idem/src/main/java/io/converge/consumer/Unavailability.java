@@ -5,10 +5,10 @@ import io.converge.producer.CommitOutcomeUnknownException;
 import io.converge.producer.DatabaseUnavailableException;
 import io.converge.producer.LateCommitFencedException;
 import io.converge.producer.TransactionTimedOutException;
+import io.converge.producer.support.DatabaseErrors;
 import java.sql.SQLException;
 import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLRecoverableException;
-import java.sql.SQLTransientConnectionException;
 import java.sql.SQLTransientException;
 import java.util.IdentityHashMap;
 import java.util.Map;
@@ -21,18 +21,19 @@ import java.util.function.Predicate;
  * such a failure (503, the retry runs the handler) instead of storing the failure as the answer.
  *
  * <p>An outage ({@link #isUnavailable}, asked of one throwable) is: Converge's {@link BrokerUnavailableException} and
- * {@link DatabaseUnavailableException}; JDBC's {@link SQLTransientConnectionException} (a connection-pool timeout such
- * as HikariCP's), {@link SQLRecoverableException}, {@link SQLNonTransientConnectionException}; an {@link SQLException}
- * whose SQLState is a connection failure (class {@code 08}), insufficient resources (class {@code 53}), a server
- * shutting down or starting (class {@code 57P}), a serialization failure ({@code 40001}) or a deadlock
- * ({@code 40P01}); Spring's {@code CannotCreateTransactionException} and {@code DataAccessResourceFailureException}
- * (e.g. {@code CannotGetJdbcConnectionException}), matched by name with their subclasses: Spring is not required. A
- * consumer waits an outage out without counting an attempt.
+ * {@link DatabaseUnavailableException}; a lost or refused database connection as the library's one classification,
+ * {@link DatabaseErrors}, says (SQLState class {@code 08}, {@code 57P01}/{@code 57P02}/{@code 57P03}/{@code 57P05},
+ * {@code 53300}, JDBC's connection exception types such as a pool timeout, Spring's
+ * {@code CannotCreateTransactionException} and {@code DataAccessResourceFailureException} without an
+ * {@code SQLException} below them). A consumer waits an outage out without counting an attempt; any other database
+ * error (an aborted transaction {@code 25P02}, a constraint, a serialization failure, a deadlock) is a failure of the
+ * unit and counts as an attempt.
  *
  * <p>An unavailability ({@link #isUnavailability}, anywhere in the cause chain, for the Idempotency-Key filter) is an
  * outage, or work that was rolled back and may simply run again: Converge's {@link LateCommitFencedException} and
  * {@link TransactionTimedOutException}, any {@link SQLTransientException} (e.g. a statement timeout), SQLState
- * {@code 57014} (cancelled statement) and {@code 55P03} (lock timeout), Spring's {@code TransactionTimedOutException}
+ * {@code 57014} (cancelled statement), {@code 55P03} (lock timeout), {@code 40001} (serialization failure) and
+ * {@code 40P01} (deadlock), Spring's {@code TransactionTimedOutException}
  * and {@code TransientDataAccessException} except {@code OptimisticLockingFailureException} (a lost race of the
  * handler's own logic). A consumer counts these as attempts: they repeat for ever when the handler itself is too slow.
  *
@@ -62,21 +63,12 @@ import java.util.function.Predicate;
 public final class Unavailability {
 
   /**
-   * SQLState prefixes of an unavailable server or of a transaction the server rolled back and that is safe to run
-   * again: 08 connection exception, 57P operator intervention (shutdown, cannot connect now), 53 insufficient
-   * resources (too many connections, out of memory or disk), 40001 serialization failure, 40P01 deadlock detected.
+   * A cancelled statement (57014, e.g. a statement timeout), a lock timeout (55P03), a serialization failure (40001)
+   * or a deadlock (40P01) rolled the work back, so a request may run again ({@link #isUnavailability}); for a
+   * consumer it may be the handler's own slow query or lost race, which counts as an attempt ({@link #isUnavailable}
+   * is false): so do the other "rolled back" failures.
    */
-  private static final String[] SQL_STATES = {"08", "57P", "53", "40001", "40P01"};
-  /**
-   * A cancelled statement (57014, e.g. a statement timeout) or a lock timeout (55P03) rolled the work back, so a
-   * request may run again ({@link #isUnavailability}); for a consumer it may be the handler's own slow query, which
-   * counts as an attempt ({@link #isUnavailable} is false): so do the other "rolled back" failures.
-   */
-  private static final Set<String> ROLLED_BACK_SQL_STATES = Set.of("57014", "55P03");
-  /** Spring's exceptions for an unreachable database (subclasses count), by name: Spring is optional. */
-  private static final Set<String> SPRING = Set.of(
-      "org.springframework.transaction.CannotCreateTransactionException",
-      "org.springframework.dao.DataAccessResourceFailureException");
+  private static final Set<String> ROLLED_BACK_SQL_STATES = Set.of("57014", "55P03", "40001", "40P01");
   /**
    * Spring's exceptions for work the server or the transaction manager rolled back and that may run again (a timeout,
    * a lock not acquired), by name: a request may be released, a consumer counts them as attempts (they can repeat
@@ -124,42 +116,28 @@ public final class Unavailability {
 
   /**
    * True when {@code failure}'s cause chain or suppressed exceptions hold a connection lost before the database
-   * answered: SQLState class {@code 08} or {@code 57P}, {@link SQLRecoverableException},
-   * {@link SQLNonTransientConnectionException}, an {@link java.io.IOException}, a pool's closed connection, or
+   * answered: an outage as {@link DatabaseErrors} classifies it (SQLState class {@code 08}, {@code 57P01} ...,
+   * {@link SQLRecoverableException}, {@link SQLNonTransientConnectionException}), an {@link java.io.IOException}, a
+   * pool's closed connection, or
    * Converge's {@link CommitOutcomeUnknownException}. A commit that failed without one of these was answered by the
    * database (a constraint checked at commit, a serialization failure): it was rolled back, its outcome is known.
    */
   public static boolean isConnectionLost(Throwable failure) {
     return anyInChain(failure, new IdentityHashMap<>(), t -> t instanceof CommitOutcomeUnknownException
-        || t instanceof SQLRecoverableException || t instanceof SQLNonTransientConnectionException
-        || t instanceof java.io.IOException || closedConnection(t)
-        || t instanceof SQLException sql && sql.getSQLState() != null
-            && (sql.getSQLState().startsWith("08") || sql.getSQLState().startsWith("57P")));
+        || DatabaseErrors.isOutage(t) || t instanceof java.io.IOException || closedConnection(t));
   }
 
   /**
-   * Whether {@code t} itself (not its causes) says that the database or a broker cannot be reached (or the server
-   * rolled the transaction back on a serialization failure or deadlock, which a later run does not meet): a wait, not a
-   * verdict on the work. The consumer's default failure classifier asks this of each element of a cause chain and waits
+   * Whether {@code t} itself (not its causes) says that the database or a broker cannot be reached: a wait, not a
+   * verdict on the work. For the database, only a lost or refused connection ({@link DatabaseErrors#isOutage}). The consumer's default failure classifier asks this of each element of a cause chain and waits
    * the outage out without counting an attempt, for as long as it lasts. Failures that can repeat for ever when the work
-   * itself is at fault (a local-transaction timeout, a fenced late commit, a statement or lock timeout) are not in this
-   * list: they count as attempts. {@link #isUnavailability} (the Idempotency-Key filter) also releases those, since the
+   * itself is at fault (a local-transaction timeout, a fenced late commit, a statement or lock timeout, a serialization
+   * failure or deadlock, an aborted transaction) are not in this list: they count as attempts. {@link #isUnavailability} (the Idempotency-Key filter) also releases those, since the
    * work was rolled back, and applies the commit-outcome rule (a redelivered message meets its own claim instead).
    */
   public static boolean isUnavailable(Throwable t) {
-    if (t instanceof BrokerUnavailableException || t instanceof DatabaseUnavailableException
-        || t instanceof SQLTransientConnectionException || t instanceof SQLRecoverableException
-        || t instanceof SQLNonTransientConnectionException) {
-      return true;
-    }
-    if (t instanceof SQLException sql && sql.getSQLState() != null) {
-      for (String prefix : SQL_STATES) {
-        if (sql.getSQLState().startsWith(prefix)) {
-          return true;
-        }
-      }
-    }
-    return named(t.getClass(), SPRING);
+    return t instanceof BrokerUnavailableException || t instanceof DatabaseUnavailableException
+        || DatabaseErrors.isOutage(t);
   }
 
   /** Work rolled back by a timeout, a fence or a lock: safe to run again, but not an outage (see the class comment). */

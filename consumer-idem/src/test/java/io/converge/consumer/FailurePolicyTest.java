@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.converge.producer.BrokerUnavailableException;
 import io.converge.producer.ConvergeException;
+import io.converge.producer.DatabaseRefusedException;
 import io.converge.producer.DatabaseUnavailableException;
 import io.converge.producer.LateCommitFencedException;
 import io.converge.producer.TransactionTimedOutException;
@@ -41,10 +42,19 @@ class FailurePolicyTest {
     assertThat(classifier.classify(new SQLTransientConnectionException("pool timeout after 2000ms")))
         .isEqualTo(FailureKind.UNAVAILABLE);
     assertThat(classifier.classify(new SQLRecoverableException("socket closed"))).isEqualTo(FailureKind.UNAVAILABLE);
-    for (String state : new String[]{"08001", "08006", "57P01", "57P03", "53300", "40001", "40P01"}) {
+    for (String state : new String[]{"08001", "08006", "57P01", "57P03", "53300"}) {
       assertThat(classifier.classify(new RuntimeException(new SQLException("x", state)))).as(state)
           .isEqualTo(FailureKind.UNAVAILABLE);
     }
+    // issue 31.3: only a lost or refused connection is an outage; the database's answers about the unit count
+    for (String state : new String[]{"25P02", "23505", "40001", "40P01", "55P03", "53100", "54000"}) {
+      assertThat(classifier.classify(new RuntimeException(new SQLException("x", state)))).as(state)
+          .isEqualTo(FailureKind.TECHNICAL);
+    }
+    assertThat(classifier.classify(new DatabaseRefusedException("Cannot publish message m1", "m1", "25P02",
+        new SQLException("current transaction is aborted", "25P02")))).isEqualTo(FailureKind.TECHNICAL);
+    assertThat(classifier.classify(new DataAccessResourceFailureException("disk full",
+        new SQLException("could not extend file", "53100")))).isEqualTo(FailureKind.TECHNICAL);
     assertThat(classifier.classify(new ConvergeException("publish failed", null,
         new BrokerUnavailableException("RocketMQ refused", "m1", null)))).isEqualTo(FailureKind.UNAVAILABLE);
     assertThat(classifier.classify(new DatabaseUnavailableException("db", null, null)))

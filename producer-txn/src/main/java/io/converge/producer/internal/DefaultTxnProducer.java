@@ -2,6 +2,7 @@ package io.converge.producer.internal;
 
 import io.converge.producer.CommitOutcomeUnknownException;
 import io.converge.producer.ConvergeException;
+import io.converge.producer.DatabaseRefusedException;
 import io.converge.producer.DatabaseUnavailableException;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.TxnProducerBuilder.Settings;
@@ -14,6 +15,7 @@ import io.converge.producer.spi.JoinableProducer;
 import io.converge.producer.spi.JoinedTransaction;
 import io.converge.producer.spi.TxnBackend;
 import io.converge.producer.spi.TxnLog;
+import io.converge.producer.support.DatabaseErrors;
 import io.converge.producer.support.PurgeSchedule;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -85,6 +87,12 @@ public final class DefaultTxnProducer implements TxnProducer, JoinableProducer {
           }
         }
       } catch (SQLException e) {
+        if (UnitContext.refusedBeforeCommit(e.getSQLState())) {
+          // the database refused the COMMIT (e.g. a deferred constraint): it rolled back, a failure of the unit
+          rollback(c, ctx);
+          throw new DatabaseRefusedException("Commit of a unit of work of group " + settings.group()
+              + " refused; nothing was committed", ctx.lastId(), e.getSQLState(), e);
+        }
         // the outcome is unknown: leave the messages open, the backend's recovery reads the log
         Commits.outcomeUnknown();
         throw new CommitOutcomeUnknownException("Commit of a unit of work of group " + settings.group()
@@ -134,17 +142,11 @@ public final class DefaultTxnProducer implements TxnProducer, JoinableProducer {
     if (e instanceof Error err) {
       throw err;
     }
-    if (e instanceof SQLException sql && isConnectionFailure(sql)) {
+    if (e instanceof SQLException sql && DatabaseErrors.outageIn(sql) != null) {
       return new DatabaseUnavailableException("Database connection lost in a unit of work: " + sql.getMessage(),
           ctx.lastId(), sql);
     }
     return new UnitOfWorkException("Unit of work failed and was rolled back: " + e, ctx.lastId(), e);
-  }
-
-  /** SQLSTATE class 08 (connection exception) or 57P (operator intervention: server shutting down). */
-  private static boolean isConnectionFailure(SQLException e) {
-    String state = e.getSQLState();
-    return state != null && (state.startsWith("08") || state.startsWith("57P"));
   }
 
   @Override

@@ -2,7 +2,7 @@ package io.converge.producer.internal;
 
 import io.converge.producer.CommitOutcomeUnknownException;
 import io.converge.producer.ConvergeException;
-import io.converge.producer.DatabaseUnavailableException;
+import io.converge.producer.DatabaseRefusedException;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.PayloadTooLargeException;
 import io.converge.producer.TransactionTimedOutException;
@@ -11,6 +11,7 @@ import io.converge.producer.TxnProducerBuilder.Settings;
 import io.converge.producer.spi.BackendTransaction;
 import io.converge.producer.spi.CommitWrite;
 import io.converge.producer.spi.CrashPoints;
+import io.converge.producer.support.DatabaseErrors;
 import java.sql.Connection;
 import java.sql.SQLException;
 import org.slf4j.Logger;
@@ -136,7 +137,8 @@ final class UnitContext implements TxnContext, SavepointConnection.Unit {
       return e; // the write refused the commit (a fenced message): nothing was sent after it
     } catch (SQLException e) {
       if (refusedBeforeCommit(e.getSQLState())) {
-        return new DatabaseUnavailableException(LOG_FAILURE + ": " + e.getMessage(), lastId, e);
+        return new DatabaseRefusedException("Commit of a unit of work of group " + settings.group()
+            + " refused; nothing was committed", lastId, e.getSQLState(), e);
       }
       throw new CommitOutcomeUnknownException("Commit of a unit of work of group " + settings.group()
           + " failed; its messages will be resolved from the transaction log", lastId, e);
@@ -192,9 +194,12 @@ final class UnitContext implements TxnContext, SavepointConnection.Unit {
   }
 
   /**
-   * Runs {@code call}: a {@code RuntimeException} passes as it is, an {@code SQLException} becomes a
-   * {@link DatabaseUnavailableException} saying {@code databaseFailure} (unless that is null), anything
-   * else a {@link ConvergeException} saying {@code failure}; both carry {@code messageId}.
+   * Runs {@code call}: a {@code RuntimeException} passes as it is, an {@code SQLException} becomes (unless
+   * {@code databaseFailure} is null) a {@link io.converge.producer.DatabaseUnavailableException} saying
+   * {@code databaseFailure} when the connection was lost or refused, else a {@link DatabaseRefusedException} with
+   * its SQLState ({@link DatabaseErrors}: an aborted transaction, a constraint, a lock or statement timeout is a
+   * failure of the unit, not an outage); anything else a {@link ConvergeException} saying {@code failure}; all
+   * carry {@code messageId}.
    */
   private static void call(BackendCall call, String databaseFailure, String failure, String messageId) {
     try {
@@ -203,7 +208,7 @@ final class UnitContext implements TxnContext, SavepointConnection.Unit {
       throw e;
     } catch (SQLException e) {
       throw databaseFailure == null ? new ConvergeException(failure, messageId, e)
-          : new DatabaseUnavailableException(databaseFailure, messageId, e);
+          : DatabaseErrors.translate(databaseFailure, messageId, e);
     } catch (Exception e) {
       throw new ConvergeException(failure, messageId, e);
     }

@@ -2,10 +2,9 @@ package io.converge.producer.schema;
 
 import io.converge.producer.DatabaseUnavailableException;
 import io.converge.producer.support.Backoff;
+import io.converge.producer.support.DatabaseErrors;
 import io.converge.producer.support.Require;
 import java.sql.Connection;
-import java.sql.SQLException;
-import java.sql.SQLTimeoutException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import java.util.Collections;
@@ -128,7 +127,7 @@ public final class DatabaseWait {
         }
         return result;
       } catch (Exception e) {
-        SQLException cause = connectionFailure(e);
+        Throwable cause = connectionFailure(e);
         if (cause == null) {
           if (e instanceof RuntimeException r) {
             throw r;
@@ -155,21 +154,11 @@ public final class DatabaseWait {
   }
 
   /**
-   * The SQL connection failure among {@code e}'s causes, or null: SQLState class 08 (connection
-   * exception), 57P01 (shut down by the administrator), 57P03 (cannot connect now: starting up) or 53300 (too many connections), a pool's
-   * {@link SQLTransientConnectionException} or a {@link SQLTimeoutException}.
+   * The connection failure among {@code e}'s causes, or null: an outage as {@link DatabaseErrors} classifies it (a
+   * lost or refused connection, a pool timeout, a server starting or shutting down, too many connections). A
+   * statement timeout or any other answer of the database is not waited out: it is thrown at once.
    */
-  static SQLException connectionFailure(Throwable e) {
-    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      if (t instanceof SQLException s) {
-        String state = s.getSQLState();
-        if (s instanceof SQLTransientConnectionException || s instanceof SQLTimeoutException
-            || (state != null && (state.startsWith("08") || state.equals("57P01") || state.equals("57P03")
-                || state.equals("53300")))) {
-          return s;
-        }
-      }
-    }
-    return null;
+  static Throwable connectionFailure(Throwable e) {
+    return DatabaseErrors.outageIn(e);
   }
 }
