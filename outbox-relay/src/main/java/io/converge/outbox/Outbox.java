@@ -25,9 +25,11 @@ import javax.sql.DataSource;
 public final class Outbox {
 
   /**
-   * A parked row: the head of a key whose send the broker kept refusing. The key's later rows wait.
+   * A parked row: the head of a key's line (its rows of one tenant on one topic) whose send the broker kept
+   * refusing. The line's later rows wait; the key's rows of other tenants and topics do not.
    *
    * @param messageId the message id
+   * @param tenant the tenant
    * @param key the order key (the message key, or its id)
    * @param topic the topic
    * @param attempts failed attempts
@@ -35,20 +37,21 @@ public final class Outbox {
    * @param parkedAt when it was parked
    * @param createdAt when it was written
    */
-  public record Parked(String messageId, String key, String topic, int attempts, String reason, Instant parkedAt,
+  public record Parked(String messageId, String tenant, String key, String topic, int attempts, String reason,
+      Instant parkedAt,
       Instant createdAt) {
   }
 
   private static final String PARKED = """
-      SELECT message_id, order_key, topic, attempts, last_error, parked_at, created_at
+      SELECT message_id, tenant, order_key, topic, attempts, last_error, parked_at, created_at
       FROM converge_outbox WHERE published_at IS NULL AND parked_at IS NOT NULL ORDER BY seq LIMIT ?
       """;
   private static final String PARKED_COUNT = "SELECT count(*) FROM converge_outbox WHERE published_at IS NULL AND parked_at IS NOT NULL";
   private static final String OLDEST_MILLIS = """
       SELECT (extract(epoch FROM now() - o.created_at) * 1000)::bigint FROM converge_outbox o
       WHERE o.published_at IS NULL AND o.parked_at IS NULL
-        AND NOT EXISTS (SELECT 1 FROM converge_outbox p WHERE p.order_key = o.order_key AND p.seq < o.seq
-                        AND p.published_at IS NULL AND p.parked_at IS NOT NULL)
+        AND NOT EXISTS (SELECT 1 FROM converge_outbox p WHERE p.order_key = o.order_key AND p.tenant = o.tenant
+                        AND p.topic = o.topic AND p.seq < o.seq AND p.published_at IS NULL AND p.parked_at IS NOT NULL)
       ORDER BY o.seq LIMIT 1
       """;
   private final DataSource dataSource;
@@ -69,8 +72,8 @@ public final class Outbox {
    */
   public List<Parked> parked(int limit) {
     return rows().list("the parked outbox rows", PARKED, limit, Integer.MAX_VALUE,
-        rs -> new Parked(rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4), rs.getString(5),
-            instant(rs.getTimestamp(6)), instant(rs.getTimestamp(7))));
+        rs -> new Parked(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getInt(5),
+            rs.getString(6), instant(rs.getTimestamp(7)), instant(rs.getTimestamp(8))));
   }
 
   /** How many rows are parked. */
@@ -79,20 +82,51 @@ public final class Outbox {
   }
 
   /**
-   * Resumes the parked key {@code key}: its rows are retried by the relays from the next poll, with a
-   * fresh attempt count.
+   * Resumes the parked key {@code key}: {@code resume(null, null, key)}.
    *
    * @return the number of rows resumed (0 when the key was not parked)
+   * @throws AmbiguousKeyException when the key is parked for more than one tenant or topic (nothing resumed)
    */
   public int resume(String key) {
+    return resume(null, null, key);
+  }
+
+  /**
+   * Resumes the parked line of {@code key} of {@code tenant} on {@code topic}: its rows are retried by the
+   * relays from the next poll, with a fresh attempt count. A null tenant or topic matches any, as long as
+   * one parked line of the key matches.
+   *
+   * @return the number of rows resumed (0 when no such line was parked)
+   * @throws AmbiguousKeyException when more than one parked line of the key matches (nothing resumed)
+   */
+  public int resume(String tenant, String topic, String key) {
+    Objects.requireNonNull(key, "key");
     try (Connection c = dataSource.getConnection()) {
-      return new OutboxRows().resume(c, key);
+      return new OutboxRows().resume(c, tenant, topic, key);
     } catch (SQLException e) {
       throw new DatabaseUnavailableException("Cannot resume outbox key " + key, null, e);
     }
   }
 
-  /** The age of the oldest unpublished row that is neither parked nor behind a parked row of its key; zero when there is none. */
+  /**
+   * Resumes the line (tenant, topic, key) of the parked row {@code messageId}, as {@link #resume(String,
+   * String, String)} does; the console's action.
+   *
+   * @return the number of rows resumed (0 when that row is not parked)
+   */
+  public int resumeLineOf(String messageId) {
+    Objects.requireNonNull(messageId, "messageId");
+    try (Connection c = dataSource.getConnection()) {
+      return new OutboxRows().resumeLineOf(c, messageId);
+    } catch (SQLException e) {
+      throw new DatabaseUnavailableException("Cannot resume the outbox line of message " + messageId, messageId, e);
+    }
+  }
+
+  /**
+   * The age of the oldest unpublished row that is neither parked nor behind a parked row of its line (tenant,
+   * topic, key); zero when there is none.
+   */
   public Duration lag() {
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(OLDEST_MILLIS);

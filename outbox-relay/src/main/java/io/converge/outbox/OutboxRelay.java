@@ -7,8 +7,9 @@ package io.converge.outbox;
  * twice in normal operation; a relay killed mid-batch leaves its rows unpublished (its transaction
  * rolls back), and another relay sends them again with the same message id.
  *
- * <p>A row the broker refuses ({@code relay.maxAttempts} times, with backoff) is parked: its key waits
- * for {@link Outbox#resume(String)}, other keys flow. When the broker is down the relay backs off
+ * <p>A row the broker refuses ({@code relay.maxAttempts} times, with backoff) is parked: its key's line
+ * (its rows of that tenant on that topic) waits for {@link Outbox#resume(String, String, String)}, other
+ * lines flow. When the broker is down the relay backs off
  * exponentially with jitter and resumes by itself. When idle it polls adaptively (every
  * {@code relay.idlePollMin} up to {@code relay.idlePollMax}).
  *

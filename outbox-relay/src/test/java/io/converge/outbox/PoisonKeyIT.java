@@ -1,9 +1,13 @@
 package io.converge.outbox;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.rocketmq.RocketMQExtension;
+import io.converge.producer.OutgoingMessage;
+import io.converge.producer.testing.Delivered;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -69,5 +73,58 @@ class PoisonKeyIT {
       await().atMost(Duration.ofSeconds(30)).until(() -> Outbox.on(ds).parkedCount() > 0);
       assertThat(Outbox.on(ds).parked(10)).singleElement().satisfies(row -> assertThat(row.attempts()).isEqualTo(3));
     }
+  }
+
+  /**
+   * A key's line is (tenant, topic, key), as in the consumer's hold: a parked row of tenant t1 holds t1's
+   * later rows of its key on its topic, not t2's rows of the same key, nor t1's rows of that key on
+   * another topic; a resume names the line when the key is parked on more than one.
+   */
+  @Test
+  void aParkedKeyHoldsOnlyItsOwnTenantAndTopic(RelayBed bed) throws Exception {
+    DataSource ds = bed.ds;
+    String other = RocketMQExtension.uniqueTopic("line");
+    bed.mq.createTopic(other);
+    try (Deliveries onOther = bed.closeLater(new Deliveries(bed.mq, other))) {
+      String p1 = park(bed, publish(bed, "t1", bed.topic));
+      String p2 = park(bed, publish(bed, "t2", other));
+      String behindP1 = publish(bed, "t1", bed.topic);
+      String otherTenant = publish(bed, "t2", bed.topic);
+      String otherTopic = publish(bed, "t1", other);
+      Thread.sleep(20);
+      assertThat(Outbox.on(ds).lag()).as("rows of other lines of the key are lag, not held").isPositive();
+
+      try (OutboxRelay relay = bed.relay(bed.sink().build()).build()) {
+        relay.start();
+        bed.deliveries.awaitAll(List.of(otherTenant), Duration.ofSeconds(30));
+        onOther.awaitAll(List.of(otherTopic), Duration.ofSeconds(30));
+        bed.deliveries.awaitNoneFor(Duration.ofMillis(300), List.of(p1, behindP1));
+
+        assertThatThrownBy(() -> Outbox.on(ds).resume("1001")).isInstanceOf(AmbiguousKeyException.class)
+            .hasMessageContaining("tenant 't1', topic '" + bed.topic + "'")
+            .hasMessageContaining("tenant 't2', topic '" + other + "'");
+        assertThat(Outbox.on(ds).parkedCount()).as("an ambiguous resume resumes nothing").isEqualTo(2);
+        assertThat(Outbox.on(ds).resume("t1", null, "1001")).isOne();
+        bed.deliveries.awaitAll(List.of(p1, behindP1), Duration.ofSeconds(30));
+        assertThat(bed.deliveries.received()).extracting(Delivered::id).filteredOn(List.of(p1, behindP1)::contains)
+            .containsExactly(p1, behindP1);
+        assertThat(Outbox.on(ds).parked(10)).singleElement().satisfies(row -> {
+          assertThat(row.messageId()).isEqualTo(p2);
+          assertThat(row.tenant()).isEqualTo("t2");
+        });
+      }
+    }
+  }
+
+  private static String publish(RelayBed bed, String tenant, String topic) {
+    return bed.producer.inTransaction(tx -> tx.publish(
+        OutgoingMessage.builder(topic).tenant(tenant).key("1001").payload(tenant.getBytes(UTF_8)).build()));
+  }
+
+  /** Parks the row of {@code messageId} as the relay does after its last refused attempt. */
+  private static String park(RelayBed bed, String messageId) throws Exception {
+    RelayFixture.execute(bed.ds, "UPDATE converge_outbox SET attempts = 5, last_error = 'refused', parked_at = now()"
+        + " WHERE message_id = '" + messageId + "'");
+    return messageId;
   }
 }

@@ -13,11 +13,14 @@ import io.converge.producer.TxnProducer;
 import io.converge.producer.spi.CrashPoints;
 import io.converge.producer.testing.Delivered;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Clock;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -41,7 +44,12 @@ class PulsarRecoveryIT {
   }
 
   private TxnProducer producer(String group, String topic, EmbeddedPulsar pulsar, SimpleMeterRegistry registry) {
-    return TxnProducer.builder().group(group).dataSource(db)
+    return producer(group, topic, pulsar, registry, Clock.systemUTC());
+  }
+
+  private TxnProducer producer(String group, String topic, EmbeddedPulsar pulsar, SimpleMeterRegistry registry,
+      Clock clock) {
+    return TxnProducer.builder().group(group).dataSource(db).clock(clock)
         .backend(PulsarBackend.serviceUrl(pulsar.serviceUrl()).transactionTimeout(PulsarChildFactory.TXN_TIMEOUT)
             .commitMargin(PulsarChildFactory.COMMIT_MARGIN).sendTimeout(PulsarChildFactory.SEND_TIMEOUT)
             .recoveryInterval(Duration.ofMillis(300)).meterRegistry(registry))
@@ -59,25 +67,9 @@ class PulsarRecoveryIT {
     String group = "g-" + UUID.randomUUID().toString().substring(0, 8);
     String id = MessageIds.shared().next();
     try (PulsarSink sink = new PulsarSink(pulsar.serviceUrl(), topic)) {
-      SimpleMeterRegistry registry = new SimpleMeterRegistry();
-      TxnProducer first = producer(group, topic, pulsar, registry);
-      // the instance "dies" between the DB commit and the Pulsar commit, and is stopped before its scan sees the row
-      CrashPoints.install(point -> {
-        if (point == CrashPoints.Point.AFTER_DB_COMMIT) {
-          throw new IllegalStateException("died after the DB commit");
-        }
-      });
-      assertThatThrownBy(() -> first.inTransaction(tx -> tx.publish(OutgoingMessage.builder(topic).id(id).key("k-1")
-          .header("h", "v").payload("republished".getBytes(UTF_8)).build()))).hasMessage("died after the DB commit");
-      first.close();
-      CrashPoints.install(null);
-      assertThat(openRows()).isEqualTo(1);
-
-      // the broker aborts the transaction on its timeout: the committed message is nowhere
-      Duration aborted = PulsarChildFactory.TXN_TIMEOUT.plusMillis(1500);
-      await("nothing delivered of the aborted transaction").during(aborted).atMost(aborted.plusSeconds(5))
-          .until(() -> sink.received().isEmpty());
-      assertThat(sink.received()).isEmpty();
+      diesAfterTheDbCommitAndItsTransactionTimesOut(group, topic, pulsar, sink,
+          OutgoingMessage.builder(topic).id(id).key("k-1").header("h", "v").payload("republished".getBytes(UTF_8))
+              .build());
 
       SimpleMeterRegistry heirRegistry = new SimpleMeterRegistry();
       try (TxnProducer heir = producer(group, topic, pulsar, heirRegistry)) {
@@ -92,6 +84,73 @@ class PulsarRecoveryIT {
         await("the open gauge updated").atMost(Duration.ofSeconds(5))
             .until(() -> heirRegistry.get("txn.pulsar.open").gauge().value() == 0);
         assertThat(heirRegistry.get("txn.pulsar.open").gauge().value()).isZero();
+      }
+    }
+  }
+
+  /**
+   * A unit of {@code messages} whose instance "dies" between the DB commit and the Pulsar commit, and is
+   * stopped before its scan sees the row; the broker then aborts its transaction on its timeout, so the
+   * committed messages are nowhere but in the log.
+   */
+  private void diesAfterTheDbCommitAndItsTransactionTimesOut(String group, String topic, EmbeddedPulsar pulsar,
+      PulsarSink sink, OutgoingMessage... messages) {
+    TxnProducer first = producer(group, topic, pulsar, new SimpleMeterRegistry());
+    CrashPoints.install(point -> {
+      if (point == CrashPoints.Point.AFTER_DB_COMMIT) {
+        throw new IllegalStateException("died after the DB commit");
+      }
+    });
+    assertThatThrownBy(() -> first.inTransaction(tx -> {
+      for (OutgoingMessage m : messages) {
+        tx.publish(m);
+      }
+      return null;
+    })).hasMessage("died after the DB commit");
+    first.close();
+    CrashPoints.install(null);
+    assertThat(openRows()).isEqualTo(1);
+    Duration aborted = PulsarChildFactory.TXN_TIMEOUT.plusMillis(1500);
+    await("nothing delivered of the aborted transaction").during(aborted).atMost(aborted.plusSeconds(5))
+        .until(() -> sink.received().isEmpty());
+    assertThat(sink.received()).isEmpty();
+  }
+
+  @Test
+  void aRecoveredUnitIsRepublishedInItsPublishOrderWhateverItsIds(EmbeddedPulsar pulsar) throws Exception {
+    String topic = "seq-" + UUID.randomUUID().toString().substring(0, 8);
+    String group = "g-" + UUID.randomUUID().toString().substring(0, 8);
+    try (PulsarSink sink = new PulsarSink(pulsar.serviceUrl(), topic)) {
+      // application-set ids whose text order is the reverse of the publish order
+      List<String> ids = Stream.generate(MessageIds.shared()::next).limit(3).sorted(Comparator.reverseOrder()).toList();
+      diesAfterTheDbCommitAndItsTransactionTimesOut(group, topic, pulsar, sink,
+          OutgoingMessage.builder(topic).id(ids.get(0)).key("k-1").payload("created".getBytes(UTF_8)).build(),
+          OutgoingMessage.builder(topic).id(ids.get(1)).key("k-1").payload("paid".getBytes(UTF_8)).build(),
+          OutgoingMessage.builder(topic).id(ids.get(2)).key("k-1").payload("shipped".getBytes(UTF_8)).build());
+      try (TxnProducer heir = producer(group, topic, pulsar, new SimpleMeterRegistry())) {
+        await("republished").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+            .until(() -> sink.received().size() >= 3);
+        assertThat(sink.received()).extracting(d -> new String(d.payload(), UTF_8))
+            .containsExactly("created", "paid", "shipped");
+      }
+    }
+  }
+
+  @Test
+  void aRecoveringInstanceWhoseClockLagsStillRepublishesATimedOutUnit(EmbeddedPulsar pulsar) throws Exception {
+    String topic = "skew-" + UUID.randomUUID().toString().substring(0, 8);
+    String group = "g-" + UUID.randomUUID().toString().substring(0, 8);
+    String id = MessageIds.shared().next();
+    try (PulsarSink sink = new PulsarSink(pulsar.serviceUrl(), topic)) {
+      diesAfterTheDbCommitAndItsTransactionTimesOut(group, topic, pulsar, sink,
+          OutgoingMessage.builder(topic).id(id).key("k-1").payload("skewed".getBytes(UTF_8)).build());
+      // the heir's clock is 10 minutes behind the writer's: by its own clock the deadline is far ahead
+      Clock lagging = Clock.offset(Clock.systemUTC(), Duration.ofMinutes(-10));
+      try (TxnProducer heir = producer(group, topic, pulsar, new SimpleMeterRegistry(), lagging)) {
+        await("the unit resolved").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+            .until(() -> openRows() == 0);
+        await("republished").atMost(Duration.ofSeconds(5)).until(() -> !sink.received().isEmpty());
+        assertThat(sink.received()).extracting(Delivered::id).containsExactly(id);
       }
     }
   }

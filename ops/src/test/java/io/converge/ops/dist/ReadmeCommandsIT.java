@@ -38,7 +38,8 @@ class ReadmeCommandsIT {
 
   /** The placeholders of the READMEs' converge lines and what stands in for them. */
   private static final Map<String, String> PLACEHOLDERS = Map.of("KEY", "readme-key", "ID", "1", "MESSAGE_ID",
-      "readme-message", "NAME", "readme", "TEXT", "readme note", "(most,least)", "(1,2)");
+      "readme-message", "NAME", "readme", "TEXT", "readme note", "(most,least)", "(1,2)", "TENANT", "readme-tenant",
+      "TOPIC", "readme-topic");
 
   /** The converge commands that work on the database (run for real); the others (dev, bench) start servers. */
   private static final Set<String> DB_COMMANDS = Set.of("purge", "outbox", "dlq", "txn", "pulsar", "trace");

@@ -158,8 +158,8 @@ final class CdcDelivery implements DebeziumEngine.ChangeConsumer<RecordChangeEve
   }
 
   /** See {@link CdcRelay#resume}. */
-  int resume(String key) {
-    Outbox.on(db).resume(key);
+  int resume(String tenant, String topic, String key) {
+    Outbox.on(db).resume(tenant, topic, key);
     try {
       synchronized (sending) {
         int n = deliver(List.of(key), false);

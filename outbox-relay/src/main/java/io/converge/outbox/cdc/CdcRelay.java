@@ -55,18 +55,32 @@ public interface CdcRelay extends AutoCloseable {
   void dropSlot();
 
   /**
-   * Resumes the parked key {@code key} ({@code Outbox.resume}: fresh attempt count) and sends its rows at
-   * once, in seq order, marking them published; a row the broker still refuses {@code maxAttempts} times
-   * is parked again. Works on a stopped relay too (e.g. one built with a sink whose limits were raised).
-   * {@code Outbox.resume(key)} / {@code converge outbox resume KEY} alone works as well: the sweeper sends
+   * Resumes the parked key {@code key} and sends its rows: {@code resume(null, null, key)}.
+   *
+   * @return the number of rows published
+   * @throws io.converge.outbox.AmbiguousKeyException when the key is parked for more than one tenant or
+   *     topic (nothing resumed)
+   */
+  default int resume(String key) {
+    return resume(null, null, key);
+  }
+
+  /**
+   * Resumes the parked line of {@code key} of {@code tenant} on {@code topic} (null: any, as long as one
+   * parked line matches; {@code Outbox.resume}: fresh attempt count) and sends the key's rows at once, in
+   * seq order, marking them published; a row the broker still refuses {@code maxAttempts} times is parked
+   * again. Works on a stopped relay too (e.g. one built with a sink whose limits were raised).
+   * {@code Outbox.resume} / {@code converge outbox resume KEY} alone works as well: the sweeper sends
    * the resumed rows once they are older than the sweep age. Blocks until every row is sent or parked
    * again.
    *
    * @return the number of rows published
+   * @throws io.converge.outbox.AmbiguousKeyException when more than one parked line of the key matches
+   *     (nothing resumed)
    * @throws io.converge.producer.BrokerUnavailableException when the broker is unavailable; the key stays
    *     resumed and the sweeper sends it later
    */
-  int resume(String key);
+  int resume(String tenant, String topic, String key);
 
   /** Rows published since start. */
   long published();

@@ -79,8 +79,8 @@ final class DebeziumCdcRelay implements CdcRelay {
   }
 
   @Override
-  public int resume(String key) {
-    return delivery.resume(key);
+  public int resume(String tenant, String topic, String key) {
+    return delivery.resume(tenant, topic, key);
   }
 
   @Override

@@ -1,5 +1,6 @@
 package io.converge.outbox.internal;
 
+import io.converge.outbox.AmbiguousKeyException;
 import io.converge.outbox.spi.OutboxRecord;
 import java.sql.Array;
 import java.sql.Connection;
@@ -19,37 +20,48 @@ import java.util.Set;
  * The one row store of the outbox's delivery, used by the polling relay, the CDC relay and
  * {@code Outbox.resume}: claim the heads of keys, read their rows, mark rows published, count a refusal
  * (parking the row, and so its key, at the last attempt), postpone a row during an outage (no attempt
- * counted), resume a parked key. Every state change is a conditional update. The caller owns the
+ * counted), resume a parked line. A key's line is its rows of one tenant on one topic
+ * ({@link #EARLIER_IN_LINE}). Every state change is a conditional update. The caller owns the
  * connection and its transaction. Stateless; thread-safe.
  */
 public final class OutboxRows {
 
-  /** Due heads of any key (the oldest unpublished row of its key), at least a given age old; skips locked heads. */
+  /**
+   * A key's line: its rows of one tenant on one topic. Only the head of a line (its oldest unpublished row)
+   * is claimed, and a parked head holds its own line only. The console's queries apply the same rule.
+   */
+  static final String EARLIER_IN_LINE = """
+      SELECT 1 FROM converge_outbox p
+      WHERE p.order_key = o.order_key AND p.tenant = o.tenant AND p.topic = o.topic AND p.seq < o.seq
+        AND p.published_at IS NULL""";
+  /** Due heads of any line, at least a given age old; skips locked heads. */
   static final String CLAIM_HEADS = """
-      SELECT o.seq, o.order_key FROM converge_outbox o
+      SELECT o.seq FROM converge_outbox o
       WHERE o.published_at IS NULL AND o.parked_at IS NULL
         AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= now())
         AND o.created_at <= now() - make_interval(secs => ?)
-        AND NOT EXISTS (SELECT 1 FROM converge_outbox p
-                        WHERE p.order_key = o.order_key AND p.seq < o.seq AND p.published_at IS NULL)
+        AND NOT EXISTS (%s)
       ORDER BY o.seq
       LIMIT ?
       FOR UPDATE OF o SKIP LOCKED
-      """;
-  /** The heads of the given keys, due or not; waits for another path's claim of a head (never skips it). */
+      """.formatted(EARLIER_IN_LINE);
+  /** The heads of the lines of the given keys, due or not; waits for another path's claim of a head (never skips it). */
   static final String KEY_HEADS = """
-      SELECT o.seq, o.order_key FROM converge_outbox o
+      SELECT o.seq FROM converge_outbox o
       WHERE o.order_key = ANY (?) AND o.published_at IS NULL AND o.parked_at IS NULL
-        AND NOT EXISTS (SELECT 1 FROM converge_outbox p
-                        WHERE p.order_key = o.order_key AND p.seq < o.seq AND p.published_at IS NULL)
+        AND NOT EXISTS (%s)
       ORDER BY o.seq
       FOR UPDATE OF o
-      """;
-  static final String ROWS_OF_KEYS = """
-      SELECT seq, message_id, topic, order_key, msg_key, tag, header_names, header_values, payload, attempts
-      FROM converge_outbox
-      WHERE order_key = ANY (?) AND published_at IS NULL AND parked_at IS NULL
-      ORDER BY seq
+      """.formatted(EARLIER_IN_LINE);
+  /** The unpublished rows of the lines of the given heads, from the head on. */
+  static final String ROWS_OF_LINES = """
+      SELECT r.seq, r.message_id, r.topic, r.order_key, r.msg_key, r.tag, r.header_names, r.header_values, r.payload,
+             r.attempts
+      FROM converge_outbox h
+      JOIN converge_outbox r ON r.order_key = h.order_key AND r.tenant = h.tenant AND r.topic = h.topic
+                            AND r.seq >= h.seq AND r.published_at IS NULL AND r.parked_at IS NULL
+      WHERE h.seq = ANY (?)
+      ORDER BY r.seq
       LIMIT ?
       """;
   static final String MARK_PUBLISHED = "UPDATE converge_outbox SET published_at = now() WHERE seq = ANY (?) AND published_at IS NULL";
@@ -62,48 +74,67 @@ public final class OutboxRows {
   static final String POSTPONED = """
       UPDATE converge_outbox SET last_error = ?, next_attempt_at = now() + make_interval(secs => ?) WHERE seq = ?
       """;
+  /** The lines of a key with a parked row, optionally of one tenant and/or topic (null: any). */
+  static final String PARKED_LINES = """
+      SELECT DISTINCT tenant, topic FROM converge_outbox
+      WHERE order_key = ? AND published_at IS NULL AND parked_at IS NOT NULL
+        AND (?::text IS NULL OR tenant = ?) AND (?::text IS NULL OR topic = ?)
+      ORDER BY tenant, topic
+      LIMIT 20
+      """;
   static final String RESUME = """
       UPDATE converge_outbox SET parked_at = NULL, attempts = 0, next_attempt_at = NULL
-      WHERE order_key = ? AND published_at IS NULL AND parked_at IS NOT NULL
+      WHERE order_key = ? AND tenant = ? AND topic = ? AND published_at IS NULL AND parked_at IS NOT NULL
+      """;
+  /** The line of one parked row, by its message id. */
+  static final String RESUME_LINE_OF = """
+      UPDATE converge_outbox o SET parked_at = NULL, attempts = 0, next_attempt_at = NULL
+      FROM converge_outbox h
+      WHERE h.message_id = ? AND h.published_at IS NULL AND h.parked_at IS NOT NULL
+        AND o.order_key = h.order_key AND o.tenant = h.tenant AND o.topic = h.topic
+        AND o.published_at IS NULL AND o.parked_at IS NOT NULL
       """;
   /** Reasons are kept to this many characters. */
   static final int REASON_LENGTH = 1000;
 
   /**
-   * Claims (locks until the transaction ends) up to {@code limit} due heads at least {@code minAge} old,
-   * skipping heads another transaction holds; returns their keys.
+   * Claims (locks until the transaction ends) up to {@code limit} due line heads at least {@code minAge}
+   * old, skipping heads another transaction holds; returns their seqs.
    */
-  public Set<String> claimDueHeads(Connection c, Duration minAge, int limit) throws SQLException {
+  public Set<Long> claimDueHeads(Connection c, Duration minAge, int limit) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(CLAIM_HEADS)) {
       ps.setDouble(1, seconds(minAge));
       ps.setInt(2, limit);
-      return keys(ps);
+      return heads(ps);
     }
   }
 
-  /** Claims the unparked heads of {@code keys}, due or not, waiting for a head another transaction holds; returns their keys. */
-  public Set<String> claimHeadsOf(Connection c, Collection<String> keys) throws SQLException {
+  /**
+   * Claims the unparked heads of the lines of {@code keys} (every tenant and topic), due or not, waiting for
+   * a head another transaction holds; returns their seqs.
+   */
+  public Set<Long> claimHeadsOf(Connection c, Collection<String> keys) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(KEY_HEADS)) {
       ps.setArray(1, c.createArrayOf("text", keys.toArray()));
-      return keys(ps);
+      return heads(ps);
     }
   }
 
-  private static Set<String> keys(PreparedStatement ps) throws SQLException {
-    Set<String> keys = new LinkedHashSet<>();
+  private static Set<Long> heads(PreparedStatement ps) throws SQLException {
+    Set<Long> heads = new LinkedHashSet<>();
     try (ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {
-        keys.add(rs.getString(2));
+        heads.add(rs.getLong(1));
       }
     }
-    return keys;
+    return heads;
   }
 
-  /** The unpublished, unparked rows of {@code keys} in seq order, at most {@code limit}. */
-  public List<OutboxRecord> rowsOf(Connection c, Collection<String> keys, int limit) throws SQLException {
+  /** The unpublished, unparked rows of the lines of the claimed {@code heads}, in seq order, at most {@code limit}. */
+  public List<OutboxRecord> rowsOf(Connection c, Collection<Long> heads, int limit) throws SQLException {
     List<OutboxRecord> rows = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(ROWS_OF_KEYS)) {
-      ps.setArray(1, c.createArrayOf("text", keys.toArray()));
+    try (PreparedStatement ps = c.prepareStatement(ROWS_OF_LINES)) {
+      ps.setArray(1, c.createArrayOf("bigint", heads.toArray()));
       ps.setInt(2, limit);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -165,10 +196,45 @@ public final class OutboxRows {
     }
   }
 
-  /** Resumes the parked key {@code key} with a fresh attempt count; returns the rows resumed (0: not parked). */
-  public int resume(Connection c, String key) throws SQLException {
+  /**
+   * Resumes the parked line of {@code key} with a fresh attempt count; {@code tenant} and {@code topic} narrow
+   * it (null: any). Returns the rows resumed (0: no such parked line).
+   *
+   * @throws AmbiguousKeyException when the key is parked on more than one line that matches, resuming none
+   */
+  public int resume(Connection c, String tenant, String topic, String key) throws SQLException {
+    List<String[]> lines = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(PARKED_LINES)) {
+      ps.setString(1, key);
+      ps.setString(2, tenant);
+      ps.setString(3, tenant);
+      ps.setString(4, topic);
+      ps.setString(5, topic);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          lines.add(new String[]{rs.getString(1), rs.getString(2)});
+        }
+      }
+    }
+    if (lines.size() > 1) {
+      throw new AmbiguousKeyException(key, lines.stream().map(l -> "tenant '" + l[0] + "', topic '" + l[1] + "'")
+          .toList());
+    }
+    if (lines.isEmpty()) {
+      return 0;
+    }
     try (PreparedStatement ps = c.prepareStatement(RESUME)) {
       ps.setString(1, key);
+      ps.setString(2, lines.get(0)[0]);
+      ps.setString(3, lines.get(0)[1]);
+      return ps.executeUpdate();
+    }
+  }
+
+  /** Resumes the line of the parked row {@code messageId}; returns the rows resumed (0: that row is not parked). */
+  public int resumeLineOf(Connection c, String messageId) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(RESUME_LINE_OF)) {
+      ps.setString(1, messageId);
       return ps.executeUpdate();
     }
   }

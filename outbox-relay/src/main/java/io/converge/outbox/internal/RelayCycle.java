@@ -12,8 +12,8 @@ import java.util.Set;
 
 /**
  * One claim-send-mark transaction. Per-key order with many relays rests on one rule: only the head of a
- * key (its oldest unpublished row) can be claimed, with {@code FOR UPDATE SKIP LOCKED}; the claimer then
- * also sends that key's later rows in the same transaction. Another relay sees the head unpublished
+ * key's line (its oldest unpublished row of one tenant on one topic) can be claimed, with
+ * {@code FOR UPDATE SKIP LOCKED}; the claimer then also sends that line's later rows in the same transaction. Another relay sees the head unpublished
  * until this transaction commits, so it can claim neither the head (locked) nor a later row (not a
  * head). Rows are marked published with a conditional update, so a row that another path (the CDC
  * stream or its sweeper) published meanwhile is not sent again by this one. The rows are read and
@@ -78,12 +78,12 @@ public record RelayCycle(OutboxSink sink, int batchSize, DeliveryPolicy policy, 
 
   private Result claimSendMark(Connection c, Collection<String> onlyKeys) throws SQLException {
     OutboxRows rows = policy.rows();
-    Set<String> keys = onlyKeys == null ? rows.claimDueHeads(c, minAge, batchSize) : rows.claimHeadsOf(c, onlyKeys);
-    if (keys.isEmpty()) {
+    Set<Long> heads = onlyKeys == null ? rows.claimDueHeads(c, minAge, batchSize) : rows.claimHeadsOf(c, onlyKeys);
+    if (heads.isEmpty()) {
       return Result.NONE;
     }
-    int limit = Math.max(batchSize, keys.size()) * 2;
-    List<OutboxRecord> batch = rows.rowsOf(c, keys, limit);
+    int limit = Math.max(batchSize, heads.size()) * 2;
+    List<OutboxRecord> batch = rows.rowsOf(c, heads, limit);
     SendAllResult sent = sink.sendAll(batch);
     DeliveryPolicy.Settled s = policy.settle(c, sent, sink.name());
     return new Result(s.published(), s.refused(), s.parked(), s.postponed() > 0 && s.published() == 0, s.postponed(),

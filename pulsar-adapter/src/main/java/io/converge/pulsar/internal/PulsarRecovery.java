@@ -5,7 +5,6 @@ import io.converge.producer.spi.BackendContext;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.api.transaction.Transaction;
@@ -102,7 +101,6 @@ final class PulsarRecovery {
   }
 
   private void resolve(Connection c, PulsarTxnStore.OpenTxn t) throws SQLException {
-    Instant now = context.clock().instant();
     String id = "(" + t.most() + "," + t.least() + ")";
     switch (coordinator.commit(t.most(), t.least())) {
       case COMMITTED -> {
@@ -111,7 +109,8 @@ final class PulsarRecovery {
         PulsarTxnStore.confirm(c, t.most(), t.least());
       }
       case NOT_FOUND -> {
-        if (now.isBefore(t.deadline().minus(settings.commitMargin()))) {
+        // the database's clock, as the deadline was written: this instance's own clock may be off
+        if (PulsarTxnStore.beforeDeadline(c, t, settings.commitMargin())) {
           PulsarTxnStore.confirm(c, t.most(), t.least()); // only a timeout aborts after the DB commit: this one was committed
         } else {
           int sent;

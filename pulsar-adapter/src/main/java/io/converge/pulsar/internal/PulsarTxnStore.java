@@ -9,7 +9,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.sql.Timestamp;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -21,12 +21,20 @@ import javax.sql.DataSource;
 /** The tables {@code converge_pulsar_txn} and {@code converge_pulsar_txn_message}. Stateless; thread-safe. */
 final class PulsarTxnStore {
 
+  /**
+   * The deadline is written on the database's clock, the one every instance's recovery compares it with:
+   * the time left by the writer's clock, from the database's {@code now()} (the start of the unit's
+   * transaction, no later than the writer measured the time left: the stored deadline is never later than
+   * the broker's). A writer or a recovering instance whose clock is off cannot move it.
+   */
   private static final String INSERT_TXN = """
-      INSERT INTO converge_pulsar_txn (txn_most, txn_least, producer_group, deadline) VALUES (?, ?, ?, ?)
+      INSERT INTO converge_pulsar_txn (txn_most, txn_least, producer_group, deadline)
+      VALUES (?, ?, ?, now() + ? * interval '1 millisecond')
       """;
+  /** {@code seq}: the message's place in its unit's publish order, which recovery re-publishes in. */
   private static final String INSERT_MESSAGE = """
-      INSERT INTO converge_pulsar_txn_message (message_id, txn_most, txn_least, topic, msg_key, properties, payload)
-      VALUES (?, ?, ?, ?, ?, ?, ?)
+      INSERT INTO converge_pulsar_txn_message (message_id, txn_most, txn_least, topic, msg_key, properties, payload, seq)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?)
       """;
   private static final String DELETE_TXN = "DELETE FROM converge_pulsar_txn WHERE txn_most = ? AND txn_least = ?";
   /** Followed by the ids as {@code (most, least)} literals: {@link #confirmAll}. */
@@ -52,9 +60,18 @@ final class PulsarTxnStore {
       UPDATE converge_pulsar_txn SET attempts = ?, parked_at = now(), reason = ?
       WHERE txn_most = ? AND txn_least = ?
       """;
+  /** In publish order; rows logged before {@code seq} existed (all 0) fall back to the id order they had. */
   private static final String MESSAGES = """
       SELECT message_id, topic, msg_key, properties, payload FROM converge_pulsar_txn_message
-      WHERE txn_most = ? AND txn_least = ? ORDER BY message_id
+      WHERE txn_most = ? AND txn_least = ? ORDER BY seq, message_id
+      """;
+  /**
+   * Whether the database's clock, read now (not the claim's transaction start: the broker was asked
+   * after it), is still at least a margin before the transaction's deadline.
+   */
+  private static final String BEFORE_DEADLINE = """
+      SELECT clock_timestamp() < deadline - make_interval(secs => ?) FROM converge_pulsar_txn
+      WHERE txn_most = ? AND txn_least = ?
       """;
 
   private static final String STATS = """
@@ -81,12 +98,13 @@ final class PulsarTxnStore {
     this.dataSource = dataSource;
   }
 
-  static void insertTxn(Connection c, long most, long least, String group, Instant deadline) throws SQLException {
+  /** Logs a transaction whose deadline is {@code remaining} from now (by the database's clock). */
+  static void insertTxn(Connection c, long most, long least, String group, Duration remaining) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(INSERT_TXN)) {
       ps.setLong(1, most);
       ps.setLong(2, least);
       ps.setString(3, group);
-      ps.setTimestamp(4, Timestamp.from(deadline));
+      ps.setLong(4, remaining.toMillis());
       ps.executeUpdate();
     }
   }
@@ -98,6 +116,7 @@ final class PulsarTxnStore {
   /** Logs the messages of one transaction in one JDBC batch. */
   static void insertMessages(Connection c, long most, long least, List<Logged> messages) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(INSERT_MESSAGE)) {
+      int seq = 0;
       for (Logged m : messages) {
         Array props = properties(c, m);
         ps.setString(1, m.id());
@@ -107,6 +126,7 @@ final class PulsarTxnStore {
         ps.setString(5, m.key());
         ps.setArray(6, props);
         ps.setBytes(7, m.payload());
+        ps.setInt(8, seq++);
         ps.addBatch();
       }
       ps.executeBatch();
@@ -117,10 +137,11 @@ final class PulsarTxnStore {
    * The log of one unit's transaction as one {@link CommitWrite}: its {@code converge_pulsar_txn} row, its
    * messages' rows and their {@code converge_txn_log} rows (a fenced id fails it), in one round trip with
    * the DB commit where the driver allows ({@link PipelinedCommit}); more than
-   * {@value #MAX_PIPELINED} messages take a JDBC batch of their own first.
+   * {@value #MAX_PIPELINED} messages take a JDBC batch of their own first. The time left before
+   * {@code deadline} is measured on {@code clock} when the write runs, and stored from the database's clock.
    */
-  static CommitWrite logWrite(long most, long least, String group, Instant deadline, List<Logged> messages,
-      TxnLog log) {
+  static CommitWrite logWrite(long most, long least, String group, Instant deadline, Clock clock,
+      List<Logged> messages, TxnLog log) {
     List<String> ids = new ArrayList<>(messages.size());
     List<String> topics = new ArrayList<>(messages.size());
     for (Logged m : messages) {
@@ -131,7 +152,7 @@ final class PulsarTxnStore {
 
       @Override
       public void write(Connection c) throws SQLException {
-        insertTxn(c, most, least, group, deadline);
+        insertTxn(c, most, least, group, Duration.between(clock.instant(), deadline));
         insertMessages(c, most, least, messages);
         log.recordCommitted(c, ids, group, topics);
       }
@@ -146,7 +167,7 @@ final class PulsarTxnStore {
         StringBuilder sql = new StringBuilder(INSERT_TXN.strip()).append(";\n")
             .append(INSERT_MESSAGE.strip());
         for (int i = 1; i < messages.size(); i++) {
-          sql.append(", (?, ?, ?, ?, ?, ?, ?)");
+          sql.append(", (?, ?, ?, ?, ?, ?, ?, ?)");
         }
         sql.append(";\n").append(TxnLog.recordAllStatement().strip());
         try (PreparedStatement ps = c.prepareStatement(PipelinedCommit.withCommit(sql.toString()))) {
@@ -154,7 +175,8 @@ final class PulsarTxnStore {
           ps.setLong(i++, most);
           ps.setLong(i++, least);
           ps.setString(i++, group);
-          ps.setTimestamp(i++, Timestamp.from(deadline));
+          ps.setLong(i++, Duration.between(clock.instant(), deadline).toMillis());
+          int seq = 0;
           for (Logged m : messages) {
             ps.setString(i++, m.id());
             ps.setLong(i++, most);
@@ -163,6 +185,7 @@ final class PulsarTxnStore {
             ps.setString(i++, m.key());
             ps.setArray(i++, properties(c, m));
             ps.setBytes(i++, m.payload());
+            ps.setInt(i++, seq++);
           }
           ps.setString(i++, group);
           ps.setArray(i++, c.createArrayOf("text", ids.toArray()));
@@ -243,6 +266,21 @@ final class PulsarTxnStore {
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? new OpenTxn(rs.getLong(1), rs.getLong(2), rs.getTimestamp(3).toInstant(), rs.getInt(4))
             : null;
+      }
+    }
+  }
+
+  /**
+   * Whether the database's clock is still more than {@code margin} before the deadline of {@code t}: a
+   * NOT_FOUND answer then means committed (only a timeout aborts after the DB commit).
+   */
+  static boolean beforeDeadline(Connection c, OpenTxn t, Duration margin) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(BEFORE_DEADLINE)) {
+      ps.setDouble(1, margin.toMillis() / 1000.0);
+      ps.setLong(2, t.most());
+      ps.setLong(3, t.least());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() && rs.getBoolean(1);
       }
     }
   }

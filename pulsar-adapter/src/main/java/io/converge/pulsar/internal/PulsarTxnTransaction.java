@@ -113,8 +113,8 @@ final class PulsarTxnTransaction implements BackendTransaction {
       OutgoingMessage m = p.message();
       logged.add(new PulsarTxnStore.Logged(m.id(), m.topic(), m.key(), p.properties(), m.payload()));
     }
-    return PulsarTxnStore.logWrite(id.getMostSigBits(), id.getLeastSigBits(), context.group(), deadline, logged,
-        context.log());
+    return PulsarTxnStore.logWrite(id.getMostSigBits(), id.getLeastSigBits(), context.group(), deadline,
+        context.clock(), logged, context.log());
   }
 
   /**

@@ -13,6 +13,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
+import java.time.Clock;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -45,7 +46,8 @@ class PulsarLogWriteIT {
     List<PulsarTxnStore.Logged> messages = List.of(message(), message());
     try (Connection c = db.getConnection()) {
       c.setAutoCommit(false);
-      PulsarTxnStore.logWrite(most, 7, "g", Instant.now().plusSeconds(30), messages, log).writeAndCommit(c);
+      PulsarTxnStore.logWrite(most, 7, "g", Instant.now().plusSeconds(30), Clock.systemUTC(), messages, log)
+          .writeAndCommit(c);
     }
     assertThat(count("SELECT count(*) FROM converge_pulsar_txn WHERE txn_most = ?", most)).isEqualTo(1);
     assertThat(count("SELECT count(*) FROM converge_pulsar_txn_message WHERE txn_most = ?", most)).isEqualTo(2);
@@ -67,7 +69,7 @@ class PulsarLogWriteIT {
     try (Connection c = db.getConnection()) {
       c.setAutoCommit(false);
       assertThatThrownBy(() -> PulsarTxnStore.logWrite(most, 7, "g", Instant.now().plusSeconds(30),
-          List.of(message(), resolved), log).writeAndCommit(c))
+          Clock.systemUTC(), List.of(message(), resolved), log).writeAndCommit(c))
           .isInstanceOf(LateCommitFencedException.class);
       c.rollback();
     }

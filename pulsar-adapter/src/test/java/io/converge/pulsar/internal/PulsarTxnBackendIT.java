@@ -269,7 +269,7 @@ class PulsarTxnBackendIT {
     }
     try (Connection c = db.getConnection()) {
       PulsarTxnStore.insertTxn(c, id.getMostSigBits(), id.getLeastSigBits(), group,
-          Instant.now().minusSeconds(agoSeconds));
+          Duration.ofSeconds(-agoSeconds));
       PulsarTxnStore.insertMessages(c, id.getMostSigBits(), id.getLeastSigBits(), logged);
       try (PreparedStatement ps = c.prepareStatement(
           "UPDATE converge_pulsar_txn SET created_at = now() - make_interval(secs => ?) WHERE txn_most = ? AND txn_least = ?")) {

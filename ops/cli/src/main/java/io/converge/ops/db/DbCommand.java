@@ -34,6 +34,20 @@ public abstract class DbCommand implements Callable<Integer> {
   /** Runs the command on {@code dataSource}; returns its exit status. */
   protected abstract int run(DataSource dataSource, PrintWriter out, PrintWriter err);
 
+  /**
+   * Thrown by {@link #run} when the options, though valid, do not say which row to act on (e.g. a key
+   * parked for two tenants): exit 2 with the message, nothing changed.
+   */
+  protected static final class Underspecified extends RuntimeException {
+
+    private static final long serialVersionUID = 1L;
+
+    /** What the options leave open and how to say it; {@code cause} is the store's refusal. */
+    public Underspecified(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
   /** Null when the options are valid, else what is wrong. */
   protected String problem() {
     return db.problem();
@@ -49,6 +63,9 @@ public abstract class DbCommand implements Callable<Integer> {
     }
     try {
       return run(db.dataSource(), spec.commandLine().getOut(), err);
+    } catch (Underspecified e) {
+      err.println(name() + ": " + e.getMessage());
+      return 2;
     } catch (ConvergeException e) {
       err.println(name() + " failed: " + DbOptions.describe(e));
       return 1;

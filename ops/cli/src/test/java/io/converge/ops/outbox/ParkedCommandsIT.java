@@ -53,6 +53,30 @@ class ParkedCommandsIT {
   }
 
   @Test
+  void aKeyParkedForTwoTenantsIsResumedOnlyForTheOneNamed() throws Exception {
+    db.execute("INSERT INTO converge_outbox (message_id, producer_group, topic, order_key, msg_key, header_names,"
+        + " header_values, payload, attempts, last_error, parked_at) VALUES"
+        + " ('m-t1', 'g', 'orders', '1001', '1001', '{converge-tenant}', '{t1}', '\\x00', 5, 'refused', now()),"
+        + " ('m-t2', 'g', 'orders', '1001', '1001', '{converge-tenant}', '{t2}', '\\x00', 5, 'refused', now())");
+    assertThat(db.run("outbox", "parked").out()).contains("m-t1").contains("t1").contains("m-t2").contains("t2");
+
+    db.run("outbox", "resume", "1001").assertFails(2, "key '1001' is parked on 2 lines (tenant 't1', topic 'orders';"
+        + " tenant 't2', topic 'orders'): name one with --tenant and/or --topic; nothing was resumed");
+    db.run("outbox", "resume", "1001", "--topic", "orders").assertFails(2, "is parked on 2 lines");
+    assertThat(db.count("SELECT count(*) FROM converge_outbox WHERE parked_at IS NOT NULL AND order_key = '1001'"))
+        .isEqualTo(2);
+
+    CliRun resume = db.run("outbox", "resume", "1001", "--tenant", "t2");
+    assertThat(resume.status()).as(resume.err()).isZero();
+    assertThat(resume.out()).contains("resumed key '1001' of tenant 't2': 1 row(s)");
+    assertThat(db.count("SELECT count(*) FROM converge_outbox WHERE parked_at IS NULL AND message_id = 'm-t2'"))
+        .isOne();
+    assertThat(db.count("SELECT count(*) FROM converge_outbox WHERE parked_at IS NOT NULL AND message_id = 'm-t1'"))
+        .isOne();
+    db.run("outbox", "resume", "1001", "--tenant", "t2").assertFails(3, "key '1001' of tenant 't2' has no parked row");
+  }
+
+  @Test
   void deadLettersAndTicketsAreListedDiscardedAndResolved() throws Exception {
     CliRun list = db.run("dlq", "list");
     assertThat(list.status()).as(list.err()).isZero();

@@ -16,9 +16,12 @@ import javax.sql.DataSource;
  */
 public enum Action {
 
-  /** {@code converge outbox resume KEY}: the relays send the key's rows again, in order. */
-  RESUME_OUTBOX_KEY(StuckKind.OUTBOX_PARKED, "Resume the parked key",
-      "the relays send the key's rows again, in order, from their next poll"),
+  /**
+   * {@code converge outbox resume KEY --tenant T --topic P} of the parked row's line: the relays send the
+   * line's rows (the key's rows of its tenant on its topic) again, in order.
+   */
+  RESUME_OUTBOX_KEY(StuckKind.OUTBOX_PARKED, "Resume the parked key of message",
+      "the relays send the key's rows of its tenant on its topic again, in order, from their next poll"),
   /** The running consumer of the dead letter's group runs it again through its handler ({@link ConsumerOps#redrive}). */
   REDRIVE_DEAD_LETTER(StuckKind.CONSUMER_DLQ, "Re-drive the dead letter",
       "its consumer's handler runs it again within its release interval (default 5 s), then the messages held behind it"),
@@ -77,7 +80,8 @@ public enum Action {
   }
 
   /**
-   * The target of the action for an item of its kind: the order key of a parked outbox row, the id otherwise;
+   * The target of the action for an item of its kind: its id (for a parked outbox row its message id, which
+   * names its key's line: tenant, topic and key);
    * null when the item has none (a RocketMQ unit waiting for its check-back is no ticket: the check-back
    * resolves it).
    */
@@ -85,7 +89,7 @@ public enum Action {
     if (this == RESOLVE_TXN_TICKET && item.details().containsKey("END")) {
       return null;
     }
-    return this == RESUME_OUTBOX_KEY ? item.key() : item.id();
+    return item.id();
   }
 
   /**
@@ -96,7 +100,7 @@ public enum Action {
    */
   boolean perform(DataSource dataSource, String target, String operator, String note) {
     return switch (this) {
-      case RESUME_OUTBOX_KEY -> Outbox.on(dataSource).resume(target) > 0;
+      case RESUME_OUTBOX_KEY -> Outbox.on(dataSource).resumeLineOf(target) > 0;
       case REDRIVE_DEAD_LETTER -> ConsumerOps.of(dataSource).redrive(number(target));
       case DISCARD_DEAD_LETTER -> ConsumerOps.of(dataSource).discard(number(target));
       case RESOLVE_TICKET -> ConsumerOps.of(dataSource).resolveTicket(number(target), operator, note);

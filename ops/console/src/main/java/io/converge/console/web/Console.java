@@ -148,9 +148,6 @@ public final class Console {
   /** The listed item {@code action} would act on, or null when it is not listed any more. */
   private StuckItem find(Action action, String target) {
     Filter all = Filter.all().limit(Filter.MAX_LIMIT);
-    if (action == Action.RESUME_OUTBOX_KEY) {
-      all = all.key(target);
-    }
     for (StuckItem item : context.inspector().list(action.kind(), all)) {
       if (target.equals(action.target(item))) {
         return item;

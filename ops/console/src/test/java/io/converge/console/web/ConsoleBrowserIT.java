@@ -151,12 +151,14 @@ class ConsoleBrowserIT {
 
       REFUSE.set(false); // the cause is fixed, then the person resumes the key
       row.findElement(By.cssSelector("a[data-action='resume-outbox-key']")).click();
-      assertThat(shown(b, By.id("target")).getText()).isEqualTo("poison-7");
+      assertThat(shown(b, By.id("target")).getText()).as("the parked row, which names its key's line")
+          .isEqualTo(poison);
       assertThat(count("SELECT count(*) FROM converge_outbox WHERE parked_at IS NOT NULL"))
           .as("the confirmation page changed nothing").isOne();
       shown(b, By.name("note")).sendKeys("topic limit raised");
       shown(b, By.id("confirm")).click();
-      assertThat(shown(b, By.id("result")).getText()).contains("Resume the parked key poison-7: recorded");
+      assertThat(shown(b, By.id("result")).getText())
+          .contains("Resume the parked key of message " + poison + ": recorded");
 
       await().atMost(Duration.ofSeconds(20)).until(() -> SENT.contains(poison));
       assertThat(count("SELECT count(*) FROM converge_outbox WHERE published_at IS NULL")).isZero();
@@ -164,7 +166,7 @@ class ConsoleBrowserIT {
       assertThat(b.findElements(By.cssSelector("#items tr[data-key='poison-7']"))).as("gone").isEmpty();
       b.get(server.url() + "audit");
       assertThat(shown(b, By.id("audit")).getText()).contains("alice").contains("Resume the parked key")
-          .contains("poison-7").contains("done").contains("topic limit raised");
+          .contains(poison).contains("done").contains("topic limit raised");
     }
   }
 

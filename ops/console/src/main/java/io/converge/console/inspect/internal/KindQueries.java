@@ -67,7 +67,7 @@ public final class KindQueries {
         "'parked after ' || t.attempts || ' attempt(s): ' || coalesce(t.reason, '')", "t.parked_at IS NOT NULL")));
     SOURCES.put(StuckKind.OUTBOX_LAG, new Source("converge_outbox", """
         SELECT o.message_id AS id, o.order_key AS item_key,
-               o.header_values[array_position(o.header_names, 'converge-tenant')] AS tenant, o.topic,
+               o.tenant, o.topic,
                o.created_at AS since,
                CASE WHEN o.attempts > 0
                     THEN 'send failed ' || o.attempts || ' time(s), retrying: ' || coalesce(o.last_error, '')
@@ -76,16 +76,18 @@ public final class KindQueries {
                      'next attempt', coalesce(o.next_attempt_at::text, '')] AS details
           FROM converge_outbox o
          WHERE o.published_at IS NULL AND o.parked_at IS NULL
-           AND NOT EXISTS (SELECT 1 FROM converge_outbox p WHERE p.order_key = o.order_key AND p.seq < o.seq
-                            AND p.published_at IS NULL AND p.parked_at IS NOT NULL)
+           AND NOT EXISTS (SELECT 1 FROM converge_outbox p WHERE p.order_key = o.order_key AND p.tenant = o.tenant
+                            AND p.topic = o.topic AND p.seq < o.seq AND p.published_at IS NULL
+                            AND p.parked_at IS NOT NULL)
         """));
     SOURCES.put(StuckKind.OUTBOX_PARKED, new Source("converge_outbox", """
         SELECT o.message_id AS id, o.order_key AS item_key,
-               o.header_values[array_position(o.header_names, 'converge-tenant')] AS tenant, o.topic,
+               o.tenant, o.topic,
                coalesce(o.parked_at, o.created_at) AS since,
                'parked after ' || o.attempts || ' attempt(s): ' || coalesce(o.last_error, '') AS reason,
                ARRAY['group', o.producer_group, 'seq', o.seq::text, 'attempts', o.attempts::text,
                      'rows waiting behind it', (SELECT count(*) FROM converge_outbox w WHERE w.order_key = o.order_key
+                                                 AND w.tenant = o.tenant AND w.topic = o.topic
                                                  AND w.seq > o.seq AND w.published_at IS NULL)::text,
                      'written', o.created_at::text] AS details
           FROM converge_outbox o WHERE o.published_at IS NULL AND o.parked_at IS NOT NULL
