@@ -18,7 +18,8 @@ import org.springframework.context.annotation.Bean;
  * Spring Boot auto-configuration of the console, on with {@code converge.console.enabled=true} in a servlet web
  * application with a {@link DataSource}: the {@link Console} on that data source (its audit migration applied)
  * and its servlet at {@code converge.console.path} (default {@code /converge/console}), serving this host only
- * unless {@code converge.console.allow-remote=true}. Both back off when the application defines its own.
+ * unless {@code converge.console.allow-remote=true}, actions to {@code converge.console.action-role} only.
+ * Both back off when the application defines its own.
  */
 @AutoConfiguration(afterName = "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration")
 @ConditionalOnClass({HttpServlet.class, ServletRegistrationBean.class})
@@ -39,7 +40,10 @@ class ConvergeConsoleAutoConfiguration {
   @ConditionalOnMissingBean(name = "convergeConsoleServlet")
   ServletRegistrationBean<ConsoleServlet> convergeConsoleServlet(Console console, ConsoleProperties properties) {
     ServletRegistrationBean<ConsoleServlet> bean = new ServletRegistrationBean<>(
-        new ConsoleServlet(console, properties.operatorHeader(), properties.allowRemote()), properties.path() + "/*");
+        ConsoleServlet.builder(console).operatorHeader(properties.operatorHeader())
+            .roleHeader(properties.roleHeader()).actionRole(properties.actionRole()).readRole(properties.readRole())
+            .allowRemote(properties.allowRemote()).build(),
+        properties.path() + "/*");
     bean.setName("convergeConsole");
     return bean;
   }

@@ -125,21 +125,37 @@ public final class Console {
     Action action = action(request);
     String target = required(request, "target");
     StuckItem item = find(action, target);
-    String token = request.operator() == null ? null : tokens.issue(purpose(action, target));
+    String token = request.mayAct() ? tokens.issue(purpose(action, target), request.operator()) : null;
     return page(200, "Confirm: " + action.title(), "/kind/" + action.kind().slug(),
-        Views.confirm(context, action, target, item, token, request.operator()));
+        Views.confirm(context, action, target, item, token, request.operator(), request.mayAct()));
   }
 
   private ConsoleResponse act(ConsoleRequest request) {
     Action action = action(request);
     String target = required(request, "target");
-    if (!tokens.redeem(request.param("token"), purpose(action, target))) {
-      return message(403, "Not confirmed", "/act", "This confirmation is expired, already used or not"
-          + " this console's: open the action's confirmation page again.");
-    }
     if (request.operator() == null) {
       return message(403, "Who are you?", "/act", "Who you are is not known: the decision cannot be"
           + " recorded.");
+    }
+    if (!request.mayAct()) {
+      LOG.warn("Console: {} refused to {} {}: the operator does not hold the console's action role",
+          request.operator(), action, target);
+      return message(403, "Not allowed", "/act", request.operator() + " may read the console but not act:"
+          + " an action needs the console's action role.");
+    }
+    switch (tokens.redeem(request.param("token"), purpose(action, target), request.operator())) {
+      case VALID -> {
+      }
+      case OTHER_OPERATOR -> {
+        LOG.warn("Console: {} refused to {} {}: the confirmation was issued to another operator",
+            request.operator(), action, target);
+        return message(403, "Not your confirmation", "/act", "This confirmation was issued to another operator:"
+            + " open the action's confirmation page yourself.");
+      }
+      default -> {
+        return message(403, "Not confirmed", "/act", "This confirmation is expired, already used or not"
+            + " this console's: open the action's confirmation page again.");
+      }
     }
     boolean done = actions.perform(action, target, request.operator(), request.param("note"));
     return page(200, action.title(), "/kind/" + action.kind().slug(), Views.result(context, action, target, done));

@@ -17,7 +17,9 @@ import java.util.concurrent.Executors;
 /**
  * Serves a {@link Console} with the JDK's HTTP server (what {@code converge console} runs): at the root of
  * the address, every decision recorded as one operator. Bind it to the loopback interface unless the host is
- * protected otherwise: the console has no login. {@link #close()} stops it. Thread-safe.
+ * protected otherwise: the console has no login. Bound to loopback, it refuses a request carrying a forwarding
+ * header ({@code Forwarded}, {@code X-Forwarded-For}, {@code X-Forwarded-Host}, {@code X-Real-IP}): a proxy on
+ * this host would make other hosts' requests act as the operator. {@link #close()} stops it. Thread-safe.
  */
 public final class ConsoleHttpServer implements AutoCloseable {
 
@@ -73,6 +75,11 @@ public final class ConsoleHttpServer implements AutoCloseable {
       var headers = exchange.getRequestHeaders();
       String refused = SameOrigin.refusal(exchange.getRequestMethod(), headers.getFirst("Host"),
           headers.getFirst("Origin"), headers.getFirst("Sec-Fetch-Site"), loopbackOnly);
+      String forwarded = loopbackOnly ? ServletAccess.forwardingHeader(headers::getFirst) : null;
+      if (refused == null && forwarded != null) {
+        refused = "The Converge console serves this host only: a request through a proxy (" + forwarded
+            + ") is not local";
+      }
       if (refused != null) {
         send(exchange, 403, "<!DOCTYPE html><p>" + Html.escape(refused) + "</p>");
         return;

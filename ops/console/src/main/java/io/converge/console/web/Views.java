@@ -81,7 +81,7 @@ final class Views {
   }
 
   static String confirm(ConsoleContext ctx, Action action, String target, StuckItem item, String token,
-      String operator) {
+      String operator, boolean mayAct) {
     StringBuilder b = new StringBuilder("<p>").append(escape(action.title())).append(" <strong id=\"target\">")
         .append(escape(target)).append("</strong>: ").append(escape(action.effect())).append(".</p>");
     if (item != null) {
@@ -93,6 +93,11 @@ final class Views {
     if (operator == null) {
       return b.append("<p class=\"message bad\">Who you are is not known (no principal, no operator header):"
           + " the console cannot record the decision.</p>").toString();
+    }
+    if (!mayAct) {
+      return b.append("<p class=\"message bad\" id=\"not-allowed\"><strong>").append(escape(operator))
+          .append("</strong> may read the console but not act: an action needs the console's action role.</p>")
+          .toString();
     }
     return b.append("<form method=\"post\" action=\"").append(ctx.href("/act")).append("\">")
         .append("<input type=\"hidden\" name=\"action\" value=\"").append(escape(action.slug())).append("\">")

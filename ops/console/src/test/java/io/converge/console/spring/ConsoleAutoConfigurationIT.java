@@ -27,7 +27,8 @@ import org.springframework.boot.web.servlet.ServletRegistrationBean;
 /**
  * What {@code converge.console.*} turns on in a Spring Boot service: off unless enabled; enabled, the console on
  * the application's data source (its audit table migrated) and its servlet at the configured path, serving this
- * host only, acting as the principal or the configured header, reading only without either.
+ * host only, acting as the principal or the configured header when they hold the action role (the header's
+ * operator through the role header), reading only otherwise.
  */
 @ExtendWith(PostgresExtension.class)
 class ConsoleAutoConfigurationIT {
@@ -46,7 +47,8 @@ class ConsoleAutoConfigurationIT {
   @Test
   void enabledServesTheConsoleAtItsPathToThisHostAsThePrincipalOrHeader(DataSource ds) {
     runner(ds).withPropertyValues("converge.console.enabled=true", "converge.console.path=/ops/console",
-        "converge.console.operator-header=X-Operator", "converge.console.thresholds.outbox-parked=2m")
+        "converge.console.operator-header=X-Operator",
+        "converge.console.role-header=X-Operator-Roles", "converge.console.thresholds.outbox-parked=2m")
         .run(context -> {
           assertThat(context).hasNotFailed().hasSingleBean(Console.class);
           ServletRegistrationBean<?> registration = context.getBean(ServletRegistrationBean.class);
@@ -67,8 +69,14 @@ class ConsoleAutoConfigurationIT {
               Map.of("action", "discard-dead-letter", "target", "7"));
           assertThat(asPrincipal.body).contains("Recorded as <strong>alice</strong>").contains("name=\"token\"");
           Served asHeader = serve(servlet, "::1", "/confirm", null,
-              Map.of("action", "discard-dead-letter", "target", "7", "X-Operator", "bob"));
+              Map.of("action", "discard-dead-letter", "target", "7", "X-Operator", "bob",
+                  "X-Operator-Roles", "AUDITOR, CONVERGE_OPERATOR"));
           assertThat(asHeader.body).contains("Recorded as <strong>bob</strong>");
+          Served headerWithoutRole = serve(servlet, "::1", "/confirm", null,
+              Map.of("action", "discard-dead-letter", "target", "7", "X-Operator", "eve", "X-Operator-Roles",
+                  "AUDITOR"));
+          assertThat(headerWithoutRole.body).contains("may read the console but not act")
+              .doesNotContain("name=\"token\"");
           Served anonymous = serve(servlet, "127.0.0.1", "/confirm", null,
               Map.of("action", "discard-dead-letter", "target", "7"));
           assertThat(anonymous.body).contains("cannot record the decision").doesNotContain("name=\"token\"");
@@ -86,6 +94,8 @@ class ConsoleAutoConfigurationIT {
         .getClassLoader(), new Class<?>[]{HttpServletRequest.class},
         (proxy, method, args) -> switch (method.getName()) {
           case "getRemoteAddr" -> remote;
+          case "getLocalAddr" -> remote.equals("::1") ? "::1" : remote.startsWith("127.") ? "127.0.0.1" : "10.0.0.1";
+          case "isUserInRole" -> principal != null && "CONVERGE_OPERATOR".equals(args[0]);
           case "getMethod" -> "GET";
           case "getPathInfo" -> path;
           case "getUserPrincipal" -> principal == null ? null : (Principal) () -> principal;
