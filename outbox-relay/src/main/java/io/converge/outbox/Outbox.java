@@ -1,9 +1,9 @@
 package io.converge.outbox;
 
 import io.converge.outbox.internal.OutboxRows;
-import io.converge.producer.DatabaseUnavailableException;
 import io.converge.producer.support.BatchPurger;
 import io.converge.producer.support.BatchPurger.Cutoff;
+import io.converge.producer.support.DatabaseErrors;
 import io.converge.producer.support.OpsRows;
 import io.converge.producer.support.Require;
 import java.sql.Connection;
@@ -104,7 +104,7 @@ public final class Outbox {
     try (Connection c = dataSource.getConnection()) {
       return new OutboxRows().resume(c, tenant, topic, key);
     } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Cannot resume outbox key " + key, null, e);
+      throw DatabaseErrors.translate("Cannot resume outbox key " + key, null, e);
     }
   }
 
@@ -119,7 +119,7 @@ public final class Outbox {
     try (Connection c = dataSource.getConnection()) {
       return new OutboxRows().resumeLineOf(c, messageId);
     } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Cannot resume the outbox line of message " + messageId, messageId, e);
+      throw DatabaseErrors.translate("Cannot resume the outbox line of message " + messageId, messageId, e);
     }
   }
 
@@ -133,7 +133,7 @@ public final class Outbox {
         ResultSet rs = ps.executeQuery()) {
       return rs.next() ? Duration.ofMillis(Math.max(0, rs.getLong(1))) : Duration.ZERO;
     } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Cannot read the outbox lag", null, e);
+      throw DatabaseErrors.translate("Cannot read the outbox lag", null, e);
     }
   }
 

@@ -142,7 +142,17 @@ record FailureRecorder(GroupSetup g, BusinessFailureHook onBusinessFailure) {
     }
   }
 
+  /**
+   * {@code s} as a text column can hold it, cut to {@code max} characters: a NUL (which PostgreSQL text refuses:
+   * an error text quoting foreign data would otherwise make its own recording fail, and the message would never
+   * be acked) is written {@code \u0000}; a cut never splits a surrogate pair.
+   */
   static String abbreviate(String s, int max) {
-    return s.length() <= max ? s : s.substring(0, max - 1) + "…";
+    String text = s.indexOf('\u0000') < 0 ? s : s.replace("\u0000", "\\u0000");
+    if (text.length() <= max) {
+      return text;
+    }
+    int end = Character.isHighSurrogate(text.charAt(max - 2)) ? max - 2 : max - 1;
+    return text.substring(0, end) + "…";
   }
 }

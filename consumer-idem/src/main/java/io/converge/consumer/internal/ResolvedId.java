@@ -32,7 +32,7 @@ final class ResolvedId {
     if (!usable(id.get())) {
       throw new MissingMessageIdException(message.topic(), message.brokerMessageId(),
           "the id must be 1..200 printable ASCII characters without spaces, but was '"
-              + FailureRecorder.abbreviate(id.get(), 80) + "'");
+              + EnvelopeCheck.printable(id.get(), 80) + "'");
     }
     return id.get();
   }

@@ -341,7 +341,13 @@ public abstract class ConsumerBindingContract {
     }
     List<String> bad = List.of("tenant-65", "tenant-nul", "key-nul", "key-3100");
     String ok = UUID.randomUUID().toString();
-    IdempotentHandler h = handler(group, RECORD).build();
+    IdempotentHandler h = handler(group, (c, m) -> {
+      if (m.payloadAsString().equals("error-nul")) {
+        throw new NumberFormatException("For input string: \"12\u00003\""); // foreign data quoted in an error
+      }
+      RECORD.handle(c, m);
+    }).policy(FailurePolicy.defaults().withMaxAttempts(2).withBackoff(Duration.ofMillis(5), Duration.ofMillis(20)))
+        .build();
     try (AutoCloseable consumer = start(topic, h, 1)) {
       // a foreign producer's envelopes, then a valid message on the same queue: it must not wait behind them
       send(topic, "tenant-65-" + ok, "t".repeat(65), key, key, "tenant-65");
@@ -374,6 +380,19 @@ public abstract class ConsumerBindingContract {
       assertThat(ConsumerOps.of(ds).redrive(parked.get(0).id())).isFalse();
       assertThatThrownBy(() -> h.resume(parked.get(2).id()))
           .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("publish its payload again");
+      // a NUL in the id, and a handler failure whose text quotes one: both recorded escaped, the queue moves on
+      String after = UUID.randomUUID().toString();
+      send(topic, "id\u0000" + ok, "acme", key + "-id", key, "id-nul");
+      send(topic, "error-nul-" + ok, "acme", key + "-error", key, "error-nul");
+      send(topic, after, "acme", key, key, "ok");
+      await("the queue moves on past a NUL id and a NUL error text").atMost(Duration.ofSeconds(30))
+          .until(() -> effects(after) == 1);
+      await().atMost(WAIT).until(() -> count("SELECT count(*) FROM converge_dlq WHERE consumer_group = '" + group
+          + "'") == bad.size() + 2);
+      assertThat(ConsumerOps.of(ds).parked(1000).stream().filter(d -> d.group().equals(group))
+          .skip(bad.size()).map(ConsumerOps.DeadLetter::reason).toList()).satisfiesExactly(
+              r -> assertThat(r).contains("'id\\u0000" + ok + "'"),
+              r -> assertThat(r).contains("12\\u00003"));
     }
     for (String body : bad) {
       assertThat(count("SELECT count(*) FROM binding_effect WHERE body = '" + body + "' AND message_id LIKE '%" + ok

@@ -18,7 +18,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param roleHeader the request header listing (comma-separated) the roles of the operator named by
  *     {@code operatorHeader}, set by the same proxy; default none: such an operator reads but cannot act
  * @param actionRole the role or authority an operator needs to act; default {@code CONVERGE_OPERATOR}
- * @param readRole the role or authority needed to read the console (the action role reads too); default none
+ * @param readRole the role or authority needed to read the console (the action role reads too); default none:
+ *     anyone on a loopback-only console, the action role's holders when {@code allowRemote}
  * @param allowRemote whether requests from other hosts, or through a proxy, are served; default false (this
  *     host only, no forwarding header)
  * @param thresholds per kind ({@code outbox-parked: 2m}), the others keep their defaults

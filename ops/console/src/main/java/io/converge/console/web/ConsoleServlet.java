@@ -70,8 +70,8 @@ public final class ConsoleServlet extends HttpServlet {
     String operator = access.operator(req);
     if (!access.mayRead(req)) {
       LOG.warn("Console: {} refused: reading needs the role {}", operator == null ? "anonymous" : operator,
-          access.readRole());
-      resp.sendError(403, "The Converge console needs the role " + access.readRole());
+          access.readers());
+      resp.sendError(403, "The Converge console needs the role " + access.readers());
       return;
     }
     Map<String, String> params = new HashMap<>();
@@ -132,8 +132,9 @@ public final class ConsoleServlet extends HttpServlet {
     }
 
     /**
-     * The role or authority needed to read the console (the action role reads too); default none: anyone who
-     * reaches it reads, every tenant's items (the console is not scoped by tenant).
+     * The role or authority needed to read the console (the action role reads too); default none: on a
+     * loopback-only console anyone who reaches it reads, every tenant's items (the console is not scoped by
+     * tenant); on one that {@linkplain #allowRemote serves other hosts}, only the action role's holders.
      */
     public Builder readRole(String role) {
       this.readRole = blankToNull(role);

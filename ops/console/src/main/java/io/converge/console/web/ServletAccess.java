@@ -15,7 +15,8 @@ import java.util.List;
  * @param operatorHeader the header naming the operator when there is no principal; null: none
  * @param roleHeader the header listing that operator's roles (comma-separated); null: none
  * @param actionRole the role or authority an operator needs to act
- * @param readRole the role or authority needed to read; null: anyone who reaches the console reads
+ * @param readRole the role or authority needed to read; null: anyone on a loopback-only console, the action
+ *     role's holders on one that serves other hosts
  * @param allowRemote whether requests from other hosts are served
  */
 record ServletAccess(String operatorHeader, String roleHeader, String actionRole, String readRole,
@@ -63,9 +64,21 @@ record ServletAccess(String operatorHeader, String roleHeader, String actionRole
     return principal != null ? principal.getName() : operatorHeader != null ? req.getHeader(operatorHeader) : null;
   }
 
-  /** Whether {@code req} may read the console. */
+  /**
+   * Whether {@code req} may read the console: with a read role, its holders and the action role's; without one,
+   * anyone on a loopback-only console (this host's users), but only the action role's holders on a console that
+   * serves other hosts (every tenant's items are on its pages).
+   */
   boolean mayRead(HttpServletRequest req) {
-    return readRole == null || holds(req, readRole) || holds(req, actionRole);
+    if (readRole == null && !allowRemote) {
+      return true;
+    }
+    return readRole != null && holds(req, readRole) || holds(req, actionRole);
+  }
+
+  /** The roles that read, for a refusal's text. */
+  String readers() {
+    return readRole == null ? actionRole : readRole + " or " + actionRole;
   }
 
   /** Whether {@code req} may act. */

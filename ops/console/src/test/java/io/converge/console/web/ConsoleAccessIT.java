@@ -69,6 +69,13 @@ class ConsoleAccessIT {
     valve.setInternalProxies(".*"); // the test client is the trusted proxy
     nativeContext.getPipeline().addValve(valve);
     mount("/framework", new ConsoleServlet(framework, null, false), List.of(new ForwardedHeaderFilter()));
+    Console remote = Console.builder().dataSource(ds).discoverPages(false).migrate(false)
+        .basePath("/remote/console").build();
+    mount("/remote", ConsoleServlet.builder(remote).allowRemote(true).build(), List.of());
+    Console viewers = Console.builder().dataSource(ds).discoverPages(false).migrate(false)
+        .basePath("/viewers/console").build();
+    mount("/viewers", ConsoleServlet.builder(viewers).allowRemote(true).readRole("CONVERGE_VIEWER").build(),
+        List.of());
     tomcat.start();
     port = tomcat.getConnector().getLocalPort();
   }
@@ -97,6 +104,21 @@ class ConsoleAccessIT {
     assertThat(act.status).isEqualTo(403);
     assertThat(status(id)).as("nothing changed").isEqualTo("PARKED");
     assertThat(count("SELECT count(*) FROM converge_console_audit WHERE target = '" + id + "'")).isZero();
+  }
+
+  @Test
+  void aConsoleServingOtherHostsShowsEveryTenantsItemsOnlyToItsRoles() throws Exception {
+    deadLetter("d-remote");
+    String page = "/console/kind/consumer-dlq";
+    Served anyone = send(loopback(), "GET", "/remote" + page, "carol", "", "");
+    assertThat(anyone.status).as("no read role configured: the action role reads").isEqualTo(403);
+    assertThat(anyone.body).contains("CONVERGE_OPERATOR").doesNotContain("d-remote");
+    assertThat(send(loopback(), "GET", "/remote" + page, "alice", "CONVERGE_OPERATOR", "").body)
+        .contains("d-remote");
+    assertThat(send(loopback(), "GET", "/viewers" + page, "carol", "", "").status).isEqualTo(403);
+    Served viewer = send(loopback(), "GET", "/viewers" + page, "dave", "CONVERGE_VIEWER", "");
+    assertThat(viewer.status).isEqualTo(200);
+    assertThat(viewer.body).contains("d-remote");
   }
 
   @Test
