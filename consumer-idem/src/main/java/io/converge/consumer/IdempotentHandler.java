@@ -4,6 +4,7 @@ import io.converge.consumer.internal.IdempotentHandlerImpl;
 import io.converge.producer.support.Require;
 import java.sql.Connection;
 import java.time.Clock;
+import java.util.Collection;
 import java.util.Objects;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
@@ -39,29 +40,37 @@ public interface IdempotentHandler {
   /**
    * Runs a parked message from {@code converge_dlq} again (after a person fixed the cause): in one
    * transaction it releases the message's dead-letter claim, runs the handler, and marks the row
-   * {@code RESUMED}. When the handler fails the row stays parked and the failure is thrown.
+   * {@code RESUMED}. When the handler fails the row stays parked and the failure is thrown. Call it on the
+   * handler of the row's topic (a group may consume several, each with its own handler): the messages held
+   * behind it, on its topic, run next.
    *
    * @throws IllegalArgumentException when no parked row {@code dlqId} exists for this group
    */
   Outcome resume(long dlqId);
 
   /**
-   * Runs the held messages of this group whose key is free again, in the order they were held. A message
-   * is held ({@link Outcome#HELD}, a {@code converge_dlq} row with reason code {@code HELD}) when it
+   * Runs the held messages of this group on {@code topics} whose key is free again, in the order they were held. A
+   * message is held ({@link Outcome#HELD}, a {@code converge_dlq} row with reason code {@code HELD}) when it
    * arrives while an earlier message of its key (same tenant, topic and broker key) is parked; once no
    * other parked row of its key remains (the parked one was {@linkplain #resume resumed} or discarded), it
    * runs like a new delivery: processed, refused, retried per the policy and, after its attempts, parked
    * again at its place, holding the messages behind it. {@link #resume} releases the key it resumed at
    * once; the bindings call this method on a schedule for the rest (a discard by ops). Safe to call from
    * several instances at once.
-   * Before them it runs the parked messages of this group that ops marked for re-drive
+   * Before them it runs the parked messages of this group on {@code topics} that ops marked for re-drive
    * ({@link ConsumerOps#redrive(long)}), oldest first, as {@link #resume} does. A call never sleeps out a
    * backoff: a held or re-driven message that fails for a technical reason is retried at the first call after
    * its backoff, and the call goes on with the others.
    *
+   * <p>{@code topics} are the topics this handler is bound to, as {@link IncomingMessage#topic()} names them (the
+   * binding knows them; {@link io.converge.consumer.spi.HeldReleaser} passes them): the rows of the group's other
+   * topics belong to the handlers of those topics, whose code must run them, and are left alone.
+   *
+   * @param topics the handler's topics; not null, not empty
    * @return how many held messages ran
+   * @throws IllegalArgumentException when {@code topics} is empty
    */
-  default int releaseHeld() {
+  default int releaseHeld(Collection<String> topics) {
     return 0;
   }
 

@@ -15,7 +15,7 @@ public enum Outcome {
   /**
    * Not run: an earlier message of its key is parked, so this one is parked behind it ({@code converge_dlq},
    * reason code {@code HELD}) and runs, in order, once that one is resumed or discarded
-   * ({@link IdempotentHandler#releaseHeld()}).
+   * ({@link IdempotentHandler#releaseHeld}).
    */
   HELD
 }

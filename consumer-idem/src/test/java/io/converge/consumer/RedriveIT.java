@@ -32,13 +32,16 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * {@link ConsumerOps#redrive}: ops marks a parked message, and the consumer's release round
- * ({@link IdempotentHandler#releaseHeld()}, which the bindings run on a schedule) runs it through its handler,
+ * ({@link IdempotentHandler#releaseHeld}, which the bindings run on a schedule) runs it through its handler,
  * then the messages held behind it, in order. A re-drive that fails leaves the row parked as
  * {@code REDRIVE_FAILED} with the failure (no retry loop), and it can be marked again. A technical failure is
  * retried after the policy's backoff at a later round, never by sleeping on the release thread.
  */
 @ExtendWith(PostgresExtension.class)
 class RedriveIT {
+
+  /** The topic of {@link #message(String, String)}: the handlers' one topic. */
+  private static final List<String> CHARGES = List.of("charges");
 
   @Test
   void aMarkedDeadLetterRunsThroughItsHandlerThenTheHeldOnesAndAFailedReDriveStaysParked(DataSource ds)
@@ -59,15 +62,15 @@ class RedriveIT {
     long dlqId = count(ds, "SELECT id FROM converge_dlq WHERE message_id = 'charge-1'");
     ConsumerOps ops = ConsumerOps.of(ds);
 
-    assertThat(handler.releaseHeld()).as("nothing marked, nothing runs").isZero();
+    assertThat(handler.releaseHeld(CHARGES)).as("nothing marked, nothing runs").isZero();
     assertThat(ops.redrive(dlqId)).isTrue();
     assertThat(ops.redrive(dlqId)).as("already marked").isFalse();
-    assertThat(handler.releaseHeld()).as("the handler still fails").isZero();
+    assertThat(handler.releaseHeld(CHARGES)).as("the handler still fails").isZero();
     assertThat(count(ds, "SELECT count(*) FROM converge_dlq WHERE id = " + dlqId
         + " AND status = 'PARKED' AND reason_code = 'REDRIVE_FAILED' AND reason LIKE '%ledger locked%'")).isOne();
-    assertThat(handler.releaseHeld()).as("a failed re-drive is not retried on its own").isZero();
+    assertThat(handler.releaseHeld(CHARGES)).as("a failed re-drive is not retried on its own").isZero();
     assertThat(ops.redrive(dlqId)).as("marked again, still failing").isTrue();
-    assertThat(handler.releaseHeld()).isZero();
+    assertThat(handler.releaseHeld(CHARGES)).isZero();
     String reason = string(ds, "SELECT reason FROM converge_dlq WHERE id = " + dlqId);
     assertThat(reason).as("the original reason once, then the last failure: no mark of a mark")
         .startsWith("marked for re-drive (was RETRIES_EXHAUSTED: ").contains("ledger locked");
@@ -76,7 +79,7 @@ class RedriveIT {
 
     failing.set(false);
     assertThat(ops.redrive(dlqId)).as("marked again after the fix").isTrue();
-    assertThat(handler.releaseHeld()).isEqualTo(2);
+    assertThat(handler.releaseHeld(CHARGES)).isEqualTo(2);
     assertThat(ran).containsExactly("charge-1", "charge-2");
     assertThat(count(ds, "SELECT count(*) FROM converge_dlq WHERE status = 'RESUMED' AND consumer_group = 'billing'"))
         .isEqualTo(2);
@@ -100,8 +103,8 @@ class RedriveIT {
         }).build();
     long dlqId = count(ds, "SELECT id FROM converge_dlq WHERE message_id = 't-1'");
     assertThat(ConsumerOps.of(ds).redrive(dlqId)).isTrue();
-    assertThat(handler.releaseHeld()).as("the failed attempt backs off: retried at a later round").isZero();
-    await().atMost(Duration.ofSeconds(10)).until(handler::releaseHeld, ran -> ran == 1);
+    assertThat(handler.releaseHeld(CHARGES)).as("the failed attempt backs off: retried at a later round").isZero();
+    await().atMost(Duration.ofSeconds(10)).until(() -> handler.releaseHeld(CHARGES), ran -> ran == 1);
     assertThat(runs).hasValue(2);
     assertThat(string(ds, "SELECT status FROM converge_dlq WHERE id = " + dlqId)).isEqualTo("RESUMED");
   }
@@ -123,12 +126,12 @@ class RedriveIT {
     assertThat(ConsumerOps.of(ds).redrive(a1)).isTrue();
     assertThat(ConsumerOps.of(ds).redrive(count(ds, "SELECT id FROM converge_dlq WHERE message_id = 'b-1'"))).isTrue();
 
-    assertThat(handler.releaseHeld()).as("b-1 and the b-2 held behind it, without waiting out a-1's backoff")
+    assertThat(handler.releaseHeld(CHARGES)).as("b-1 and the b-2 held behind it, without waiting out a-1's backoff")
         .isEqualTo(2);
     assertThat(ran).containsExactly("b-1", "b-2");
     assertThat(string(ds, "SELECT status || ' ' || reason_code FROM converge_dlq WHERE id = " + a1))
         .as("still marked: retried later, not failed").isEqualTo("PARKED REDRIVE");
-    await().atMost(Duration.ofSeconds(10)).until(handler::releaseHeld, n -> n == 1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> handler.releaseHeld(CHARGES), n -> n == 1);
     assertThat(ran).containsExactly("b-1", "b-2", "a-1");
     assertThat(string(ds, "SELECT status FROM converge_dlq WHERE id = " + a1)).isEqualTo("RESUMED");
   }
@@ -147,9 +150,9 @@ class RedriveIT {
     List<String> ran = new CopyOnWriteArrayList<>();
     IdempotentHandler handler = failingOnceOn(ds, "heldstall", "key-a-2", ran);
 
-    assertThat(handler.releaseHeld()).as("key-b-2 at once, without waiting out key-a-2's backoff").isOne();
+    assertThat(handler.releaseHeld(CHARGES)).as("key-b-2 at once, without waiting out key-a-2's backoff").isOne();
     assertThat(ran).containsExactly("key-b-2");
-    await().atMost(Duration.ofSeconds(10)).until(handler::releaseHeld, n -> n == 1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> handler.releaseHeld(CHARGES), n -> n == 1);
     assertThat(ran).containsExactly("key-b-2", "key-a-2");
   }
 
@@ -176,7 +179,7 @@ class RedriveIT {
     IdempotentHandler handler = failingOnceOn(ds, "heldpage", id -> !id.equals("key-z-2"), Duration.ofMinutes(5),
         ran);
 
-    assertThat(handler.releaseHeld()).as("key-z-2, past the page of heads backing off").isOne();
+    assertThat(handler.releaseHeld(CHARGES)).as("key-z-2, past the page of heads backing off").isOne();
     assertThat(ran).containsExactly("key-z-2");
   }
 
@@ -207,7 +210,7 @@ class RedriveIT {
       for (IdempotentHandler instance : instances) {
         ran.add(pool.submit(() -> {
           go.await();
-          return instance.releaseHeld();
+          return instance.releaseHeld(CHARGES);
         }));
       }
       go.countDown();
@@ -220,6 +223,60 @@ class RedriveIT {
     assertThat(string(ds, "SELECT status FROM converge_dlq WHERE id = " + dlqId)).isEqualTo("RESUMED");
     assertThat(logged.list).extracting(ILoggingEvent::getFormattedMessage)
         .noneMatch(text -> text.contains("failed"));
+  }
+
+  /**
+   * Issue 31.4: one group consuming two topics (a handler per topic, or one Pulsar subscription on both) releases
+   * and re-drives each topic's rows through that topic's handler only; the same key on two topics is two lines.
+   */
+  @Test
+  void aGroupOnTwoTopicsReleasesAndReDrivesEachTopicThroughItsOwnHandler(DataSource ds) throws Exception {
+    Migrations.apply(ds, "consumer");
+    AtomicBoolean failing = new AtomicBoolean(true);
+    List<String> charged = new CopyOnWriteArrayList<>();
+    List<String> refunded = new CopyOnWriteArrayList<>();
+    IdempotentHandler charges = recording(ds, "two-topics", failing, charged);
+    IdempotentHandler refunds = recording(ds, "two-topics", failing, refunded);
+    assertThat(charges.handle(message("charges", "c-1", "cust-1"))).isEqualTo(Outcome.DEAD_LETTERED);
+    assertThat(charges.handle(message("charges", "c-2", "cust-1"))).isEqualTo(Outcome.HELD);
+    assertThat(refunds.handle(message("refunds", "r-1", "cust-1"))).isEqualTo(Outcome.DEAD_LETTERED);
+    assertThat(refunds.handle(message("refunds", "r-2", "cust-1"))).isEqualTo(Outcome.HELD);
+    assertThat(refunds.handle(message("refunds", "r-3", "cust-2"))).isEqualTo(Outcome.DEAD_LETTERED);
+    failing.set(false);
+    ConsumerOps ops = ConsumerOps.of(ds);
+    assertThat(ops.discard(Long.parseLong(twoTopicsRow(ds, "id", "r-1")))).isTrue();
+    assertThat(ops.redrive(Long.parseLong(twoTopicsRow(ds, "id", "r-3")))).isTrue();
+
+    assertThat(charges.resume(Long.parseLong(twoTopicsRow(ds, "id", "c-1"))))
+        .isEqualTo(Outcome.PROCESSED);
+    assertThat(charges.releaseHeld(List.of("charges"))).as("the refunds' rows are not the charges handler's").isZero();
+    assertThat(charged).containsExactly("c-1", "c-2");
+    assertThat(refunded).isEmpty();
+    assertThat(twoTopicsRow(ds, "reason_code", "r-2")).isEqualTo("HELD");
+    assertThat(twoTopicsRow(ds, "reason_code", "r-3")).isEqualTo("REDRIVE");
+
+    assertThat(refunds.releaseHeld(List.of("refunds"))).as("r-3 re-driven, r-2 released").isEqualTo(2);
+    assertThat(refunded).containsExactly("r-3", "r-2");
+    assertThat(charged).containsExactly("c-1", "c-2");
+    assertThat(count(ds, "SELECT count(*) FROM converge_dedup WHERE consumer_group = 'two-topics'"
+        + " AND outcome = 'PROCESSED' AND topic = 'refunds'")).isEqualTo(2);
+  }
+
+  /** {@code column} of the parked row of group two-topics and {@code messageId}, as text. */
+  private static String twoTopicsRow(DataSource ds, String column, String messageId) throws Exception {
+    return string(ds, "SELECT " + column + " FROM converge_dlq WHERE consumer_group = 'two-topics' AND message_id = '"
+        + messageId + "' AND status = 'PARKED'");
+  }
+
+  /** A handler of {@code group} with 1 attempt that fails while {@code failing} and records the ids it ran. */
+  private static IdempotentHandler recording(DataSource ds, String group, AtomicBoolean failing, List<String> ran) {
+    return IdempotentHandler.builder().group(group).dataSource(ds).policy(FailurePolicy.defaults().withMaxAttempts(1))
+        .handler((c, m) -> {
+          if (failing.get()) {
+            throw new IllegalStateException("ledger locked");
+          }
+          ran.add(m.header("converge-message-id"));
+        }).build();
   }
 
   /** A handler of {@code group} that parks every message at its first failure. */
@@ -264,7 +321,11 @@ class RedriveIT {
   }
 
   private static IncomingMessage message(String id, String key) {
-    return IncomingMessage.builder().topic("charges").header("converge-message-id", id).brokerKey(key)
+    return message("charges", id, key);
+  }
+
+  private static IncomingMessage message(String topic, String id, String key) {
+    return IncomingMessage.builder().topic(topic).header("converge-message-id", id).brokerKey(key)
         .payload("{}").build();
   }
 

@@ -12,7 +12,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageListener;
@@ -40,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * <p><b>Per-key order</b>: {@code Key_Shared} hands one key to one consumer, which handles it in publish
  * order. Limit: a message whose outcome could not be recorded at all is negatively acknowledged, and Pulsar may
  * deliver it again after later messages of its key (an outage is waited out in place, not nacked). A message parked in {@code converge_dlq} holds the later messages of its key (see
- * {@link IdempotentHandler#releaseHeld()}); this consumer releases them every {@link Builder#releaseInterval}
+ * {@link IdempotentHandler#releaseHeld}); this consumer releases them every {@link Builder#releaseInterval}
  * once the parked one is resumed or discarded. Thread-safe.
  */
 public final class PulsarIdempotentConsumer implements AutoCloseable {
@@ -277,8 +279,33 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
         new PulsarIdempotentConsumer(owned, started, sub, inFlight, null).close();
         throw new ConvergeException("Cannot subscribe " + sub + " to Pulsar topic " + topic + ": " + e.getMessage(), e);
       }
-      log.debug("Pulsar consumer {} started on {} ({} consumers)", sub, topic, consumers);
-      return new PulsarIdempotentConsumer(owned, started, sub, inFlight, HeldReleaser.start(handler, releaseInterval));
+      List<String> names;
+      try {
+        names = topicNames(client == null ? owned : client, topic);
+      } catch (RuntimeException e) {
+        new PulsarIdempotentConsumer(owned, started, sub, inFlight, null).close();
+        throw e;
+      }
+      log.debug("Pulsar consumer {} started on {} ({} consumers)", sub, names, consumers);
+      return new PulsarIdempotentConsumer(owned, started, sub, inFlight,
+          HeldReleaser.start(handler, names, releaseInterval));
+    }
+
+    /**
+     * The names the messages of {@code topic} carry ({@code Message.getTopicName()}: fully qualified, one per
+     * partition of a partitioned topic), which the held rows store: the release rounds run those only, the
+     * group's other topics being other handlers' (issue 31.4). A topic partitioned further while this consumer
+     * runs has its new partitions' held messages released after a restart.
+     */
+    private static List<String> topicNames(PulsarClient client, String topic) {
+      try {
+        return client.getPartitionsForTopic(topic, false).get(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new ConvergeException("Interrupted while reading the partitions of Pulsar topic " + topic, e);
+      } catch (ExecutionException | TimeoutException e) {
+        throw new ConvergeException("Cannot read the partitions of Pulsar topic " + topic, e);
+      }
     }
   }
 }

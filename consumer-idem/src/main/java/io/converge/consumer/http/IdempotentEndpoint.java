@@ -1,5 +1,6 @@
 package io.converge.consumer.http;
 
+import io.converge.consumer.http.internal.DefaultIdempotencyFilter;
 import io.converge.producer.support.Require;
 import java.time.Duration;
 import java.util.List;
@@ -9,9 +10,11 @@ import java.util.Locale;
  * A request pattern the Idempotency-Key filter protects. Immutable.
  *
  * @param method the HTTP method, upper case, or {@code *} for any
- * @param path a path pattern relative to the context path: {@code *} or {@code {name}} match one
- *     segment, {@code **} any number of segments, {@code *} inside a segment any characters
- *     ({@code /orders/**}, {@code /orders/{id}/refunds})
+ * @param path a path pattern relative to the context path, in Spring MVC's syntax ({@code PathPatternParser}, with
+ *     or without Spring): {@code ?} one character, {@code *} any characters in a segment, {@code {name}} or
+ *     {@code {name:regex}} a segment, several of these and literals in one ({@code /charges/{id}:refund}),
+ *     {@code **} or {@code {*name}} any number of segments, at the start or the end of the pattern only
+ *     ({@code /orders/**}, {@code /files/{*path}}); a pattern that cannot be compiled is refused, naming it
  * @param expectedDuration how long the handler usually takes; {@code Retry-After} of a 409 is this
  *     minus the time the first request has run, at least 1 s. Default {@link #DEFAULT_EXPECTED_DURATION}
  * @param required whether a request without a key is refused (400) rather than run unprotected; default true
@@ -23,12 +26,13 @@ public record IdempotentEndpoint(String method, String path, Duration expectedDu
   /** The default expected duration. */
   public static final Duration DEFAULT_EXPECTED_DURATION = Duration.ofSeconds(2);
 
-  /** Validates; {@code method} is upper-cased. */
+  /** Validates, the path pattern compiled; {@code method} is upper-cased. */
   public IdempotentEndpoint {
     Require.that(method != null && (method.equals("*") || method.matches("[A-Za-z]{1,16}")), "endpoint method",
         "be an HTTP method or *", "'" + method + "'");
     method = method.toUpperCase(Locale.ROOT);
     Require.that(path != null && path.startsWith("/"), "endpoint path", "start with /", "'" + path + "'");
+    DefaultIdempotencyFilter.checkPathPattern(path);
     Require.positive("endpoint " + method + " " + path + ": expected-duration", expectedDuration);
     ignoredFields = List.copyOf(ignoredFields == null ? List.of() : ignoredFields);
   }

@@ -23,11 +23,13 @@ final class DeadLetterStore {
   }
 
   /**
-   * The held rows of a group that head their key (no earlier parked row of the key), oldest first.
+   * The held rows of a group on the given topics that head their key (no earlier parked row of the key), oldest
+   * first. The topics are the releasing handler's: a row of another topic of the group is another handler's.
    */
   private static final String RELEASABLE = """
       SELECT d.id FROM converge_dlq d
-       WHERE d.consumer_group = ? AND d.id > ? AND d.status = 'PARKED' AND d.reason_code = 'HELD'
+       WHERE d.consumer_group = ? AND d.topic = ANY (?) AND d.id > ? AND d.status = 'PARKED'
+         AND d.reason_code = 'HELD'
          AND d.message_key IS NOT NULL
          AND NOT EXISTS (
            SELECT 1 FROM converge_dlq h
@@ -36,11 +38,12 @@ final class DeadLetterStore {
        ORDER BY d.id LIMIT ?
       """;
 
-  /** Locks held row {@code id} when it still heads its key. */
+  /** Locks held row {@code id} of one of the given topics when it still heads its key. */
   private static final String LOCK_HELD_HEAD = """
       SELECT d.tenant, d.topic, d.message_id, d.broker_message_id, d.message_key, d.headers, d.payload
         FROM converge_dlq d
-       WHERE d.id = ? AND d.consumer_group = ? AND d.status = 'PARKED' AND d.reason_code = 'HELD'
+       WHERE d.id = ? AND d.consumer_group = ? AND d.topic = ANY (?) AND d.status = 'PARKED'
+         AND d.reason_code = 'HELD'
          AND NOT EXISTS (
            SELECT 1 FROM converge_dlq h
             WHERE h.consumer_group = d.consumer_group AND h.topic = d.topic AND h.tenant = d.tenant
@@ -55,6 +58,8 @@ final class DeadLetterStore {
       """;
 
   private static final String REASON_CODE = "SELECT reason_code FROM converge_dlq WHERE id = ? AND consumer_group = ?";
+
+  private static final String TOPIC = "SELECT topic FROM converge_dlq WHERE id = ? AND consumer_group = ?";
 
   /** The earliest parked row of the same key before row {@code id} (same group, topic, tenant), if any. */
   private static final String EARLIER_PARKED = """
@@ -96,12 +101,13 @@ final class DeadLetterStore {
       """;
 
   /**
-   * The oldest parked row of a group that ops marked for re-drive ({@code ConsumerOps.redrive}) and that no other
-   * instance is re-driving: locked by this transaction, so concurrent instances take different rows.
+   * The oldest parked row of a group on the given topics that ops marked for re-drive ({@code ConsumerOps.redrive})
+   * and that no other instance is re-driving: locked by this transaction, so concurrent instances take different
+   * rows.
    */
   private static final String LOCK_NEXT_MARKED = """
       SELECT id FROM converge_dlq
-       WHERE consumer_group = ? AND status = 'PARKED' AND reason_code = 'REDRIVE' AND id > ?
+       WHERE consumer_group = ? AND topic = ANY (?) AND status = 'PARKED' AND reason_code = 'REDRIVE' AND id > ?
        ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED
       """;
 
@@ -114,12 +120,12 @@ final class DeadLetterStore {
       """;
 
   /**
-   * Locks the oldest row of {@code group} marked for re-drive with an id above {@code after} that no other
-   * transaction holds; 0 when there is none.
+   * Locks the oldest row of {@code group} on {@code topics} marked for re-drive with an id above {@code after} that
+   * no other transaction holds; 0 when there is none.
    */
-  static long lockNextMarked(Connection c, String group, long after) throws SQLException {
+  static long lockNextMarked(Connection c, String group, String[] topics, long after) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(LOCK_NEXT_MARKED)) {
-      bind(ps, group, after);
+      bind(ps, group, topics, after);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? rs.getLong(1) : 0;
       }
@@ -134,9 +140,13 @@ final class DeadLetterStore {
     return update(c, REDRIVE_FAILED, failure, dlqId) == 1;
   }
 
-  /** Up to {@code limit} ids, above {@code after}, of held rows of {@code group} that head their key, oldest first. */
-  static List<Long> releasable(Connection c, String group, long after, int limit) throws SQLException {
-    return ids(c, RELEASABLE, group, after, limit);
+  /**
+   * Up to {@code limit} ids, above {@code after}, of held rows of {@code group} on {@code topics} that head their
+   * key, oldest first.
+   */
+  static List<Long> releasable(Connection c, String group, String[] topics, long after, int limit)
+      throws SQLException {
+    return ids(c, RELEASABLE, group, topics, after, limit);
   }
 
   private static List<Long> ids(Connection c, String sql, Object... params) throws SQLException {
@@ -152,10 +162,13 @@ final class DeadLetterStore {
     return ids;
   }
 
-  /** Locks held row {@code dlqId} of {@code group} when it heads its key and rebuilds its message, or null. */
-  static IncomingMessage lockHeldHead(Connection c, long dlqId, String group) throws SQLException {
+  /**
+   * Locks held row {@code dlqId} of {@code group} on {@code topics} when it heads its key and rebuilds its message,
+   * or null.
+   */
+  static IncomingMessage lockHeldHead(Connection c, long dlqId, String group, String[] topics) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(LOCK_HELD_HEAD)) {
-      bind(ps, dlqId, group);
+      bind(ps, dlqId, group, topics);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? message(rs, 1) : null;
       }
@@ -164,7 +177,16 @@ final class DeadLetterStore {
 
   /** The reason code of row {@code dlqId} of {@code group}, or null. */
   static String reasonCode(Connection c, long dlqId, String group) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(REASON_CODE)) {
+    return text(c, REASON_CODE, dlqId, group);
+  }
+
+  /** The topic of row {@code dlqId} of {@code group}, or null. */
+  static String topic(Connection c, long dlqId, String group) throws SQLException {
+    return text(c, TOPIC, dlqId, group);
+  }
+
+  private static String text(Connection c, String sql, long dlqId, String group) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
       bind(ps, dlqId, group);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? rs.getString(1) : null;

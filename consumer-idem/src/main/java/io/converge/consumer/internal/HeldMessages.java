@@ -57,11 +57,12 @@ final class HeldMessages {
   }
 
   /**
-   * Runs every held row that heads its key, oldest first, until none is left. A page that ran nothing (its heads
-   * all backing off) is followed by the next one, past its last id; a page that ran some is listed again from the
-   * start (a release makes the next row of its key a head). @return how many ran
+   * Runs every held row on {@code topics} that heads its key, oldest first, until none is left: the rows of the
+   * group's other topics are other handlers' (issue 31.4). A page that ran nothing (its heads all backing off) is
+   * followed by the next one, past its last id; a page that ran some is listed again from the start (a release
+   * makes the next row of its key a head). @return how many ran
    */
-  int releaseAll() {
+  int releaseAll(String[] topics) {
     int released = 0;
     long after = 0;
     Set<Long> seen = new HashSet<>();
@@ -69,14 +70,14 @@ final class HeldMessages {
       List<Long> ids;
       long from = after;
       try {
-        ids = g.tx().inTransaction(c -> DeadLetterStore.releasable(c, g.group(), from, BATCH));
+        ids = g.tx().inTransaction(c -> DeadLetterStore.releasable(c, g.group(), topics, from, BATCH));
       } catch (Exception e) {
         throw new ConvergeException("Could not list the held messages of group " + g.group(), e);
       }
       int before = released;
       seen.addAll(ids);
       for (long dlqId : ids) {
-        if (release(dlqId) != null) {
+        if (release(dlqId, topics) != null) {
           released++;
         }
       }
@@ -95,14 +96,14 @@ final class HeldMessages {
    * Runs held row {@code dlqId} when it still heads its key; null when it does not (or no longer) exist, when it
    * backs off after a technical failure, or when it failed so and is retried at a later round.
    */
-  private Outcome release(long dlqId) {
+  private Outcome release(long dlqId, String[] topics) {
     if (retries.waiting(dlqId)) {
       return null;
     }
     IncomingMessage[] ran = new IncomingMessage[1];
     try {
       Outcome outcome = g.tx().inTransaction(c -> {
-        IncomingMessage m = DeadLetterStore.lockHeldHead(c, dlqId, g.group());
+        IncomingMessage m = DeadLetterStore.lockHeldHead(c, dlqId, g.group(), topics);
         if (m == null) {
           return null;
         }
@@ -135,7 +136,7 @@ final class HeldMessages {
       String id = ResolvedId.of(g.idResolver(), m);
       Outcome outcome = switch (kind) {
         case BUSINESS -> failures.run(m, id, () -> g.tx().inTransaction(c -> {
-          if (DeadLetterStore.lockHeldHead(c, dlqId, g.group()) == null) {
+          if (DeadLetterStore.lockHeldHead(c, dlqId, g.group(), topics) == null) {
             return null;
           }
           DeadLetterStore.markResumed(c, dlqId, g.clock().instant());

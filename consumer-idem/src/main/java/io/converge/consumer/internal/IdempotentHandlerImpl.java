@@ -13,6 +13,8 @@ import io.converge.consumer.Outcome;
 import io.converge.consumer.TransactionRunner;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Collection;
+import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -193,8 +195,10 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
   public Outcome resume(long dlqId) {
     Outcome outcome = parked.resume(dlqId);
     try {
-      held.releaseAll(); // the messages held behind it, in order
-    } catch (RuntimeException e) {
+      // the messages held behind it, in order: on its topic only, the group's other topics are other handlers'
+      String topic = g.tx().inTransaction(c -> DeadLetterStore.topic(c, dlqId, g.group()));
+      held.releaseAll(new String[]{topic});
+    } catch (Exception e) {
       log.warn("Held messages of group {} not released after resuming converge_dlq.id={}; the binding releases "
           + "them later: {}", g.group(), dlqId, e.toString());
     }
@@ -202,7 +206,12 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
   }
 
   @Override
-  public int releaseHeld() {
-    return parked.redriveMarked() + held.releaseAll();
+  public int releaseHeld(Collection<String> topics) {
+    if (Objects.requireNonNull(topics, "topics").isEmpty()) {
+      throw new IllegalArgumentException("releaseHeld of group " + g.group() + " needs the handler's topics, but "
+          + "was given none");
+    }
+    String[] scope = topics.toArray(String[]::new);
+    return parked.redriveMarked(scope) + held.releaseAll(scope);
   }
 }

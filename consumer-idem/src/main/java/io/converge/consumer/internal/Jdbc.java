@@ -43,7 +43,10 @@ final class Jdbc {
     }
   }
 
-  /** Binds by type: an {@link Instant} as a timestamp, bytes as bytea, a null or a text as text. */
+  /**
+   * Binds by type: an {@link Instant} as a timestamp, bytes as bytea, texts as a {@code text[]}, a null or a text
+   * as text.
+   */
   static void bind(PreparedStatement ps, Object... args) throws SQLException {
     for (int i = 0; i < args.length; i++) {
       Object arg = args[i];
@@ -55,6 +58,8 @@ final class Jdbc {
         ps.setInt(i + 1, n);
       } else if (arg instanceof Long n) {
         ps.setLong(i + 1, n);
+      } else if (arg instanceof String[] texts) {
+        ps.setArray(i + 1, ps.getConnection().createArrayOf("text", texts));
       } else {
         ps.setString(i + 1, (String) arg);
       }

@@ -45,7 +45,8 @@ final class ParkedMessages {
   }
 
   /**
-   * Runs the parked messages of this group that ops marked for re-drive, oldest first, as {@link #resume} does,
+   * Runs the parked messages of this group on {@code topics} (the calling handler's; issue 31.4) that ops marked
+   * for re-drive, oldest first, as {@link #resume} does,
    * each in a transaction that holds its row ({@code FOR UPDATE SKIP LOCKED}), so that instances running this
    * concurrently take different rows. A technical failure is retried after the policy's backoff, up to its
    * attempts, at a later round: the round goes on with the other rows meanwhile (see {@link RetrySchedule}). One
@@ -54,7 +55,7 @@ final class ParkedMessages {
    *
    * @return how many ran
    */
-  int redriveMarked() {
+  int redriveMarked(String[] topics) {
     int ran = 0;
     long after = 0;
     Set<Long> seen = new HashSet<>();
@@ -65,7 +66,7 @@ final class ParkedMessages {
       Exception failure = null;
       try {
         outcome = g.tx().inTransaction(c -> {
-          dlqId[0] = DeadLetterStore.lockNextMarked(c, g.group(), from);
+          dlqId[0] = DeadLetterStore.lockNextMarked(c, g.group(), topics, from);
           if (dlqId[0] == 0 || retries.waiting(dlqId[0])) {
             return null; // none marked that no other instance holds, or this one backs off
           }

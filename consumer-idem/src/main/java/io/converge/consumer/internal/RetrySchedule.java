@@ -8,7 +8,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The retries of one handler's release rounds ({@link IdempotentHandlerImpl#releaseHeld()}): a row whose run
+ * The retries of one handler's release rounds ({@link IdempotentHandlerImpl#releaseHeld}): a row whose run
  * failed for a technical reason is not retried by sleeping on the release thread, which would stall every other
  * row of the round (other keys, other re-drives); its next attempt is due after the policy's backoff and runs at
  * the first round after that (the bindings run rounds on a schedule). In memory: another instance may take the

@@ -54,7 +54,7 @@ final class PushConsumer {
     // could not even be recorded is retried in place, never moved to RocketMQ's own %DLQ% over its key.
     push.consumer = RocketMQClients.startPushConsumer(nameServer, group, instanceName, threads, consumeTimeout, topic,
         tags, listener);
-    push.releaser = HeldReleaser.start(handler, releaseInterval);
+    push.releaser = HeldReleaser.start(handler, List.of(topic), releaseInterval);
     log.debug("RocketMQ consumer of group {} started on topic {} ({})", group, topic,
         ordered ? "orderly" : "concurrently, no per-key order");
     return push;

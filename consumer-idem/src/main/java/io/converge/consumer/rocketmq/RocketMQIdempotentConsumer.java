@@ -21,7 +21,7 @@ import java.util.Objects;
  * be acked is delivered again (after {@link Builder#suspendTime}) before the next message of its queue. A
  * producer that sends one key to one queue (Converge's do) gets the key's messages handled in publish order;
  * other queues run in parallel on the consumer threads. A message parked in {@code converge_dlq} holds the
- * later messages of its key (see {@link IdempotentHandler#releaseHeld()}); this consumer releases them
+ * later messages of its key (see {@link IdempotentHandler#releaseHeld}); this consumer releases them
  * every {@link Builder#releaseInterval} once the parked one is resumed or discarded.
  *
  * <p>A group with no committed offset starts from the first offset of each queue, so nothing

@@ -1,7 +1,10 @@
 package io.converge.consumer.spi;
 
 import io.converge.consumer.IdempotentHandler;
+import io.converge.producer.support.Require;
 import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -9,9 +12,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * For {@link ConsumerBinding} implementations: calls {@link IdempotentHandler#releaseHeld()} every
- * {@code interval} on one daemon thread, so that messages held behind a parked message of their key run
- * once ops resumed or discarded it. A failed round (the database unavailable) is logged and tried again at
+ * For {@link ConsumerBinding} implementations: calls {@link IdempotentHandler#releaseHeld} with the binding's
+ * topics every {@code interval} on one daemon thread, so that messages held behind a parked message of their key
+ * (and the ones ops marked for re-drive) run once ops resumed or discarded it. The rows of the group's other
+ * topics are left to their own handlers. A failed round (the database unavailable) is logged and tried again at
  * the next one. Thread-safe; {@link #close()} is idempotent.
  */
 public final class HeldReleaser implements AutoCloseable {
@@ -24,8 +28,16 @@ public final class HeldReleaser implements AutoCloseable {
     this.scheduler = scheduler;
   }
 
-  /** Starts releasing {@code handler}'s held messages every {@code interval}. */
-  public static HeldReleaser start(IdempotentHandler handler, Duration interval) {
+  /**
+   * Starts releasing {@code handler}'s held messages on {@code topics} every {@code interval}.
+   *
+   * @param topics the topics the binding delivers to {@code handler}, as {@code IncomingMessage.topic()} names
+   *     them; not empty
+   * @throws IllegalArgumentException when {@code topics} is empty
+   */
+  public static HeldReleaser start(IdempotentHandler handler, Collection<String> topics, Duration interval) {
+    List<String> scope = List.copyOf(topics);
+    Require.that(!scope.isEmpty(), "releaser topics of group " + handler.group(), "not be empty", scope);
     ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "converge-held-" + handler.group());
       t.setDaemon(true);
@@ -33,7 +45,7 @@ public final class HeldReleaser implements AutoCloseable {
     });
     scheduler.scheduleWithFixedDelay(() -> {
       try {
-        int released = handler.releaseHeld();
+        int released = handler.releaseHeld(scope);
         if (released > 0) {
           log.debug("Released {} held messages of group {}", released, handler.group());
         }

@@ -11,6 +11,7 @@ import jakarta.servlet.Filter;
 import java.util.ArrayList;
 import java.util.List;
 import javax.sql.DataSource;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -88,14 +89,20 @@ class ConvergeIdempotencyAutoConfiguration {
         .settings(settings)
         .metrics(metrics(context))
         // the handler methods are known once the context has started: read them at the first request
-        .endpoints(() -> {
-          List<IdempotentEndpoint> all = new ArrayList<>(configured);
-          if (IdempotentMethodScanner.present()) {
-            all.addAll(IdempotentMethodScanner.scan(context, properties.defaultExpectedDuration()));
-          }
-          return all;
-        })
+        .endpoints(() -> endpoints(context, properties, configured))
         .build();
+  }
+
+  /**
+   * Every endpoint, the {@code @Idempotent} handler methods included, made and checked once all singletons (the
+   * handler mappings) exist and before the web server starts: a pattern the filter cannot compile fails the start,
+   * naming the pattern, rather than every request to the filter.
+   */
+  @Bean
+  SmartInitializingSingleton convergeIdempotencyEndpointCheck(ApplicationContext context,
+      IdempotencyProperties properties) {
+    return () -> endpoints(context, properties, properties.configuredEndpoints())
+        .forEach(properties.settings()::validate);
   }
 
   @Bean
@@ -120,6 +127,15 @@ class ConvergeIdempotencyAutoConfiguration {
     static BeanPostProcessor convergeCommitOutcomeListenerRegistrar() {
       return new CommitOutcomeListener.Registrar();
     }
+  }
+
+  private static List<IdempotentEndpoint> endpoints(ApplicationContext context, IdempotencyProperties properties,
+      List<IdempotentEndpoint> configured) {
+    List<IdempotentEndpoint> all = new ArrayList<>(configured);
+    if (IdempotentMethodScanner.present()) {
+      all.addAll(IdempotentMethodScanner.scan(context, properties.defaultExpectedDuration()));
+    }
+    return all;
   }
 
   private static IdempotencyMetrics metrics(ApplicationContext context) {

@@ -15,7 +15,9 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
 /**
  * The {@link Idempotent} handler methods of Spring MVC as endpoints, one per mapped method and path
  * pattern (a mapping without methods gives {@code *}). Loaded only when spring-webmvc is present. The
- * patterns are the mapping's, relative to the DispatcherServlet: it must be mapped at {@code /}.
+ * patterns are the mapping's, relative to the DispatcherServlet: it must be mapped at {@code /}. A pattern the
+ * filter cannot compile (one that only {@code AntPathMatcher} reads, a {@code **} in the middle) fails, naming the
+ * handler method and the pattern.
  */
 final class IdempotentMethodScanner {
 
@@ -33,7 +35,11 @@ final class IdempotentMethodScanner {
         List<String> methods = e.getKey().getMethodsCondition().getMethods().stream().map(RequestMethod::name).toList();
         for (String method : methods.isEmpty() ? List.of("*") : methods) {
           for (String pattern : e.getKey().getPatternValues()) {
-            out.add(new IdempotentEndpoint(method, pattern, expectedDuration, idempotent.required(), List.of()));
+            try {
+              out.add(new IdempotentEndpoint(method, pattern, expectedDuration, idempotent.required(), List.of()));
+            } catch (IllegalArgumentException ex) {
+              throw new IllegalArgumentException("@Idempotent " + e.getValue() + ": " + ex.getMessage(), ex);
+            }
           }
         }
       }

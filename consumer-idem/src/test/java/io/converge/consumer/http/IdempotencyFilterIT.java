@@ -742,6 +742,21 @@ class IdempotencyFilterIT {
     assertThat(orders.runs("tv", null)).isZero();
   }
 
+  /**
+   * Issue 31.5: {@code @Idempotent} patterns beyond whole-segment variables (a custom method's
+   * {@code {id}:refund}, a {@code {*path}} capture) are read as Spring MVC reads them: a retry replays, the
+   * handler runs once, a request without a key is refused. (Not under {@code /charges/*}, which the
+   * configured endpoints already protect.)
+   */
+  @Test
+  void aCustomMethodAndACaptureOfTheRestRunTheirHandlerOnce() throws Exception {
+    for (String path : List.of("/v1/charges/ch_1:refund", "/v1/files/statements/2024/03.csv",
+        "/v1/charges/ch_2:refund;v=1", "/v1/charges/ch%5F3:refund", "/v1/files/a//b/")) {
+      replayedOnce(path, "{}", "{}", 200);
+      assertProblem(post(path, "t1", null, "{}"), 400, "key-missing");
+    }
+  }
+
   @Test
   void idempotentAnnotatedHandlerMethodIsProtected() throws Exception {
     assertProblem(post("/annotated/9", "t1", null, "{}"), 400, "key-missing");

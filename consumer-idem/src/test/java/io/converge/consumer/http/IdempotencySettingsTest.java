@@ -49,6 +49,11 @@ class IdempotencySettingsTest {
     assertThatThrownBy(() -> IdempotentEndpoint.of("POST", "x")).hasMessageContaining("but was 'x'");
     assertThatThrownBy(() -> IdempotentEndpoint.of("POST", "/x").withExpectedDuration(Duration.ZERO))
         .hasMessage("endpoint POST /x: expected-duration must be positive, but was PT0S");
+    // issue 31.5: an endpoint (for the builder, or configured) whose pattern the filter cannot read is not made
+    assertThatThrownBy(() -> IdempotentEndpoint.of("POST", "/charges/{id")).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("path pattern '/charges/{id' cannot be compiled (Spring MVC's syntax): ");
+    assertThatThrownBy(() -> IdempotentEndpoint.of("POST", "/orders/**/items"))
+        .hasMessageContaining("should be placed at the start or end of the pattern");
   }
 
   @Test

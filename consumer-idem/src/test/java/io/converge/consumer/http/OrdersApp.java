@@ -448,5 +448,19 @@ class OrdersApp {
     String annotated(@RequestHeader("X-Tenant-Id") String tenant, @RequestHeader("Idempotency-Key") String key) {
       return "run " + count(tenant, key);
     }
+
+    /** A custom method (the verb after a colon in the last segment): a variable with a literal suffix. */
+    @Idempotent
+    @PostMapping("/v1/charges/{id}:refund")
+    String refund(@RequestHeader("X-Tenant-Id") String tenant, @RequestHeader("Idempotency-Key") String key) {
+      return "refund " + count(tenant, key);
+    }
+
+    /** A capture of the rest of the path. */
+    @Idempotent
+    @PostMapping("/v1/files/{*path}")
+    String file(@RequestHeader("X-Tenant-Id") String tenant, @RequestHeader("Idempotency-Key") String key) {
+      return "file " + count(tenant, key);
+    }
   }
 }

@@ -104,6 +104,39 @@ class IdempotencyAutoConfigurationIT {
         "converge.idempotency.purge-interval=0s");
   }
 
+  /**
+   * Issue 31.5: a pattern the filter cannot read ran unprotected. A configured one fails the start naming its
+   * property; an {@code @Idempotent} mapping that Spring MVC accepts through its {@code AntPathMatcher} (Spring's
+   * {@code PathPatternParser}, the default, refuses a {@code **} in the middle before the filter sees it) fails the
+   * start naming the handler method and the pattern, before the web server takes a request.
+   */
+  @Test
+  void aPatternTheFilterCannotCompileFailsTheStartNamingIt(DataSource ds) {
+    assertFails(ds, "converge.idempotency.endpoints[0]: path pattern '/orders/**/items' cannot be compiled "
+        + "(Spring MVC's syntax): {*...} or ** pattern elements should be placed at the start or end of the pattern",
+        "converge.idempotency.endpoints[0].path=/orders/**/items");
+    runner(ds).withConfiguration(AutoConfigurations.of(
+        org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration.class,
+        org.springframework.boot.webmvc.autoconfigure.DispatcherServletAutoConfiguration.class))
+        .withUserConfiguration(AntPatterns.class)
+        .withPropertyValues("converge.idempotency.enabled=true",
+            "spring.mvc.pathmatch.matching-strategy=ant-path-matcher")
+        .run(context -> assertThat(context).getFailure().hasStackTraceContaining(
+            "@Idempotent io.converge.consumer.spring.IdempotencyAutoConfigurationIT$AntPatterns#refund()")
+            .hasStackTraceContaining("path pattern '/v1/charges/**/refund' cannot be compiled"));
+  }
+
+  /** A handler that only Spring MVC's {@code AntPathMatcher} maps. */
+  @org.springframework.web.bind.annotation.RestController
+  static class AntPatterns {
+
+    @io.converge.consumer.http.Idempotent
+    @org.springframework.web.bind.annotation.PostMapping("/v1/charges/**/refund")
+    String refund() {
+      return "refunded";
+    }
+  }
+
   private void assertFails(DataSource ds, String message, String... properties) {
     runner(ds).withPropertyValues("converge.idempotency.enabled=true").withPropertyValues(properties)
         .run(context -> assertThat(context).getFailure().hasStackTraceContaining(message));

@@ -21,6 +21,7 @@ import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -134,8 +135,8 @@ public abstract class ConsumerBindingContract {
       }
 
       @Override
-      public int releaseHeld() {
-        return h.releaseHeld();
+      public int releaseHeld(Collection<String> topics) {
+        return h.releaseHeld(topics);
       }
 
       @Override

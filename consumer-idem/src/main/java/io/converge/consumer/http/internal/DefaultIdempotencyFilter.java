@@ -59,6 +59,16 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
     this.leases = new LeaseKeeper(leaseDataSource, settings.lease());
   }
 
+  /**
+   * Compiles an endpoint's path pattern as the filter will, so that a pattern it cannot read is refused where the
+   * endpoint is made (at the application's start) rather than at its first request.
+   *
+   * @throws IllegalArgumentException naming the pattern and what is wrong with it
+   */
+  public static void checkPathPattern(String pattern) {
+    PathPattern.compile(pattern);
+  }
+
   /** Stops the lease renewals and gives their connection back. */
   @Override
   public void destroy() {
@@ -74,7 +84,7 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
     }
     // every spelling the container or Spring MVC routes to a protected endpoint is protected (issue 13.7)
     String path = RequestPaths.routed(request);
-    Rule rule = rules.match(request.getMethod(), path, RequestPaths.segments(request));
+    Rule rule = rules.match(request.getMethod(), RequestPaths.views(request));
     if (rule == null) {
       chain.doFilter(req, res);
       return;

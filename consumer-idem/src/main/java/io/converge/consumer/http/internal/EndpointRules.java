@@ -10,7 +10,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The endpoints of one filter that take an Idempotency-Key, compiled at the first request (the endpoint source, e.g.
- * Spring MVC's handler mappings, is complete only once the application has started). Thread-safe.
+ * Spring MVC's handler mappings, is complete only once the application has started; the Spring auto-configuration
+ * checks them at start-up). An endpoint source that fails fails every request: none runs unprotected. Thread-safe.
  */
 final class EndpointRules {
 
@@ -26,13 +27,13 @@ final class EndpointRules {
   }
 
   /** The rule of a request; null when the endpoint takes no key. */
-  Rule match(String method, String path, List<String> segments) {
+  Rule match(String method, List<List<String>> views) {
     List<Rule> r = rules;
     if (r == null) {
       r = resolve();
     }
     for (Rule rule : r) {
-      if (rule.matches(method, path, segments)) {
+      if (rule.matches(method, views)) {
         return rule;
       }
     }

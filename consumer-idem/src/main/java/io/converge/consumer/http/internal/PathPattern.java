@@ -1,70 +1,63 @@
 package io.converge.consumer.http.internal;
 
-import java.util.ArrayList;
 import java.util.List;
-import java.util.regex.Pattern;
 
 /**
- * A compiled endpoint path pattern: {@code *} and {@code {name}} match one segment, {@code **} any
- * number of segments, {@code *} inside a segment any characters in it. Immutable and thread-safe.
+ * A compiled endpoint path pattern in Spring MVC's syntax ({@code PathPatternParser}): a literal segment,
+ * {@code ?} one character, {@code *} any characters in a segment (a whole {@code *} segment also matches an
+ * empty last one), {@code {name}} a non-empty segment, {@code {name:regex}} a segment the regex matches, several
+ * of these and literals in one segment ({@code {id}:refund}), {@code **} and {@code {*name}} any number of
+ * segments, at the start or the end of the pattern only. Case is significant. Spring's own parser compiles the
+ * pattern when spring-web is present, so that the filter reads an {@code @Idempotent} mapping exactly as Spring
+ * MVC does; {@link PortablePathPattern} implements the same syntax without it. Immutable and thread-safe.
  */
-final class PathPattern {
+interface PathPattern {
 
-  // a segment is already split off: whatever it holds (a decoded %2F or %0A too) is one segment
-  private static final Pattern ANY_SEGMENT = Pattern.compile(".+", Pattern.DOTALL);
-  /** The marker of {@code **}. */
-  private static final Pattern ANY_SEGMENTS = Pattern.compile("**", Pattern.LITERAL);
+  /** Matches a path given as its decoded segments, the path being {@code "/" + String.join("/", segments)}. */
+  boolean matches(List<String> segments);
 
-  /** A segment matcher, or {@link #ANY_SEGMENTS}. */
-  private final List<Pattern> segments;
-
-  private PathPattern(List<Pattern> segments) {
-    this.segments = segments;
+  /** Matches {@code path} split on {@code /}, empty segments left out: the servlet container's view of it. */
+  default boolean matches(String path) {
+    return matches(RequestPaths.split(path));
   }
 
+  /**
+   * Compiles {@code pattern} with Spring's {@code PathPatternParser} when spring-web is on the class path, else
+   * with {@link PortablePathPattern}.
+   *
+   * @throws IllegalArgumentException naming the pattern and what is wrong with it
+   */
   static PathPattern compile(String pattern) {
-    List<Pattern> segments = new ArrayList<>();
-    for (String s : RequestPaths.split(pattern)) {
-      if (s.equals("**")) {
-        segments.add(ANY_SEGMENTS);
-      } else if (s.equals("*") || (s.startsWith("{") && s.endsWith("}"))) {
-        segments.add(ANY_SEGMENT);
-      } else {
-        StringBuilder regex = new StringBuilder();
-        for (String part : s.split("\\*", -1)) {
-          if (!regex.isEmpty()) {
-            regex.append(".*");
-          }
-          regex.append(Pattern.quote(part));
-        }
-        segments.add(Pattern.compile(regex.toString(), Pattern.DOTALL));
-      }
+    requireSlash(pattern);
+    // SpringPathPattern is loaded only here, so that nothing needs spring-web without it
+    return springPresent() ? SpringPathPattern.compile(pattern) : PortablePathPattern.compile(pattern);
+  }
+
+  /** The pattern compiled without Spring, whether Spring is present or not. */
+  static PathPattern portable(String pattern) {
+    requireSlash(pattern);
+    return PortablePathPattern.compile(pattern);
+  }
+
+  /** The error of a pattern that cannot be compiled; {@code position} counts from 0. */
+  static IllegalArgumentException refused(String pattern, int position, String why, Throwable cause) {
+    return new IllegalArgumentException("path pattern '" + pattern + "' cannot be compiled (Spring MVC's syntax): "
+        + why + " (at character " + position + ")", cause);
+  }
+
+  private static void requireSlash(String pattern) {
+    if (pattern == null || !pattern.startsWith("/")) {
+      throw refused(String.valueOf(pattern), 0, "a pattern starts with /", null);
     }
-    return new PathPattern(List.copyOf(segments));
   }
 
-  boolean matches(String path) {
-    return matches(0, RequestPaths.split(path), 0);
-  }
-
-  /** Matches a path already split into segments (none empty). */
-  boolean matches(List<String> segments) {
-    return matches(0, segments, 0);
-  }
-
-  private boolean matches(int i, List<String> path, int j) {
-    if (i == segments.size()) {
-      return j == path.size();
-    }
-    Pattern p = segments.get(i);
-    if (p == ANY_SEGMENTS) {
-      for (int k = j; k <= path.size(); k++) {
-        if (matches(i + 1, path, k)) {
-          return true;
-        }
-      }
+  private static boolean springPresent() {
+    try {
+      Class.forName("org.springframework.web.util.pattern.PathPatternParser", false,
+          PathPattern.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
       return false;
     }
-    return j < path.size() && p.matcher(path.get(j)).matches() && matches(i + 1, path, j + 1);
   }
 }

@@ -14,17 +14,34 @@ import java.util.List;
  * <ul>
  *   <li>the container maps on {@linkplain #routed the servlet path and path info}: decoded, path parameters
  *       removed, dot segments and double slashes normalised;
- *   <li>Spring MVC's {@code PathPattern}s match the {@linkplain #segments raw request URI's segments}, each
+ *   <li>Spring MVC's {@code PathPattern}s match the {@linkplain #exact raw request URI's segments}, each
  *       decoded and stripped of its path parameters but not normalised ({@code /orders/..} is the segments
- *       {@code orders} and {@code ..}, which {@code /orders/{id}} matches).
+ *       {@code orders} and {@code ..}, which {@code /orders/{id}} matches), empty ones kept ({@code /a/} is
+ *       {@code a} and an empty last segment, which Spring's {@code /a/*} matches);
+ *   <li>and {@linkplain #segments the same without the empty segments}, so that a trailing slash or a double
+ *       slash never escapes a pattern.
  * </ul>
  *
- * An endpoint is protected when either matches it. Empty segments are ignored, so a trailing slash or a
- * double slash never escapes a pattern. Case is significant, as it is for Tomcat and Spring MVC.
+ * An endpoint is protected when any of them matches it. Case is significant, as it is for Tomcat and Spring MVC.
  */
 final class RequestPaths {
 
   private RequestPaths() {
+  }
+
+  /** The views of {@code request}'s path that a pattern is matched against, in the order above; none is null. */
+  static List<List<String>> views(HttpServletRequest request) {
+    List<List<String>> views = new ArrayList<>(3);
+    views.add(split(routed(request)));
+    List<String> exact = exact(request);
+    if (exact != null) {
+      views.add(exact);
+    }
+    List<String> segments = segments(request);
+    if (segments != null) {
+      views.add(segments);
+    }
+    return views;
   }
 
   /** The path the container routed, relative to the context path: the canonical path of the fingerprint. */
@@ -50,6 +67,33 @@ final class RequestPaths {
     return uri.subList(context.size(), uri.size());
   }
 
+  /**
+   * The segments of the request URI after the context path exactly as Spring MVC matches them: each decoded (UTF-8)
+   * and without its path parameters, empty ones kept. Null when the URI does not start with the context path as
+   * sent, or holds a malformed escape.
+   */
+  static List<String> exact(HttpServletRequest request) {
+    String uri = request.getRequestURI();
+    String context = request.getContextPath() == null ? "" : request.getContextPath();
+    if (uri == null || !uri.startsWith(context)
+        || (uri.length() > context.length() && uri.charAt(context.length()) != '/')) {
+      return null;
+    }
+    String rest = uri.substring(context.length());
+    List<String> out = new ArrayList<>();
+    if (rest.isEmpty()) {
+      return out;
+    }
+    for (String s : rest.substring(1).split("/", -1)) {
+      String segment = decode(s);
+      if (segment == null) {
+        return null;
+      }
+      out.add(segment);
+    }
+    return out;
+  }
+
   /** {@code path} split on {@code /}, empty segments left out. */
   static List<String> split(String path) {
     List<String> out = new ArrayList<>();
@@ -64,18 +108,26 @@ final class RequestPaths {
   private static List<String> decodedSegments(String raw) {
     List<String> out = new ArrayList<>();
     for (String s : raw.split("/")) {
-      int semicolon = s.indexOf(';');
-      String segment = semicolon < 0 ? s : s.substring(0, semicolon);
-      if (segment.isEmpty()) {
-        continue;
+      String segment = decode(s);
+      if (segment == null) {
+        return null;
       }
-      try {
-        // '+' is a plus in a path, not a space
-        out.add(URLDecoder.decode(segment.replace("+", "%2B"), StandardCharsets.UTF_8));
-      } catch (IllegalArgumentException e) {
-        return null; // a malformed escape: the container refuses such a URI before any filter runs
+      if (!segment.isEmpty()) {
+        out.add(segment);
       }
     }
     return out;
+  }
+
+  /** A raw segment without its path parameters, decoded; null when it holds a malformed escape. */
+  private static String decode(String raw) {
+    int semicolon = raw.indexOf(';');
+    String segment = semicolon < 0 ? raw : raw.substring(0, semicolon);
+    try {
+      // '+' is a plus in a path, not a space
+      return URLDecoder.decode(segment.replace("+", "%2B"), StandardCharsets.UTF_8);
+    } catch (IllegalArgumentException e) {
+      return null; // a malformed escape: the container refuses such a URI before any filter runs
+    }
   }
 }

@@ -9,16 +9,24 @@ import java.util.List;
 /** An endpoint compiled: its path pattern and its fingerprint's canonicaliser. Immutable. */
 record Rule(IdempotentEndpoint endpoint, PathPattern pattern, JsonCanonicalizer canonicalizer) {
 
-  /** Whether {@code method} and either the container's {@code path} or Spring MVC's {@code segments} (nullable) match. */
-  boolean matches(String method, String path, List<String> segments) {
-    return (endpoint.method().equals("*") || endpoint.method().equals(method))
-        && (pattern.matches(path) || (segments != null && pattern.matches(segments)));
+  /** Whether {@code method} and any of the path's {@linkplain RequestPaths#views views} match. */
+  boolean matches(String method, List<List<String>> views) {
+    if (!endpoint.method().equals("*") && !endpoint.method().equals(method)) {
+      return false;
+    }
+    for (List<String> view : views) {
+      if (pattern.matches(view)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
    * Compiles {@code endpoints} in order (the first match wins).
    *
-   * @throws IllegalArgumentException when an endpoint expects to run longer than the lease
+   * @throws IllegalArgumentException when an endpoint expects to run longer than the lease, or its path pattern
+   *     cannot be compiled (the message names the pattern)
    */
   static List<Rule> compile(Collection<IdempotentEndpoint> endpoints, IdempotencySettings settings) {
     List<Rule> rules = new ArrayList<>();

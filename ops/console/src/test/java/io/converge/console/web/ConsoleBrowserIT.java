@@ -193,7 +193,8 @@ class ConsoleBrowserIT {
     assertThat(outcome).isEqualTo(Outcome.DEAD_LETTERED);
     long dlqId = count("SELECT id FROM converge_dlq WHERE message_id = 'charge-1'");
 
-    try (HeldReleaser consumer = HeldReleaser.start(handler, Duration.ofMillis(200))) { // the running consumer
+    // the running consumer
+    try (HeldReleaser consumer = HeldReleaser.start(handler, List.of("charges"), Duration.ofMillis(200))) {
       WebDriver b = browser;
       b.get(server.url() + "kind/" + StuckKind.CONSUMER_DLQ.slug());
       WebElement row = shown(b, By.cssSelector("#items tr[data-id='" + dlqId + "']"));
