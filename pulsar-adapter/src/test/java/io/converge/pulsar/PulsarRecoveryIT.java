@@ -116,8 +116,13 @@ class PulsarRecoveryIT {
     assertThat(sink.received()).isEmpty();
   }
 
+  /**
+   * Issue 31, items 7 and 8, on one timed-out unit (each costs the broker's transaction timeout): its messages come
+   * back in their publish order although their ids sort the other way, and an heir whose clock lags the writer's by
+   * 10 minutes still takes the aborted transaction for aborted (the deadline is the database's) and republishes.
+   */
   @Test
-  void aRecoveredUnitIsRepublishedInItsPublishOrderWhateverItsIds(EmbeddedPulsar pulsar) throws Exception {
+  void aLaggingHeirRepublishesATimedOutUnitInItsPublishOrderWhateverItsIds(EmbeddedPulsar pulsar) throws Exception {
     String topic = "seq-" + UUID.randomUUID().toString().substring(0, 8);
     String group = "g-" + UUID.randomUUID().toString().substring(0, 8);
     try (PulsarSink sink = new PulsarSink(pulsar.serviceUrl(), topic)) {
@@ -127,30 +132,15 @@ class PulsarRecoveryIT {
           OutgoingMessage.builder(topic).id(ids.get(0)).key("k-1").payload("created".getBytes(UTF_8)).build(),
           OutgoingMessage.builder(topic).id(ids.get(1)).key("k-1").payload("paid".getBytes(UTF_8)).build(),
           OutgoingMessage.builder(topic).id(ids.get(2)).key("k-1").payload("shipped".getBytes(UTF_8)).build());
-      try (TxnProducer heir = producer(group, topic, pulsar, new SimpleMeterRegistry())) {
-        await("republished").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
-            .until(() -> sink.received().size() >= 3);
-        assertThat(sink.received()).extracting(d -> new String(d.payload(), UTF_8))
-            .containsExactly("created", "paid", "shipped");
-      }
-    }
-  }
-
-  @Test
-  void aRecoveringInstanceWhoseClockLagsStillRepublishesATimedOutUnit(EmbeddedPulsar pulsar) throws Exception {
-    String topic = "skew-" + UUID.randomUUID().toString().substring(0, 8);
-    String group = "g-" + UUID.randomUUID().toString().substring(0, 8);
-    String id = MessageIds.shared().next();
-    try (PulsarSink sink = new PulsarSink(pulsar.serviceUrl(), topic)) {
-      diesAfterTheDbCommitAndItsTransactionTimesOut(group, topic, pulsar, sink,
-          OutgoingMessage.builder(topic).id(id).key("k-1").payload("skewed".getBytes(UTF_8)).build());
       // the heir's clock is 10 minutes behind the writer's: by its own clock the deadline is far ahead
       Clock lagging = Clock.offset(Clock.systemUTC(), Duration.ofMinutes(-10));
       try (TxnProducer heir = producer(group, topic, pulsar, new SimpleMeterRegistry(), lagging)) {
         await("the unit resolved").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
             .until(() -> openRows() == 0);
-        await("republished").atMost(Duration.ofSeconds(5)).until(() -> !sink.received().isEmpty());
-        assertThat(sink.received()).extracting(Delivered::id).containsExactly(id);
+        await("republished").atMost(Duration.ofSeconds(5)).until(() -> sink.received().size() >= 3);
+        assertThat(sink.received()).extracting(Delivered::id).containsExactlyElementsOf(ids);
+        assertThat(sink.received()).extracting(d -> new String(d.payload(), UTF_8))
+            .containsExactly("created", "paid", "shipped");
       }
     }
   }
