@@ -1,6 +1,6 @@
 package io.converge.consumer;
 
-import io.converge.producer.ConvergeException;
+import io.converge.core.ConvergeException;
 
 /**
  * Thrown by a handler to refuse a message for a business reason (risk rejected, account unknown).

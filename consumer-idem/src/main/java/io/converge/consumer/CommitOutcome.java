@@ -1,6 +1,6 @@
 package io.converge.consumer;
 
-import io.converge.producer.spi.Commits;
+import io.converge.core.internal.Commits;
 import java.sql.Connection;
 import java.sql.SQLException;
 import javax.sql.DataSource;
@@ -16,7 +16,7 @@ import javax.sql.DataSource;
  * <p>Transaction managers report commits with {@link #reportCommitted()} and {@link #reportUnknown()}: Converge's
  * Spring integration does it for every Spring transaction manager bean (a {@code TransactionExecutionListener}), and
  * {@code TxnProducer.inTransaction} reports its commits, and those whose outcome is unknown, through
- * {@code io.converge.producer.spi.Commits}. The
+ * {@code io.converge.core.internal.Commits}. The
  * Idempotency-Key filter watches its handler's thread and never releases a key after a commit, successful or unknown
  * (see {@link Unavailability}). Writes in auto-commit mode outside any transaction are not seen.
  *
@@ -26,7 +26,7 @@ import javax.sql.DataSource;
  * was lost after its work committed is never run again. Converge's Spring integration runs the marker for every Spring
  * transaction manager bean whose transaction holds a JDBC connection of the marker's data source, and
  * {@code TxnProducer.inTransaction} for a producer on the marker's data source (through
- * {@code io.converge.producer.spi.Commits.beforeCommit}).
+ * {@code io.converge.core.internal.Commits.beforeCommit}).
  *
  * <p>Thread-confined: a watch sees the commits of the thread that opened it, and is closed by that thread.
  */

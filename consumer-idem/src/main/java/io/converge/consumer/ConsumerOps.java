@@ -1,6 +1,6 @@
 package io.converge.consumer;
 
-import io.converge.producer.support.OpsRows;
+import io.converge.core.internal.OpsRows;
 import java.sql.Timestamp;
 import java.time.Clock;
 import java.time.Duration;

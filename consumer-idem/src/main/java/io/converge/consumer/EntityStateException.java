@@ -1,6 +1,6 @@
 package io.converge.consumer;
 
-import io.converge.producer.ConvergeException;
+import io.converge.core.ConvergeException;
 
 /**
  * A state change of an entity of a {@link StateMachine} that did not happen; carries the entity

@@ -17,7 +17,7 @@ public interface FailureClassifier {
    * else {@link BusinessException} or {@link IllegalTransitionException} → business; else an outage
    * → {@link FailureKind#UNAVAILABLE}: Converge's {@code BrokerUnavailableException},
    * {@code DatabaseUnavailableException}; a lost or refused database connection as
-   * {@code io.converge.producer.support.DatabaseErrors} classifies it (SQLState class 08, 57P01, 57P02,
+   * {@code io.converge.core.internal.DatabaseErrors} classifies it (SQLState class 08, 57P01, 57P02,
    * 57P03, 57P05, 53300; JDBC's {@code SQLTransientConnectionException} such as a pool timeout,
    * {@code SQLRecoverableException}, {@code SQLNonTransientConnectionException}; Spring's
    * {@code CannotCreateTransactionException} and {@code DataAccessResourceFailureException} without an

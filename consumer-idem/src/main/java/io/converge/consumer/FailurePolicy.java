@@ -1,7 +1,7 @@
 package io.converge.consumer;
 
-import io.converge.producer.support.Backoff;
-import io.converge.producer.support.Require;
+import io.converge.core.internal.Backoff;
+import io.converge.core.internal.Require;
 import java.time.Duration;
 import java.util.Objects;
 

@@ -1,7 +1,7 @@
 package io.converge.consumer;
 
 import io.converge.consumer.internal.IdempotentHandlerImpl;
-import io.converge.producer.support.Require;
+import io.converge.core.internal.Require;
 import java.sql.Connection;
 import java.time.Clock;
 import java.util.Collection;
@@ -32,7 +32,7 @@ public interface IdempotentHandler {
    * counts no attempt: this call waits (the policy's outage backoff) and runs the message again until the
    * outage ends, blocking the calling thread meanwhile.
    *
-   * @throws io.converge.producer.ConvergeException when the failure could not be recorded and it is no
+   * @throws io.converge.core.ConvergeException when the failure could not be recorded and it is no
    *     outage, or when the calling thread is interrupted while it waits: do not ack, let the broker redeliver
    */
   Outcome handle(IncomingMessage message);

@@ -1,7 +1,7 @@
 package io.converge.consumer;
 
-import io.converge.producer.Envelope;
-import io.converge.producer.support.Require;
+import io.converge.core.Envelope;
+import io.converge.core.internal.Require;
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.LinkedHashMap;

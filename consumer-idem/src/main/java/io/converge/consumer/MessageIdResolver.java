@@ -1,7 +1,7 @@
 package io.converge.consumer;
 
 import io.converge.consumer.internal.JsonFields;
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import java.util.Objects;
 import java.util.Optional;
 

@@ -1,6 +1,6 @@
 package io.converge.consumer;
 
-import io.converge.producer.ConvergeException;
+import io.converge.core.ConvergeException;
 
 /**
  * A message arrived without a usable id: no {@code converge-message-id} header and no configured

@@ -1,6 +1,6 @@
 package io.converge.consumer;
 
-import io.converge.producer.ConvergeException;
+import io.converge.core.ConvergeException;
 
 /**
  * Thrown by a handler when money does not add up (amount or currency mismatch). Processing of the

@@ -1,6 +1,6 @@
 package io.converge.consumer;
 
-import io.converge.producer.ConvergeException;
+import io.converge.core.ConvergeException;
 
 /**
  * A {@link StateMachine} that records its history found no table {@value StateMachine#HISTORY_TABLE} on the

@@ -1,7 +1,7 @@
 package io.converge.consumer;
 
-import io.converge.producer.ConvergeException;
-import io.converge.producer.support.Require;
+import io.converge.core.ConvergeException;
+import io.converge.core.internal.Require;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Collections;

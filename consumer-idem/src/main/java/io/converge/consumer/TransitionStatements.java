@@ -3,7 +3,7 @@ package io.converge.consumer;
 import io.converge.consumer.StateMachine.Cause;
 import io.converge.consumer.StateMachine.Versioned;
 import io.converge.consumer.internal.HandlerScope;
-import io.converge.producer.support.Require;
+import io.converge.core.internal.Require;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

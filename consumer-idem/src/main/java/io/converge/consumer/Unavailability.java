@@ -1,11 +1,11 @@
 package io.converge.consumer;
 
-import io.converge.producer.BrokerUnavailableException;
-import io.converge.producer.CommitOutcomeUnknownException;
-import io.converge.producer.DatabaseUnavailableException;
-import io.converge.producer.LateCommitFencedException;
-import io.converge.producer.TransactionTimedOutException;
-import io.converge.producer.support.DatabaseErrors;
+import io.converge.core.BrokerUnavailableException;
+import io.converge.core.CommitOutcomeUnknownException;
+import io.converge.core.DatabaseUnavailableException;
+import io.converge.core.LateCommitFencedException;
+import io.converge.core.TransactionTimedOutException;
+import io.converge.core.internal.DatabaseErrors;
 import java.sql.SQLException;
 import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLRecoverableException;

@@ -1,7 +1,7 @@
 package io.converge.consumer;
 
-import io.converge.producer.Envelope;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Envelope;
+import io.converge.core.Migrations;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;

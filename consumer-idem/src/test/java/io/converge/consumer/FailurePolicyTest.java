@@ -3,12 +3,12 @@ package io.converge.consumer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.converge.producer.BrokerUnavailableException;
-import io.converge.producer.ConvergeException;
-import io.converge.producer.DatabaseRefusedException;
-import io.converge.producer.DatabaseUnavailableException;
-import io.converge.producer.LateCommitFencedException;
-import io.converge.producer.TransactionTimedOutException;
+import io.converge.core.BrokerUnavailableException;
+import io.converge.core.ConvergeException;
+import io.converge.core.DatabaseRefusedException;
+import io.converge.core.DatabaseUnavailableException;
+import io.converge.core.LateCommitFencedException;
+import io.converge.core.TransactionTimedOutException;
 import java.io.IOException;
 import java.sql.SQLException;
 import java.sql.SQLRecoverableException;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.converge.consumer.internal.HandlerScope;
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Clock;
@@ -197,7 +197,7 @@ class IdempotentHandlerIT extends LedgerTestBase {
     assertThat(failing.await(10, TimeUnit.SECONDS)).isTrue();
     pool.shutdownNow(); // interrupts the waiting thread, as closing a binding does
     assertThatThrownBy(() -> result.get(10, TimeUnit.SECONDS))
-        .hasCauseInstanceOf(io.converge.producer.ConvergeException.class)
+        .hasCauseInstanceOf(io.converge.core.ConvergeException.class)
         .hasMessageContaining("waited for an outage to end; it must be redelivered");
     assertThat(Db.count(ds, "SELECT count(*) FROM converge_dedup WHERE message_id = '" + id + "'")).isZero();
     assertThat(Db.count(ds, "SELECT count(*) FROM converge_consumer_attempt WHERE message_id = '" + id + "'")).isZero();

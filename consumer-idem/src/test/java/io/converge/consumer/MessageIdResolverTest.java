@@ -3,7 +3,7 @@ package io.converge.consumer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import org.junit.jupiter.api.Test;
 
 class MessageIdResolverTest {

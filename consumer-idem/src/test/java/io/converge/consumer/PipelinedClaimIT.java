@@ -2,7 +2,7 @@ package io.converge.consumer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;

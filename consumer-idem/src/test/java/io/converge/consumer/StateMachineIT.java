@@ -6,8 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.postgres.PostgresExtension;
-import io.converge.producer.Envelope;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Envelope;
+import io.converge.core.Migrations;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.List;

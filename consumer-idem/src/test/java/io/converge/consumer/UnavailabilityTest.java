@@ -2,11 +2,11 @@ package io.converge.consumer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.converge.producer.BrokerUnavailableException;
-import io.converge.producer.CommitOutcomeUnknownException;
-import io.converge.producer.DatabaseUnavailableException;
-import io.converge.producer.LateCommitFencedException;
-import io.converge.producer.TransactionTimedOutException;
+import io.converge.core.BrokerUnavailableException;
+import io.converge.core.CommitOutcomeUnknownException;
+import io.converge.core.DatabaseUnavailableException;
+import io.converge.core.LateCommitFencedException;
+import io.converge.core.TransactionTimedOutException;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
 import org.junit.jupiter.api.Test;
@@ -165,17 +165,17 @@ class UnavailabilityTest {
   void aWatchSeesTheTxnProducersCommitsOfItsThreadUntilItIsClosed() throws Exception {
     try (CommitOutcome.Watch outer = CommitOutcome.watch()) {
       try (CommitOutcome.Watch inner = CommitOutcome.watch()) {
-        Thread other = new Thread(io.converge.producer.spi.Commits::committed);
+        Thread other = new Thread(io.converge.core.internal.Commits::committed);
         other.start();
         other.join();
         assertThat(inner.sawCommit()).as("another thread's commit").isFalse();
-        io.converge.producer.spi.Commits.committed(); // what DefaultTxnProducer calls after its COMMIT
+        io.converge.core.internal.Commits.committed(); // what DefaultTxnProducer calls after its COMMIT
         assertThat(inner.sawCommit()).isTrue();
         assertThat(inner.sawUnknownOutcome()).isFalse();
       }
       assertThat(outer.sawCommit()).as("the enclosing watch sees it too").isTrue();
     }
-    assertThat(io.converge.producer.spi.Commits.observe(null)).as("closing the watch removed its observer").isNull();
+    assertThat(io.converge.core.internal.Commits.observe(null)).as("closing the watch removed its observer").isNull();
   }
 
   @Test
@@ -226,11 +226,11 @@ class UnavailabilityTest {
     }
     try (CommitOutcome.Watch watch = CommitOutcome.watch(marker)) {
       // a TxnProducer unit on the marker's data source: marked, then its commit failed (no outcome reported)
-      io.converge.producer.spi.Commits.beforeCommit(store, null);
+      io.converge.core.internal.Commits.beforeCommit(store, null);
       assertThat(watch.unknownOutcomeMarked()).isTrue();
     }
     try (CommitOutcome.Watch watch = CommitOutcome.watch(marker)) {
-      io.converge.producer.spi.Commits.beforeCommit(new org.postgresql.ds.PGSimpleDataSource(), null);
+      io.converge.core.internal.Commits.beforeCommit(new org.postgresql.ds.PGSimpleDataSource(), null);
       assertThat(watch.unknownOutcomeMarked()).as("a unit on another data source writes no marker").isFalse();
       assertThat(watch.sawUnknownOutcome()).isFalse();
     }

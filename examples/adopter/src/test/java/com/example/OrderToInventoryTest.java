@@ -10,7 +10,7 @@ import com.example.orders.OrderServiceApplication;
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import io.converge.producer.spring.TransactionalPublisher;
 import java.net.URI;
 import java.net.http.HttpClient;

@@ -1,6 +1,6 @@
 package io.converge.outbox;
 
-import io.converge.producer.ConvergeException;
+import io.converge.core.ConvergeException;
 import java.util.List;
 
 /**

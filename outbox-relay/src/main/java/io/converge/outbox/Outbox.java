@@ -1,11 +1,11 @@
 package io.converge.outbox;
 
 import io.converge.outbox.internal.OutboxRows;
-import io.converge.producer.support.BatchPurger;
-import io.converge.producer.support.BatchPurger.Cutoff;
-import io.converge.producer.support.DatabaseErrors;
-import io.converge.producer.support.OpsRows;
-import io.converge.producer.support.Require;
+import io.converge.core.internal.BatchPurger;
+import io.converge.core.internal.BatchPurger.Cutoff;
+import io.converge.core.internal.DatabaseErrors;
+import io.converge.core.internal.OpsRows;
+import io.converge.core.internal.Require;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

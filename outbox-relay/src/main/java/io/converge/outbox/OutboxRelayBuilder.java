@@ -3,7 +3,7 @@ package io.converge.outbox;
 import io.converge.outbox.internal.PollingRelay;
 import io.converge.outbox.spi.OutboxSink;
 import io.converge.outbox.spi.RelayMetrics;
-import io.converge.producer.support.Require;
+import io.converge.core.internal.Require;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.UUID;

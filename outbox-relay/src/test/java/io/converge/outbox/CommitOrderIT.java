@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.rocketmq.RocketMQExtension;
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import java.time.Duration;
@@ -104,7 +104,7 @@ class CommitOrderIT {
         return null;
       });
       assertThat(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start)).as("no wait for itself").isLessThan(30);
-      assertThat(inner.get()).isInstanceOf(io.converge.producer.ConvergeException.class)
+      assertThat(inner.get()).isInstanceOf(io.converge.core.ConvergeException.class)
           .hasMessageContaining("key 'K'").hasMessageContaining("wait for itself");
       assertThat(otherKey.get()).isNotNull();
       assertThat(RelayFixture.scalar(ds, "SELECT count(*) FROM converge_outbox WHERE order_key = 'K'")).isEqualTo(1);

@@ -8,7 +8,7 @@ import io.converge.broker.child.ChildJvms;
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import io.converge.producer.TxnProducer;
 import java.time.Duration;
 import java.util.ArrayList;

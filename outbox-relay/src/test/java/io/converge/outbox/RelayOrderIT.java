@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.outbox.RelayFixture.CountingSink;
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;

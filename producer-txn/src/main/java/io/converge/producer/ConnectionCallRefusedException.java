@@ -1,5 +1,7 @@
 package io.converge.producer;
 
+import io.converge.core.ConvergeException;
+
 /**
  * A call on {@link TxnContext#connection()} that would end the unit's transaction behind its back
  * ({@code commit()}, {@code rollback()}, {@code setAutoCommit(true)}): the unit ends the transaction

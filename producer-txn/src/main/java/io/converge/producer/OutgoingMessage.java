@@ -1,6 +1,9 @@
 package io.converge.producer;
 
-import io.converge.producer.support.Require;
+import io.converge.core.Envelope;
+import io.converge.core.InvalidMessageException;
+import io.converge.core.MessageIds;
+import io.converge.core.internal.Require;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;

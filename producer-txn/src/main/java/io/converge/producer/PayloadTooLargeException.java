@@ -1,5 +1,7 @@
 package io.converge.producer;
 
+import io.converge.core.ConvergeException;
+
 /**
  * The payload is larger than the producer's configured limit; nothing was sent.
  *

@@ -1,5 +1,7 @@
 package io.converge.producer;
 
+import io.converge.core.BrokerUnavailableException;
+import io.converge.core.ConvergeException;
 import java.sql.Connection;
 
 /**

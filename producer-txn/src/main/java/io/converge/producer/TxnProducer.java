@@ -1,5 +1,8 @@
 package io.converge.producer;
 
+import io.converge.core.DatabaseUnavailableException;
+import io.converge.core.LateCommitFencedException;
+import io.converge.core.TransactionTimedOutException;
 import io.converge.producer.internal.DefaultTxnProducer;
 
 /**

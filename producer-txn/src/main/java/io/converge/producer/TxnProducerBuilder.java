@@ -1,8 +1,9 @@
 package io.converge.producer;
 
+import io.converge.core.ConvergeException;
 import io.converge.producer.spi.BackendFactory;
 import io.converge.producer.spi.ProducerMetrics;
-import io.converge.producer.support.Require;
+import io.converge.core.internal.Require;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,6 +1,6 @@
 package io.converge.producer;
 
-import io.converge.producer.support.OpsRows;
+import io.converge.core.internal.OpsRows;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;

@@ -1,5 +1,7 @@
 package io.converge.producer;
 
+import io.converge.core.ConvergeException;
+
 /**
  * The caller's unit of work threw a checked exception (e.g. an {@link java.sql.SQLException} of a
  * business write: a constraint violated); it was rolled back and no message is delivered. The cause

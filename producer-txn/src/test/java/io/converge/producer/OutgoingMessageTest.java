@@ -1,5 +1,8 @@
 package io.converge.producer;
 
+import io.converge.core.Envelope;
+import io.converge.core.InvalidMessageException;
+import io.converge.core.MessageIds;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

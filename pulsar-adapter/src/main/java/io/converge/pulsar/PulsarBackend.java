@@ -1,7 +1,7 @@
 package io.converge.pulsar;
 
-import io.converge.producer.support.OptionalDependency;
-import io.converge.producer.support.Require;
+import io.converge.core.internal.OptionalDependency;
+import io.converge.core.internal.Require;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendFactory;
 import io.converge.producer.spi.TxnBackend;

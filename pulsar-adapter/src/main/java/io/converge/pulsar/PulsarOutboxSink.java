@@ -2,10 +2,10 @@ package io.converge.pulsar;
 
 import io.converge.outbox.spi.OutboxRecord;
 import io.converge.outbox.spi.OutboxSink;
-import io.converge.producer.BrokerUnavailableException;
-import io.converge.producer.ConvergeException;
-import io.converge.producer.InvalidMessageException;
-import io.converge.producer.support.Require;
+import io.converge.core.BrokerUnavailableException;
+import io.converge.core.ConvergeException;
+import io.converge.core.InvalidMessageException;
+import io.converge.core.internal.Require;
 import io.converge.pulsar.internal.PulsarErrors;
 import io.converge.pulsar.internal.PulsarSettings;
 import java.time.Duration;

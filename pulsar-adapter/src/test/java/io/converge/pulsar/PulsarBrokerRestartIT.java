@@ -7,10 +7,10 @@ import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.pulsar.EmbeddedPulsar;
-import io.converge.producer.MessageIds;
+import io.converge.core.MessageIds;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import io.converge.producer.spi.CrashPoints;
 import io.converge.producer.testing.Delivered;
 import java.nio.file.Path;

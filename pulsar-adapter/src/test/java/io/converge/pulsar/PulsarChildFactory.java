@@ -1,7 +1,7 @@
 package io.converge.pulsar;
 
 import io.converge.producer.TxnProducer;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import io.converge.producer.testing.ChildProducerFactory;
 import java.time.Duration;
 import java.util.Map;

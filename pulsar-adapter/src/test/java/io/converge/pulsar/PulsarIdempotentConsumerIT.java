@@ -9,7 +9,7 @@ import io.converge.consumer.FailurePolicy;
 import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.MessageHandler;
 import io.converge.consumer.testing.ConsumerBindingContract;
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;

@@ -6,7 +6,7 @@ import io.converge.broker.pulsar.EmbeddedPulsar;
 import io.converge.broker.pulsar.PulsarExtension;
 import io.converge.outbox.spi.OutboxSink;
 import io.converge.outbox.testing.OutboxSinkContract;
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;

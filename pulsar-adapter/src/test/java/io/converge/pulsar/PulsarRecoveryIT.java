@@ -7,7 +7,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.pulsar.EmbeddedPulsar;
 import io.converge.broker.pulsar.PulsarExtension;
-import io.converge.producer.MessageIds;
+import io.converge.core.MessageIds;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.spi.CrashPoints;

@@ -1,7 +1,7 @@
 package io.converge.pulsar;
 
 import io.converge.broker.postgres.ConvergePostgres;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import javax.sql.DataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 

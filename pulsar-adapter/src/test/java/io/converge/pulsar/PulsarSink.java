@@ -1,6 +1,6 @@
 package io.converge.pulsar;
 
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import io.converge.producer.testing.Delivered;
 import io.converge.producer.testing.MessageSink;
 import java.util.List;

@@ -1,6 +1,6 @@
 package io.converge.consumer.http;
 
-import io.converge.producer.ConvergeException;
+import io.converge.core.ConvergeException;
 
 /**
  * A request the Idempotency-Key filter refuses or cannot serve; the filter turns it into the

@@ -1,8 +1,8 @@
 package io.converge.consumer.http;
 
-import io.converge.producer.support.BatchPurger;
-import io.converge.producer.support.BatchPurger.Cutoff;
-import io.converge.producer.support.Require;
+import io.converge.core.internal.BatchPurger;
+import io.converge.core.internal.BatchPurger.Cutoff;
+import io.converge.core.internal.Require;
 import java.time.Clock;
 import java.time.Duration;
 import javax.sql.DataSource;

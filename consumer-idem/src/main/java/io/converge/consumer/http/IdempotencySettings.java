@@ -1,6 +1,6 @@
 package io.converge.consumer.http;
 
-import io.converge.producer.support.Require;
+import io.converge.core.internal.Require;
 import java.time.Duration;
 import java.util.List;
 

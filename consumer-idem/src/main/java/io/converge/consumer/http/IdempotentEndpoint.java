@@ -1,7 +1,7 @@
 package io.converge.consumer.http;
 
 import io.converge.consumer.http.internal.DefaultIdempotencyFilter;
-import io.converge.producer.support.Require;
+import io.converge.core.internal.Require;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;

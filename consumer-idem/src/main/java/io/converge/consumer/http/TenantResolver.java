@@ -1,6 +1,6 @@
 package io.converge.consumer.http;
 
-import io.converge.producer.support.Require;
+import io.converge.core.internal.Require;
 import jakarta.servlet.http.HttpServletRequest;
 import java.security.Principal;
 import java.util.Objects;

@@ -1,7 +1,7 @@
 package io.converge.consumer.internal;
 
 import io.converge.consumer.IncomingMessage;
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import java.nio.charset.StandardCharsets;
 
 /**

@@ -1,6 +1,6 @@
 package io.converge.consumer.internal;
 
-import io.converge.producer.ConvergeException;
+import io.converge.core.ConvergeException;
 
 /** Nothing was recorded for the message: the binding must not ack it (the broker redelivers it). */
 final class OutcomeNotRecordedException extends ConvergeException {

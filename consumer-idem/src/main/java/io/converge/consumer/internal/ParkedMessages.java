@@ -3,7 +3,7 @@ package io.converge.consumer.internal;
 import io.converge.consumer.FailureKind;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.Outcome;
-import io.converge.producer.ConvergeException;
+import io.converge.core.ConvergeException;
 import java.sql.Connection;
 import java.util.HashSet;
 import java.util.Set;

@@ -2,7 +2,7 @@ package io.converge.consumer.internal;
 
 import io.converge.consumer.ClaimRefusedException;
 import io.converge.consumer.Outcome;
-import io.converge.producer.spi.PipelinedCommit;
+import io.converge.core.internal.PipelinedCommit;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;

@@ -27,7 +27,7 @@ final class ResolvedId {
     }
     if (id.isEmpty()) {
       throw new MissingMessageIdException(message.topic(), message.brokerMessageId(),
-          "no header " + io.converge.producer.Envelope.MESSAGE_ID + " and no configured fallback found one");
+          "no header " + io.converge.core.Envelope.MESSAGE_ID + " and no configured fallback found one");
     }
     if (!usable(id.get())) {
       throw new MissingMessageIdException(message.topic(), message.brokerMessageId(),

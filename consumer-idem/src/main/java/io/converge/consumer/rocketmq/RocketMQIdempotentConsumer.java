@@ -1,9 +1,9 @@
 package io.converge.consumer.rocketmq;
 
 import io.converge.consumer.IdempotentHandler;
-import io.converge.producer.ConvergeException;
-import io.converge.producer.rocketmq.RocketMQSettings;
-import io.converge.producer.support.Require;
+import io.converge.core.ConvergeException;
+import io.converge.core.rocketmq.RocketMQSettings;
+import io.converge.core.internal.Require;
 import java.time.Duration;
 import java.util.Objects;
 

@@ -1,7 +1,7 @@
 package io.converge.consumer.spi;
 
 import io.converge.consumer.IdempotentHandler;
-import io.converge.producer.support.Require;
+import io.converge.core.internal.Require;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;

@@ -3,7 +3,7 @@ package io.converge.consumer.spi;
 import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.Outcome;
-import io.converge.producer.ConvergeException;
+import io.converge.core.ConvergeException;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 

@@ -5,7 +5,7 @@ import io.converge.consumer.ConsumerOps;
 import io.converge.consumer.DedupPurger;
 import io.converge.consumer.TransactionRunner;
 import io.converge.consumer.spi.ConsumerBinding;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import java.time.Clock;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;

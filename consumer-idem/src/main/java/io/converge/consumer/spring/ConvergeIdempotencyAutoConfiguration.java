@@ -6,7 +6,7 @@ import io.converge.consumer.http.IdempotencyMetrics;
 import io.converge.consumer.http.IdempotencySettings;
 import io.converge.consumer.http.IdempotentEndpoint;
 import io.converge.consumer.http.TenantResolver;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import jakarta.servlet.Filter;
 import java.util.ArrayList;
 import java.util.List;

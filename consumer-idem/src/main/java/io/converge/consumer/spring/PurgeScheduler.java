@@ -1,7 +1,7 @@
 package io.converge.consumer.spring;
 
-import io.converge.producer.support.PurgeSchedule;
-import io.converge.producer.support.Require;
+import io.converge.core.internal.PurgeSchedule;
+import io.converge.core.internal.Require;
 import java.time.Duration;
 import java.util.function.IntToLongFunction;
 import org.springframework.context.SmartLifecycle;

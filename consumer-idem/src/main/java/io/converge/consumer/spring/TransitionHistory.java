@@ -2,7 +2,7 @@ package io.converge.consumer.spring;
 
 import io.converge.consumer.StateMachine;
 import io.converge.consumer.StateMachine.Cause;
-import io.converge.producer.ConvergeException;
+import io.converge.core.ConvergeException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Objects;

@@ -1,6 +1,6 @@
 package io.converge.consumer.spring;
 
-import io.converge.producer.ConvergeException;
+import io.converge.core.ConvergeException;
 
 /**
  * {@link TransitionHistory} was called in a Spring transaction that does not hold a connection of its data source

@@ -55,7 +55,7 @@ class IdempotencyFilterIT {
     tiny.setConnectionTimeout(250);
     tinyPool = new com.zaxxer.hikari.HikariDataSource(tiny);
     OrdersApp.tinyPool = tinyPool;
-    io.converge.producer.schema.Migrations.apply(ds, "outbox");
+    io.converge.core.Migrations.apply(ds, "outbox");
     OrdersApp.producerTopic = "idem-txn-" + UUID.randomUUID().toString().substring(0, 8);
     OrdersApp.producer = io.converge.producer.TxnProducer.builder().group("idem-txn").dataSource(ds)
         .backend(io.converge.outbox.OutboxBackend.outbox()).topics(OrdersApp.producerTopic).build();

@@ -4,7 +4,7 @@ import static io.converge.consumer.http.IdempotentCalls.assertReplayed;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.converge.broker.postgres.PostgresExtension;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;

@@ -9,7 +9,7 @@ import io.converge.broker.child.ChildJvmExtension;
 import io.converge.broker.child.ChildJvms;
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.postgres.PostgresExtension;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;

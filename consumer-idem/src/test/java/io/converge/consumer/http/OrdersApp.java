@@ -138,7 +138,7 @@ class OrdersApp {
         @RequestHeader("Idempotency-Key") String key) {
       int run = count(tenant, key);
       if (runs(tenant, key) == 1) {
-        throw new io.converge.producer.DatabaseUnavailableException("the ledger database is down", null, null);
+        throw new io.converge.core.DatabaseUnavailableException("the ledger database is down", null, null);
       }
       return ResponseEntity.status(201).body("{\"run\":" + run + "}");
     }
@@ -270,9 +270,9 @@ class OrdersApp {
     ResponseEntity<String> txnCut(@RequestHeader("X-Tenant-Id") String tenant,
         @RequestHeader("Idempotency-Key") String key) {
       int run = count(tenant, key);
-      io.converge.producer.spi.Commits.BeforeCommit marker = io.converge.producer.spi.Commits.beforeCommit(null);
+      io.converge.core.internal.Commits.BeforeCommit marker = io.converge.core.internal.Commits.beforeCommit(null);
       if (runs(tenant, key) == 1) {
-        io.converge.producer.spi.Commits.beforeCommit((ds, c) -> {
+        io.converge.core.internal.Commits.beforeCommit((ds, c) -> {
           marker.run(ds, c);
           try (java.sql.Statement st = c.createStatement();
               java.sql.ResultSet rs = st.executeQuery("SELECT pg_backend_pid()")) {
@@ -281,7 +281,7 @@ class OrdersApp {
           }
         });
       } else {
-        io.converge.producer.spi.Commits.beforeCommit(marker);
+        io.converge.core.internal.Commits.beforeCommit(marker);
       }
       try {
         producer.inTransaction(tx -> {
@@ -292,12 +292,12 @@ class OrdersApp {
             return ps.executeUpdate();
           }
         });
-      } catch (io.converge.producer.CommitOutcomeUnknownException e) {
+      } catch (io.converge.core.CommitOutcomeUnknownException e) {
         Long charged = new org.springframework.jdbc.core.JdbcTemplate(tinyPool)
             .queryForObject("SELECT count(*) FROM cut_charge WHERE idem_key = ?", Long.class, key);
         return ResponseEntity.status(charged > 0 ? 201 : 500).body("{\"run\":" + run + "}");
       } finally {
-        io.converge.producer.spi.Commits.beforeCommit(marker);
+        io.converge.core.internal.Commits.beforeCommit(marker);
       }
       return ResponseEntity.status(201).body("{\"run\":" + run + "}");
     }
@@ -438,8 +438,8 @@ class OrdersApp {
       return ResponseEntity.status(500).body("{\"run\":" + count(tenant, key) + ",\"error\":\"acquirer said no\"}");
     }
 
-    @org.springframework.web.bind.annotation.ExceptionHandler(io.converge.producer.DatabaseUnavailableException.class)
-    ResponseEntity<String> databaseDown(io.converge.producer.DatabaseUnavailableException e) {
+    @org.springframework.web.bind.annotation.ExceptionHandler(io.converge.core.DatabaseUnavailableException.class)
+    ResponseEntity<String> databaseDown(io.converge.core.DatabaseUnavailableException e) {
       return ResponseEntity.status(500).body("{\"error\":\"database down\"}");
     }
 

@@ -3,7 +3,7 @@ package io.converge.consumer.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.converge.consumer.IncomingMessage;
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import org.junit.jupiter.api.Test;
 
 /** The limits of {@link EnvelopeCheck}: what PostgreSQL refuses, counted as PostgreSQL counts it. */

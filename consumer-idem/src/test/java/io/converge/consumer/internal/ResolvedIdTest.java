@@ -6,8 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.MessageIdResolver;
 import io.converge.consumer.MissingMessageIdException;
-import io.converge.producer.Envelope;
-import io.converge.producer.MessageIds;
+import io.converge.core.Envelope;
+import io.converge.core.MessageIds;
 import org.junit.jupiter.api.Test;
 
 class ResolvedIdTest {

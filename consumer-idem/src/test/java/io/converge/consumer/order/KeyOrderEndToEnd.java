@@ -15,7 +15,7 @@ import io.converge.consumer.order.Payments.State;
 import io.converge.consumer.testing.ConsumerBindingContract;
 import io.converge.outbox.RelayFixture;
 import io.converge.producer.TxnProducer;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;

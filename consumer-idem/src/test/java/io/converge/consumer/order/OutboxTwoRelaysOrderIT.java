@@ -3,7 +3,7 @@ package io.converge.consumer.order;
 import io.converge.outbox.OutboxRelay;
 import io.converge.outbox.RelayFixture;
 import io.converge.producer.TxnProducer;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import javax.sql.DataSource;
 
 /**

@@ -5,7 +5,7 @@ import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.MessageHandler;
 import io.converge.consumer.StaleStateException;
 import io.converge.consumer.StateMachine;
-import io.converge.producer.ConvergeException;
+import io.converge.core.ConvergeException;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import java.nio.charset.StandardCharsets;

@@ -7,7 +7,7 @@ import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.rocketmq.RawRocketMQ;
 import io.converge.consumer.rocketmq.RocketMQIdempotentConsumer;
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.common.message.Message;
 import org.junit.jupiter.api.extension.ExtendWith;

@@ -12,7 +12,7 @@ import io.converge.consumer.FailureKind;
 import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.rocketmq.RawRocketMQ;
 import io.converge.consumer.rocketmq.RocketMQIdempotentConsumer;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;

@@ -2,8 +2,8 @@ package io.converge.consumer.rocketmq;
 
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
-import io.converge.producer.Envelope;
-import io.converge.producer.rocketmq.RocketMQClients;
+import io.converge.core.Envelope;
+import io.converge.core.rocketmq.RocketMQClients;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;

@@ -10,7 +10,7 @@ import io.converge.consumer.BusinessException;
 import io.converge.consumer.ConsumerOps;
 import io.converge.consumer.IdempotentConsumer;
 import io.converge.consumer.IncomingMessage;
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.UUID;

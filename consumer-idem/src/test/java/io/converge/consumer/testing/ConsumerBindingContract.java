@@ -62,7 +62,7 @@ public abstract class ConsumerBindingContract {
   @BeforeAll
   static void contractSchema(DataSource dataSource) throws Exception {
     ds = dataSource;
-    io.converge.producer.schema.Migrations.apply(ds, "consumer");
+    io.converge.core.Migrations.apply(ds, "consumer");
     try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
       s.execute("CREATE TABLE IF NOT EXISTS binding_effect "
           + "(id BIGSERIAL PRIMARY KEY, message_id TEXT, tenant TEXT, topic_key TEXT, body TEXT)");

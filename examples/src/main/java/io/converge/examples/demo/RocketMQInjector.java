@@ -1,10 +1,10 @@
 package io.converge.examples.demo;
 
-import io.converge.producer.ConvergeException;
+import io.converge.core.ConvergeException;
 import io.converge.producer.OutgoingMessage;
-import io.converge.producer.rocketmq.KeyQueueSelector;
-import io.converge.producer.rocketmq.RocketMQClients;
-import io.converge.producer.rocketmq.RocketMQMessages;
+import io.converge.core.rocketmq.KeyQueueSelector;
+import io.converge.core.rocketmq.RocketMQClients;
+import io.converge.producer.rocketmq.OutgoingMessages;
 import java.util.UUID;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
@@ -31,8 +31,8 @@ public final class RocketMQInjector implements DuplicateInjector {
 
   @Override
   public void send(OutgoingMessage m) throws Exception {
-    SendResult r = producer.send(RocketMQMessages.toMessage(m, "demo-injector", System.currentTimeMillis()),
-        KeyQueueSelector.BY_KEY, RocketMQMessages.keys(m));
+    SendResult r = producer.send(OutgoingMessages.toMessage(m, "demo-injector", System.currentTimeMillis()),
+        KeyQueueSelector.BY_KEY, OutgoingMessages.keys(m));
     if (r.getSendStatus() != SendStatus.SEND_OK) {
       throw new IllegalStateException("RocketMQ answered " + r.getSendStatus() + " to duplicate " + m.id());
     }

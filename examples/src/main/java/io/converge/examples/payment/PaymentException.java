@@ -1,6 +1,6 @@
 package io.converge.examples.payment;
 
-import io.converge.producer.ConvergeException;
+import io.converge.core.ConvergeException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 

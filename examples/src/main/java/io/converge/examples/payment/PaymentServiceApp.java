@@ -1,6 +1,6 @@
 package io.converge.examples.payment;
 
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import javax.sql.DataSource;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.builder.SpringApplicationBuilder;

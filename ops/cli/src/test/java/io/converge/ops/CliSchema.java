@@ -2,7 +2,7 @@ package io.converge.ops;
 
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.ops.db.FirstValue;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;

@@ -1,7 +1,7 @@
 package io.converge.outbox.cdc;
 
 import io.converge.outbox.internal.DeliveryPolicy;
-import io.converge.producer.support.Backoff;
+import io.converge.core.internal.Backoff;
 import io.debezium.embedded.Connect;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;

@@ -2,8 +2,8 @@ package io.converge.outbox.cdc;
 
 import io.converge.outbox.spi.OutboxSink;
 import io.converge.outbox.spi.RelayMetrics;
-import io.converge.producer.ConvergeException;
-import io.converge.producer.support.OptionalDependency;
+import io.converge.core.ConvergeException;
+import io.converge.core.internal.OptionalDependency;
 import java.time.Duration;
 
 /**
@@ -77,7 +77,7 @@ public interface CdcRelay extends AutoCloseable {
    * @return the number of rows published
    * @throws io.converge.outbox.AmbiguousKeyException when more than one parked line of the key matches
    *     (nothing resumed)
-   * @throws io.converge.producer.BrokerUnavailableException when the broker is unavailable; the key stays
+   * @throws io.converge.core.BrokerUnavailableException when the broker is unavailable; the key stays
    *     resumed and the sweeper sends it later
    */
   int resume(String tenant, String topic, String key);

@@ -2,7 +2,7 @@ package io.converge.outbox.cdc;
 
 import io.converge.outbox.spi.OutboxSink;
 import io.converge.outbox.spi.RelayMetrics;
-import io.converge.producer.support.Require;
+import io.converge.core.internal.Require;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.regex.Pattern;

@@ -1,8 +1,8 @@
 package io.converge.outbox.cdc;
 
 import io.converge.outbox.internal.Sleeper;
-import io.converge.producer.ConvergeException;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.ConvergeException;
+import io.converge.core.Migrations;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

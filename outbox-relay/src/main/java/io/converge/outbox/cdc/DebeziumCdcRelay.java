@@ -1,7 +1,7 @@
 package io.converge.outbox.cdc;
 
 import io.converge.outbox.internal.Sleeper;
-import io.converge.producer.ConvergeException;
+import io.converge.core.ConvergeException;
 import java.sql.SQLException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;

@@ -1,6 +1,6 @@
 package io.converge.outbox.internal;
 
-import io.converge.producer.ConvergeException;
+import io.converge.core.ConvergeException;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendTransaction;

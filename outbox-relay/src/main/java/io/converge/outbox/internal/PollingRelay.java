@@ -3,7 +3,7 @@ package io.converge.outbox.internal;
 import io.converge.outbox.Outbox;
 import io.converge.outbox.OutboxRelay;
 import io.converge.outbox.OutboxRelayBuilder.Settings;
-import io.converge.producer.DatabaseUnavailableException;
+import io.converge.core.DatabaseUnavailableException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;

@@ -2,7 +2,7 @@ package io.converge.outbox.rocketmq;
 
 import io.converge.outbox.spi.OutboxRecord;
 import io.converge.outbox.spi.SendAllResult;
-import io.converge.producer.BrokerUnavailableException;
+import io.converge.core.BrokerUnavailableException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;

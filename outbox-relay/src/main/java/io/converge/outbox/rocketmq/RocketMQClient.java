@@ -1,10 +1,10 @@
 package io.converge.outbox.rocketmq;
 
 import io.converge.outbox.spi.OutboxRecord;
-import io.converge.producer.rocketmq.KeyQueueSelector;
-import io.converge.producer.rocketmq.RocketMQClients;
-import io.converge.producer.rocketmq.RocketMQErrors;
-import io.converge.producer.rocketmq.RocketMQMessages;
+import io.converge.core.rocketmq.KeyQueueSelector;
+import io.converge.core.rocketmq.RocketMQClients;
+import io.converge.core.rocketmq.RocketMQErrors;
+import io.converge.core.rocketmq.RocketMQMessages;
 import java.time.Duration;
 import java.util.function.Consumer;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
@@ -83,9 +83,9 @@ final class RocketMQClient {
 
   /**
    * Classified by {@link RocketMQErrors}: refusals of the record itself are {@link
-   * io.converge.producer.InvalidMessageException}s (they count as attempts and park the key after the
+   * io.converge.core.InvalidMessageException}s (they count as attempts and park the key after the
    * relay's limit), anything else, including "No route info" while no broker is registered, is a {@link
-   * io.converge.producer.BrokerUnavailableException}: an outage, retried with backoff, never counted.
+   * io.converge.core.BrokerUnavailableException}: an outage, retried with backoff, never counted.
    */
   private RuntimeException classify(OutboxRecord r, Throwable e) {
     return RocketMQErrors.classify(e, "message", r.messageId(), r.topic(), RocketMQErrors.brokersRegistered(producer));

@@ -3,9 +3,9 @@ package io.converge.outbox.rocketmq;
 import io.converge.outbox.spi.OutboxRecord;
 import io.converge.outbox.spi.OutboxSink;
 import io.converge.outbox.spi.SendAllResult;
-import io.converge.producer.ConvergeException;
-import io.converge.producer.rocketmq.RocketMQSettings;
-import io.converge.producer.support.Require;
+import io.converge.core.ConvergeException;
+import io.converge.core.rocketmq.RocketMQSettings;
+import io.converge.core.internal.Require;
 import java.time.Duration;
 import java.util.List;
 
@@ -16,10 +16,10 @@ import java.util.List;
  * key, the keys concurrently.
  *
  * <p>A send that cannot reach a broker (timeout, connection refused, no route while no broker is
- * registered, e.g. restarting) is reported as {@link io.converge.producer.BrokerUnavailableException}
+ * registered, e.g. restarting) is reported as {@link io.converge.core.BrokerUnavailableException}
  * and never parks a message; a record the client or broker refuses (too large, illegal properties, no
  * permission, a topic that does not exist: "No route info" while brokers are registered) is reported
- * as {@link io.converge.producer.InvalidMessageException} and counts as an attempt. A topic that lives
+ * as {@link io.converge.core.InvalidMessageException} and counts as an attempt. A topic that lives
  * only on brokers that are all down while other brokers are up counts as missing too.
  *
  * <p>Needs {@code org.apache.rocketmq:rocketmq-client} on the classpath (an optional dependency of

@@ -1,6 +1,6 @@
 package io.converge.outbox.spi;
 
-import io.converge.producer.BrokerUnavailableException;
+import io.converge.core.BrokerUnavailableException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -14,7 +14,7 @@ import java.util.Set;
  *
  * <p>Failures are classified by type, and the relay acts on the type:
  * <ul>
- *   <li>{@link io.converge.producer.BrokerUnavailableException}: the broker cannot be reached or is
+ *   <li>{@link io.converge.core.BrokerUnavailableException}: the broker cannot be reached or is
  *       overloaded; nothing is wrong with the message. The relay retries it later with exponential
  *       backoff and never parks it for this reason.</li>
  *   <li>any other exception: the broker refused this message (too large, illegal); the relay counts an

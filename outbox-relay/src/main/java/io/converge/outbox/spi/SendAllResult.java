@@ -18,7 +18,7 @@ public record SendAllResult(List<OutboxRecord> sent, List<Failure> failed) {
    * One failed record.
    *
    * @param record the record
-   * @param error why its send failed: {@link io.converge.producer.BrokerUnavailableException} or a
+   * @param error why its send failed: {@link io.converge.core.BrokerUnavailableException} or a
    *     refusal of the message
    */
   public record Failure(OutboxRecord record, Exception error) {

@@ -15,7 +15,7 @@ import io.converge.outbox.Deliveries;
 import io.converge.outbox.RelayBed;
 import io.converge.outbox.RelayFixture;
 import io.converge.outbox.rocketmq.RocketMQSink;
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import java.time.Duration;

@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.converge.outbox.Deliveries;
 import io.converge.outbox.RelayBed;
 import io.converge.outbox.RelayFixture;
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;

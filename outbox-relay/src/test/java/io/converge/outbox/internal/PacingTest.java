@@ -6,7 +6,7 @@ import io.converge.outbox.OutboxRelayBuilder.Settings;
 import io.converge.outbox.DiscardingSink;
 import io.converge.outbox.spi.OutboxSink;
 import io.converge.outbox.spi.RelayMetrics;
-import io.converge.producer.support.Backoff;
+import io.converge.core.internal.Backoff;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 

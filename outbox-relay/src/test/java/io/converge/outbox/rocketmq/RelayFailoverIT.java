@@ -10,7 +10,7 @@ import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.outbox.Outbox;
 import io.converge.outbox.OutboxRelay;
 import io.converge.outbox.RelayFixture;
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import java.time.Duration;

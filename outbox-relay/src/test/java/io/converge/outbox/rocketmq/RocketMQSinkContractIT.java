@@ -7,7 +7,7 @@ import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.outbox.Deliveries;
 import io.converge.outbox.spi.OutboxSink;
 import io.converge.outbox.testing.OutboxSinkContract;
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import io.converge.producer.testing.StoppedRocketMQ;
 import java.time.Duration;
 import java.util.List;

@@ -8,7 +8,7 @@ import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RecordingConsumer;
 import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.outbox.OutboxRelay;
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.spring.TransactionalPublisher;
 import io.converge.producer.testing.SpringPublishing;

@@ -1,7 +1,7 @@
 package io.converge.producer.internal;
 
 import io.converge.producer.ConnectionCallRefusedException;
-import io.converge.producer.ConvergeException;
+import io.converge.core.ConvergeException;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;

@@ -1,17 +1,17 @@
 package io.converge.producer.internal;
 
-import io.converge.producer.CommitOutcomeUnknownException;
-import io.converge.producer.ConvergeException;
-import io.converge.producer.DatabaseRefusedException;
+import io.converge.core.CommitOutcomeUnknownException;
+import io.converge.core.ConvergeException;
+import io.converge.core.DatabaseRefusedException;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.PayloadTooLargeException;
-import io.converge.producer.TransactionTimedOutException;
+import io.converge.core.TransactionTimedOutException;
 import io.converge.producer.TxnContext;
 import io.converge.producer.TxnProducerBuilder.Settings;
 import io.converge.producer.spi.BackendTransaction;
 import io.converge.producer.spi.CommitWrite;
 import io.converge.producer.spi.CrashPoints;
-import io.converge.producer.support.DatabaseErrors;
+import io.converge.core.internal.DatabaseErrors;
 import java.sql.Connection;
 import java.sql.SQLException;
 import org.slf4j.Logger;
@@ -195,7 +195,7 @@ final class UnitContext implements TxnContext, SavepointConnection.Unit {
 
   /**
    * Runs {@code call}: a {@code RuntimeException} passes as it is, an {@code SQLException} becomes (unless
-   * {@code databaseFailure} is null) a {@link io.converge.producer.DatabaseUnavailableException} saying
+   * {@code databaseFailure} is null) a {@link io.converge.core.DatabaseUnavailableException} saying
    * {@code databaseFailure} when the connection was lost or refused, else a {@link DatabaseRefusedException} with
    * its SQLState ({@link DatabaseErrors}: an aborted transaction, a constraint, a lock or statement timeout is a
    * failure of the unit, not an outage); anything else a {@link ConvergeException} saying {@code failure}; all

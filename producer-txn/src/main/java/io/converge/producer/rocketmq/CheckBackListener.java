@@ -1,6 +1,6 @@
 package io.converge.producer.rocketmq;
 
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.CrashPoints;
 import io.converge.producer.spi.TxnLog;

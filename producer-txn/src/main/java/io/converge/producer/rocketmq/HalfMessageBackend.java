@@ -1,5 +1,7 @@
 package io.converge.producer.rocketmq;
 
+import io.converge.core.rocketmq.RocketMQClients;
+import io.converge.core.rocketmq.RocketMQErrors;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendTransaction;
 import io.converge.producer.spi.TxnBackend;

@@ -1,8 +1,10 @@
 package io.converge.producer.rocketmq;
 
-import io.converge.producer.BrokerUnavailableException;
-import io.converge.producer.Envelope;
-import io.converge.producer.InvalidMessageException;
+import io.converge.core.rocketmq.KeyQueueSelector;
+import io.converge.core.rocketmq.RocketMQErrors;
+import io.converge.core.BrokerUnavailableException;
+import io.converge.core.Envelope;
+import io.converge.core.InvalidMessageException;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendTransaction;
@@ -64,7 +66,7 @@ final class HalfMessageTransaction implements BackendTransaction {
       throw new InvalidMessageException(
           "RocketMQ refuses an empty payload (message " + m.id() + " on " + m.topic() + ")", m.id(), null);
     }
-    Message msg = RocketMQMessages.toMessage(m, context.group(), context.clock().millis());
+    Message msg = OutgoingMessages.toMessage(m, context.group(), context.clock().millis());
     String attempt = Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE);
     msg.putUserProperty(ATTEMPT, attempt);
     MessageAccessor.putProperty(msg, MessageConst.PROPERTY_TRANSACTION_PREPARED, "true");

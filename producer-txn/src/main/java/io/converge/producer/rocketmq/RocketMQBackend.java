@@ -1,9 +1,10 @@
 package io.converge.producer.rocketmq;
 
+import io.converge.core.rocketmq.RocketMQSettings;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendFactory;
 import io.converge.producer.spi.TxnBackend;
-import io.converge.producer.support.Require;
+import io.converge.core.internal.Require;
 import java.time.Duration;
 import java.util.Objects;
 

@@ -1,5 +1,6 @@
 package io.converge.producer.rocketmq;
 
+import io.converge.core.rocketmq.RocketMQErrors;
 import java.time.Duration;
 import org.apache.rocketmq.client.impl.factory.MQClientInstance;
 import org.apache.rocketmq.client.producer.LocalTransactionState;

@@ -1,25 +1,18 @@
 /**
  * The RocketMQ half-message backend of {@code TxnProducer} ({@link io.converge.producer.rocketmq.RocketMQBackend},
- * the only API type here) and the one RocketMQ layer every Converge module uses.
+ * the only API type here), built on the shared RocketMQ client layer of converge-core
+ * ({@code io.converge.core.rocketmq}: settings, clients, queue selector, message mapping, error classification).
  *
- * <p>The other public types are <b>Converge-internal</b>: they are public only so that the outbox sink,
- * the consumer binding, the examples and the bench share them; they are not an API for applications and
- * may change between minor versions:
+ * <p>The other public types are <b>Converge-internal</b>: they are public only so that the examples and the
+ * bench share them; they are not an API for applications and may change between minor versions:
  *
  * <ul>
- *   <li>{@link io.converge.producer.rocketmq.RocketMQSettings}: validation of the shared settings and the
- *       check that the optional {@code rocketmq-client} is present (it touches no RocketMQ type);
- *   <li>{@link io.converge.producer.rocketmq.RocketMQClients}: producer and push-consumer set-up (name
- *       server, group, instance, timeouts, retries, start, shutdown on a failed start);
- *   <li>{@link io.converge.producer.rocketmq.KeyQueueSelector}: one key, one queue;
- *   <li>{@link io.converge.producer.rocketmq.RocketMQMessages}: message &lt;-&gt; envelope (Converge
- *       headers as user properties, keys, body);
- *   <li>{@link io.converge.producer.rocketmq.RocketMQErrors}: the one classification of a failure as a
- *       refusal of the message or an outage, including the one rule for "no route".
+ *   <li>{@link io.converge.producer.rocketmq.OutgoingMessages}: an {@code OutgoingMessage} as a RocketMQ
+ *       message (on {@link io.converge.core.rocketmq.RocketMQMessages}).
  * </ul>
  *
- * <p>All of them but {@code RocketMQSettings} and {@code RocketMQBackend} need
- * {@code org.apache.rocketmq:rocketmq-client}, an optional dependency: call
- * {@link io.converge.producer.rocketmq.RocketMQSettings#requireClient(String)} before loading them.
+ * <p>All of them but {@code RocketMQBackend} need {@code org.apache.rocketmq:rocketmq-client}, an optional
+ * dependency: call {@link io.converge.core.rocketmq.RocketMQSettings#requireClient(String)} before loading
+ * them.
  */
 package io.converge.producer.rocketmq;

@@ -14,7 +14,7 @@ public interface CommitWrite {
   /**
    * Writes, inside the open transaction on {@code connection}; the caller commits.
    *
-   * @throws io.converge.producer.LateCommitFencedException when a check-back fenced a message first
+   * @throws io.converge.core.LateCommitFencedException when a check-back fenced a message first
    * @throws SQLException on any other database error
    */
   void write(Connection connection) throws SQLException;
@@ -23,7 +23,7 @@ public interface CommitWrite {
    * Writes and commits on {@code connection}, in one round trip where the driver allows it (else a write,
    * then {@code commit()}).
    *
-   * @throws io.converge.producer.LateCommitFencedException when a check-back fenced a message first:
+   * @throws io.converge.core.LateCommitFencedException when a check-back fenced a message first:
    *     nothing was committed, the caller rolls back
    * @throws SQLException the server's error; the caller decides from its SQLSTATE: a refusal of the whole
    *     transaction (classes 22, 23, 25, 40, 42, 44) committed nothing and is rolled back; any other error

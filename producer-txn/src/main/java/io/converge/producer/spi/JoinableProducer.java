@@ -18,7 +18,7 @@ public interface JoinableProducer {
    *
    * @param connection the transaction's connection; not null
    * @return the joined transaction, to publish through and to tell of the transaction's end
-   * @throws io.converge.producer.ConvergeException when the producer is closed
+   * @throws io.converge.core.ConvergeException when the producer is closed
    */
   JoinedTransaction join(Connection connection);
 }

@@ -27,7 +27,7 @@ public interface JoinedTransaction {
    * {@code kept} are discarded and never delivered.
    *
    * @param kept {@link #published()} when the savepoint was set; 0 when it was set before the first publish
-   * @throws io.converge.producer.ConvergeException when the backend cannot discard them (roll the whole
+   * @throws io.converge.core.ConvergeException when the backend cannot discard them (roll the whole
    *     transaction back)
    */
   void rollbackToSavepoint(int kept);
@@ -37,7 +37,7 @@ public interface JoinedTransaction {
    * database commit, and fails when the transaction ran past the local-transaction timeout (counted from
    * the join, i.e. the first publish).
    *
-   * @throws io.converge.producer.TransactionTimedOutException (or another {@code ConvergeException}) to
+   * @throws io.converge.core.TransactionTimedOutException (or another {@code ConvergeException}) to
    *     make the transaction roll back
    */
   void beforeCommit();

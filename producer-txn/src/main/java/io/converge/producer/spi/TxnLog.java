@@ -1,9 +1,10 @@
 package io.converge.producer.spi;
 
-import io.converge.producer.DatabaseUnavailableException;
-import io.converge.producer.LateCommitFencedException;
-import io.converge.producer.support.BatchPurger;
-import io.converge.producer.support.BatchPurger.Cutoff;
+import io.converge.core.internal.PipelinedCommit;
+import io.converge.core.DatabaseUnavailableException;
+import io.converge.core.LateCommitFencedException;
+import io.converge.core.internal.BatchPurger;
+import io.converge.core.internal.BatchPurger.Cutoff;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;

@@ -3,7 +3,7 @@ package io.converge.producer.spring;
 import io.converge.producer.MicrometerMetrics;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.TxnProducerBuilder;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import io.converge.producer.spring.internal.MicrometerConfiguration;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Objects;

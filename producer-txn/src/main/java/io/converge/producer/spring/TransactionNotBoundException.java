@@ -1,6 +1,6 @@
 package io.converge.producer.spring;
 
-import io.converge.producer.ConvergeException;
+import io.converge.core.ConvergeException;
 
 /**
  * {@link TransactionalPublisher} was called in a Spring transaction that does not own the publisher's

@@ -1,7 +1,7 @@
 package io.converge.producer.spring;
 
-import io.converge.producer.ConvergeException;
-import io.converge.producer.DatabaseUnavailableException;
+import io.converge.core.ConvergeException;
+import io.converge.core.DatabaseUnavailableException;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.spi.JoinableProducer;

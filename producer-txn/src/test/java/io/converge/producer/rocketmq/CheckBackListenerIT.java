@@ -3,10 +3,10 @@ package io.converge.producer.rocketmq;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.converge.broker.postgres.ConvergePostgres;
-import io.converge.producer.Envelope;
-import io.converge.producer.MessageIds;
+import io.converge.core.Envelope;
+import io.converge.core.MessageIds;
 import io.converge.producer.MicrometerMetrics;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.TxnLog;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.producer.MicrometerMetrics;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -59,7 +59,7 @@ class EndRecorderIT {
     CountDownLatch writing = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    String id = io.converge.producer.MessageIds.shared().next();
+    String id = io.converge.core.MessageIds.shared().next();
     try (EndRecorder recorder = new EndRecorder(gated(db, writing, release), "g", new MicrometerMetrics(registry,
         "g"))) {
       recorder.notDelivered(half(id + "-0", "a"), "COMMIT", "first", Instant.now());
@@ -82,7 +82,7 @@ class EndRecorderIT {
   private static List<String> recorded(String schema, String column, BiConsumer<EndRecorder, String> records) {
     DataSource db = ConvergePostgres.shared().newSchema(schema);
     Migrations.apply(db, "producer");
-    String id = io.converge.producer.MessageIds.shared().next();
+    String id = io.converge.core.MessageIds.shared().next();
     try (EndRecorder recorder = new EndRecorder(db, "g", io.converge.producer.spi.ProducerMetrics.NONE)) {
       records.accept(recorder, id);
     }

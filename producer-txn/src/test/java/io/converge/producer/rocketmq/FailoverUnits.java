@@ -3,7 +3,7 @@ package io.converge.producer.rocketmq;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.converge.producer.MessageIds;
+import io.converge.core.MessageIds;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import java.sql.Connection;

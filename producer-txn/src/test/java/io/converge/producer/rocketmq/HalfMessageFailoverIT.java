@@ -1,5 +1,7 @@
 package io.converge.producer.rocketmq;
 
+import io.converge.core.rocketmq.KeyQueueSelector;
+import io.converge.core.rocketmq.RocketMQClients;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -7,8 +9,8 @@ import static org.awaitility.Awaitility.await;
 import io.converge.broker.rocketmq.EmbeddedRocketMQCluster;
 import io.converge.broker.rocketmq.RecordingConsumer;
 import io.converge.broker.rocketmq.RocketMQExtension;
-import io.converge.producer.Envelope;
-import io.converge.producer.MessageIds;
+import io.converge.core.Envelope;
+import io.converge.core.MessageIds;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import java.time.Duration;

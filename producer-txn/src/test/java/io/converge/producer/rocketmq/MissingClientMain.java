@@ -1,6 +1,6 @@
 package io.converge.producer.rocketmq;
 
-import io.converge.producer.ConvergeException;
+import io.converge.core.ConvergeException;
 import io.converge.producer.TxnProducer;
 import org.postgresql.ds.PGSimpleDataSource;
 

@@ -1,7 +1,7 @@
 package io.converge.producer.rocketmq;
 
 import io.converge.broker.postgres.ConvergePostgres;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import io.converge.producer.testing.Rows;
 import java.sql.Connection;
 import java.sql.SQLException;

@@ -1,10 +1,13 @@
 package io.converge.producer.rocketmq;
 
+import io.converge.core.rocketmq.KeyQueueSelector;
+import io.converge.core.rocketmq.RocketMQMessages;
+import io.converge.core.rocketmq.RocketMQSettings;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import io.converge.producer.OutgoingMessage;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -35,7 +38,7 @@ class RocketMQLayerTest {
   void theEnvelopeTravelsAsUserPropertiesAndTheKeyAsKeys() {
     OutgoingMessage m = OutgoingMessage.builder("orders").key("order-7").tenant("acme").tag("created")
         .payload("{}".getBytes(UTF_8)).build();
-    Message msg = RocketMQMessages.toMessage(m, "svc", 1234L);
+    Message msg = OutgoingMessages.toMessage(m, "svc", 1234L);
     assertThat(msg.getTopic()).isEqualTo("orders");
     assertThat(msg.getTags()).isEqualTo("created");
     assertThat(msg.getKeys()).isEqualTo("order-7");
@@ -47,8 +50,8 @@ class RocketMQLayerTest {
   @Test
   void aMessageWithoutKeyIsKeyedByItsId() {
     OutgoingMessage m = OutgoingMessage.builder("orders").payload(new byte[]{1}).build();
-    assertThat(RocketMQMessages.keys(m)).isEqualTo(m.id());
-    assertThat(RocketMQMessages.toMessage(m, "svc", 1L).getKeys()).isEqualTo(m.id());
+    assertThat(OutgoingMessages.keys(m)).isEqualTo(m.id());
+    assertThat(OutgoingMessages.toMessage(m, "svc", 1L).getKeys()).isEqualTo(m.id());
   }
 
   @Test

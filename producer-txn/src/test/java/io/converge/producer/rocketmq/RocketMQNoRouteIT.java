@@ -6,10 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
-import io.converge.producer.BrokerUnavailableException;
-import io.converge.producer.ConvergeException;
-import io.converge.producer.InvalidMessageException;
-import io.converge.producer.MessageIds;
+import io.converge.core.BrokerUnavailableException;
+import io.converge.core.ConvergeException;
+import io.converge.core.InvalidMessageException;
+import io.converge.core.MessageIds;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.testing.StoppedRocketMQ;

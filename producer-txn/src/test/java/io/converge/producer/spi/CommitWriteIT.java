@@ -1,12 +1,13 @@
 package io.converge.producer.spi;
 
+import io.converge.core.internal.PipelinedCommit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.converge.broker.postgres.ConvergePostgres;
-import io.converge.producer.LateCommitFencedException;
-import io.converge.producer.MessageIds;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.LateCommitFencedException;
+import io.converge.core.MessageIds;
+import io.converge.core.Migrations;
 import io.converge.producer.testing.Rows;
 import java.sql.Connection;
 import java.sql.Statement;

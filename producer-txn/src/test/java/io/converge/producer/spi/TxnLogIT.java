@@ -7,9 +7,9 @@ import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.postgres.PostgresExtension;
-import io.converge.producer.LateCommitFencedException;
-import io.converge.producer.MessageIds;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.LateCommitFencedException;
+import io.converge.core.MessageIds;
+import io.converge.core.Migrations;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -10,11 +10,11 @@ import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RecordingConsumer;
 import io.converge.broker.rocketmq.RocketMQExtension;
-import io.converge.producer.ConvergeException;
-import io.converge.producer.Envelope;
-import io.converge.producer.MessageIds;
+import io.converge.core.ConvergeException;
+import io.converge.core.Envelope;
+import io.converge.core.MessageIds;
 import io.converge.producer.OutgoingMessage;
-import io.converge.producer.TransactionTimedOutException;
+import io.converge.core.TransactionTimedOutException;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.testing.SpringPublishing;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -91,7 +91,7 @@ class SpringTransactionalPublisherIT {
     String topic = RocketMQExtension.uniqueTopic("springother");
     mq.createTopic(topic);
     DataSource db = ConvergePostgres.shared().newSchema("springother");
-    io.converge.producer.schema.Migrations.apply(db, "producer");
+    io.converge.core.Migrations.apply(db, "producer");
     DataSource other = ConvergePostgres.shared().newSchema("springother2");
     try (TxnProducer producer = new io.converge.producer.rocketmq.RocketMQChildFactory()
         .create("spring-other", topic, db, java.util.Map.of("nameServer", mq.nameServerAddress()))) {
@@ -145,7 +145,7 @@ class SpringTransactionalPublisherIT {
     String topic = RocketMQExtension.uniqueTopic("springlost");
     mq.createTopic(topic);
     DataSource db = SpringPublishing.withOrders(ConvergePostgres.shared().newSchema("springlost"));
-    io.converge.producer.schema.Migrations.apply(db, "producer");
+    io.converge.core.Migrations.apply(db, "producer");
     AtomicBoolean breakCommit = new AtomicBoolean();
     DataSource breaking = commitAnswerLost(db, breakCommit);
     try (TxnProducer producer = new io.converge.producer.rocketmq.RocketMQChildFactory()

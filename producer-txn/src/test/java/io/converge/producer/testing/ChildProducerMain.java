@@ -3,7 +3,7 @@ package io.converge.producer.testing;
 import static java.nio.charset.StandardCharsets.UTF_8;
 
 import io.converge.broker.child.ChildJvm;
-import io.converge.producer.BrokerUnavailableException;
+import io.converge.core.BrokerUnavailableException;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.spi.CrashPoints;

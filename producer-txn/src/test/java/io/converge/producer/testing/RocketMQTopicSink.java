@@ -1,7 +1,7 @@
 package io.converge.producer.testing;
 
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

@@ -3,7 +3,7 @@ package io.converge.producer.testing;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.converge.producer.MessageIds;
+import io.converge.core.MessageIds;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.spring.TransactionalPublisher;
 import javax.sql.DataSource;

@@ -1,8 +1,8 @@
 package io.converge.starter;
 
 import io.converge.outbox.spi.OutboxSink;
-import io.converge.producer.ConvergeException;
-import io.converge.producer.support.OptionalDependency;
+import io.converge.core.ConvergeException;
+import io.converge.core.internal.OptionalDependency;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;

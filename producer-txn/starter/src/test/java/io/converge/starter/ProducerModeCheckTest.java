@@ -3,7 +3,7 @@ package io.converge.starter;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.converge.outbox.spi.OutboxSink;
-import io.converge.producer.ConvergeException;
+import io.converge.core.ConvergeException;
 import io.converge.producer.spring.TransactionalPublisher;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicReference;

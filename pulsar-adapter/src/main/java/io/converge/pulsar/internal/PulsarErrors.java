@@ -1,8 +1,8 @@
 package io.converge.pulsar.internal;
 
-import io.converge.producer.BrokerUnavailableException;
-import io.converge.producer.ConvergeException;
-import io.converge.producer.InvalidMessageException;
+import io.converge.core.BrokerUnavailableException;
+import io.converge.core.ConvergeException;
+import io.converge.core.InvalidMessageException;
 import java.util.List;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;

@@ -1,6 +1,6 @@
 package io.converge.pulsar.internal;
 
-import io.converge.producer.ConvergeException;
+import io.converge.core.ConvergeException;
 import io.converge.producer.spi.BackendContext;
 import java.sql.Connection;
 import java.sql.SQLException;

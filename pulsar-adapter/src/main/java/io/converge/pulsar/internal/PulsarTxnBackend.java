@@ -1,6 +1,6 @@
 package io.converge.pulsar.internal;
 
-import io.converge.producer.BrokerUnavailableException;
+import io.converge.core.BrokerUnavailableException;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendTransaction;
 import io.converge.producer.spi.TxnBackend;

@@ -1,7 +1,7 @@
 package io.converge.pulsar.internal;
 
 import io.converge.producer.spi.CommitWrite;
-import io.converge.producer.spi.PipelinedCommit;
+import io.converge.core.internal.PipelinedCommit;
 import io.converge.producer.spi.TxnLog;
 import java.sql.Array;
 import java.sql.Connection;

@@ -1,7 +1,7 @@
 package io.converge.pulsar.internal;
 
-import io.converge.producer.BrokerUnavailableException;
-import io.converge.producer.LateCommitFencedException;
+import io.converge.core.BrokerUnavailableException;
+import io.converge.core.LateCommitFencedException;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendTransaction;

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.converge.broker.postgres.ConvergePostgres;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;

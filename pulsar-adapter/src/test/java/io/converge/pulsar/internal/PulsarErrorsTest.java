@@ -2,9 +2,9 @@ package io.converge.pulsar.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.converge.producer.BrokerUnavailableException;
-import io.converge.producer.ConvergeException;
-import io.converge.producer.InvalidMessageException;
+import io.converge.core.BrokerUnavailableException;
+import io.converge.core.ConvergeException;
+import io.converge.core.InvalidMessageException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.stream.Stream;

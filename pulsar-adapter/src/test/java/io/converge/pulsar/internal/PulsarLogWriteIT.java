@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.converge.broker.postgres.ConvergePostgres;
-import io.converge.producer.LateCommitFencedException;
-import io.converge.producer.MessageIds;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.LateCommitFencedException;
+import io.converge.core.MessageIds;
+import io.converge.core.Migrations;
 import io.converge.producer.spi.TxnLog;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.pulsar.EmbeddedPulsar;
 import io.converge.broker.pulsar.PulsarExtension;
-import io.converge.producer.BrokerUnavailableException;
+import io.converge.core.BrokerUnavailableException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;

@@ -11,7 +11,7 @@ import io.converge.broker.pulsar.PulsarExtension;
 import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.spi.ConsumerBinding;
 import io.converge.producer.TxnProducer;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import io.converge.producer.spring.TransactionalPublisher;
 import io.converge.producer.testing.SpringPublishing;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -2,7 +2,7 @@ package io.converge.consumer.http.internal;
 
 import io.converge.consumer.http.IdempotencyException;
 import io.converge.consumer.http.IdempotencyProblem;
-import io.converge.producer.support.Require;
+import io.converge.core.internal.Require;
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;

@@ -3,7 +3,7 @@ package io.converge.consumer.http.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.converge.broker.postgres.PostgresExtension;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;

@@ -1,6 +1,6 @@
 package io.converge.ops.db;
 
-import io.converge.producer.ConvergeException;
+import io.converge.core.ConvergeException;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import javax.sql.DataSource;

@@ -1,7 +1,7 @@
 package io.converge.ops.doctor;
 
-import io.converge.producer.ConvergeException;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.ConvergeException;
+import io.converge.core.Migrations;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -8,7 +8,7 @@ import io.converge.consumer.Outcome;
 import io.converge.consumer.StateMachine;
 import io.converge.ops.CliRun;
 import io.converge.ops.CliSchema;
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import java.sql.Connection;
 import org.junit.jupiter.api.Test;
 

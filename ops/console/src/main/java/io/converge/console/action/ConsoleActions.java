@@ -1,7 +1,7 @@
 package io.converge.console.action;
 
-import io.converge.producer.DatabaseUnavailableException;
-import io.converge.producer.support.OpsRows;
+import io.converge.core.DatabaseUnavailableException;
+import io.converge.core.internal.OpsRows;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.List;

@@ -1,7 +1,7 @@
 package io.converge.console.stuck;
 
 import io.converge.console.inspect.StuckItem;
-import io.converge.producer.DatabaseUnavailableException;
+import io.converge.core.DatabaseUnavailableException;
 import java.net.URI;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

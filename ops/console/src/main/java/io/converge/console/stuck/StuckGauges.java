@@ -3,7 +3,7 @@ package io.converge.console.stuck;
 import io.converge.console.inspect.Inspector;
 import io.converge.console.inspect.StuckItem;
 import io.converge.console.inspect.StuckKind;
-import io.converge.producer.support.Require;
+import io.converge.core.internal.Require;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -89,7 +89,7 @@ public final class StuckGauges implements AutoCloseable {
    * Reads every kind's count now (and notifies the webhook, if any). Called by the schedule; public for a caller
    * that wants fresh values at once.
    *
-   * @throws io.converge.producer.DatabaseUnavailableException when the database fails
+   * @throws io.converge.core.DatabaseUnavailableException when the database fails
    */
   public void refresh() {
     for (StuckKind kind : StuckKind.values()) {

@@ -1,9 +1,9 @@
 package io.converge.console.stuck;
 
 import io.converge.console.inspect.StuckItem;
-import io.converge.producer.DatabaseUnavailableException;
-import io.converge.producer.support.Backoff;
-import io.converge.producer.support.Require;
+import io.converge.core.DatabaseUnavailableException;
+import io.converge.core.internal.Backoff;
+import io.converge.core.internal.Require;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

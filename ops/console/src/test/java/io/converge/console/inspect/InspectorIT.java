@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.console.inspect.Inspector.Filter;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;

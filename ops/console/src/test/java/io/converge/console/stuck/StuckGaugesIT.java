@@ -10,7 +10,7 @@ import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.MoneyAnomalyException;
 import io.converge.consumer.Outcome;
-import io.converge.producer.Envelope;
+import io.converge.core.Envelope;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;

@@ -3,7 +3,7 @@ package io.converge.console.stuck;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
 import io.converge.broker.postgres.ConvergePostgres;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;

@@ -18,7 +18,7 @@ import io.converge.outbox.spi.OutboxRecord;
 import io.converge.outbox.spi.OutboxSink;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.Statement;

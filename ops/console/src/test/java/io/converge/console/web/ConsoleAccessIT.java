@@ -3,7 +3,7 @@ package io.converge.console.web;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.converge.broker.postgres.ConvergePostgres;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;

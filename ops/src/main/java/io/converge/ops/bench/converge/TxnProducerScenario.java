@@ -8,7 +8,7 @@ import io.converge.outbox.OutboxBackend;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.rocketmq.RocketMQBackend;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import io.converge.producer.spi.BackendFactory;
 import io.converge.pulsar.PulsarBackend;
 import java.util.concurrent.atomic.AtomicLong;

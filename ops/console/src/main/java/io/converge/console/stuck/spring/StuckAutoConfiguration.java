@@ -3,7 +3,7 @@ package io.converge.console.stuck.spring;
 import io.converge.console.inspect.Inspector;
 import io.converge.console.stuck.StuckGauges;
 import io.converge.console.stuck.StuckWebhook;
-import io.converge.producer.schema.Migrations;
+import io.converge.core.Migrations;
 import io.micrometer.core.instrument.MeterRegistry;
 import javax.sql.DataSource;
 import org.springframework.boot.autoconfigure.AutoConfiguration;

@@ -1,5 +1,0 @@
-/**
- * Machinery shared by the Converge modules (backoff, bounded purges, validation of settings). Not an
- * API for applications: its types may change between minor versions.
- */
-package io.converge.producer.support;
