@@ -1,5 +1,6 @@
 package io.converge.outbox;
 
+import io.converge.outbox.micrometer.MicrometerRelayMetrics;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

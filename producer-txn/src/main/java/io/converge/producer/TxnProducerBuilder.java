@@ -137,7 +137,7 @@ public final class TxnProducerBuilder {
     return this;
   }
 
-  /** Where to count (see {@code io.converge.producer.internal.MicrometerMetrics}); default nothing. */
+  /** Where to count (see {@code io.converge.producer.micrometer.MicrometerProducerMetrics}); default nothing. */
   public TxnProducerBuilder metrics(ProducerMetrics metrics) {
     this.metrics = metrics;
     return this;

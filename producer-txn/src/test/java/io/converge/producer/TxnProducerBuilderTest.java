@@ -1,5 +1,6 @@
 package io.converge.producer;
 
+import io.converge.producer.micrometer.MicrometerProducerMetrics;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -67,7 +68,7 @@ class TxnProducerBuilderTest {
   @Test
   void micrometerCountsCheckBacksPendingAndLatency() {
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    MicrometerMetrics metrics = new MicrometerMetrics(registry, "orders");
+    MicrometerProducerMetrics metrics = new MicrometerProducerMetrics(registry, "orders");
     metrics.checkBack("COMMIT");
     metrics.checkBack("ROLLBACK");
     metrics.checkBack("UNKNOWN");

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.ProducerMetrics;
-import io.converge.producer.spi.TxnLog;
+import io.converge.producer.internal.TxnLog;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;

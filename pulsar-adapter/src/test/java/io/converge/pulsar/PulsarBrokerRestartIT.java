@@ -11,7 +11,7 @@ import io.converge.core.MessageIds;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.core.Migrations;
-import io.converge.producer.spi.CrashPoints;
+import io.converge.producer.internal.CrashPoints;
 import io.converge.producer.testing.Delivered;
 import java.nio.file.Path;
 import java.sql.Connection;

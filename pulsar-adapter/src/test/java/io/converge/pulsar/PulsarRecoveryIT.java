@@ -10,7 +10,7 @@ import io.converge.broker.pulsar.PulsarExtension;
 import io.converge.core.MessageIds;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
-import io.converge.producer.spi.CrashPoints;
+import io.converge.producer.internal.CrashPoints;
 import io.converge.producer.testing.Delivered;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;

@@ -4,7 +4,7 @@ import java.time.Duration;
 
 /**
  * What the relay counts. Implementations are thread-safe; {@link #NONE} counts nothing; see
- * {@code io.converge.outbox.MicrometerRelayMetrics} for Micrometer.
+ * {@code io.converge.outbox.micrometer.MicrometerRelayMetrics} for Micrometer.
  */
 public interface RelayMetrics {
 

@@ -1,6 +1,6 @@
 package io.converge.outbox.spring;
 
-import io.converge.outbox.MicrometerRelayMetrics;
+import io.converge.outbox.micrometer.MicrometerRelayMetrics;
 import io.converge.outbox.OutboxBackend;
 import io.converge.outbox.OutboxRelay;
 import io.converge.outbox.OutboxRelayBuilder;

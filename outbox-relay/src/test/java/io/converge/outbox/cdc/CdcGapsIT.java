@@ -9,7 +9,7 @@ import io.converge.broker.child.ChildJvms;
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.outbox.Deliveries;
-import io.converge.outbox.MicrometerRelayMetrics;
+import io.converge.outbox.micrometer.MicrometerRelayMetrics;
 import io.converge.outbox.Outbox;
 import io.converge.outbox.RelayBed;
 import io.converge.outbox.RelayFixture;

@@ -14,7 +14,6 @@ import io.converge.core.internal.Commits;
 import io.converge.producer.spi.JoinableProducer;
 import io.converge.producer.spi.JoinedTransaction;
 import io.converge.producer.spi.TxnBackend;
-import io.converge.producer.spi.TxnLog;
 import io.converge.core.internal.DatabaseErrors;
 import io.converge.core.internal.PurgeSchedule;
 import java.sql.Connection;

@@ -10,7 +10,6 @@ import io.converge.producer.TxnContext;
 import io.converge.producer.TxnProducerBuilder.Settings;
 import io.converge.producer.spi.BackendTransaction;
 import io.converge.producer.spi.CommitWrite;
-import io.converge.producer.spi.CrashPoints;
 import io.converge.core.internal.DatabaseErrors;
 import java.sql.Connection;
 import java.sql.SQLException;

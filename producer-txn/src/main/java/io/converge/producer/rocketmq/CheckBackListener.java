@@ -2,8 +2,8 @@ package io.converge.producer.rocketmq;
 
 import io.converge.core.Envelope;
 import io.converge.producer.spi.BackendContext;
-import io.converge.producer.spi.CrashPoints;
-import io.converge.producer.spi.TxnLog;
+import io.converge.producer.internal.CrashPoints;
+import io.converge.producer.internal.TxnLog;
 import java.time.Duration;
 import org.apache.rocketmq.client.producer.LocalTransactionState;
 import org.apache.rocketmq.client.producer.TransactionListener;

@@ -1,5 +1,6 @@
 package io.converge.producer.spi;
 
+import io.converge.producer.internal.TxnLog;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;

@@ -1,6 +1,6 @@
 package io.converge.producer.spring;
 
-import io.converge.producer.MicrometerMetrics;
+import io.converge.producer.micrometer.MicrometerProducerMetrics;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.TxnProducerBuilder;
 import io.converge.core.Migrations;
@@ -61,7 +61,7 @@ public class ConvergeProducerConfiguration {
     @Bean
     @ConditionalOnMissingBean
     ProducerMetricsFactory convergeProducerMetrics(MeterRegistry registry) {
-      return group -> new MicrometerMetrics(registry, group);
+      return group -> new MicrometerProducerMetrics(registry, group);
     }
   }
 }

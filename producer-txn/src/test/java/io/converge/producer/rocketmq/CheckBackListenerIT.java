@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.core.Envelope;
 import io.converge.core.MessageIds;
-import io.converge.producer.MicrometerMetrics;
+import io.converge.producer.micrometer.MicrometerProducerMetrics;
 import io.converge.core.Migrations;
 import io.converge.producer.spi.BackendContext;
-import io.converge.producer.spi.TxnLog;
+import io.converge.producer.internal.TxnLog;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
@@ -34,7 +34,7 @@ class CheckBackListenerIT {
     EndRecorder recorder = new EndRecorder(db, "g", io.converge.producer.spi.ProducerMetrics.NONE);
     CheckBackListener listener = new CheckBackListener(
         new BackendContext("g", db, log, Duration.ofSeconds(30), List.of(),
-            new MicrometerMetrics(registry, "g"), Clock.systemUTC()),
+            new MicrometerProducerMetrics(registry, "g"), Clock.systemUTC()),
         recorder);
     String id = MessageIds.shared().next();
     MessageExt msg = new MessageExt();

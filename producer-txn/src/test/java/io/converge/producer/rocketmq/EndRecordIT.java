@@ -11,7 +11,7 @@ import io.converge.core.Envelope;
 import io.converge.core.MessageIds;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
-import io.converge.producer.spi.CrashPoints;
+import io.converge.producer.internal.CrashPoints;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.postgres.ConvergePostgres;
-import io.converge.producer.MicrometerMetrics;
+import io.converge.producer.micrometer.MicrometerProducerMetrics;
 import io.converge.core.Migrations;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.lang.reflect.InvocationTargetException;
@@ -60,8 +60,9 @@ class EndRecorderIT {
     CountDownLatch release = new CountDownLatch(1);
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     String id = io.converge.core.MessageIds.shared().next();
-    try (EndRecorder recorder = new EndRecorder(gated(db, writing, release), "g", new MicrometerMetrics(registry,
-        "g"))) {
+    try (
+        EndRecorder recorder = new EndRecorder(gated(db, writing, release), "g", new MicrometerProducerMetrics(registry,
+            "g"))) {
       recorder.notDelivered(half(id + "-0", "a"), "COMMIT", "first", Instant.now());
       assertThat(writing.await(10, TimeUnit.SECONDS)).as("the writer holds the first record").isTrue();
       // queued while the writer waits: the next batch is these three, in one transaction

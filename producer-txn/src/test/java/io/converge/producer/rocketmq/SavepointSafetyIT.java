@@ -19,7 +19,7 @@ import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendFactory;
 import io.converge.producer.spi.BackendTransaction;
 import io.converge.producer.spi.TxnBackend;
-import io.converge.producer.spi.TxnLog;
+import io.converge.producer.internal.TxnLog;
 import io.converge.producer.spring.TransactionalPublisher;
 import io.converge.producer.testing.Delivered;
 import io.converge.producer.testing.RocketMQTopicSink;

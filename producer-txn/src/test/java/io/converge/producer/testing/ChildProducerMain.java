@@ -6,7 +6,7 @@ import io.converge.broker.child.ChildJvm;
 import io.converge.core.BrokerUnavailableException;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
-import io.converge.producer.spi.CrashPoints;
+import io.converge.producer.internal.CrashPoints;
 import java.sql.PreparedStatement;
 import java.util.HashMap;
 import java.util.Map;

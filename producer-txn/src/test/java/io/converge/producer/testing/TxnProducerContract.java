@@ -22,7 +22,7 @@ import io.converge.producer.PayloadTooLargeException;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.UnitOfWorkException;
 import io.converge.core.Migrations;
-import io.converge.producer.spi.CrashPoints;
+import io.converge.producer.internal.CrashPoints;
 import io.converge.producer.spring.TransactionalPublisher;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -1,5 +1,6 @@
 package io.converge.pulsar.internal;
 
+import io.converge.pulsar.micrometer.PulsarMeters;
 import io.converge.core.BrokerUnavailableException;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendTransaction;
@@ -71,7 +72,8 @@ public final class PulsarTxnBackend implements TxnBackend {
       return t;
     });
     if (settings.meterRegistry() != null) {
-      PulsarMeters.register(settings.meterRegistry(), context.group(), recovery);
+      PulsarMeters.register(settings.meterRegistry(), context.group(), recovery, PulsarRecovery::open,
+          PulsarRecovery::oldestAgeSeconds, PulsarRecovery::parked);
     }
     long every = settings.recoveryInterval().toMillis();
     scanner.scheduleWithFixedDelay(recovery::scan, 0, every, TimeUnit.MILLISECONDS);

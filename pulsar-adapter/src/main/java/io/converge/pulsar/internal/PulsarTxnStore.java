@@ -2,7 +2,7 @@ package io.converge.pulsar.internal;
 
 import io.converge.producer.spi.CommitWrite;
 import io.converge.core.internal.PipelinedCommit;
-import io.converge.producer.spi.TxnLog;
+import io.converge.producer.internal.TxnLog;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

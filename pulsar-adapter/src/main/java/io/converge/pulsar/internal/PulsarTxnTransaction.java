@@ -6,7 +6,7 @@ import io.converge.producer.OutgoingMessage;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendTransaction;
 import io.converge.producer.spi.CommitWrite;
-import io.converge.producer.spi.CrashPoints;
+import io.converge.producer.internal.CrashPoints;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;

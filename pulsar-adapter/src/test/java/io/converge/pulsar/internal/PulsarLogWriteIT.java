@@ -8,7 +8,7 @@ import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.core.LateCommitFencedException;
 import io.converge.core.MessageIds;
 import io.converge.core.Migrations;
-import io.converge.producer.spi.TxnLog;
+import io.converge.producer.internal.TxnLog;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -15,7 +15,7 @@ import io.converge.producer.OutgoingMessage;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendTransaction;
 import io.converge.producer.spi.ProducerMetrics;
-import io.converge.producer.spi.TxnLog;
+import io.converge.producer.internal.TxnLog;
 import io.converge.pulsar.PulsarTxns;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.URI;

@@ -19,7 +19,7 @@ import io.converge.ops.CliSchema;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.rocketmq.RocketMQBackend;
-import io.converge.producer.spi.CrashPoints;
+import io.converge.producer.internal.CrashPoints;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;

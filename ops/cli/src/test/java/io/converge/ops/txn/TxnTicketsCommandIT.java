@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.converge.ops.CliRun;
 import io.converge.ops.CliSchema;
-import io.converge.producer.spi.TxnLog;
+import io.converge.producer.internal.TxnLog;
 import java.time.Duration;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -1,10 +1,11 @@
-package io.converge.producer.spi;
+package io.converge.producer.internal;
 
 import io.converge.core.internal.PipelinedCommit;
 import io.converge.core.DatabaseUnavailableException;
 import io.converge.core.LateCommitFencedException;
 import io.converge.core.internal.BatchPurger;
 import io.converge.core.internal.BatchPurger.Cutoff;
+import io.converge.producer.spi.CommitWrite;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;

@@ -1,4 +1,4 @@
-package io.converge.producer.spi;
+package io.converge.producer.internal;
 
 import io.converge.core.internal.PipelinedCommit;
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,6 +1,6 @@
-package io.converge.producer.spi;
+package io.converge.producer.internal;
 
-import io.converge.producer.spi.TxnLog.Outcome;
+import io.converge.producer.internal.TxnLog.Outcome;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

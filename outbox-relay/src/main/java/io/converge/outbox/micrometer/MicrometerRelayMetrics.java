@@ -1,4 +1,4 @@
-package io.converge.outbox;
+package io.converge.outbox.micrometer;
 
 import io.converge.outbox.spi.RelayMetrics;
 import io.micrometer.core.instrument.Counter;

@@ -1,4 +1,4 @@
-package io.converge.producer.spi;
+package io.converge.producer.internal;
 
 import java.util.Objects;
 import java.util.function.Consumer;

@@ -1,4 +1,4 @@
-package io.converge.producer;
+package io.converge.producer.micrometer;
 
 import io.converge.producer.spi.ProducerMetrics;
 import io.micrometer.core.instrument.Counter;
@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code txn.end-records.lost}, {@code txn.pending} (messages
  * published whose transaction has not ended) and {@code txn.send.latency}. Thread-safe.
  */
-public final class MicrometerMetrics implements ProducerMetrics {
+public final class MicrometerProducerMetrics implements ProducerMetrics {
 
   private final Counter commit;
   private final Counter rollback;
@@ -25,7 +25,7 @@ public final class MicrometerMetrics implements ProducerMetrics {
   private final Timer send;
 
   /** Metrics of producer group {@code group} in {@code registry}. */
-  public MicrometerMetrics(MeterRegistry registry, String group) {
+  public MicrometerProducerMetrics(MeterRegistry registry, String group) {
     this.commit = checkbacks(registry, group, "COMMIT");
     this.rollback = checkbacks(registry, group, "ROLLBACK");
     this.unknown = checkbacks(registry, group, "UNKNOWN");

@@ -1,4 +1,4 @@
-package io.converge.producer.spi;
+package io.converge.producer.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
