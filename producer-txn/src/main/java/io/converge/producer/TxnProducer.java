@@ -42,6 +42,8 @@ public interface TxnProducer extends AutoCloseable {
    *
    * @return what {@code work} returned
    * @throws DatabaseUnavailableException when no connection can be had, or the commit failed
+   * @throws io.converge.core.DatabaseRefusedException when the database refuses the connection (e.g. bad credentials,
+   *     SQLState class 28) or the work's statements
    * @throws TransactionTimedOutException when {@code work} ran past the local-transaction timeout
    * @throws LateCommitFencedException when a check-back already discarded one of its messages
    */

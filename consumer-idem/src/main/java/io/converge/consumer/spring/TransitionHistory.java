@@ -1,5 +1,6 @@
 package io.converge.consumer.spring;
 
+import io.converge.core.internal.DatabaseErrors;
 import io.converge.consumer.StateMachine;
 import io.converge.consumer.StateMachine.Cause;
 import io.converge.core.ConvergeException;
@@ -83,7 +84,7 @@ public final class TransitionHistory {
       }
       write.run(c);
     } catch (SQLException e) {
-      throw new ConvergeException("Could not record the history of " + machine.entityType() + " " + id, null, e);
+      throw DatabaseErrors.translate("Could not record the history of " + machine.entityType() + " " + id, null, e);
     } finally {
       DataSourceUtils.releaseConnection(c, dataSource);
     }

@@ -1,9 +1,9 @@
 package io.converge.outbox.internal;
 
+import io.converge.core.internal.DatabaseErrors;
 import io.converge.outbox.Outbox;
 import io.converge.outbox.OutboxRelay;
 import io.converge.outbox.OutboxRelayBuilder.Settings;
-import io.converge.core.DatabaseUnavailableException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
@@ -70,7 +70,7 @@ public final class PollingRelay implements OutboxRelay {
     try (Connection c = settings.dataSource().getConnection()) {
       return cycle.run(c).published();
     } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Outbox relay " + settings.name() + " cannot drain the outbox", null, e);
+      throw DatabaseErrors.translate("Outbox relay " + settings.name() + " cannot drain the outbox", null, e);
     }
   }
 

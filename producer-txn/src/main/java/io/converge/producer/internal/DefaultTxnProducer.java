@@ -56,7 +56,7 @@ public final class DefaultTxnProducer implements TxnProducer, JoinableProducer {
     try {
       c = settings.dataSource().getConnection();
     } catch (SQLException e) {
-      throw new DatabaseUnavailableException("No database connection for a unit of work of group " + settings.group(),
+      throw DatabaseErrors.translate("No database connection for a unit of work of group " + settings.group(),
           null, e);
     }
     long start = System.nanoTime();

@@ -1,7 +1,7 @@
 package io.converge.producer.internal;
 
+import io.converge.core.internal.DatabaseErrors;
 import io.converge.core.internal.PipelinedCommit;
-import io.converge.core.DatabaseUnavailableException;
 import io.converge.core.LateCommitFencedException;
 import io.converge.core.internal.BatchPurger;
 import io.converge.core.internal.BatchPurger.Cutoff;
@@ -247,7 +247,7 @@ public final class TxnLog {
     try (Connection c = dataSource.getConnection()) {
       return CheckBack.outcomeFor(CheckBack.read(c, id), id, null);
     } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Cannot read the transaction log for message " + id, id, e);
+      throw DatabaseErrors.translate("Cannot read the transaction log for message " + id, id, e);
     }
   }
 
@@ -282,7 +282,7 @@ public final class TxnLog {
         return rs.next() && rs.getBoolean(1);
       }
     } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Cannot purge the END records: the schema could not be read", null, e);
+      throw DatabaseErrors.translate("Cannot purge the END records: the schema could not be read", null, e);
     }
   }
 

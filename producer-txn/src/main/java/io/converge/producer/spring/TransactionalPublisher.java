@@ -1,7 +1,7 @@
 package io.converge.producer.spring;
 
+import io.converge.core.internal.DatabaseErrors;
 import io.converge.core.ConvergeException;
-import io.converge.core.DatabaseUnavailableException;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.spi.JoinableProducer;
@@ -142,7 +142,7 @@ public final class TransactionalPublisher {
       autoCommit = connection.getAutoCommit();
     } catch (SQLException e) {
       DataSourceUtils.releaseConnection(connection, dataSource);
-      throw new DatabaseUnavailableException("Cannot inspect the connection to publish message " + message.id(),
+      throw DatabaseErrors.translate("Cannot inspect the connection to publish message " + message.id(),
           message.id(), e);
     }
     if (autoCommit) {

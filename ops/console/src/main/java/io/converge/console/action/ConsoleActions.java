@@ -62,7 +62,8 @@ public final class ConsoleActions {
    * @param note the operator's note; nullable unless {@link Action#needsNote()}
    * @return whether it applied (false: the item was no longer in the state the action needs; audited too)
    * @throws IllegalArgumentException when the operator is blank, a note is missing or the target is invalid
-   * @throws DatabaseUnavailableException when the database fails
+   * @throws DatabaseUnavailableException when the database is unreachable
+   *     ({@code io.converge.core.DatabaseRefusedException} when it refuses a statement)
    */
   public boolean perform(Action action, String target, String operator, String note) {
     if (operator == null || operator.isBlank()) {

@@ -1,5 +1,6 @@
 package io.converge.console.inspect;
 
+import io.converge.core.internal.DatabaseErrors;
 import io.converge.console.inspect.internal.KindQueries;
 import io.converge.console.inspect.internal.KindQueries.Source;
 import io.converge.console.internal.Rows;
@@ -141,7 +142,8 @@ public final class Inspector {
   /**
    * The items of {@code kind} that pass {@code filter}, oldest first.
    *
-   * @throws DatabaseUnavailableException when the database fails
+   * @throws DatabaseUnavailableException when the database is unreachable
+   *     ({@code io.converge.core.DatabaseRefusedException} when it refuses a statement)
    */
   public List<StuckItem> list(StuckKind kind, Filter filter) {
     Source source = KindQueries.of(kind);
@@ -170,7 +172,7 @@ public final class Inspector {
         return items;
       }
     } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Could not list the " + kind.title().toLowerCase() + " of the console",
+      throw DatabaseErrors.translate("Could not list the " + kind.title().toLowerCase() + " of the console",
           null, e);
     }
   }
@@ -183,7 +185,8 @@ public final class Inspector {
   /**
    * How many items {@code kind} has, how many are stuck, and the oldest one's age.
    *
-   * @throws DatabaseUnavailableException when the database fails
+   * @throws DatabaseUnavailableException when the database is unreachable
+   *     ({@code io.converge.core.DatabaseRefusedException} when it refuses a statement)
    */
   public Summary summary(StuckKind kind) {
     Source source = KindQueries.of(kind);
@@ -202,7 +205,7 @@ public final class Inspector {
         }
       }
     } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Could not count the " + kind.title().toLowerCase() + " of the console",
+      throw DatabaseErrors.translate("Could not count the " + kind.title().toLowerCase() + " of the console",
           null, e);
     }
   }

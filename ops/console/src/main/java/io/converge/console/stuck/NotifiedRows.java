@@ -1,7 +1,7 @@
 package io.converge.console.stuck;
 
+import io.converge.core.internal.DatabaseErrors;
 import io.converge.console.inspect.StuckItem;
-import io.converge.core.DatabaseUnavailableException;
 import java.net.URI;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -64,7 +64,7 @@ final class NotifiedRows {
         }
       }
     } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Could not record the stuck items notified to " + url, null, e);
+      throw DatabaseErrors.translate("Could not record the stuck items notified to " + url, null, e);
     }
     return recorded;
   }
@@ -79,7 +79,7 @@ final class NotifiedRows {
         return rs.next() ? new Leased(rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4)) : null;
       }
     } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Could not lease the stuck items to notify to " + url, null, e);
+      throw DatabaseErrors.translate("Could not lease the stuck items to notify to " + url, null, e);
     }
   }
 
@@ -105,7 +105,7 @@ final class NotifiedRows {
       ps.setString(i, row.id());
       ps.executeUpdate();
     } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Could not record the notification of stuck " + row.kind() + " "
+      throw DatabaseErrors.translate("Could not record the notification of stuck " + row.kind() + " "
           + row.id() + " to " + url, null, e);
     }
   }

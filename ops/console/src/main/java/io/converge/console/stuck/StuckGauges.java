@@ -89,7 +89,8 @@ public final class StuckGauges implements AutoCloseable {
    * Reads every kind's count now (and notifies the webhook, if any). Called by the schedule; public for a caller
    * that wants fresh values at once.
    *
-   * @throws io.converge.core.DatabaseUnavailableException when the database fails
+   * @throws io.converge.core.DatabaseUnavailableException when the database is unreachable
+   *     ({@code io.converge.core.DatabaseRefusedException} when it refuses a statement)
    */
   public void refresh() {
     for (StuckKind kind : StuckKind.values()) {

@@ -80,7 +80,9 @@ public final class StuckWebhook implements AutoCloseable {
    * waiting for the POSTs.
    *
    * @return how many of {@code items} were recorded now (not known before)
-   * @throws DatabaseUnavailableException when the database fails (a failing webhook is retried, never thrown)
+   * @throws DatabaseUnavailableException when the database is unreachable
+   *     ({@code io.converge.core.DatabaseRefusedException} when it refuses a statement; a failing
+   *     webhook is retried, never thrown)
    */
   public int notifyNew(List<StuckItem> items) {
     int recorded = items.isEmpty() ? 0 : rows.record(items);
@@ -93,7 +95,8 @@ public final class StuckWebhook implements AutoCloseable {
    * calling thread. {@link #notifyNew} has the webhook's thread call it.
    *
    * @return how many POSTs succeeded
-   * @throws DatabaseUnavailableException when the database fails
+   * @throws DatabaseUnavailableException when the database is unreachable
+   *     ({@code io.converge.core.DatabaseRefusedException} when it refuses a statement)
    */
   public int sendDue() {
     int sent = 0;

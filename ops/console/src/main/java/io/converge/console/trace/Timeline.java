@@ -1,5 +1,6 @@
 package io.converge.console.trace;
 
+import io.converge.core.internal.DatabaseErrors;
 import io.converge.console.trace.internal.TraceQueries;
 import io.converge.console.trace.internal.TraceQueries.Source;
 import io.converge.console.internal.Rows;
@@ -59,7 +60,8 @@ public final class Timeline {
    * Everything recorded about {@code id}, oldest first (events of one time in the order of the class comment).
    *
    * @throws IllegalArgumentException when {@code id} is blank
-   * @throws DatabaseUnavailableException when the database fails
+   * @throws DatabaseUnavailableException when the database is unreachable
+   *     ({@code io.converge.core.DatabaseRefusedException} when it refuses a statement)
    */
   public List<TimelineEvent> trace(String id) {
     Require.that(id != null && !id.isBlank(), "trace.id", "not be blank", id);
@@ -74,7 +76,7 @@ public final class Timeline {
       events.sort(Comparator.comparing(TimelineEvent::at)); // stable: sources keep their order at one time
       return events;
     } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Could not read the timeline of " + id, null, e);
+      throw DatabaseErrors.translate("Could not read the timeline of " + id, null, e);
     }
   }
 

@@ -83,7 +83,8 @@ public final class BatchPurger {
    * @param progress receives the running total after each batch that deleted rows
    * @param filterArgs the parameters of the {@link #where} condition, in order
    * @return the number of rows deleted
-   * @throws DatabaseUnavailableException naming {@code what} and the rows deleted before the failure
+   * @throws DatabaseUnavailableException naming {@code what} and the rows deleted before the failure, when the
+   *     database is unreachable ({@link io.converge.core.DatabaseRefusedException} when it refuses a statement)
    */
   public long purge(String what, Cutoff cutoff, int batchSize, long maxBatches, LongConsumer progress,
       Object... filterArgs) {
@@ -101,7 +102,7 @@ public final class BatchPurger {
           deleted = ps.executeUpdate();
         }
       } catch (SQLException e) {
-        throw new DatabaseUnavailableException("Cannot purge " + what + " after " + total + " rows", null, e);
+        throw DatabaseErrors.translate("Cannot purge " + what + " after " + total + " rows", null, e);
       }
       total += deleted;
       if (deleted > 0) {
@@ -120,7 +121,8 @@ public final class BatchPurger {
   /**
    * How many rows {@link #purge} would delete now (a dry run).
    *
-   * @throws DatabaseUnavailableException naming {@code what}
+   * @throws DatabaseUnavailableException naming {@code what}, when the database is unreachable
+   *     ({@link io.converge.core.DatabaseRefusedException} when it refuses the statement)
    */
   public long count(String what, Cutoff cutoff, Object... filterArgs) {
     try (Connection c = dataSource.getConnection();
@@ -131,7 +133,7 @@ public final class BatchPurger {
         return rs.getLong(1);
       }
     } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Cannot count the purgeable rows of " + what, null, e);
+      throw DatabaseErrors.translate("Cannot count the purgeable rows of " + what, null, e);
     }
   }
 

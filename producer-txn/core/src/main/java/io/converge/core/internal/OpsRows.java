@@ -67,7 +67,7 @@ public final class OpsRows {
         }
       }
     } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Could not read " + what, null, e);
+      throw DatabaseErrors.translate("Could not read " + what, null, e);
     }
     return out;
   }
@@ -84,7 +84,7 @@ public final class OpsRows {
       rs.next();
       return rs.getLong(1);
     } catch (SQLException e) {
-      throw new DatabaseUnavailableException("Could not count " + what, null, e);
+      throw DatabaseErrors.translate("Could not count " + what, null, e);
     }
   }
 
@@ -100,7 +100,7 @@ public final class OpsRows {
       binder.bind(ps);
       return ps.executeUpdate() == 1;
     } catch (SQLException e) {
-      throw new DatabaseUnavailableException(failure, messageId, e);
+      throw DatabaseErrors.translate(failure, messageId, e);
     }
   }
 }
