@@ -1,5 +1,6 @@
 package io.converge.consumer.http.internal;
 
+import io.converge.core.internal.Json;
 import io.converge.consumer.http.IdempotencyException;
 import io.converge.consumer.http.IdempotencyProblem;
 import java.math.BigDecimal;
@@ -54,7 +55,7 @@ final class CanonicalJsonParser {
     switch (ch) {
       case '{' -> object(out, ignore, depth);
       case '[' -> array(out, ignore, depth);
-      case '"' -> JsonCanonicalizer.quote(out, string());
+      case '"' -> Json.quote(out, string());
       case 't' -> literal(out, "true");
       case 'f' -> literal(out, "false");
       case 'n' -> literal(out, "null");
@@ -104,7 +105,7 @@ final class CanonicalJsonParser {
         out.append(',');
       }
       first = false;
-      JsonCanonicalizer.quote(out, m.getKey());
+      Json.quote(out, m.getKey());
       out.append(':').append(m.getValue());
     }
     out.append('}');

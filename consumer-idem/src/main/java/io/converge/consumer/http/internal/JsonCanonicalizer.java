@@ -1,5 +1,6 @@
 package io.converge.consumer.http.internal;
 
+import io.converge.core.internal.Json;
 import io.converge.consumer.http.IdempotencyException;
 import io.converge.consumer.http.IdempotencyProblem;
 import io.converge.core.internal.Require;
@@ -29,9 +30,9 @@ import java.util.Collection;
 public final class JsonCanonicalizer {
 
   /** Nesting limit (stricter than Jackson's 500: every level copies its members once). */
-  static final int MAX_DEPTH = 64;
+  static final int MAX_DEPTH = Json.MAX_DEPTH;
   /** Jackson's {@code StreamReadConstraints.DEFAULT_MAX_NUM_LEN}. */
-  static final int MAX_NUMBER_LENGTH = 1000;
+  static final int MAX_NUMBER_LENGTH = Json.MAX_NUMBER_LENGTH;
 
   private final Ignore ignored = new Ignore();
 
@@ -81,29 +82,5 @@ public final class JsonCanonicalizer {
     }
     BigDecimal stripped = value.stripTrailingZeros();
     return stripped.unscaledValue() + "e" + (-(long) stripped.scale());
-  }
-
-  static void quote(StringBuilder out, String text) {
-    out.append('"');
-    for (int i = 0; i < text.length(); i++) {
-      char ch = text.charAt(i);
-      if (ch == '"' || ch == '\\') {
-        out.append('\\').append(ch);
-      } else if (ch < 0x20 || loneSurrogate(text, i)) {
-        // a lone surrogate has no UTF-8 form (it would become '?'): escaped, it stays itself
-        out.append(String.format("\\u%04x", (int) ch));
-      } else {
-        out.append(ch);
-      }
-    }
-    out.append('"');
-  }
-
-  private static boolean loneSurrogate(String text, int i) {
-    char ch = text.charAt(i);
-    if (Character.isHighSurrogate(ch)) {
-      return i + 1 >= text.length() || !Character.isLowSurrogate(text.charAt(i + 1));
-    }
-    return Character.isLowSurrogate(ch) && (i == 0 || !Character.isHighSurrogate(text.charAt(i - 1)));
   }
 }

@@ -1,5 +1,6 @@
 package io.converge.consumer.http.internal;
 
+import io.converge.core.internal.Json;
 import io.converge.consumer.http.IdempotencyProblem;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -33,13 +34,13 @@ final class Problems {
 
   static byte[] body(String type, String title, int status, String detail) {
     StringBuilder b = new StringBuilder("{\"type\":");
-    JsonCanonicalizer.quote(b, type);
+    Json.quote(b, type);
     b.append(",\"title\":");
-    JsonCanonicalizer.quote(b, title);
+    Json.quote(b, title);
     b.append(",\"status\":").append(status);
     if (detail != null) {
       b.append(",\"detail\":");
-      JsonCanonicalizer.quote(b, detail);
+      Json.quote(b, detail);
     }
     return b.append('}').toString().getBytes(StandardCharsets.UTF_8);
   }

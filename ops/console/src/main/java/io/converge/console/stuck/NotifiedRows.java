@@ -1,5 +1,6 @@
 package io.converge.console.stuck;
 
+import io.converge.core.internal.Json;
 import io.converge.core.internal.DatabaseErrors;
 import io.converge.console.inspect.StuckItem;
 import java.net.URI;
@@ -133,29 +134,7 @@ final class NotifiedRows {
   }
 
   private static StringBuilder field(StringBuilder b, String name, String value) {
-    quote(b, name).append(':');
-    return value == null ? b.append("null") : quote(b, value);
-  }
-
-  private static StringBuilder quote(StringBuilder b, String s) {
-    b.append('"');
-    for (int i = 0; i < s.length(); i++) {
-      char ch = s.charAt(i);
-      switch (ch) {
-        case '"' -> b.append("\\\"");
-        case '\\' -> b.append("\\\\");
-        case '\n' -> b.append("\\n");
-        case '\r' -> b.append("\\r");
-        case '\t' -> b.append("\\t");
-        default -> {
-          if (ch < 0x20) {
-            b.append(String.format("\\u%04x", (int) ch));
-          } else {
-            b.append(ch);
-          }
-        }
-      }
-    }
-    return b.append('"');
+    Json.quote(b, name).append(':');
+    return value == null ? b.append("null") : Json.quote(b, value);
   }
 }
