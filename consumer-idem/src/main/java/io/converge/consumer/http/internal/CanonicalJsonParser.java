@@ -1,8 +1,13 @@
 package io.converge.consumer.http.internal;
 
-import io.converge.core.internal.Json;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import io.converge.consumer.http.IdempotencyException;
 import io.converge.consumer.http.IdempotencyProblem;
+import io.converge.core.internal.Json;
+import java.io.IOException;
 import java.math.BigDecimal;
 import java.util.HashSet;
 import java.util.Map;
@@ -10,94 +15,115 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * The single-pass parser of {@link JsonCanonicalizer}: reads one JSON value at {@link #pos} and
- * appends its canonical form, dropping the ignored members. One instance per document; not thread-safe.
+ * The single pass of {@link JsonCanonicalizer} over {@link Json}'s parser (Jackson's streaming parser: JSON's own
+ * grammar and whitespace, nesting and number length bounded): appends each value's canonical form, dropping the
+ * ignored members, refusing duplicate member names. One instance per document; not thread-safe.
  */
 final class CanonicalJsonParser {
 
-  final String s;
-  int pos;
+  private final String text;
+  private final JsonParser parser;
 
-  CanonicalJsonParser(String s) {
-    this.s = s;
+  private CanonicalJsonParser(String text, JsonParser parser) {
+    this.text = text;
+    this.parser = parser;
   }
 
-  IdempotencyException error(String what) {
+  /**
+   * The canonical form of the one JSON value {@code text} holds.
+   *
+   * @throws IdempotencyException {@link IdempotencyProblem#BODY_INVALID} naming the offset of the error
+   */
+  static String canonical(String text, Ignore ignored) {
+    try (JsonParser p = Json.parser(text)) {
+      CanonicalJsonParser c = new CanonicalJsonParser(text, p);
+      try {
+        StringBuilder out = new StringBuilder(text.length());
+        JsonToken first = p.nextToken();
+        if (first == null) {
+          throw error(text.length(), "unexpected end");
+        }
+        c.value(first, out, ignored);
+        if (p.nextToken() != null) {
+          throw error(c.tokenOffset(), "unexpected content after the JSON value");
+        }
+        return out.toString();
+      } catch (StreamConstraintsException e) {
+        throw c.limit(e);
+      } catch (JsonProcessingException e) {
+        long at = e.getLocation() == null ? c.tokenOffset() : e.getLocation().getCharOffset();
+        throw error(at, e.getOriginalMessage());
+      }
+    } catch (IOException e) {
+      throw error(0, e.getMessage());
+    }
+  }
+
+  private static IdempotencyException error(long offset, String what) {
     return new IdempotencyException(IdempotencyProblem.BODY_INVALID,
-        "Invalid JSON body at offset " + pos + ": " + what);
+        "Invalid JSON body at offset " + offset + ": " + what);
   }
 
-  void ws() {
-    while (pos < s.length() && " \t\r\n".indexOf(s.charAt(pos)) >= 0) {
-      pos++;
+  private long tokenOffset() {
+    return parser.currentTokenLocation().getCharOffset();
+  }
+
+  /** A bound of {@link Json}'s parser, said the way this filter always said it. */
+  private IdempotencyException limit(StreamConstraintsException e) {
+    String message = String.valueOf(e.getOriginalMessage());
+    if (message.contains("nesting depth")) {
+      return error(tokenOffset(), "nested deeper than " + JsonCanonicalizer.MAX_DEPTH);
+    }
+    if (message.startsWith("Number value length")) {
+      // the parser stops at (or just past) the end of the number; its token location is still the previous one
+      int end = (int) Math.min(parser.currentLocation().getCharOffset(), text.length());
+      while (end > 0 && !isNumberChar(text.charAt(end - 1))) {
+        end--;
+      }
+      int start = end;
+      while (start > 0 && isNumberChar(text.charAt(start - 1))) {
+        start--;
+      }
+      return error(start, "number longer than " + JsonCanonicalizer.MAX_NUMBER_LENGTH + " characters ("
+          + (end - start) + ")");
+    }
+    return error(tokenOffset(), message);
+  }
+
+  private static boolean isNumberChar(char ch) {
+    return ch >= '0' && ch <= '9' || ch == '-' || ch == '+' || ch == '.' || ch == 'e' || ch == 'E';
+  }
+
+  private void value(JsonToken token, StringBuilder out, Ignore ignore) throws IOException {
+    switch (token) {
+      case START_OBJECT -> object(out, ignore);
+      case START_ARRAY -> array(out, ignore);
+      case VALUE_STRING -> Json.quote(out, parser.getText());
+      case VALUE_TRUE, VALUE_FALSE, VALUE_NULL -> out.append(token.asString());
+      case VALUE_NUMBER_INT, VALUE_NUMBER_FLOAT -> number(out);
+      default -> throw error(tokenOffset(), "unexpected " + token);
     }
   }
 
-  char peek() {
-    if (pos >= s.length()) {
-      throw error("unexpected end");
-    }
-    return s.charAt(pos);
-  }
-
-  void expect(char ch) {
-    if (peek() != ch) {
-      throw error("expected '" + ch + "' but found '" + s.charAt(pos) + "'");
-    }
-    pos++;
-  }
-
-  void value(StringBuilder out, Ignore ignore, int depth) {
-    if (depth > JsonCanonicalizer.MAX_DEPTH) {
-      throw error("nested deeper than " + JsonCanonicalizer.MAX_DEPTH);
-    }
-    char ch = peek();
-    switch (ch) {
-      case '{' -> object(out, ignore, depth);
-      case '[' -> array(out, ignore, depth);
-      case '"' -> Json.quote(out, string());
-      case 't' -> literal(out, "true");
-      case 'f' -> literal(out, "false");
-      case 'n' -> literal(out, "null");
-      default -> number(out);
-    }
-  }
-
-  void object(StringBuilder out, Ignore ignore, int depth) {
-    expect('{');
+  private void object(StringBuilder out, Ignore ignore) throws IOException {
     TreeMap<String, String> members = new TreeMap<>();
     // a removed member still occupies its name, so that its duplicate is refused too
     Set<String> removed = new HashSet<>();
-    ws();
-    if (peek() != '}') {
-      while (true) {
-        ws();
-        int at = pos;
-        String name = string();
-        ws();
-        expect(':');
-        ws();
-        Ignore child = ignore == null ? null : ignore.children.get(name);
-        StringBuilder member = new StringBuilder();
-        value(member, child, depth + 1);
-        if (members.containsKey(name) || removed.contains(name)) {
-          pos = at;
-          throw error("duplicate member name \"" + name + "\"");
-        }
-        if (child != null && child.leaf) {
-          removed.add(name);
-        } else {
-          members.put(name, member.toString());
-        }
-        ws();
-        if (peek() == ',') {
-          pos++;
-          continue;
-        }
-        break;
+    while (parser.nextToken() == JsonToken.FIELD_NAME) {
+      String name = parser.currentName();
+      long at = tokenOffset();
+      Ignore child = ignore == null ? null : ignore.children.get(name);
+      StringBuilder member = new StringBuilder();
+      value(parser.nextToken(), member, child);
+      if (members.containsKey(name) || removed.contains(name)) {
+        throw error(at, "duplicate member name \"" + name + "\"");
+      }
+      if (child != null && child.leaf) {
+        removed.add(name);
+      } else {
+        members.put(name, member.toString());
       }
     }
-    expect('}');
     out.append('{');
     boolean first = true;
     for (Map.Entry<String, String> m : members.entrySet()) {
@@ -111,129 +137,26 @@ final class CanonicalJsonParser {
     out.append('}');
   }
 
-  void array(StringBuilder out, Ignore ignore, int depth) {
-    expect('[');
+  private void array(StringBuilder out, Ignore ignore) throws IOException {
     out.append('[');
-    ws();
-    if (peek() != ']') {
-      while (true) {
-        ws();
-        value(out, ignore, depth + 1);
-        ws();
-        if (peek() == ',') {
-          pos++;
-          out.append(',');
-          continue;
-        }
-        break;
+    boolean first = true;
+    for (JsonToken t = parser.nextToken(); t != JsonToken.END_ARRAY; t = parser.nextToken()) {
+      if (!first) {
+        out.append(',');
       }
+      first = false;
+      value(t, out, ignore);
     }
-    expect(']');
     out.append(']');
   }
 
-  String string() {
-    expect('"');
-    StringBuilder b = new StringBuilder();
-    while (true) {
-      char ch = peek();
-      pos++;
-      if (ch == '"') {
-        return b.toString();
-      }
-      if (ch < 0x20) {
-        pos--;
-        throw error("unescaped control character in a string");
-      }
-      if (ch != '\\') {
-        b.append(ch);
-        continue;
-      }
-      char e = peek();
-      pos++;
-      switch (e) {
-        case '"', '\\', '/' -> b.append(e);
-        case 'b' -> b.append('\b');
-        case 'f' -> b.append('\f');
-        case 'n' -> b.append('\n');
-        case 'r' -> b.append('\r');
-        case 't' -> b.append('\t');
-        case 'u' -> {
-          if (pos + 4 > s.length()) {
-            throw error("truncated \\u escape");
-          }
-          try {
-            b.append((char) Integer.parseInt(s.substring(pos, pos + 4), 16));
-          } catch (NumberFormatException nfe) {
-            throw error("bad \\u escape");
-          }
-          pos += 4;
-        }
-        default -> {
-          pos--;
-          throw error("bad escape \\" + e);
-        }
-      }
-    }
-  }
-
-  void literal(StringBuilder out, String word) {
-    if (!s.startsWith(word, pos)) {
-      throw error("expected " + word);
-    }
-    pos += word.length();
-    out.append(word);
-  }
-
-  void number(StringBuilder out) {
-    int start = pos;
-    if (peek() == '-') {
-      pos++;
-    }
-    int intStart = pos;
-    int intDigits = digits();
-    if (intDigits == 0) {
-      pos = start;
-      throw error("unexpected character '" + s.charAt(start) + "'");
-    }
-    if (intDigits > 1 && s.charAt(intStart) == '0') {
-      pos = start;
-      throw error("leading zero in a number");
-    }
-    if (pos < s.length() && s.charAt(pos) == '.') {
-      pos++;
-      if (digits() == 0) {
-        throw error("digits expected after the decimal point");
-      }
-    }
-    if (pos < s.length() && (s.charAt(pos) == 'e' || s.charAt(pos) == 'E')) {
-      pos++;
-      if (pos < s.length() && (s.charAt(pos) == '+' || s.charAt(pos) == '-')) {
-        pos++;
-      }
-      if (digits() == 0) {
-        throw error("digits expected in the exponent");
-      }
-    }
-    if (pos - start > JsonCanonicalizer.MAX_NUMBER_LENGTH) {
-      int length = pos - start;
-      pos = start;
-      throw error("number longer than " + JsonCanonicalizer.MAX_NUMBER_LENGTH + " characters (" + length + ")");
-    }
+  private void number(StringBuilder out) throws IOException {
     BigDecimal value;
     try {
-      value = new BigDecimal(s.substring(start, pos));
+      value = new BigDecimal(parser.getText());
     } catch (NumberFormatException | ArithmeticException e) {
-      throw error("number out of range");
+      throw error(tokenOffset(), "number out of range");
     }
     out.append(JsonCanonicalizer.canonicalNumber(value));
-  }
-
-  private int digits() {
-    int start = pos;
-    while (pos < s.length() && s.charAt(pos) >= '0' && s.charAt(pos) <= '9') {
-      pos++;
-    }
-    return pos - start;
   }
 }

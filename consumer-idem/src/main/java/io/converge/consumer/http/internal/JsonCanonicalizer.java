@@ -64,15 +64,7 @@ public final class JsonCanonicalizer {
       throw new IdempotencyException(IdempotencyProblem.BODY_INVALID, "The JSON body is not valid UTF-8", null, null,
           e);
     }
-    CanonicalJsonParser p = new CanonicalJsonParser(text);
-    StringBuilder out = new StringBuilder(text.length());
-    p.ws();
-    p.value(out, ignored, 0);
-    p.ws();
-    if (p.pos != text.length()) {
-      throw p.error("unexpected content after the JSON value");
-    }
-    return out.toString().getBytes(StandardCharsets.UTF_8);
+    return CanonicalJsonParser.canonical(text, ignored).getBytes(StandardCharsets.UTF_8);
   }
 
   /** {@code unscaled e exponent} with trailing zeros stripped: one spelling per numeric value. */
