@@ -2,11 +2,11 @@ package io.converge.console.stuck;
 
 import io.converge.core.internal.Json;
 import io.converge.core.internal.DatabaseErrors;
+import io.converge.core.internal.RowLifecycle;
 import io.converge.console.inspect.StuckItem;
 import java.net.URI;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
@@ -24,19 +24,11 @@ final class NotifiedRows {
       INSERT INTO converge_stuck_notified (kind, item_id, payload, next_attempt_at)
       VALUES (?, ?, ?, now())
       ON CONFLICT DO NOTHING""";
-  // one row per lease: the lease outlasts its POST, so no other instance takes the row meanwhile
-  private static final String LEASE_ONE = """
-      UPDATE converge_stuck_notified SET next_attempt_at = now() + CAST(? AS bigint) * interval '1 millisecond'
-       WHERE (kind, item_id) = (SELECT kind, item_id FROM converge_stuck_notified
-                                 WHERE delivered_at IS NULL AND attempts < ? AND next_attempt_at <= now()
-                                 ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED)
-      RETURNING kind, item_id, payload, attempts""";
-  private static final String DELIVERED = """
-      UPDATE converge_stuck_notified SET delivered_at = now(), last_error = NULL WHERE kind = ? AND item_id = ?""";
-  private static final String FAILED = """
-      UPDATE converge_stuck_notified SET attempts = attempts + 1, last_error = ?,
-             next_attempt_at = now() + CAST(? AS bigint) * interval '1 millisecond'
-       WHERE kind = ? AND item_id = ?""";
+  // one row per lease: the lease outlasts its POST, so no other instance takes the row meanwhile; past the
+  // attempts a row is never leased again
+  private static final RowLifecycle LIFECYCLE = RowLifecycle.builder("converge_stuck_notified")
+      .key("kind", "item_id").returning("payload").attempts("attempts").dueAt("next_attempt_at").reason("last_error")
+      .openUntil("delivered_at IS NULL", "delivered_at = now(), last_error = NULL").build();
 
   /** A leased row: what to post, and the failed attempts before this one. */
   record Leased(String kind, String id, String payload, int attempts) {
@@ -72,13 +64,12 @@ final class NotifiedRows {
 
   /** Leases the oldest due row for {@code lease}, or null when none is due. */
   Leased leaseOne(Duration lease, int maxAttempts) {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(LEASE_ONE)) {
+    try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(true);
-      ps.setLong(1, lease.toMillis());
-      ps.setInt(2, maxAttempts);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? new Leased(rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4)) : null;
-      }
+      RowLifecycle.Leased row = LIFECYCLE.lease(c, lease, maxAttempts);
+      return row == null ? null
+          : new Leased((String) row.key().get(0), (String) row.key().get(1), (String) row.values().get(0),
+              row.attempts());
     } catch (SQLException e) {
       throw DatabaseErrors.translate("Could not lease the stuck items to notify to " + url, null, e);
     }
@@ -86,25 +77,24 @@ final class NotifiedRows {
 
   /** Marks {@code row} delivered. */
   void delivered(Leased row) {
-    update(row, DELIVERED);
+    update(row, c -> LIFECYCLE.complete(c, List.of(row.kind(), row.id())));
   }
 
   /** Counts a failed attempt of {@code row} and makes it due again in {@code delay}. */
   void failed(Leased row, String error, Duration delay) {
-    update(row, FAILED, error, delay.toMillis());
+    update(row, c -> LIFECYCLE.retryLater(c, List.of(row.kind(), row.id()), error, delay));
   }
 
-  /** Runs {@code sql} with {@code leading} parameters, then the row's kind and id. */
-  private void update(Leased row, String sql, Object... leading) {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+  /** One statement on the row. */
+  private interface RowUpdate {
+
+    void run(Connection c) throws SQLException;
+  }
+
+  private void update(Leased row, RowUpdate update) {
+    try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(true);
-      int i = 1;
-      for (Object p : leading) {
-        ps.setObject(i++, p);
-      }
-      ps.setString(i++, row.kind());
-      ps.setString(i, row.id());
-      ps.executeUpdate();
+      update.run(c);
     } catch (SQLException e) {
       throw DatabaseErrors.translate("Could not record the notification of stuck " + row.kind() + " "
           + row.id() + " to " + url, null, e);
