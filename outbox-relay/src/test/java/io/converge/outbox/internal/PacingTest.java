@@ -60,4 +60,18 @@ class PacingTest {
     assertThat(pacing.after(did(0, 0))).as("over: idle polling again").isEqualTo(Duration.ofMillis(10));
     assertThat(pacing.after(UNAVAILABLE)).as("a new outage starts from the base").isEqualTo(Duration.ofMillis(200));
   }
+
+  @Test
+  void idlePollsAreTheOnesComputedByHandBefore() {
+    Settings settings = new Settings("pace", null, NOWHERE, 100, 5, Duration.ofSeconds(1), Duration.ofMillis(200),
+        Duration.ofSeconds(2), Duration.ofMillis(7), Duration.ofMillis(1000), Duration.ofDays(1), Duration.ofMinutes(1),
+        1000, Duration.ofSeconds(5), RelayMetrics.NONE);
+    Pacing pacing = new Pacing(settings, POLICY);
+    Duration before = settings.idlePollMin(); // the rule it replaced: pause, then min(max, pause · 2)
+    for (int poll = 1; poll <= 100; poll++) {
+      assertThat(pacing.after(did(0, 0))).as("empty poll %d", poll).isEqualTo(before);
+      before = before.multipliedBy(2).compareTo(settings.idlePollMax()) <= 0 ? before.multipliedBy(2)
+          : settings.idlePollMax();
+    }
+  }
 }
