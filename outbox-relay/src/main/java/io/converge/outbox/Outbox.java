@@ -47,13 +47,13 @@ public final class Outbox {
       FROM converge_outbox WHERE published_at IS NULL AND parked_at IS NOT NULL ORDER BY seq LIMIT ?
       """;
   private static final String PARKED_COUNT = "SELECT count(*) FROM converge_outbox WHERE published_at IS NULL AND parked_at IS NOT NULL";
-  private static final String OLDEST_MILLIS = """
+  /** The age of the oldest row that lags: unpublished, not parked, not behind a parked row of its line. */
+  static final String OLDEST_MILLIS = """
       SELECT (extract(epoch FROM now() - o.created_at) * 1000)::bigint FROM converge_outbox o
       WHERE o.published_at IS NULL AND o.parked_at IS NULL
-        AND NOT EXISTS (SELECT 1 FROM converge_outbox p WHERE p.order_key = o.order_key AND p.tenant = o.tenant
-                        AND p.topic = o.topic AND p.seq < o.seq AND p.published_at IS NULL AND p.parked_at IS NOT NULL)
+        AND NOT EXISTS (%s)
       ORDER BY o.seq LIMIT 1
-      """;
+      """.formatted(OutboxLines.EARLIER_PARKED);
   private final DataSource dataSource;
 
   private Outbox(DataSource dataSource) {

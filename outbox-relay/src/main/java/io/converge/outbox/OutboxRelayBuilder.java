@@ -22,10 +22,8 @@ public final class OutboxRelayBuilder {
    * @param dataSource the database holding {@code converge_outbox}; required
    * @param sink where rows are published; required; closed with the relay
    * @param batchSize most rows per claim; default 200
-   * @param maxAttempts refusals of one row before its key is parked; default 5
-   * @param retryBase first delay before retrying a refused row; default 1 s (doubles per attempt)
-   * @param brokerBackoffBase first delay after the broker or the database was unavailable; default 200 ms
-   * @param brokerBackoffMax longest delay while the broker or the database stays unavailable; default 30 s
+   * @param delivery attempts before a key is parked, the retry backoff of a refused row and the backoff during an
+   *     outage of the broker or the database; default {@link DeliverySettings#defaults()}
    * @param idlePollMin delay after an empty poll that followed work; default 10 ms
    * @param idlePollMax longest delay between polls when idle; default 200 ms
    * @param retention how long published rows are kept; default 1 day
@@ -39,10 +37,7 @@ public final class OutboxRelayBuilder {
       DataSource dataSource,
       OutboxSink sink,
       int batchSize,
-      int maxAttempts,
-      Duration retryBase,
-      Duration brokerBackoffBase,
-      Duration brokerBackoffMax,
+      DeliverySettings delivery,
       Duration idlePollMin,
       Duration idlePollMax,
       Duration retention,
@@ -56,10 +51,11 @@ public final class OutboxRelayBuilder {
   private DataSource dataSource;
   private OutboxSink sink;
   private int batchSize = 200;
-  private int maxAttempts = 5;
-  private Duration retryBase = Duration.ofSeconds(1);
-  private Duration brokerBackoffBase = Duration.ofMillis(200);
-  private Duration brokerBackoffMax = Duration.ofSeconds(30);
+  private int maxAttempts = DeliverySettings.DEFAULT_MAX_ATTEMPTS;
+  private Duration retryBase = DeliverySettings.DEFAULT_RETRY_BASE;
+  private Duration retryMax = DeliverySettings.DEFAULT_RETRY_MAX;
+  private Duration brokerBackoffBase = DeliverySettings.DEFAULT_BROKER_BACKOFF_BASE;
+  private Duration brokerBackoffMax = DeliverySettings.DEFAULT_BROKER_BACKOFF_MAX;
   private Duration idlePollMin = Duration.ofMillis(10);
   private Duration idlePollMax = Duration.ofMillis(200);
   private Duration retention = Duration.ofDays(1);
@@ -104,6 +100,16 @@ public final class OutboxRelayBuilder {
   /** First delay before a refused row is retried (then doubled, with jitter); default 1 s. */
   public OutboxRelayBuilder retryBase(Duration delay) {
     this.retryBase = delay;
+    return this;
+  }
+
+  /**
+   * Backoff between attempts to send a refused row: from {@code base}, doubling with jitter, up to {@code max};
+   * defaults 1 s and 5 min (the same as the CDC relay's).
+   */
+  public OutboxRelayBuilder retryBackoff(Duration base, Duration max) {
+    this.retryBase = base;
+    this.retryMax = max;
     return this;
   }
 
@@ -165,19 +171,16 @@ public final class OutboxRelayBuilder {
     Require.present("relay.dataSource", dataSource);
     Require.present("relay.sink", sink);
     Require.between("relay.batchSize", batchSize, 1, 10_000);
-    Require.between("relay.maxAttempts", maxAttempts, 1, 1000);
+    DeliverySettings delivery = DeliverySettings.validated("relay", maxAttempts, retryBase, retryMax,
+        brokerBackoffBase, brokerBackoffMax);
     Require.between("relay.purgeBatchSize", purgeBatchSize, 1, 100_000);
-    Require.positive("relay.retryBase", retryBase);
-    Require.positive("relay.brokerBackoffBase", brokerBackoffBase);
     Require.positive("relay.idlePollMin", idlePollMin);
     Require.positive("relay.metricsInterval", metricsInterval);
-    Require.atLeast("relay.brokerBackoffMax", brokerBackoffMax, brokerBackoffBase,
-        "relay.brokerBackoffBase (" + brokerBackoffBase + ")");
     Require.atLeast("relay.idlePollMax", idlePollMax, idlePollMin, "relay.idlePollMin (" + idlePollMin + ")");
     Require.notNegative("relay.retention", retention);
     Require.notNegative("relay.purgeInterval", purgeInterval);
-    return new PollingRelay(new Settings(name, dataSource, sink, batchSize, maxAttempts, retryBase, brokerBackoffBase,
-        brokerBackoffMax, idlePollMin, idlePollMax, retention, purgeInterval, purgeBatchSize, metricsInterval,
+    return new PollingRelay(new Settings(name, dataSource, sink, batchSize, delivery, idlePollMin, idlePollMax,
+        retention, purgeInterval, purgeBatchSize, metricsInterval,
         Objects.requireNonNull(metrics, "relay.metrics")));
   }
 }

@@ -31,73 +31,193 @@ public final class PulsarBackend implements BackendFactory {
   }
 
   /**
-   * The backend on the Pulsar cluster of {@code serviceUrl} ({@code pulsar://host:port}), with a
-   * transaction timeout of the producer's local-transaction timeout plus the commit margin (35 s with
-   * the defaults), a commit margin of 5 s, a send timeout of 3 s, a recovery scan every 5 s and 10
-   * recovery attempts before a refused transaction is parked.
+   * The backend on the Pulsar cluster of {@code serviceUrl} ({@code pulsar://host:port}) with the defaults of
+   * {@link Builder}: {@code builder(serviceUrl).build()}.
+   *
+   * @throws IllegalArgumentException quoting {@code serviceUrl} when it is not a Pulsar service URL
    */
   public static PulsarBackend serviceUrl(String serviceUrl) {
-    PulsarSettings.checkServiceUrl("pulsar.serviceUrl", serviceUrl);
-    return new PulsarBackend(new PulsarSettings(serviceUrl, null, Duration.ofSeconds(5),
-        Duration.ofSeconds(3), Duration.ofSeconds(5), null, 10));
+    return builder(serviceUrl).build();
   }
 
   /**
-   * How long the broker keeps a Pulsar transaction open before it aborts it; default the producer's
-   * local-transaction timeout plus the commit margin (the shortest that works: an open transaction
-   * holds back the consumers of its partitions). Must be at least that (checked at build).
+   * A builder of the backend on the Pulsar cluster of {@code serviceUrl} ({@code pulsar://host:port}); every
+   * setting is validated in {@link Builder#build()}.
    */
+  public static Builder builder(String serviceUrl) {
+    return new Builder(serviceUrl);
+  }
+
+  /**
+   * This backend with a transaction timeout of {@code timeout}.
+   *
+   * @deprecated use {@link #builder(String)} and {@link Builder#transactionTimeout(Duration)}
+   */
+  @Deprecated
   public PulsarBackend transactionTimeout(Duration timeout) {
-    positive("pulsar.transactionTimeout", timeout, Duration.ofSeconds(1));
-    return new PulsarBackend(settings.withTransactionTimeout(timeout));
+    return toBuilder().transactionTimeout(timeout).build(false);
   }
 
   /**
-   * A unit of work whose Pulsar transaction has less than this left before its deadline is refused
-   * ({@code LateCommitFencedException}) instead of committing; recovery treats a transaction not found
-   * this long before its deadline as committed. Default 5 s.
+   * This backend with a commit margin of {@code margin}.
+   *
+   * @deprecated use {@link #builder(String)} and {@link Builder#commitMargin(Duration)}
    */
+  @Deprecated
   public PulsarBackend commitMargin(Duration margin) {
-    positive("pulsar.commitMargin", margin, Duration.ofMillis(100));
-    return new PulsarBackend(settings.withCommitMargin(margin));
+    return toBuilder().commitMargin(margin).build(false);
   }
 
-  /** How long opening a transaction, one send or one commit may take; default 3 s. */
+  /**
+   * This backend with a send timeout of {@code timeout}.
+   *
+   * @deprecated use {@link #builder(String)} and {@link Builder#sendTimeout(Duration)}
+   */
+  @Deprecated
   public PulsarBackend sendTimeout(Duration timeout) {
-    positive("pulsar.sendTimeout", timeout, Duration.ofMillis(100));
-    return new PulsarBackend(settings.withSendTimeout(timeout));
+    return toBuilder().sendTimeout(timeout).build(false);
   }
 
-  /** How often the recovery scan runs (also once at start); default 5 s. */
+  /**
+   * This backend with a recovery scan every {@code interval}.
+   *
+   * @deprecated use {@link #builder(String)} and {@link Builder#recoveryInterval(Duration)}
+   */
+  @Deprecated
   public PulsarBackend recoveryInterval(Duration interval) {
-    positive("pulsar.recoveryInterval", interval, Duration.ofMillis(100));
-    return new PulsarBackend(settings.withRecoveryInterval(interval));
+    return toBuilder().recoveryInterval(interval).build(false);
   }
 
   /**
-   * How many times recovery tries to re-publish a timed-out transaction that Pulsar refuses (topic
-   * terminated or not allowed, message too large, not authorized) before it parks it with the reason
-   * (see {@link PulsarTxns}); between attempts it waits the recovery interval, doubled per attempt, at
-   * most 5 min. An outage (no answer, timeout) is retried the same way but never parks. Default 10,
-   * between 1 and 1000.
+   * This backend with {@code attempts} recovery attempts before a refused transaction is parked.
+   *
+   * @deprecated use {@link #builder(String)} and {@link Builder#recoveryMaxAttempts(int)}
    */
+  @Deprecated
   public PulsarBackend recoveryMaxAttempts(int attempts) {
-    Require.between("pulsar.recoveryMaxAttempts", attempts, 1, 1000);
-    return new PulsarBackend(settings.withRecoveryMaxAttempts(attempts));
+    return toBuilder().recoveryMaxAttempts(attempts).build(false);
   }
 
   /**
-   * Registers, per producer group, the gauges {@code txn.pulsar.open} (logged Pulsar transactions whose
-   * commit is not confirmed yet) and {@code txn.pulsar.oldest.age} (seconds since the oldest was
-   * logged) and {@code txn.pulsar.parked} (transactions recovery parked), refreshed by each recovery scan. Default: none. Needs {@code io.micrometer:micrometer-core}.
+   * This backend with gauges registered in {@code registry}.
+   *
+   * @deprecated use {@link #builder(String)} and {@link Builder#meterRegistry}
    */
+  @Deprecated
   public PulsarBackend meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
-    Objects.requireNonNull(registry, "pulsar.meterRegistry");
-    return new PulsarBackend(settings.withMeterRegistry(registry));
+    return toBuilder().meterRegistry(registry).build(false);
   }
 
-  private static void positive(String name, Duration d, Duration min) {
-    Require.atLeast(name, d, min, String.valueOf(min));
+  private Builder toBuilder() {
+    Builder b = new Builder(settings.serviceUrl());
+    b.transactionTimeout = settings.transactionTimeout();
+    b.commitMargin = settings.commitMargin();
+    b.sendTimeout = settings.sendTimeout();
+    b.recoveryInterval = settings.recoveryInterval();
+    b.meterRegistry = settings.meterRegistry();
+    b.recoveryMaxAttempts = settings.recoveryMaxAttempts();
+    return b;
+  }
+
+  /** Builds a {@link PulsarBackend}; defaults are applied and every setting validated in {@link #build()}. Not thread-safe. */
+  public static final class Builder {
+
+    private final String serviceUrl;
+    private Duration transactionTimeout;
+    private Duration commitMargin = Duration.ofSeconds(5);
+    private Duration sendTimeout = Duration.ofSeconds(3);
+    private Duration recoveryInterval = Duration.ofSeconds(5);
+    private Object meterRegistry;
+    private int recoveryMaxAttempts = 10;
+
+    private Builder(String serviceUrl) {
+      this.serviceUrl = serviceUrl;
+    }
+
+    /**
+     * How long the broker keeps a Pulsar transaction open before it aborts it, at least 1 s; default the producer's
+     * local-transaction timeout plus the commit margin (the shortest that works: an open transaction holds back the
+     * consumers of its partitions). Must be at least that (checked when the producer is built).
+     */
+    public Builder transactionTimeout(Duration timeout) {
+      this.transactionTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * A unit of work whose Pulsar transaction has less than this left before its deadline is refused
+     * ({@code LateCommitFencedException}) instead of committing; recovery treats a transaction not found this long
+     * before its deadline as committed. At least 100 ms and at least the send timeout; default 5 s.
+     */
+    public Builder commitMargin(Duration margin) {
+      this.commitMargin = margin;
+      return this;
+    }
+
+    /** How long opening a transaction, one send or one commit may take, at least 100 ms; default 3 s. */
+    public Builder sendTimeout(Duration timeout) {
+      this.sendTimeout = timeout;
+      return this;
+    }
+
+    /** How often the recovery scan runs (also once at start), at least 100 ms; default 5 s. */
+    public Builder recoveryInterval(Duration interval) {
+      this.recoveryInterval = interval;
+      return this;
+    }
+
+    /**
+     * How many times recovery tries to re-publish a timed-out transaction that Pulsar refuses (topic terminated or
+     * not allowed, message too large, not authorized) before it parks it with the reason (see {@link PulsarTxns});
+     * between attempts it waits the recovery interval, doubled per attempt, at most 5 min. An outage (no answer,
+     * timeout) is retried the same way but never parks. Default 10, between 1 and 1000.
+     */
+    public Builder recoveryMaxAttempts(int attempts) {
+      this.recoveryMaxAttempts = attempts;
+      return this;
+    }
+
+    /**
+     * Registers, per producer group, the gauges {@code txn.pulsar.open} (logged Pulsar transactions whose commit is
+     * not confirmed yet), {@code txn.pulsar.oldest.age} (seconds since the oldest was logged) and
+     * {@code txn.pulsar.parked} (transactions recovery parked), refreshed by each recovery scan. Default: none.
+     * Needs {@code io.micrometer:micrometer-core}.
+     */
+    public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
+      this.meterRegistry = Objects.requireNonNull(registry, "pulsar.meterRegistry");
+      return this;
+    }
+
+    /**
+     * Validates the settings and returns the backend.
+     *
+     * @throws IllegalArgumentException naming the setting and quoting its bad value
+     */
+    public PulsarBackend build() {
+      return build(true);
+    }
+
+    /** {@code acrossSettings}: also the rules between settings (the deprecated one-setting copies leave them to create). */
+    private PulsarBackend build(boolean acrossSettings) {
+      PulsarSettings.checkServiceUrl("pulsar.serviceUrl", serviceUrl);
+      if (transactionTimeout != null) {
+        atLeast("pulsar.transactionTimeout", transactionTimeout, Duration.ofSeconds(1));
+      }
+      atLeast("pulsar.commitMargin", commitMargin, Duration.ofMillis(100));
+      atLeast("pulsar.sendTimeout", sendTimeout, Duration.ofMillis(100));
+      atLeast("pulsar.recoveryInterval", recoveryInterval, Duration.ofMillis(100));
+      Require.between("pulsar.recoveryMaxAttempts", recoveryMaxAttempts, 1, 1000);
+      PulsarBackend backend = new PulsarBackend(new PulsarSettings(serviceUrl, transactionTimeout, commitMargin,
+          sendTimeout, recoveryInterval, meterRegistry, recoveryMaxAttempts));
+      if (acrossSettings) {
+        backend.checkMarginCoversSend();
+      }
+      return backend;
+    }
+
+    private static void atLeast(String name, Duration d, Duration min) {
+      Require.atLeast(name, d, min, String.valueOf(min));
+    }
   }
 
   @Override

@@ -153,7 +153,36 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
     }
   }
 
-  /** Settings of a {@link PulsarIdempotentConsumer}; validated by {@link #start()}. */
+  /**
+   * The validated settings of a consumer ({@link Builder#build()}); see the builder's methods for each default.
+   *
+   * @param serviceUrl the service URL of a client the consumer creates and closes, or null
+   * @param client the application's own client (not closed by the consumer), or null; exactly one of the two is set
+   * @param topic the topic
+   * @param subscription the subscription (the handler's group unless set)
+   * @param handler the idempotent handler
+   * @param consumers consumers on the subscription, 1-64
+   * @param receiverQueueSize messages each consumer prefetches, 1-10000
+   * @param redeliveryDelay delay before Pulsar redelivers a message that could not be handled, not negative
+   * @param initialPosition where a new subscription starts
+   * @param releaseInterval how often held messages are looked for, 10 ms..1 h
+   */
+  public record Settings(String serviceUrl, PulsarClient client, String topic, String subscription,
+      IdempotentHandler handler, int consumers, int receiverQueueSize, Duration redeliveryDelay,
+      SubscriptionInitialPosition initialPosition, Duration releaseInterval) {
+  }
+
+  /**
+   * Subscribes with {@code settings}.
+   *
+   * @throws ConvergeException when Pulsar refuses the subscription
+   */
+  public static PulsarIdempotentConsumer start(Settings settings) {
+    Objects.requireNonNull(settings, "settings");
+    return Builder.subscribe(settings);
+  }
+
+  /** Settings of a {@link PulsarIdempotentConsumer}; validated by {@link #build()}. Not thread-safe. */
   public static final class Builder {
 
     private String serviceUrl;
@@ -237,12 +266,11 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
     }
 
     /**
-     * Validates the settings and subscribes.
+     * Validates the settings.
      *
      * @throws IllegalArgumentException naming a missing or invalid setting and its value
-     * @throws ConvergeException when Pulsar refuses the subscription
      */
-    public PulsarIdempotentConsumer start() {
+    public Settings build() {
       Require.that(topic != null && !topic.isBlank(), "pulsar.topic", "not be blank", topic);
       Require.that(handler != null, "pulsar.handler", "be set", null);
       if ((serviceUrl == null || serviceUrl.isBlank()) == (client == null)) {
@@ -253,15 +281,35 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
       Require.between("pulsar.consumers", consumers, 1, 64);
       Require.between("pulsar.receiverQueueSize", receiverQueueSize, 1, 10_000);
       Require.notNegative("pulsar.redeliveryDelay", redeliveryDelay);
+      Require.present("pulsar.initialPosition", initialPosition);
       Require.between("pulsar.releaseInterval", releaseInterval, Duration.ofMillis(10), Duration.ofHours(1),
           "10 ms and 1 h");
-      String sub = subscription != null ? subscription : handler.group();
+      return new Settings(client == null ? serviceUrl : null, client, topic,
+          subscription != null ? subscription : handler.group(), handler, consumers, receiverQueueSize,
+          redeliveryDelay, initialPosition, releaseInterval);
+    }
+
+    /**
+     * Validates the settings and subscribes: {@code PulsarIdempotentConsumer.start(build())}.
+     *
+     * @throws IllegalArgumentException naming a missing or invalid setting and its value
+     * @throws ConvergeException when Pulsar refuses the subscription
+     */
+    public PulsarIdempotentConsumer start() {
+      return PulsarIdempotentConsumer.start(build());
+    }
+
+    private static PulsarIdempotentConsumer subscribe(Settings settings) {
+      PulsarClient client = settings.client();
+      String topic = settings.topic();
+      String sub = settings.subscription();
+      int consumers = settings.consumers();
       PulsarClient owned = null;
       List<Consumer<byte[]>> started = new ArrayList<>();
       InFlightHandlers inFlight = new InFlightHandlers();
       try {
         if (client == null) {
-          owned = PulsarClient.builder().serviceUrl(serviceUrl).listenerThreads(consumers).build();
+          owned = PulsarClient.builder().serviceUrl(settings.serviceUrl()).listenerThreads(consumers).build();
         }
         PulsarClient c = client == null ? owned : client;
         for (int i = 0; i < consumers; i++) {
@@ -269,10 +317,10 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
               .topic(topic)
               .subscriptionName(sub)
               .subscriptionType(SubscriptionType.Key_Shared)
-              .subscriptionInitialPosition(initialPosition)
-              .negativeAckRedeliveryDelay(redeliveryDelay.toMillis(), TimeUnit.MILLISECONDS)
-              .receiverQueueSize(receiverQueueSize)
-              .messageListener(new Listener(handler, inFlight))
+              .subscriptionInitialPosition(settings.initialPosition())
+              .negativeAckRedeliveryDelay(settings.redeliveryDelay().toMillis(), TimeUnit.MILLISECONDS)
+              .receiverQueueSize(settings.receiverQueueSize())
+              .messageListener(new Listener(settings.handler(), inFlight))
               .subscribe());
         }
       } catch (PulsarClientException e) {
@@ -288,7 +336,7 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
       }
       log.debug("Pulsar consumer {} started on {} ({} consumers)", sub, names, consumers);
       return new PulsarIdempotentConsumer(owned, started, sub, inFlight,
-          HeldReleaser.start(handler, names, releaseInterval));
+          HeldReleaser.start(settings.handler(), names, settings.releaseInterval()));
     }
 
     /**

@@ -63,4 +63,30 @@ class PulsarBackendTest {
     assertThat(PulsarBackend.serviceUrl("pulsar://127.0.0.1:1").transactionTimeout(Duration.ofSeconds(60))
         .transactionTimeoutFor(Duration.ofSeconds(10))).isEqualTo(Duration.ofSeconds(60));
   }
+
+  @Test
+  void theBuilderValidatesEverySettingInBuildQuotingTheValue() {
+    String url = "pulsar://127.0.0.1:6650";
+    assertThatThrownBy(() -> PulsarBackend.builder("pulsar:/x").build()).isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("pulsar.serviceUrl must be pulsar://host:port[,host:port...], but was pulsar:/x");
+    assertThatThrownBy(() -> PulsarBackend.builder(url).transactionTimeout(Duration.ofMillis(999)).build())
+        .hasMessage("pulsar.transactionTimeout must be at least PT1S, but was PT0.999S");
+    assertThatThrownBy(() -> PulsarBackend.builder(url).commitMargin(Duration.ofMillis(99)).build())
+        .hasMessage("pulsar.commitMargin must be at least PT0.1S, but was PT0.099S");
+    assertThatThrownBy(() -> PulsarBackend.builder(url).sendTimeout(Duration.ofMillis(50)).build())
+        .hasMessage("pulsar.sendTimeout must be at least PT0.1S, but was PT0.05S");
+    assertThatThrownBy(() -> PulsarBackend.builder(url).recoveryInterval(Duration.ofMillis(10)).build())
+        .hasMessage("pulsar.recoveryInterval must be at least PT0.1S, but was PT0.01S");
+    assertThatThrownBy(() -> PulsarBackend.builder(url).recoveryMaxAttempts(1001).build())
+        .hasMessage("pulsar.recoveryMaxAttempts must be between 1 and 1000, but was 1001");
+    assertThatThrownBy(() -> PulsarBackend.builder(url).commitMargin(Duration.ofSeconds(2)).build())
+        .as("the rule between two settings is checked in build too, before any producer uses it")
+        .hasMessage("pulsar.commitMargin must be at least pulsar.sendTimeout (PT3S), but was PT2S");
+    PulsarBackend built = PulsarBackend.builder(url).commitMargin(Duration.ofSeconds(4))
+        .sendTimeout(Duration.ofSeconds(4))
+        .recoveryMaxAttempts(3).build();
+    assertThat(built.transactionTimeoutFor(Duration.ofSeconds(10))).isEqualTo(Duration.ofSeconds(14));
+    assertThat(PulsarBackend.serviceUrl(url).transactionTimeoutFor(Duration.ofSeconds(30)))
+        .as("serviceUrl(url) is builder(url).build()").isEqualTo(Duration.ofSeconds(35));
+  }
 }

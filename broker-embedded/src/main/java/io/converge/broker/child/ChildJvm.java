@@ -1,5 +1,6 @@
 package io.converge.broker.child;
 
+import io.converge.broker.internal.Poll;
 import io.converge.broker.EmbeddedServerException;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -77,20 +78,23 @@ public record ChildJvm(String name, Process process, Path log) implements AutoCl
    * @throws AssertionError with the output when the child exits or {@code timeout} passes first
    */
   public String awaitLine(String prefix, Duration timeout) throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (true) {
+    String line = Poll.value(timeout, Poll.EVERY, () -> {
       boolean exited = !process.isAlive(); // read before the output: a line printed just before the exit counts
-      String line = output().lines().filter(l -> l.startsWith(prefix)).findFirst().orElse(null);
-      if (line != null) {
-        return line;
+      String found = output().lines().filter(l -> l.startsWith(prefix)).findFirst().orElse(null);
+      if (found == null && exited) {
+        throw noLine(prefix, "before it exited with " + process.exitValue());
       }
-      if (exited || System.nanoTime() > deadline) {
-        throw new AssertionError(name + " printed no line starting with '" + prefix + "' "
-            + (exited ? "before it exited with " + process.exitValue() : "within " + timeout) + "; output:\n"
-            + output());
-      }
-      Thread.sleep(20); // the poll interval of a wait with a deadline
+      return found;
+    });
+    if (line == null) {
+      throw noLine(prefix, "within " + timeout);
     }
+    return line;
+  }
+
+  private AssertionError noLine(String prefix, String when) {
+    return new AssertionError(name + " printed no line starting with '" + prefix + "' " + when + "; output:\n"
+        + output());
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.converge.broker.rocketmq;
 
+import io.converge.broker.internal.Poll;
 import io.converge.broker.EmbeddedServerException;
 import io.converge.broker.Ports;
 import java.lang.reflect.Field;
@@ -233,20 +234,16 @@ final class BrokerLauncher {
           threads.put(thread, service);
         }
       }
-      long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-      while (true) {
+      Poll.until(Duration.ofSeconds(5), Poll.EVERY, () -> {
         threads.keySet().removeIf(t -> !t.isAlive());
-        if (threads.isEmpty() || System.nanoTime() > deadline) {
-          return;
-        }
         threads.forEach((thread, service) -> {
           service.wakeup();
           if (services.get(service) && !inWaitForRunning(thread)) {
             thread.interrupt();
           }
         });
-        Thread.sleep(20);
-      }
+        return threads.isEmpty();
+      });
     } catch (ReflectiveOperationException e) {
       LOG.debug("RocketMQ's idle service threads are left to its shutdown (slower): {}", e.toString());
     } catch (InterruptedException e) {

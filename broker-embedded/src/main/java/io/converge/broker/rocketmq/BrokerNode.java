@@ -1,5 +1,6 @@
 package io.converge.broker.rocketmq;
 
+import io.converge.broker.internal.Poll;
 import io.converge.broker.Dirs;
 import io.converge.broker.EmbeddedServerException;
 import io.converge.broker.Ports;
@@ -123,26 +124,23 @@ final class BrokerNode {
     if (inThisJvm) {
       return; // started by launch
     }
-    long deadline = System.nanoTime() + timeout.toNanos();
     Path log = logs.get(logs.size() - 1);
-    while (true) {
+    Poll.until(timeout, Poll.EVERY, () -> {
       boolean exited = !process.isAlive();
       if (read(log).contains(BrokerChildMain.STARTED)) {
-        return;
+        return true;
       }
-      if (exited || System.nanoTime() > deadline) {
-        throw new EmbeddedServerException(
-            "RocketMQ broker " + name + " (ops/deploy/rocketmq/" + file + ") did not start"
-                + (exited ? ": its JVM exited with " + process.exitValue() : " within " + timeout) + "; output:\n"
-                + read(log));
+      if (exited) {
+        throw notStarted(log, ": its JVM exited with " + process.exitValue());
       }
-      try {
-        Thread.sleep(20);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new EmbeddedServerException("Interrupted waiting for RocketMQ broker " + name, e);
-      }
-    }
+      return false;
+    }, () -> notStarted(log, " within " + timeout),
+        e -> new EmbeddedServerException("Interrupted waiting for RocketMQ broker " + name, e));
+  }
+
+  private EmbeddedServerException notStarted(Path log, String why) {
+    return new EmbeddedServerException("RocketMQ broker " + name + " (ops/deploy/rocketmq/" + file + ") did not start"
+        + why + "; output:\n" + read(log));
   }
 
   /** Sends {@code command} ({@code stop} or {@code halt}) and waits for the JVM's end; kills it after 30 s. */

@@ -1,5 +1,6 @@
 package io.converge.broker.rocketmq;
 
+import io.converge.broker.internal.Poll;
 import io.converge.broker.Dirs;
 import io.converge.broker.EmbeddedServerException;
 import io.converge.broker.Ports;
@@ -73,19 +74,10 @@ final class ControllerNode {
       throw new EmbeddedServerException("RocketMQ controller of ops/deploy/rocketmq/" + file + " failed to start", e);
     }
     manager = m;
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (!m.getController().isLeaderState()) {
-      if (System.nanoTime() > deadline) {
-        throw new EmbeddedServerException("RocketMQ controller of ops/deploy/rocketmq/" + file
-            + " did not become leader of its group within " + timeout);
-      }
-      try {
-        Thread.sleep(20);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new EmbeddedServerException("Interrupted waiting for the RocketMQ controller", e);
-      }
-    }
+    Poll.until(timeout, Poll.EVERY, () -> m.getController().isLeaderState(),
+        () -> new EmbeddedServerException("RocketMQ controller of ops/deploy/rocketmq/" + file
+            + " did not become leader of its group within " + timeout),
+        e -> new EmbeddedServerException("Interrupted waiting for the RocketMQ controller", e));
   }
 
   /** Stops the controller; idempotent. */

@@ -1,5 +1,6 @@
 package io.converge.broker.rocketmq;
 
+import io.converge.broker.internal.Poll;
 import io.converge.broker.Dirs;
 import io.converge.broker.EmbeddedServerException;
 import java.nio.file.Path;
@@ -169,41 +170,31 @@ public final class EmbeddedRocketMQ implements AutoCloseable {
 
   /** The name server drops a stopped broker asynchronously; stopping it before then logs an error. */
   private void awaitUnregistered() {
-    long deadline = System.nanoTime() + Duration.ofSeconds(2).toNanos();
-    while (System.nanoTime() < deadline
-        && !nameServer.getRouteInfoManager().getAllClusterInfo().getBrokerAddrTable().isEmpty()) {
-      try {
-        Thread.sleep(20);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      }
+    try {
+      Poll.until(Duration.ofSeconds(2), Poll.EVERY,
+          () -> nameServer.getRouteInfoManager().getAllClusterInfo().getBrokerAddrTable().isEmpty());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 
   private void awaitRoute(String topic) {
-    long start = System.nanoTime();
-    long deadline = start + Duration.ofSeconds(30).toNanos();
-    long nextRegistration = start + Duration.ofSeconds(1).toNanos();
-    while (nameServer.getRouteInfoManager().pickupTopicRouteData(topic) == null) {
-      long now = System.nanoTime();
-      if (now > deadline) {
-        throw new EmbeddedServerException("RocketMQ name server " + nameServerAddress()
-            + " has no route for topic " + topic + " 30 s after it was created");
+    long[] nextRegistration = {System.nanoTime() + Duration.ofSeconds(1).toNanos()};
+    Poll.until(Duration.ofSeconds(30), Duration.ofMillis(10), () -> {
+      if (nameServer.getRouteInfoManager().pickupTopicRouteData(topic) != null) {
+        return true;
       }
-      if (now > nextRegistration) {
+      long now = System.nanoTime();
+      if (now > nextRegistration[0]) {
         // a registration the name server dropped (it was busy, or saw an older data version) is not retried
         // by the broker until its 30 s heartbeat: register again
         broker.registerBrokerAll(true, false, true);
-        nextRegistration = now + Duration.ofSeconds(1).toNanos();
+        nextRegistration[0] = now + Duration.ofSeconds(1).toNanos();
       }
-      try {
-        Thread.sleep(10);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new EmbeddedServerException("Interrupted while creating topic " + topic, e);
-      }
-    }
+      return false;
+    }, () -> new EmbeddedServerException("RocketMQ name server " + nameServerAddress()
+        + " has no route for topic " + topic + " 30 s after it was created"),
+        e -> new EmbeddedServerException("Interrupted while creating topic " + topic, e));
   }
 
   /** The name server address, {@code 127.0.0.1:port}, for {@code setNamesrvAddr}. */

@@ -1,5 +1,6 @@
 package io.converge.broker.rocketmq;
 
+import io.converge.broker.internal.Poll;
 import io.converge.broker.Dirs;
 import io.converge.broker.EmbeddedServerException;
 import io.converge.broker.Ports;
@@ -14,6 +15,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArraySet;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.common.MQVersion;
 import org.apache.rocketmq.common.TopicConfig;
@@ -369,19 +371,17 @@ public final class EmbeddedRocketMQCluster implements AutoCloseable {
   }
 
   private static void await(String what, java.util.function.BooleanSupplier done, BrokerNode node) {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (!done.getAsBoolean()) {
-      if (System.nanoTime() > deadline || (node != null && !node.isRunning())) {
-        throw new EmbeddedServerException("Timed out waiting for " + what
-            + (node == null ? "" : "; its output:\n" + node.output()));
+    Supplier<EmbeddedServerException> timedOut = () -> new EmbeddedServerException("Timed out waiting for " + what
+        + (node == null ? "" : "; its output:\n" + node.output()));
+    Poll.until(Duration.ofSeconds(30), Poll.EVERY, () -> {
+      if (done.getAsBoolean()) {
+        return true;
       }
-      try {
-        Thread.sleep(20);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new EmbeddedServerException("Interrupted waiting for " + what, e);
+      if (node != null && !node.isRunning()) {
+        throw timedOut.get();
       }
-    }
+      return false;
+    }, timedOut, e -> new EmbeddedServerException("Interrupted waiting for " + what, e));
   }
 
   private BrokerNode node(String name) {

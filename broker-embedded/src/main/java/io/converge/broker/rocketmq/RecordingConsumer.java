@@ -1,5 +1,6 @@
 package io.converge.broker.rocketmq;
 
+import io.converge.broker.internal.Poll;
 import io.converge.broker.EmbeddedServerException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -99,23 +100,12 @@ public final class RecordingConsumer implements AutoCloseable {
    * @throws AssertionError when they have not all arrived within {@code timeout}
    */
   public List<MessageExt> await(Predicate<MessageExt> filter, int count, Duration timeout) {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (true) {
+    return Poll.value(timeout, Poll.EVERY, () -> {
       List<MessageExt> matching = received(filter);
-      if (matching.size() >= count) {
-        return matching;
-      }
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("expected " + count + " matching messages within " + timeout + " but got "
-            + matching.size() + " (of " + received.size() + " received)");
-      }
-      try {
-        Thread.sleep(20);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AssertionError("interrupted", e);
-      }
-    }
+      return matching.size() >= count ? matching : null;
+    }, () -> new AssertionError("expected " + count + " matching messages within " + timeout + " but got "
+        + received(filter).size() + " (of " + received.size() + " received)"),
+        e -> new AssertionError("interrupted", e));
   }
 
   /** Waits until at least {@code count} messages have been delivered. */

@@ -58,7 +58,7 @@ record FailureRecorder(GroupSetup g, BusinessFailureHook onBusinessFailure) {
 
   Outcome businessFailure(IncomingMessage message, String tenant, String id, Exception failure) {
     return run(message, id, () -> g.tx().inTransaction(c -> {
-      if (!ConsumerStore.claim(c, tenant, g.group(), id, "PROCESSED", null, message.topic(), g.clock().instant())) {
+      if (!DedupStatements.claim(c, tenant, g.group(), id, "PROCESSED", null, message.topic(), g.clock().instant())) {
         return Outcome.DUPLICATE;
       }
       return markBusinessFailure(c, message, tenant, id, failure);
@@ -69,8 +69,8 @@ record FailureRecorder(GroupSetup g, BusinessFailureHook onBusinessFailure) {
   Outcome markBusinessFailure(Connection c, IncomingMessage message, String tenant, String id, Exception failure)
       throws Exception {
     String detail = abbreviate(String.valueOf(failure.getMessage()), MAX_ERROR_TEXT);
-    ConsumerStore.setOutcome(c, tenant, g.group(), id, "BUSINESS_FAILURE", detail);
-    ConsumerStore.clearAttempts(c, tenant, g.group(), id);
+    DedupStatements.setOutcome(c, tenant, g.group(), id, "BUSINESS_FAILURE", detail);
+    DedupStatements.clearAttempts(c, tenant, g.group(), id);
     onBusinessFailure.accept(c, message, failure);
     log.warn("Message {} of group {} refused by the business, not retried: {}", id, g.group(), detail);
     return Outcome.BUSINESS_FAILURE;
@@ -84,7 +84,7 @@ record FailureRecorder(GroupSetup g, BusinessFailureHook onBusinessFailure) {
     String error = abbreviate(failure.toString(), MAX_ERROR_TEXT);
     int attempts = run(message, id,
         () -> g.tx()
-            .inTransaction(c -> ConsumerStore.recordAttempt(c, tenant, g.group(), id, error, g.clock().instant())));
+            .inTransaction(c -> DedupStatements.recordAttempt(c, tenant, g.group(), id, error, g.clock().instant())));
     if (attempts >= g.policy().maxAttempts()) {
       return park(message, tenant, id, "DEAD_LETTERED", "RETRIES_EXHAUSTED", failure, attempts);
     }
@@ -99,12 +99,12 @@ record FailureRecorder(GroupSetup g, BusinessFailureHook onBusinessFailure) {
   Outcome park(IncomingMessage message, String tenant, String id, String outcome, String reasonCode,
       Exception failure, int attempts) {
     return run(message, id, () -> g.tx().inTransaction(c -> {
-      if (!ConsumerStore.claim(c, tenant, g.group(), id, "PROCESSED", null, message.topic(), g.clock().instant())) {
+      if (!DedupStatements.claim(c, tenant, g.group(), id, "PROCESSED", null, message.topic(), g.clock().instant())) {
         return Outcome.DUPLICATE;
       }
       String reason = abbreviate(failure.toString(), MAX_ERROR_TEXT);
-      ConsumerStore.setOutcome(c, tenant, g.group(), id, outcome, reasonCode + ": " + reason);
-      ConsumerStore.clearAttempts(c, tenant, g.group(), id);
+      DedupStatements.setOutcome(c, tenant, g.group(), id, outcome, reasonCode + ": " + reason);
+      DedupStatements.clearAttempts(c, tenant, g.group(), id);
       long dlqId = DeadLetterStore.insertDlq(c, g.group(), message, id, reasonCode, reason, attempts,
           g.clock().instant());
       long ticketId = DeadLetterStore.insertTicket(c, g.group(), message, id, dlqId, reasonCode, reason,

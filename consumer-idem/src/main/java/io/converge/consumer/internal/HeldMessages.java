@@ -45,7 +45,7 @@ final class HeldMessages {
    */
   Outcome hold(IncomingMessage message, String tenant, String id) throws Exception {
     Outcome outcome = g.tx().inTransaction(c -> {
-      if (!ConsumerStore.claim(c, tenant, g.group(), id, "HELD", REASON, message.topic(), g.clock().instant())) {
+      if (!DedupStatements.claim(c, tenant, g.group(), id, "HELD", REASON, message.topic(), g.clock().instant())) {
         return Outcome.DUPLICATE;
       }
       long dlqId = DeadLetterStore.insertDlq(c, g.group(), message, id, "HELD", REASON, 0, g.clock().instant());
@@ -111,11 +111,11 @@ final class HeldMessages {
         String id = ResolvedId.of(g.idResolver(), m);
         DeadLetterStore.markResumed(c, dlqId, g.clock().instant());
         DeadLetterStore.releaseHeldClaim(c, m.tenant(), g.group(), id);
-        if (!ConsumerStore.claim(c, m.tenant(), g.group(), id, "PROCESSED", "released from converge_dlq " + dlqId,
+        if (!DedupStatements.claim(c, m.tenant(), g.group(), id, "PROCESSED", "released from converge_dlq " + dlqId,
             m.topic(), g.clock().instant())) {
           return Outcome.DUPLICATE;
         }
-        ConsumerStore.clearAttempts(c, m.tenant(), g.group(), id);
+        DedupStatements.clearAttempts(c, m.tenant(), g.group(), id);
         g.handle(c, m, id);
         return Outcome.PROCESSED;
       });
@@ -146,7 +146,7 @@ final class HeldMessages {
         case TECHNICAL -> {
           String error = FailureRecorder.abbreviate(e.toString(), FailureRecorder.MAX_ERROR_TEXT);
           int attempts = failures.run(m, id, () -> g.tx().inTransaction(
-              c -> ConsumerStore.recordAttempt(c, m.tenant(), g.group(), id, error, g.clock().instant())));
+              c -> DedupStatements.recordAttempt(c, m.tenant(), g.group(), id, error, g.clock().instant())));
           if (attempts >= g.policy().maxAttempts()) {
             yield parkInPlace(dlqId, m, id, "DEAD_LETTERED", "RETRIES_EXHAUSTED", e, attempts);
           }
@@ -176,8 +176,8 @@ final class HeldMessages {
       if (!DeadLetterStore.heldToParked(c, dlqId, reasonCode, reason, attempts)) {
         return null;
       }
-      ConsumerStore.setOutcome(c, m.tenant(), g.group(), id, outcome, reasonCode + ": " + reason);
-      ConsumerStore.clearAttempts(c, m.tenant(), g.group(), id);
+      DedupStatements.setOutcome(c, m.tenant(), g.group(), id, outcome, reasonCode + ": " + reason);
+      DedupStatements.clearAttempts(c, m.tenant(), g.group(), id);
       long ticketId = DeadLetterStore.insertTicket(c, g.group(), m, id, dlqId, reasonCode, reason, g.clock().instant());
       log.error("Held message {} of group {} failed when released and is parked ({}) as converge_dlq.id={}, manual "
           + "converge_ticket.id={}: {}", id, g.group(), reasonCode, dlqId, ticketId, reason);

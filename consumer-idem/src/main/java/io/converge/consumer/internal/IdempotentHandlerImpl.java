@@ -96,9 +96,9 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
             pipelinedClaim.afterHandler();
             return Outcome.PROCESSED;
           }
-          int claim = ConsumerStore.claimForHandler(c, tenant, g.group(), id, message.topic(), message.brokerKey(),
+          int claim = DedupStatements.claimForHandler(c, tenant, g.group(), id, message.topic(), message.brokerKey(),
               g.clock().instant());
-          if (claim == ConsumerStore.HELD) {
+          if (claim == DedupStatements.HELD) {
             return Outcome.HELD; // nothing written: parked behind its key below
           }
           if (claim != 1) {

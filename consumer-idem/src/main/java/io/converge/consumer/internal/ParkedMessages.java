@@ -168,11 +168,12 @@ final class ParkedMessages {
     String id = ResolvedId.of(g.idResolver(), m);
     DeadLetterStore.releaseParkedClaim(c, m.tenant(), g.group(), id);
     DeadLetterStore.markResumed(c, dlqId, g.clock().instant());
-    if (!ConsumerStore.claim(c, m.tenant(), g.group(), id, "PROCESSED", "resumed from converge_dlq " + dlqId, m.topic(),
+    if (!DedupStatements.claim(c, m.tenant(), g.group(), id, "PROCESSED", "resumed from converge_dlq " + dlqId,
+        m.topic(),
         g.clock().instant())) {
       return Outcome.DUPLICATE;
     }
-    ConsumerStore.clearAttempts(c, m.tenant(), g.group(), id);
+    DedupStatements.clearAttempts(c, m.tenant(), g.group(), id);
     g.handle(c, m, id);
     return Outcome.PROCESSED;
   }

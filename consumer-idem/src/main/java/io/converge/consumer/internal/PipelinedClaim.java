@@ -17,7 +17,7 @@ import java.util.Set;
  * The claim of a message sent with the handler's first statement, in one round trip
  * ({@code IdempotentHandler.Builder#claimWithFirstStatement}). The handler gets a connection that holds
  * the claim back: its first {@code prepareStatement(sql)} executed goes to the server as
- * {@link ConsumerStore#CLAIM_OR_REFUSE}{@code ; sql}, one pipeline in which the claim runs first and,
+ * {@link DedupStatements#CLAIM_OR_REFUSE}{@code ; sql}, one pipeline in which the claim runs first and,
  * for a duplicate or a held key, fails so that the handler's statement never runs (the server skips
  * the rest of the pipeline and the transaction is aborted). Any other use of the connection first
  * sends the claim alone, as does a handler that returns or throws before using it. The claim's
@@ -135,12 +135,12 @@ final class PipelinedClaim {
 
   /**
    * The claim followed by {@code sql} in one statement, the claim's parameters bound (the handler's come after
-   * {@link ConsumerStore#CLAIM_PARAMETERS}); from now on the claim is no longer pending, whatever happens.
+   * {@code DedupStatements.CLAIM_OR_REFUSE.parameterCount()}); from now on the claim is no longer pending, whatever happens.
    */
   PreparedStatement prepareWithClaim(String sql) throws SQLException {
     pending = false;
-    PreparedStatement fused = connection.prepareStatement(ConsumerStore.CLAIM_OR_REFUSE + ";\n" + sql.strip());
-    ConsumerStore.bindClaim(fused, tenant, group, messageId, topic, key, now);
+    PreparedStatement fused = connection.prepareStatement(DedupStatements.CLAIM_OR_REFUSE.sql() + ";\n" + sql.strip());
+    DedupStatements.bindClaim(fused, tenant, group, messageId, topic, key, now);
     return fused;
   }
 
@@ -156,8 +156,8 @@ final class PipelinedClaim {
       return;
     }
     pending = false;
-    try (PreparedStatement ps = connection.prepareStatement(ConsumerStore.CLAIM_OR_REFUSE)) {
-      ConsumerStore.bindClaim(ps, tenant, group, messageId, topic, key, now);
+    try (PreparedStatement ps = connection.prepareStatement(DedupStatements.CLAIM_OR_REFUSE.sql())) {
+      DedupStatements.bindClaim(ps, tenant, group, messageId, topic, key, now);
       ps.executeQuery().close();
     } catch (SQLException e) {
       throw refusal(e);
@@ -167,9 +167,9 @@ final class PipelinedClaim {
   /** Records a refusal that {@code e} reports and returns the exception for the handler to see. */
   SQLException refusal(SQLException e) {
     String text = String.valueOf(e.getMessage());
-    if (text.contains(ConsumerStore.REFUSED_DUPLICATE)) {
+    if (text.contains(DedupStatements.REFUSED_DUPLICATE)) {
       refused = Outcome.DUPLICATE;
-    } else if (text.contains(ConsumerStore.REFUSED_HELD)) {
+    } else if (text.contains(DedupStatements.REFUSED_HELD)) {
       refused = Outcome.HELD;
     } else {
       return e;

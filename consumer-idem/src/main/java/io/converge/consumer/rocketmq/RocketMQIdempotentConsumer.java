@@ -63,7 +63,42 @@ public final class RocketMQIdempotentConsumer implements AutoCloseable {
     return consumer.group();
   }
 
-  /** Builds and starts a {@link RocketMQIdempotentConsumer}. Not thread-safe. */
+  /**
+   * The validated settings of a consumer ({@link Builder#build()}); see the builder's methods for each default.
+   *
+   * @param nameServer the name server list
+   * @param topic the topic
+   * @param tags the tag expression
+   * @param group the RocketMQ consumer group (the handler's group unless set)
+   * @param handler the dedup decorator
+   * @param consumeThreads consumer threads, 1..256
+   * @param redeliveryDelayLevel unordered only: the delay level of a broker redelivery, 0..18
+   * @param instanceName the client instance name, or null for a unique one
+   * @param consumeTimeout how long one message may be in the handler, 1 min..7 d
+   * @param ordered whether one key is handled in order
+   * @param suspendTime ordered only: the pause of a queue before a redelivery, 10 ms..30 s
+   * @param releaseInterval how often held messages are looked for, 10 ms..1 h
+   */
+  public record Settings(String nameServer, String topic, String tags, String group, IdempotentHandler handler,
+      int consumeThreads, int redeliveryDelayLevel, String instanceName, Duration consumeTimeout, boolean ordered,
+      Duration suspendTime, Duration releaseInterval) {
+  }
+
+  /**
+   * Creates and starts a consumer with {@code settings}.
+   *
+   * @throws ConvergeException naming {@code rocketmq-client} when it is absent, or when the client cannot start
+   */
+  public static RocketMQIdempotentConsumer start(Settings settings) {
+    Objects.requireNonNull(settings, "settings");
+    RocketMQSettings.requireClient("binding");
+    return new RocketMQIdempotentConsumer(
+        PushConsumer.start(settings.nameServer(), settings.topic(), settings.tags(), settings.group(),
+            settings.handler(), settings.consumeThreads(), settings.redeliveryDelayLevel(), settings.instanceName(),
+            settings.consumeTimeout(), settings.ordered(), settings.suspendTime(), settings.releaseInterval()));
+  }
+
+  /** Builds and starts a {@link RocketMQIdempotentConsumer}; every setting is validated in {@link #build()}. Not thread-safe. */
   public static final class Builder {
 
     private String nameServer;
@@ -177,13 +212,11 @@ public final class RocketMQIdempotentConsumer implements AutoCloseable {
     }
 
     /**
-     * Validates, creates and starts the consumer.
+     * Validates the settings.
      *
-     * @throws IllegalArgumentException naming a missing or invalid setting
-     * @throws ConvergeException naming {@code rocketmq-client} when it is absent, or when the client
-     *     cannot start
+     * @throws IllegalArgumentException naming a missing or invalid setting and quoting its value
      */
-    public RocketMQIdempotentConsumer start() {
+    public Settings build() {
       notBlank("rocketmq.nameServer", nameServer);
       notBlank("rocketmq.topic", topic);
       notBlank("rocketmq.tags", tags);
@@ -196,12 +229,19 @@ public final class RocketMQIdempotentConsumer implements AutoCloseable {
           "10 ms and 30 s");
       Require.between("rocketmq.releaseInterval", releaseInterval, Duration.ofMillis(10), Duration.ofHours(1),
           "10 ms and 1 h");
-      RocketMQSettings.requireClient("binding");
-      String g = group != null ? group : handler.group();
-      return new RocketMQIdempotentConsumer(
-          PushConsumer.start(nameServer, topic, tags, g, Objects.requireNonNull(handler),
-              consumeThreads, redeliveryDelayLevel, instanceName, consumeTimeout, ordered, suspendTime,
-              releaseInterval));
+      return new Settings(nameServer, topic, tags, group != null ? group : handler.group(), handler, consumeThreads,
+          redeliveryDelayLevel, instanceName, consumeTimeout, ordered, suspendTime, releaseInterval);
+    }
+
+    /**
+     * Validates, creates and starts the consumer: {@code RocketMQIdempotentConsumer.start(build())}.
+     *
+     * @throws IllegalArgumentException naming a missing or invalid setting
+     * @throws ConvergeException naming {@code rocketmq-client} when it is absent, or when the client
+     *     cannot start
+     */
+    public RocketMQIdempotentConsumer start() {
+      return RocketMQIdempotentConsumer.start(build());
     }
 
     private static void notBlank(String property, String value) {

@@ -1,5 +1,6 @@
 package io.converge.outbox.cdc;
 
+import io.converge.outbox.DeliverySettings;
 import io.converge.outbox.Outbox;
 import io.converge.outbox.internal.DeliveryPolicy;
 import io.converge.outbox.internal.OutboxRows;
@@ -50,8 +51,9 @@ final class CdcDelivery implements DebeziumEngine.ChangeConsumer<RecordChangeEve
   CdcDelivery(CdcSettings settings, DataSource db, BooleanSupplier closing, Sleeper sleeper) {
     this.settings = settings;
     this.db = db;
-    this.policy = DeliveryPolicy.of(new OutboxRows(), settings.maxAttempts(), settings.retryBase(), settings.retryMax(),
-        settings.outageBase(), settings.outageMax(), settings.metrics());
+    DeliverySettings d = settings.delivery();
+    this.policy = DeliveryPolicy.of(new OutboxRows(), d.maxAttempts(), d.retryBase(), d.retryMax(),
+        d.brokerBackoffBase(), d.brokerBackoffMax(), settings.metrics());
     this.stream = new RelayCycle(settings.sink(), 1000, policy, Duration.ZERO);
     this.sweeper = new RelayCycle(settings.sink(), 1000, policy, settings.sweepAge());
     this.closing = closing;

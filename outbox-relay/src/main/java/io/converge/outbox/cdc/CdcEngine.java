@@ -49,7 +49,8 @@ final class CdcEngine {
     this.settings = settings;
     this.slot = slot;
     this.consumer = consumer;
-    this.restartBackoff = DeliveryPolicy.jittered(settings.outageBase(), settings.outageMax());
+    this.restartBackoff = DeliveryPolicy.jittered(settings.delivery().brokerBackoffBase(),
+        settings.delivery().brokerBackoffMax());
     this.threads = new ThreadGroup("converge-cdc-" + settings.name());
   }
 

@@ -1,5 +1,6 @@
 package io.converge.outbox.cdc;
 
+import io.converge.outbox.DeliverySettings;
 import io.converge.outbox.spi.OutboxSink;
 import io.converge.outbox.spi.RelayMetrics;
 import io.converge.core.ConvergeException;
@@ -24,7 +25,7 @@ import java.time.Duration;
  * <p>Lifecycle: {@link #start()} creates the publication (inserts of {@code converge_outbox} only) and
  * the replication slot if they are missing, before it returns, then starts the engine, which resumes
  * from the offset stored in {@code converge_cdc_offset}. An engine that fails (walsender terminated,
- * database restarted) is restarted with capped exponential backoff and jitter ({@link Builder#outageBackoff});
+ * database restarted) is restarted with capped exponential backoff and jitter ({@link Builder#brokerBackoff});
  * {@link #health()} and the {@code cdc.restarts} metric show it. {@link #close()} stops and keeps slot
  * and offsets, so a restart continues where the last flushed offset was (a crash replays at most what
  * arrived since the last flush, {@link Builder#offsetFlushInterval(Duration)}); {@link #dropSlot()}
@@ -115,15 +116,15 @@ public interface CdcRelay extends AutoCloseable {
     String password;
     String schema = "public";
     OutboxSink sink;
-    int maxAttempts = 5;
-    Duration retryBase = Duration.ofMillis(200);
-    Duration retryMax = Duration.ofSeconds(10);
+    int maxAttempts = DeliverySettings.DEFAULT_MAX_ATTEMPTS;
+    Duration retryBase = DeliverySettings.DEFAULT_RETRY_BASE;
+    Duration retryMax = DeliverySettings.DEFAULT_RETRY_MAX;
     Duration offsetFlushInterval = Duration.ofSeconds(1);
     Duration sweepAge = Duration.ofSeconds(30);
     Duration sweepInterval = Duration.ofSeconds(5);
     Duration heartbeatInterval = Duration.ofSeconds(10);
-    Duration outageBase = Duration.ofMillis(200);
-    Duration outageMax = Duration.ofSeconds(30);
+    Duration brokerBackoffBase = DeliverySettings.DEFAULT_BROKER_BACKOFF_BASE;
+    Duration brokerBackoffMax = DeliverySettings.DEFAULT_BROKER_BACKOFF_MAX;
     Duration metricsInterval = Duration.ofSeconds(5);
     RelayMetrics metrics = RelayMetrics.NONE;
 
@@ -162,10 +163,19 @@ public interface CdcRelay extends AutoCloseable {
       return this;
     }
 
-    /** Backoff between attempts (doubling from {@code base} to {@code max}); default 200 ms to 10 s. */
+    /**
+     * Backoff between attempts to send a refused row: from {@code base}, doubling with jitter, up to {@code max};
+     * defaults 1 s and 5 min (the same as the polling relay's).
+     */
     public Builder retryBackoff(Duration base, Duration max) {
       this.retryBase = base;
       this.retryMax = max;
+      return this;
+    }
+
+    /** First delay before a refused row is retried (then doubled up to the retry maximum); default 1 s. */
+    public Builder retryBase(Duration delay) {
+      this.retryBase = delay;
       return this;
     }
 
@@ -200,13 +210,23 @@ public interface CdcRelay extends AutoCloseable {
 
     /**
      * Backoff while the broker or the database is unavailable, and between restarts of a failed engine:
-     * from {@code base}, doubling with jitter, up to {@code max}; defaults 200 ms and 30 s. Outages never
-     * count as attempts.
+     * from {@code base}, doubling with jitter, up to {@code max}; defaults 200 ms and 30 s (the same as the
+     * polling relay's). Outages never count as attempts.
      */
-    public Builder outageBackoff(Duration base, Duration max) {
-      this.outageBase = base;
-      this.outageMax = max;
+    public Builder brokerBackoff(Duration base, Duration max) {
+      this.brokerBackoffBase = base;
+      this.brokerBackoffMax = max;
       return this;
+    }
+
+    /**
+     * {@link #brokerBackoff(Duration, Duration)}, its former name.
+     *
+     * @deprecated use {@link #brokerBackoff(Duration, Duration)}, named as the polling relay's
+     */
+    @Deprecated
+    public Builder outageBackoff(Duration base, Duration max) {
+      return brokerBackoff(base, max);
     }
 
     /** Where to count ({@code outbox.published}, {@code outbox.parked.total}, {@code cdc.lag}, {@code cdc.restarts}); default nothing. */
@@ -228,9 +248,9 @@ public interface CdcRelay extends AutoCloseable {
      * @throws ConvergeException naming the Debezium artifacts when they are not on the class path
      */
     public CdcRelay build() {
-      CdcSettings settings = new CdcSettings(name, jdbcUrl, user, password, schema, sink, maxAttempts, retryBase,
-          retryMax, offsetFlushInterval, sweepAge, sweepInterval, heartbeatInterval, outageBase, outageMax,
-          metricsInterval, metrics);
+      CdcSettings settings = new CdcSettings(name, jdbcUrl, user, password, schema, sink,
+          DeliverySettings.validated("cdc", maxAttempts, retryBase, retryMax, brokerBackoffBase, brokerBackoffMax),
+          offsetFlushInterval, sweepAge, sweepInterval, heartbeatInterval, metricsInterval, metrics);
       OptionalDependency.require("The CDC relay",
           "io.debezium:debezium-embedded and io.debezium:debezium-connector-postgres",
           "3.6.1.Final", CdcRelay.class, "io.debezium.connector.postgresql.PostgresConnector",

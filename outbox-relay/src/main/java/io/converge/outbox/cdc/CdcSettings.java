@@ -1,5 +1,6 @@
 package io.converge.outbox.cdc;
 
+import io.converge.outbox.DeliverySettings;
 import io.converge.outbox.spi.OutboxSink;
 import io.converge.outbox.spi.RelayMetrics;
 import io.converge.core.internal.Require;
@@ -20,15 +21,11 @@ record CdcSettings(
     String password,
     String schema,
     OutboxSink sink,
-    int maxAttempts,
-    Duration retryBase,
-    Duration retryMax,
+    DeliverySettings delivery,
     Duration offsetFlushInterval,
     Duration sweepAge,
     Duration sweepInterval,
     Duration heartbeatInterval,
-    Duration outageBase,
-    Duration outageMax,
     Duration metricsInterval,
     RelayMetrics metrics) {
 
@@ -47,26 +44,20 @@ record CdcSettings(
         jdbcUrl);
     Require.matches("cdc.schema", schema, SCHEMA);
     Objects.requireNonNull(sink, "cdc.sink must be set");
-    Require.between("cdc.maxAttempts", maxAttempts, 1, 1000);
-    Require.that(
-        retryBase != null && retryMax != null && !retryBase.isNegative() && retryMax.compareTo(retryBase) >= 0,
-        "cdc.retryBackoff", "be 0 <= base <= max", retryBase + ", " + retryMax);
+    Objects.requireNonNull(delivery, "cdc.delivery must be set (DeliverySettings.validated)");
     Require.atLeast("cdc.offsetFlushInterval", offsetFlushInterval, Duration.ofMillis(10), "10ms");
     Require.positive("cdc.sweepAge", sweepAge);
     Require.positive("cdc.sweepInterval", sweepInterval);
     Require.positive("cdc.heartbeatInterval", heartbeatInterval);
-    Require.positive("cdc.outageBackoffBase", outageBase);
     Require.positive("cdc.metricsInterval", metricsInterval);
-    Require.atLeast("cdc.outageBackoffMax", outageMax, outageBase, "cdc.outageBackoffBase (" + outageBase + ")");
     Objects.requireNonNull(metrics, "cdc.metrics must be set");
   }
 
   @Override
   public String toString() {
     return "CdcSettings[name=" + name + ", jdbcUrl=" + jdbcUrl + ", user=" + user + ", password=***, schema="
-        + schema + ", sink=" + sink.name() + ", maxAttempts=" + maxAttempts + ", retryBackoff=" + retryBase
-        + ".." + retryMax + ", offsetFlushInterval=" + offsetFlushInterval + ", sweep=" + sweepAge + "/"
-        + sweepInterval + ", heartbeatInterval=" + heartbeatInterval + ", outageBackoff=" + outageBase + ".."
-        + outageMax + ", metricsInterval=" + metricsInterval + "]";
+        + schema + ", sink=" + sink.name() + ", " + delivery + ", offsetFlushInterval=" + offsetFlushInterval
+        + ", sweep=" + sweepAge + "/" + sweepInterval + ", heartbeatInterval=" + heartbeatInterval
+        + ", metricsInterval=" + metricsInterval + "]";
   }
 }

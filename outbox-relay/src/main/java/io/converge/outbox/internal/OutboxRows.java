@@ -1,6 +1,7 @@
 package io.converge.outbox.internal;
 
 import io.converge.outbox.AmbiguousKeyException;
+import io.converge.outbox.OutboxLines;
 import io.converge.outbox.spi.OutboxRecord;
 import java.sql.Array;
 import java.sql.Connection;
@@ -27,13 +28,10 @@ import java.util.Set;
 public final class OutboxRows {
 
   /**
-   * A key's line: its rows of one tenant on one topic. Only the head of a line (its oldest unpublished row)
-   * is claimed, and a parked head holds its own line only. The console's queries apply the same rule.
+   * A key's line: its rows of one tenant on one topic ({@link OutboxLines}). Only the head of a line (its oldest
+   * unpublished row) is claimed, and a parked head holds its own line only. The console's queries apply the same rule.
    */
-  static final String EARLIER_IN_LINE = """
-      SELECT 1 FROM converge_outbox p
-      WHERE p.order_key = o.order_key AND p.tenant = o.tenant AND p.topic = o.topic AND p.seq < o.seq
-        AND p.published_at IS NULL""";
+  static final String EARLIER_IN_LINE = OutboxLines.EARLIER_UNPUBLISHED;
   /** Due heads of any line, at least a given age old; skips locked heads. */
   static final String CLAIM_HEADS = """
       SELECT o.seq FROM converge_outbox o
@@ -58,12 +56,12 @@ public final class OutboxRows {
       SELECT r.seq, r.message_id, r.topic, r.order_key, r.msg_key, r.tag, r.header_names, r.header_values, r.payload,
              r.attempts
       FROM converge_outbox h
-      JOIN converge_outbox r ON r.order_key = h.order_key AND r.tenant = h.tenant AND r.topic = h.topic
+      JOIN converge_outbox r ON %s
                             AND r.seq >= h.seq AND r.published_at IS NULL AND r.parked_at IS NULL
       WHERE h.seq = ANY (?)
       ORDER BY r.seq
       LIMIT ?
-      """;
+      """.formatted(OutboxLines.sameLine("r", "h"));
   static final String MARK_PUBLISHED = "UPDATE converge_outbox SET published_at = now() WHERE seq = ANY (?) AND published_at IS NULL";
   static final String REFUSED = """
       UPDATE converge_outbox

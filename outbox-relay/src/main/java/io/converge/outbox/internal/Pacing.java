@@ -1,5 +1,6 @@
 package io.converge.outbox.internal;
 
+import io.converge.core.internal.Backoff;
 import io.converge.outbox.OutboxRelayBuilder.Settings;
 import java.time.Duration;
 import org.slf4j.Logger;
@@ -17,13 +18,16 @@ final class Pacing {
 
   private final Settings settings;
   private final DeliveryPolicy policy;
-  private Duration idle;
+  /** The idle polls: the shortest doubling up to the longest, no jitter. */
+  private final Backoff idlePolls;
+  /** Empty polls in a row since the last work. */
+  private int empty;
   private int failures;
 
   Pacing(Settings settings, DeliveryPolicy policy) {
     this.settings = settings;
     this.policy = policy;
-    this.idle = settings.idlePollMin();
+    this.idlePolls = Backoff.withJitter(settings.idlePollMin(), settings.idlePollMax(), 2.0, 0.0, null);
   }
 
   /** The pause after a cycle that did {@code r}. */
@@ -43,16 +47,15 @@ final class Pacing {
     failures = 0;
     int done = r.published() + r.refused();
     if (done >= settings.batchSize()) {
-      idle = settings.idlePollMin();
+      empty = 0;
       return Duration.ZERO; // more work is waiting
     }
     if (done > 0) {
-      idle = settings.idlePollMin();
-      return idle;
+      empty = 0;
+      return settings.idlePollMin();
     }
-    Duration pause = idle;
-    idle = idle.multipliedBy(2).compareTo(settings.idlePollMax()) <= 0 ? idle.multipliedBy(2) : settings.idlePollMax();
-    return pause;
+    empty = Math.min(empty + 1, 64); // past the cap long before 64; never overflows
+    return idlePolls.ceiling(empty);
   }
 
   /** The pause after a cycle that failed with {@code e} (the database, or anything unexpected). */

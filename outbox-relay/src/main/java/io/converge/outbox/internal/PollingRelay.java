@@ -1,6 +1,7 @@
 package io.converge.outbox.internal;
 
 import io.converge.core.internal.DatabaseErrors;
+import io.converge.outbox.DeliverySettings;
 import io.converge.outbox.Outbox;
 import io.converge.outbox.OutboxRelay;
 import io.converge.outbox.OutboxRelayBuilder.Settings;
@@ -42,9 +43,9 @@ public final class PollingRelay implements OutboxRelay {
   /** A relay with {@code settings}, not started, reading time from {@code clock} and pausing with {@code sleeper}. */
   public PollingRelay(Settings settings, Clock clock, Sleeper sleeper) {
     this.settings = settings;
-    this.policy = DeliveryPolicy.of(new OutboxRows(), settings.maxAttempts(), settings.retryBase(),
-        Duration.ofMinutes(5),
-        settings.brokerBackoffBase(), settings.brokerBackoffMax(), settings.metrics());
+    DeliverySettings d = settings.delivery();
+    this.policy = DeliveryPolicy.of(new OutboxRows(), d.maxAttempts(), d.retryBase(), d.retryMax(),
+        d.brokerBackoffBase(), d.brokerBackoffMax(), settings.metrics());
     this.cycle = new RelayCycle(settings.sink(), settings.batchSize(), policy, Duration.ZERO);
     this.outbox = Outbox.on(settings.dataSource());
     this.clock = clock;

@@ -104,10 +104,11 @@ public final class RocketMQSink implements OutboxSink {
     public RocketMQSink build() {
       Require.that(group != null && group.matches("[A-Za-z0-9_-]{1,100}"), "rocketmq.group",
           "match [A-Za-z0-9_-]{1,100}", group);
-      RocketMQSettings.sendTimeout(sendTimeout);
-      Require.between("rocketmq.maxMessageBytes", maxMessageBytes, 1, 64 * 1024 * 1024);
+      RocketMQSettings client = RocketMQSettings.builder(nameServer).sendTimeout(sendTimeout)
+          .maxMessageBytes(maxMessageBytes).build();
       RocketMQSettings.requireClient("sink");
-      return new RocketMQSink(new RocketMQClient(nameServer, group, sendTimeout, maxMessageBytes), sendTimeout);
+      return new RocketMQSink(new RocketMQClient(client.nameServer(), group, client.sendTimeout(),
+          client.maxMessageBytes()), client.sendTimeout());
     }
   }
 }

@@ -1,5 +1,6 @@
 package io.converge.outbox.spring;
 
+import io.converge.outbox.DeliverySettings;
 import io.converge.outbox.micrometer.MicrometerRelayMetrics;
 import io.converge.outbox.OutboxBackend;
 import io.converge.outbox.OutboxRelay;
@@ -66,7 +67,11 @@ class OutboxAutoConfiguration {
       b.purgeInterval(p.purgeInterval());
     }
     if (p.outageBackoffMax() != null) {
-      b.brokerBackoff(java.time.Duration.ofMillis(200), p.outageBackoffMax());
+      b.brokerBackoff(DeliverySettings.DEFAULT_BROKER_BACKOFF_BASE, p.outageBackoffMax());
+    }
+    if (p.retryBackoffBase() != null || p.retryBackoffMax() != null) {
+      b.retryBackoff(p.retryBackoffBase() != null ? p.retryBackoffBase() : DeliverySettings.DEFAULT_RETRY_BASE,
+          p.retryBackoffMax() != null ? p.retryBackoffMax() : DeliverySettings.DEFAULT_RETRY_MAX);
     }
     RelayMetrics m = metrics.getIfAvailable();
     if (m != null) {

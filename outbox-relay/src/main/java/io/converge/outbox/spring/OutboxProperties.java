@@ -19,6 +19,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param purgeInterval how often published rows are purged; zero disables
  * @param outageBackoffMax longest wait between retries while the broker or the database is unavailable
  *     (capped exponential backoff with jitter from 200 ms; outages never count as attempts); default 30 s
+ * @param retryBackoffBase first wait before a refused row is retried (doubling with jitter); default 1 s
+ * @param retryBackoffMax longest wait between retries of a refused row; default 5 min
  */
 @ConfigurationProperties("converge.outbox")
 public record OutboxProperties(
@@ -29,5 +31,7 @@ public record OutboxProperties(
     Integer maxAttempts,
     Duration retention,
     Duration purgeInterval,
-    Duration outageBackoffMax) {
+    Duration outageBackoffMax,
+    Duration retryBackoffBase,
+    Duration retryBackoffMax) {
 }

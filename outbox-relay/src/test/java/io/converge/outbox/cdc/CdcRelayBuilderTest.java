@@ -31,7 +31,7 @@ class CdcRelayBuilderTest {
     assertThat(first.jdbcUrl()).isEqualTo("jdbc:postgresql://localhost:5432/db");
     assertThat(first.sweepAge()).isEqualTo(Duration.ofSeconds(7));
     assertThat(first.metrics()).isSameAs(RelayMetrics.NONE);
-    assertThat(first.maxAttempts()).isEqualTo(5);
+    assertThat(first.delivery().maxAttempts()).isEqualTo(5);
     assertThat(second.name()).isEqualTo("b");
     assertThat(second.schema()).isEqualTo("s2");
     assertThat(second.metrics()).isSameAs(metrics);
@@ -45,5 +45,20 @@ class CdcRelayBuilderTest {
     assertThatThrownBy(() -> valid().maxAttempts(0).build())
         .hasMessage("cdc.maxAttempts must be between 1 and 1000, but was 0");
     assertThatThrownBy(() -> valid().sink(null).build()).hasMessage("cdc.sink must be set");
+  }
+
+  @Test
+  void deliveryIsNamedAndDefaultedAsThePollingRelays() {
+    CdcSettings settings = ((DebeziumCdcRelay) valid().build()).settings();
+    assertThat(settings.delivery()).as("retry 1 s..5 min, outage backoff 200 ms..30 s")
+        .isEqualTo(io.converge.outbox.DeliverySettings.defaults());
+    assertThatThrownBy(() -> valid().brokerBackoff(Duration.ofSeconds(2), Duration.ofSeconds(1)).build())
+        .hasMessage("cdc.brokerBackoffMax must be at least cdc.brokerBackoffBase (PT2S), but was PT1S");
+    assertThatThrownBy(() -> valid().outageBackoff(Duration.ZERO, Duration.ofSeconds(1)).build())
+        .as("the former name still sets it").hasMessage("cdc.brokerBackoffBase must be positive, but was PT0S");
+    assertThatThrownBy(() -> valid().retryBackoff(Duration.ofSeconds(2), Duration.ofSeconds(1)).build())
+        .hasMessage("cdc.retryMax must be at least cdc.retryBase (PT2S), but was PT1S");
+    assertThat(((DebeziumCdcRelay) valid().retryBase(Duration.ofMillis(300)).build()).settings().delivery()
+        .retryBase()).isEqualTo(Duration.ofMillis(300));
   }
 }

@@ -2,6 +2,7 @@ package io.converge.outbox.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.converge.outbox.DeliverySettings;
 import io.converge.outbox.OutboxRelayBuilder.Settings;
 import io.converge.outbox.DiscardingSink;
 import io.converge.outbox.spi.OutboxSink;
@@ -15,8 +16,10 @@ class PacingTest {
 
   private static final OutboxSink NOWHERE = new DiscardingSink();
 
-  private static final Settings SETTINGS = new Settings("pace", null, NOWHERE, 100, 5, Duration.ofSeconds(1),
-      Duration.ofMillis(200), Duration.ofSeconds(2), Duration.ofMillis(10), Duration.ofMillis(200), Duration.ofDays(1),
+  private static final Settings SETTINGS = new Settings("pace", null, NOWHERE, 100,
+      new DeliverySettings(5, Duration.ofSeconds(1), Duration.ofMinutes(5), Duration.ofMillis(200),
+          Duration.ofSeconds(2)),
+      Duration.ofMillis(10), Duration.ofMillis(200), Duration.ofDays(1),
       Duration.ofMinutes(1), 1000, Duration.ofSeconds(5), RelayMetrics.NONE);
 
   /** No jitter: the ceiling of each step. */
@@ -59,5 +62,21 @@ class PacingTest {
     assertThat(pacing.after(UNAVAILABLE)).isEqualTo(Duration.ofSeconds(2));
     assertThat(pacing.after(did(0, 0))).as("over: idle polling again").isEqualTo(Duration.ofMillis(10));
     assertThat(pacing.after(UNAVAILABLE)).as("a new outage starts from the base").isEqualTo(Duration.ofMillis(200));
+  }
+
+  @Test
+  void idlePollsAreTheOnesComputedByHandBefore() {
+    Settings settings = new Settings("pace", null, NOWHERE, 100,
+        new DeliverySettings(5, Duration.ofSeconds(1), Duration.ofMinutes(5), Duration.ofMillis(200),
+            Duration.ofSeconds(2)),
+        Duration.ofMillis(7), Duration.ofMillis(1000), Duration.ofDays(1), Duration.ofMinutes(1),
+        1000, Duration.ofSeconds(5), RelayMetrics.NONE);
+    Pacing pacing = new Pacing(settings, POLICY);
+    Duration before = settings.idlePollMin(); // the rule it replaced: pause, then min(max, pause · 2)
+    for (int poll = 1; poll <= 100; poll++) {
+      assertThat(pacing.after(did(0, 0))).as("empty poll %d", poll).isEqualTo(before);
+      before = before.multipliedBy(2).compareTo(settings.idlePollMax()) <= 0 ? before.multipliedBy(2)
+          : settings.idlePollMax();
+    }
   }
 }

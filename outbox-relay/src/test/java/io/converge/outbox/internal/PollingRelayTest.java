@@ -3,6 +3,7 @@ package io.converge.outbox.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.converge.outbox.DeliverySettings;
 import io.converge.outbox.OutboxRelayBuilder.Settings;
 import io.converge.outbox.DiscardingSink;
 import io.converge.outbox.spi.OutboxSink;
@@ -62,8 +63,10 @@ class PollingRelayTest {
     }
     PGSimpleDataSource down = new PGSimpleDataSource();
     down.setUrl("jdbc:postgresql://127.0.0.1:" + port + "/nothing");
-    Settings settings = new Settings("down", down, NOWHERE, 10, 5, Duration.ofSeconds(1), Duration.ofMillis(200),
-        Duration.ofSeconds(30), Duration.ofMillis(10), Duration.ofMillis(200), Duration.ofDays(1), Duration.ZERO, 1000,
+    Settings settings = new Settings("down", down, NOWHERE, 10,
+        new DeliverySettings(5, Duration.ofSeconds(1), Duration.ofMinutes(5), Duration.ofMillis(200),
+            Duration.ofSeconds(30)),
+        Duration.ofMillis(10), Duration.ofMillis(200), Duration.ofDays(1), Duration.ZERO, 1000,
         Duration.ofMinutes(1), RelayMetrics.NONE);
     FakeTime time = new FakeTime();
     long start = System.nanoTime();

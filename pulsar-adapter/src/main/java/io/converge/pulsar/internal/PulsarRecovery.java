@@ -1,6 +1,7 @@
 package io.converge.pulsar.internal;
 
 import io.converge.core.ConvergeException;
+import io.converge.core.internal.Backoff;
 import io.converge.producer.spi.BackendContext;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -37,6 +38,7 @@ final class PulsarRecovery {
   private final PulsarTxnStore store;
   private final TxnCoordinator coordinator;
   private final PulsarTxnBackend backend;
+  private final Backoff backoff;
   /** The group's transactions at the last scan, read by the gauges. */
   private volatile Stats stats = new Stats(0, 0, 0);
 
@@ -51,6 +53,7 @@ final class PulsarRecovery {
     this.context = backend.context();
     this.settings = backend.settings();
     this.store = backend.store();
+    this.backoff = backoff(settings.recoveryInterval());
   }
 
   /** Logged, unconfirmed, unparked transactions of the group at the last scan. */
@@ -167,16 +170,19 @@ final class PulsarRecovery {
           context.group(), attempts, reason);
       return;
     }
-    Duration delay = backoff(attempts);
+    Duration delay = backoff.ceiling(attempts);
     PulsarTxnStore.retryLater(c, t, attempts, delay, reason);
     LOG.warn("Recovery of Pulsar transaction {} of group {} failed (attempt {}): {}; retried in {}", id,
         context.group(),
         attempts, reason, delay);
   }
 
-  private Duration backoff(int attempts) {
-    Duration cap = MAX_BACKOFF.compareTo(settings.recoveryInterval()) > 0 ? MAX_BACKOFF : settings.recoveryInterval();
-    Duration d = settings.recoveryInterval().multipliedBy(1L << Math.min(attempts - 1, 20));
-    return d.compareTo(cap) > 0 ? cap : d;
+  /**
+   * The delay before a failed transaction is due again: the recovery interval doubled per attempt, at most 5 min (or
+   * the interval, when that is longer); no jitter, the scan runs on one thread per group.
+   */
+  static Backoff backoff(Duration recoveryInterval) {
+    Duration cap = MAX_BACKOFF.compareTo(recoveryInterval) > 0 ? MAX_BACKOFF : recoveryInterval;
+    return Backoff.withJitter(recoveryInterval, cap, 2.0, 0.0, null);
   }
 }

@@ -2,11 +2,10 @@ package io.converge.pulsar.internal;
 
 import io.converge.core.internal.Require;
 import java.time.Duration;
-import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
 /**
- * The immutable settings of a Pulsar backend; validated by {@code PulsarBackend}.
+ * The immutable settings of a Pulsar backend; validated by {@code PulsarBackend.Builder.build()}.
  *
  * (transactionTimeout is null until the backend is created: then the local-transaction timeout plus the margin)
  * @param meterRegistry a Micrometer {@code MeterRegistry}, or null (typed Object: Micrometer is optional)
@@ -24,56 +23,22 @@ public record PulsarSettings(String serviceUrl, Duration transactionTimeout, Dur
   }
 
   public PulsarSettings withTransactionTimeout(Duration d) {
-    return with(f -> f.transactionTimeout = d);
-  }
-
-  public PulsarSettings withCommitMargin(Duration d) {
-    return with(f -> f.commitMargin = d);
+    return new PulsarSettings(serviceUrl, d, commitMargin, sendTimeout, recoveryInterval, meterRegistry,
+        recoveryMaxAttempts);
   }
 
   public PulsarSettings withSendTimeout(Duration d) {
-    return with(f -> f.sendTimeout = d);
+    return new PulsarSettings(serviceUrl, transactionTimeout, commitMargin, d, recoveryInterval, meterRegistry,
+        recoveryMaxAttempts);
   }
 
   public PulsarSettings withMeterRegistry(Object registry) {
-    return with(f -> f.meterRegistry = registry);
-  }
-
-  public PulsarSettings withRecoveryMaxAttempts(int n) {
-    return with(f -> f.recoveryMaxAttempts = n);
+    return new PulsarSettings(serviceUrl, transactionTimeout, commitMargin, sendTimeout, recoveryInterval, registry,
+        recoveryMaxAttempts);
   }
 
   public PulsarSettings withRecoveryInterval(Duration d) {
-    return with(f -> f.recoveryInterval = d);
-  }
-
-  /** A copy of these settings with {@code change} applied. */
-  private PulsarSettings with(Consumer<Fields> change) {
-    Fields f = new Fields(this);
-    change.accept(f);
-    return new PulsarSettings(f.serviceUrl, f.transactionTimeout, f.commitMargin, f.sendTimeout, f.recoveryInterval,
-        f.meterRegistry, f.recoveryMaxAttempts);
-  }
-
-  /** The settings as a mutable copy, for {@link #with}. */
-  private static final class Fields {
-
-    final String serviceUrl;
-    Duration transactionTimeout;
-    Duration commitMargin;
-    Duration sendTimeout;
-    Duration recoveryInterval;
-    Object meterRegistry;
-    int recoveryMaxAttempts;
-
-    Fields(PulsarSettings s) {
-      serviceUrl = s.serviceUrl;
-      transactionTimeout = s.transactionTimeout;
-      commitMargin = s.commitMargin;
-      sendTimeout = s.sendTimeout;
-      recoveryInterval = s.recoveryInterval;
-      meterRegistry = s.meterRegistry;
-      recoveryMaxAttempts = s.recoveryMaxAttempts;
-    }
+    return new PulsarSettings(serviceUrl, transactionTimeout, commitMargin, sendTimeout, d, meterRegistry,
+        recoveryMaxAttempts);
   }
 }

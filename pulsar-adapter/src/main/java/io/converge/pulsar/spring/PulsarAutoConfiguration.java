@@ -41,34 +41,36 @@ class PulsarAutoConfiguration {
   }
 
   private static PulsarBackend backend(PulsarProperties pulsar, BeanFactory beans) {
-    PulsarBackend backend = PulsarBackend.serviceUrl(serviceUrl(pulsar));
+    PulsarBackend.Builder backend = PulsarBackend.builder(serviceUrl(pulsar));
     if (pulsar.transactionTimeout() != null) {
-      backend = backend.transactionTimeout(pulsar.transactionTimeout());
+      backend.transactionTimeout(pulsar.transactionTimeout());
     }
     if (pulsar.commitMargin() != null) {
-      backend = backend.commitMargin(pulsar.commitMargin());
+      backend.commitMargin(pulsar.commitMargin());
     }
     if (pulsar.sendTimeout() != null) {
-      backend = backend.sendTimeout(pulsar.sendTimeout());
+      backend.sendTimeout(pulsar.sendTimeout());
     }
     if (pulsar.recoveryInterval() != null) {
-      backend = backend.recoveryInterval(pulsar.recoveryInterval());
+      backend.recoveryInterval(pulsar.recoveryInterval());
     }
     if (pulsar.recoveryMaxAttempts() != null) {
-      backend = backend.recoveryMaxAttempts(pulsar.recoveryMaxAttempts());
+      backend.recoveryMaxAttempts(pulsar.recoveryMaxAttempts());
     }
     if (ClassUtils.isPresent(METER_REGISTRY, PulsarAutoConfiguration.class.getClassLoader())) {
-      backend = Meters.apply(beans, backend);
+      Meters.apply(beans, backend);
     }
-    return backend;
+    return backend.build();
   }
 
   /** Micrometer is optional: its types are touched only in here, and only when it is on the classpath. */
   private static final class Meters {
 
-    static PulsarBackend apply(BeanFactory beans, PulsarBackend backend) {
+    static void apply(BeanFactory beans, PulsarBackend.Builder backend) {
       MeterRegistry meters = beans.getBeanProvider(MeterRegistry.class).getIfAvailable();
-      return meters == null ? backend : backend.meterRegistry(meters);
+      if (meters != null) {
+        backend.meterRegistry(meters);
+      }
     }
   }
 

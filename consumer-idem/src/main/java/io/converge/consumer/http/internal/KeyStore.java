@@ -3,6 +3,7 @@ package io.converge.consumer.http.internal;
 import io.converge.consumer.http.IdempotencyException;
 import io.converge.consumer.http.IdempotencyProblem;
 import io.converge.consumer.internal.HeaderCodec;
+import io.converge.core.internal.Backoff;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -98,6 +99,9 @@ final class KeyStore {
        WHERE tenant = ? AND idem_key = ? AND lease_owner = ? AND status = 'PROCESSING' AND work_committed_at IS NULL
       """;
   private static final int MAX_ROUNDS = 5;
+  /** Pauses between attempts to store an answer ({@link #complete(String, String, UUID, StoredResponse, Duration)}): 100 ms doubling up to 2 s. */
+  static final Backoff COMPLETE_RETRY = Backoff.withJitter(Duration.ofMillis(100), Duration.ofSeconds(2), 2.0, 0.0,
+      null);
 
   private final DataSource dataSource;
   private final Duration ttl;
@@ -262,19 +266,18 @@ final class KeyStore {
    *
    * @throws IdempotencyException the last failure, when the budget is spent
    */
-  boolean complete(String tenant, String key, UUID owner, StoredResponse response, java.time.Duration budget)
+  boolean complete(String tenant, String key, UUID owner, StoredResponse response, Duration budget)
       throws InterruptedException {
     long deadline = System.nanoTime() + budget.toNanos();
-    long pause = 100;
-    while (true) {
+    for (int failures = 1;; failures++) {
       try {
         return complete(tenant, key, owner, response);
       } catch (IdempotencyException e) {
+        long pause = COMPLETE_RETRY.ceiling(failures).toMillis();
         if (System.nanoTime() + pause * 1_000_000 > deadline) {
           throw e;
         }
         Thread.sleep(pause);
-        pause = Math.min(2_000, pause * 2);
       }
     }
   }

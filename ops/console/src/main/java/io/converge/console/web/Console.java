@@ -10,6 +10,7 @@ import io.converge.console.inspect.StuckKind;
 import io.converge.console.inspect.StuckThresholds;
 import io.converge.core.ConvergeException;
 import io.converge.core.Migrations;
+import io.converge.core.internal.Require;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -263,12 +264,15 @@ public final class Console {
     /**
      * The console, after applying the {@code console} migration (unless turned off).
      *
-     * @throws IllegalArgumentException when a setting is invalid (naming it) or two pages share a path
+     * @throws IllegalArgumentException when a setting is invalid (naming it and quoting the value) or two pages share
+     *     a path
      */
     public Console build() {
       if (dataSource == null) {
         throw new IllegalArgumentException("console.dataSource is required, but was null");
       }
+      Require.that(basePath.isEmpty() || basePath.matches("(/[A-Za-z0-9._-]+)+"), "console.basePath",
+          "be empty or /segment[/segment...]", basePath);
       if (discoverPages) {
         ServiceLoader.load(ConsolePage.class).forEach(pages::add);
       }

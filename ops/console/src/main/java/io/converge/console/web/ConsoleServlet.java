@@ -1,5 +1,6 @@
 package io.converge.console.web;
 
+import io.converge.core.internal.Require;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -150,14 +151,23 @@ public final class ConsoleServlet extends HttpServlet {
     /**
      * The servlet.
      *
-     * @throws IllegalArgumentException when the action role is blank
+     * @throws IllegalArgumentException when the action role is blank or a header is not a header name, quoting the
+     *     value
      */
     public ConsoleServlet build() {
       if (actionRole == null || actionRole.isBlank()) {
         throw new IllegalArgumentException("console.actionRole must not be blank, but was '" + actionRole + "'");
       }
+      headerName("console.operatorHeader", operatorHeader);
+      headerName("console.roleHeader", roleHeader);
       actionRole = actionRole.strip();
       return new ConsoleServlet(this);
+    }
+
+    /** A header name is an HTTP token (RFC 9110); none (null) is allowed. */
+    private static void headerName(String property, String header) {
+      Require.that(header == null || header.matches("[!#$%&'*+.^_`|~0-9A-Za-z-]+"), property, "be a header name",
+          header);
     }
 
     private static String blankToNull(String s) {

@@ -1,6 +1,7 @@
 package io.converge.console.inspect.internal;
 
 import io.converge.console.inspect.StuckKind;
+import io.converge.outbox.OutboxLines;
 import java.util.EnumMap;
 import java.util.Map;
 
@@ -76,22 +77,18 @@ public final class KindQueries {
                      'next attempt', coalesce(o.next_attempt_at::text, '')] AS details
           FROM converge_outbox o
          WHERE o.published_at IS NULL AND o.parked_at IS NULL
-           AND NOT EXISTS (SELECT 1 FROM converge_outbox p WHERE p.order_key = o.order_key AND p.tenant = o.tenant
-                            AND p.topic = o.topic AND p.seq < o.seq AND p.published_at IS NULL
-                            AND p.parked_at IS NOT NULL)
-        """));
+           AND NOT EXISTS (%s)
+        """.formatted(OutboxLines.EARLIER_PARKED)));
     SOURCES.put(StuckKind.OUTBOX_PARKED, new Source("converge_outbox", """
         SELECT o.message_id AS id, o.order_key AS item_key,
                o.tenant, o.topic,
                coalesce(o.parked_at, o.created_at) AS since,
                'parked after ' || o.attempts || ' attempt(s): ' || coalesce(o.last_error, '') AS reason,
                ARRAY['group', o.producer_group, 'seq', o.seq::text, 'attempts', o.attempts::text,
-                     'rows waiting behind it', (SELECT count(*) FROM converge_outbox w WHERE w.order_key = o.order_key
-                                                 AND w.tenant = o.tenant AND w.topic = o.topic
-                                                 AND w.seq > o.seq AND w.published_at IS NULL)::text,
+                     'rows waiting behind it', (%s)::text,
                      'written', o.created_at::text] AS details
           FROM converge_outbox o WHERE o.published_at IS NULL AND o.parked_at IS NOT NULL
-        """));
+        """.formatted(OutboxLines.COUNT_BEHIND)));
     SOURCES.put(StuckKind.CONSUMER_DLQ, new Source("converge_dlq", """
         SELECT d.id::text AS id, d.message_key AS item_key, d.tenant, d.topic, d.created_at AS since,
                d.reason_code || ': ' || d.reason AS reason,

@@ -1,0 +1,185 @@
+package io.converge.consumer.internal;
+
+import static io.converge.consumer.internal.Jdbc.bind;
+import static io.converge.consumer.internal.Jdbc.queryInt;
+import static io.converge.consumer.internal.Jdbc.update;
+
+import io.converge.core.internal.NamedStatement;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The deduplication SQL: the claims ({@code converge_dedup}: the hot path, one round trip per message), their
+ * outcomes and the attempt counts of failing messages ({@code converge_consumer_attempt}). The dead-letter rows are
+ * {@link DeadLetterStore}'s. Every statement has named parameters ({@code :tenant :group :messageId :topic :key
+ * :now}, {@link NamedStatement}). Stateless; every method runs on the caller's connection.
+ */
+final class DedupStatements {
+
+  // Waits on the primary key while another transaction holds an uncommitted claim of the same id,
+  // then inserts nothing if that transaction committed: the concurrent duplicate sees the winner.
+  private static final NamedStatement CLAIM = NamedStatement.parse("""
+      INSERT INTO converge_dedup (tenant, consumer_group, message_id, outcome, detail, topic, processed_at)
+      VALUES (:tenant, :group, :messageId, :outcome, :detail, :topic, :now)
+      ON CONFLICT (tenant, consumer_group, message_id) DO NOTHING
+      """);
+
+  /**
+   * The hold check, the claim and the removal of attempt rows earlier failures left (only when the claim succeeded;
+   * any failure of the handler rolls the removal back with the claim, and the failure's outcome is recorded in a
+   * transaction of its own). When the message's key has a parked row nothing is claimed. The hold check is one probe
+   * of the partial index {@code converge_dlq_parked_key}, empty while nothing is parked; a message without key never
+   * matches ({@code message_key = NULL} is not true). Followed by a result: {@link #COUNT_RESULT} or
+   * {@link #REFUSE_UNLESS_CLAIMED}.
+   */
+  private static final String CLAIM_CTES = """
+      WITH held AS (
+        SELECT 1 FROM converge_dlq
+         WHERE consumer_group = :group AND topic = :topic AND tenant = :tenant AND message_key = :key
+           AND status = 'PARKED'
+         LIMIT 1),
+      claimed AS (
+        INSERT INTO converge_dedup (tenant, consumer_group, message_id, outcome, detail, topic, processed_at)
+        SELECT :tenant, :group, :messageId, 'PROCESSED', NULL, :topic, :now WHERE NOT EXISTS (SELECT 1 FROM held)
+        ON CONFLICT (tenant, consumer_group, message_id) DO NOTHING
+        RETURNING 1),
+      cleared AS (
+        DELETE FROM converge_consumer_attempt
+         WHERE tenant = :tenant AND consumer_group = :group AND message_id = :messageId
+           AND EXISTS (SELECT 1 FROM claimed))
+      """;
+
+  /** 2 when the key is held, else 1 (claimed) or 0 (a duplicate). */
+  private static final String COUNT_RESULT = """
+      SELECT (SELECT count(*) FROM claimed) + CASE WHEN EXISTS (SELECT 1 FROM held) THEN 2 ELSE 0 END
+      """;
+
+  /** The error text that {@link #CLAIM_OR_REFUSE} fails with for a duplicate. */
+  static final String REFUSED_DUPLICATE = "converge-claim-duplicate";
+
+  /** The error text that {@link #CLAIM_OR_REFUSE} fails with for a held key. */
+  static final String REFUSED_HELD = "converge-claim-held";
+
+  /** 1 when claimed; else its text cast to an integer fails with {@link #REFUSED_HELD} or {@link #REFUSED_DUPLICATE}. */
+  private static final String REFUSE_UNLESS_CLAIMED = """
+      SELECT (CASE WHEN EXISTS (SELECT 1 FROM held) THEN '%s' WHEN EXISTS (SELECT 1 FROM claimed) THEN '1'
+                   ELSE '%s' END)::int""".formatted(REFUSED_HELD, REFUSED_DUPLICATE);
+
+  /** The hot path in one round trip: {@link #CLAIM_CTES}, then {@link #COUNT_RESULT}. */
+  static final NamedStatement CLAIM_FOR_HANDLER = NamedStatement.parse(CLAIM_CTES + COUNT_RESULT);
+
+  /** The result of {@link #claimForHandler} when the key is held. */
+  static final int HELD = 2;
+
+  /**
+   * {@link #CLAIM_CTES} as a statement that fails unless it claimed ({@link #REFUSE_UNLESS_CLAIMED}), so that a
+   * statement sent after it in the same round trip never runs for a duplicate or a held key: the error aborts the
+   * transaction first and the server skips the rest of the pipeline. The parameters of a statement sent after it
+   * start after {@link NamedStatement#parameterCount()}.
+   */
+  static final NamedStatement CLAIM_OR_REFUSE = NamedStatement.parse(CLAIM_CTES + REFUSE_UNLESS_CLAIMED);
+
+  private static final NamedStatement SET_OUTCOME = NamedStatement.parse("""
+      UPDATE converge_dedup SET outcome = :outcome, detail = :detail
+      WHERE tenant = :tenant AND consumer_group = :group AND message_id = :messageId
+      """);
+
+  private static final NamedStatement RECORD_ATTEMPT = NamedStatement.parse(
+      """
+          INSERT INTO converge_consumer_attempt AS a
+            (tenant, consumer_group, message_id, attempts, last_error, first_failed_at, last_failed_at)
+          VALUES (:tenant, :group, :messageId, 1, :error, :now, :now)
+          ON CONFLICT (tenant, consumer_group, message_id)
+          DO UPDATE SET attempts = a.attempts + 1, last_error = EXCLUDED.last_error, last_failed_at = EXCLUDED.last_failed_at
+          RETURNING attempts
+          """);
+
+  private static final NamedStatement ATTEMPTS = NamedStatement.parse("""
+      SELECT attempts FROM converge_consumer_attempt
+      WHERE tenant = :tenant AND consumer_group = :group AND message_id = :messageId
+      """);
+
+  private static final NamedStatement CLEAR_ATTEMPTS = NamedStatement.parse(
+      """
+          DELETE FROM converge_consumer_attempt WHERE tenant = :tenant AND consumer_group = :group AND message_id = :messageId
+          """);
+
+  private DedupStatements() {
+  }
+
+  /** The parameters naming one message of one group. */
+  private static Map<String, Object> message(String tenant, String group, String messageId) {
+    Map<String, Object> values = new HashMap<>();
+    values.put("tenant", tenant);
+    values.put("group", group);
+    values.put("messageId", messageId);
+    return values;
+  }
+
+  /** The parameters of {@link #CLAIM_FOR_HANDLER} and {@link #CLAIM_OR_REFUSE}. */
+  private static Map<String, Object> claim(String tenant, String group, String messageId, String topic, String key,
+      Instant now) {
+    Map<String, Object> values = message(tenant, group, messageId);
+    values.put("topic", topic);
+    values.put("key", key);
+    values.put("now", now);
+    return values;
+  }
+
+  /** Binds the parameters of {@link #CLAIM_OR_REFUSE} (1 to its {@link NamedStatement#parameterCount()}). */
+  static void bindClaim(PreparedStatement ps, String tenant, String group, String messageId, String topic, String key,
+      Instant now) throws SQLException {
+    bind(ps, CLAIM_OR_REFUSE.arguments(claim(tenant, group, messageId, topic, key, now)));
+  }
+
+  /** True when this transaction now owns the id; false when it was already claimed (a duplicate). */
+  static boolean claim(Connection c, String tenant, String group, String messageId, String outcome, String detail,
+      String topic, Instant now) throws SQLException {
+    Map<String, Object> values = message(tenant, group, messageId);
+    values.put("outcome", outcome);
+    values.put("detail", detail);
+    values.put("topic", topic);
+    values.put("now", now);
+    return update(c, CLAIM.sql(), CLAIM.arguments(values)) == 1;
+  }
+
+  /**
+   * Claims the id for a first run of the handler and clears earlier attempt rows, in one round trip.
+   *
+   * @return 1 when this transaction now owns the id, 0 for a duplicate, {@link #HELD} when the key is held
+   */
+  static int claimForHandler(Connection c, String tenant, String group, String messageId, String topic, String key,
+      Instant now) throws SQLException {
+    return queryInt(c, CLAIM_FOR_HANDLER.sql(), 0,
+        CLAIM_FOR_HANDLER.arguments(claim(tenant, group, messageId, topic, key, now)));
+  }
+
+  /** Sets the outcome of a claim this transaction holds. */
+  static void setOutcome(Connection c, String tenant, String group, String messageId, String outcome, String detail)
+      throws SQLException {
+    Map<String, Object> values = message(tenant, group, messageId);
+    values.put("outcome", outcome);
+    values.put("detail", detail);
+    update(c, SET_OUTCOME.sql(), SET_OUTCOME.arguments(values));
+  }
+
+  static int recordAttempt(Connection c, String tenant, String group, String messageId, String error, Instant now)
+      throws SQLException {
+    Map<String, Object> values = message(tenant, group, messageId);
+    values.put("error", error);
+    values.put("now", now);
+    return queryInt(c, RECORD_ATTEMPT.sql(), 0, RECORD_ATTEMPT.arguments(values));
+  }
+
+  static int attempts(Connection c, String tenant, String group, String messageId) throws SQLException {
+    return queryInt(c, ATTEMPTS.sql(), 0, ATTEMPTS.arguments(message(tenant, group, messageId)));
+  }
+
+  static void clearAttempts(Connection c, String tenant, String group, String messageId) throws SQLException {
+    update(c, CLEAR_ATTEMPTS.sql(), CLEAR_ATTEMPTS.arguments(message(tenant, group, messageId)));
+  }
+}

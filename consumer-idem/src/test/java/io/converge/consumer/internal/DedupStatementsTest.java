@@ -1,0 +1,53 @@
+package io.converge.consumer.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * The claim statements composed from named fragments are the ones written out before with positional parameters
+ * (and the refusing one derived from it by cutting its text at its last SELECT).
+ */
+class DedupStatementsTest {
+
+  private static final String BEFORE_CTES = """
+      WITH held AS (
+        SELECT 1 FROM converge_dlq
+         WHERE consumer_group = ? AND topic = ? AND tenant = ? AND message_key = ? AND status = 'PARKED'
+         LIMIT 1),
+      claimed AS (
+        INSERT INTO converge_dedup (tenant, consumer_group, message_id, outcome, detail, topic, processed_at)
+        SELECT ?, ?, ?, 'PROCESSED', NULL, ?, ? WHERE NOT EXISTS (SELECT 1 FROM held)
+        ON CONFLICT (tenant, consumer_group, message_id) DO NOTHING
+        RETURNING 1),
+      cleared AS (
+        DELETE FROM converge_consumer_attempt
+         WHERE tenant = ? AND consumer_group = ? AND message_id = ? AND EXISTS (SELECT 1 FROM claimed))
+      """;
+
+  /** The positional order bound before: group, topic, tenant, key, tenant, group, messageId, topic, now, tenant, group, messageId. */
+  private static final String[] BEFORE_ORDER = {"group", "topic", "tenant", "key", "tenant", "group", "messageId",
+      "topic", "now", "tenant", "group", "messageId"};
+
+  private static String normalised(String sql) {
+    return sql.replaceAll("\\s+", " ").strip();
+  }
+
+  @Test
+  void theHandlersClaimIsTheStatementBoundBefore() {
+    assertThat(normalised(DedupStatements.CLAIM_FOR_HANDLER.sql())).isEqualTo(normalised(BEFORE_CTES
+        + "SELECT (SELECT count(*) FROM claimed) + CASE WHEN EXISTS (SELECT 1 FROM held) THEN 2 ELSE 0 END\n"));
+    assertThat(DedupStatements.CLAIM_FOR_HANDLER.names()).containsExactly(BEFORE_ORDER);
+  }
+
+  @Test
+  void thePipelinedClaimRefusesWithTheSameTextsAndItsParametersComeFirst() {
+    assertThat(normalised(DedupStatements.CLAIM_OR_REFUSE.sql())).isEqualTo(normalised(BEFORE_CTES
+        + "SELECT (CASE WHEN EXISTS (SELECT 1 FROM held) THEN 'converge-claim-held'"
+        + " WHEN EXISTS (SELECT 1 FROM claimed) THEN '1' ELSE 'converge-claim-duplicate' END)::int"));
+    assertThat(DedupStatements.CLAIM_OR_REFUSE.sql()).doesNotEndWith("\n").doesNotEndWith(";");
+    assertThat(DedupStatements.CLAIM_OR_REFUSE.names()).containsExactly(BEFORE_ORDER);
+    assertThat(DedupStatements.CLAIM_OR_REFUSE.parameterCount()).as("the handler's parameters shift by this")
+        .isEqualTo(12);
+  }
+}
