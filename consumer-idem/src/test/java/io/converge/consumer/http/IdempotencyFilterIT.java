@@ -46,6 +46,12 @@ class IdempotencyFilterIT {
 
   private static com.zaxxer.hikari.HikariDataSource tinyPool;
 
+  /**
+   * The filter's lease. Short, because a response the store refuses is tried again for half a lease before the
+   * filter gives up ({@code storeDown}); longer than the endpoints' expected durations (3 s), as the settings require.
+   */
+  private static final int LEASE_SECONDS = 8;
+
   @BeforeAll
   static void start(DataSource ds) throws Exception {
     OrdersApp.dataSource = ds;
@@ -68,7 +74,7 @@ class IdempotencyFilterIT {
         "converge.idempotency.ignored-fields=client_ip,meta.sent_at",
         "converge.idempotency.max-body-size=64KB",
         "converge.idempotency.max-response-size=64KB",
-        "converge.idempotency.lease=30s",
+        "converge.idempotency.lease=" + LEASE_SECONDS + "s",
         "converge.idempotency.endpoints[0].path=/orders/**",
         "converge.idempotency.endpoints[0].expected-duration=3s",
         "converge.idempotency.endpoints[1].path=/charges/*",
@@ -490,7 +496,7 @@ class IdempotencyFilterIT {
       String path = "/charges/cut-" + manager;
       HttpResponse<String> first = post(path, "t1", key, "{}");
       assertProblem(first, 503, "outcome-unknown");
-      assertThat(first.headers().firstValue("Retry-After")).as(manager).hasValue("30");
+      assertThat(first.headers().firstValue("Retry-After")).as(manager).hasValue(Integer.toString(LEASE_SECONDS));
       assertProblem(post(path, "t1", key, "{}"), 409, "in-progress");
       assertThat(orders.runs("t1", key)).as(manager + ": the handler ran once").isEqualTo(1);
       assertThat(charges(key)).as(manager + ": the backend died before COMMIT reached it").isZero();
@@ -514,7 +520,7 @@ class IdempotencyFilterIT {
     String key = key();
     HttpResponse<String> first = postWhilePoolIsTaken(path, key);
     assertProblem(first, 503, "outcome-unknown");
-    assertThat(first.headers().firstValue("Retry-After")).hasValue("30");
+    assertThat(first.headers().firstValue("Retry-After")).hasValue(Integer.toString(LEASE_SECONDS));
     assertProblem(post(path, "t1", key, "{}"), 409, "in-progress");
     assertThat(orders.runs("t1", key)).as("the handler ran once").isEqualTo(1);
     assertThat(charges(key)).as("the backend died before COMMIT reached it").isZero();

@@ -42,9 +42,16 @@ public final class Chaos {
    * @param seed the seed of the plan and of the proxies' jitter
    * @param settle the bound on the quiescence after the traffic
    * @param serviceProperties added to every service's configuration
+   * @param jvmProperties system properties of every service process (e.g. the RocketMQ client's lock timings)
    */
   public record Options(Duration duration, double ordersPerSecond, List<Fault> faults, int perKind, long seed,
-      Duration settle, Map<String, String> serviceProperties) {
+      Duration settle, Map<String, String> serviceProperties, Map<String, String> jvmProperties) {
+
+    /** Options whose service processes get no extra system property. */
+    public Options(Duration duration, double ordersPerSecond, List<Fault> faults, int perKind, long seed,
+        Duration settle, Map<String, String> serviceProperties) {
+      this(duration, ordersPerSecond, faults, perKind, seed, settle, serviceProperties, Map.of());
+    }
 
     /** The orders of one backend's run. */
     public int orders() {
@@ -110,7 +117,7 @@ public final class Chaos {
       String pgAuthority = pg.getAuthority();
       AtomicReference<ServiceProcesses> services = new AtomicReference<>();
       Services.Starter base = ServiceProcesses.starter(runDir,
-          url -> url.replace("//" + pgAuthority + "/", "//" + dbProxy.address() + "/"), Map.of());
+          url -> url.replace("//" + pgAuthority + "/", "//" + dbProxy.address() + "/"), options.jvmProperties());
       Services.Starter starter = (b, db, r, t) -> {
         Services s = base.start(b, db, r, t);
         services.set((ServiceProcesses) s);

@@ -47,12 +47,39 @@ class ChaosIT {
       Backend.OUTBOX, List.of(Fault.POSTGRES, Fault.SKEW),
       Backend.PULSAR, List.of(Fault.KILL, Fault.NETWORK, Fault.REDELIVERY));
 
+  /**
+   * The RocketMQ client's queue locks (orderly consumers), as this module's failsafe configuration sets them for its
+   * test JVM, forwarded to the service processes: six times shorter than the defaults, in the same proportions
+   * (renewed every 2 s instead of 20 s, held by a client 5 s without a renewal instead of 30 s, by the broker 10 s
+   * instead of 60 s), so that a live client still stops consuming before the broker could hand its queue to another.
+   * A process killed -9 (skew, kill) holds its queues' locks at the broker until they expire: with the defaults its
+   * next incarnation waited up to a minute for them, and the run with it.
+   */
+  static final Map<String, String> LOCKS = Map.of(
+      "rocketmq.client.rebalance.lockInterval", System.getProperty("rocketmq.client.rebalance.lockInterval", "20000"),
+      "rocketmq.client.rebalance.lockMaxLiveTime",
+      System.getProperty("rocketmq.client.rebalance.lockMaxLiveTime", "30000"));
+
+  /**
+   * The services' configuration: the demo's short pool timeout, and a 10 s Idempotency-Key lease instead of the
+   * default minute (the order endpoint expects 2 s; the lease must be longer). A request whose process was killed
+   * leaves its key claimed until the lease ends; the client retries it until then: with the default lease the run's
+   * order traffic waited up to a minute for each such key.
+   */
+  static final Map<String, String> SERVICES = services();
+
+  private static Map<String, String> services() {
+    Map<String, String> m = new java.util.HashMap<>(Outages.SHORT_POOL_TIMEOUT);
+    m.put("converge.idempotency.lease", "10s");
+    return Map.copyOf(m);
+  }
+
   private static Chaos.Verdict run(DevPlatform platform, Backend backend, Path dir) throws Exception {
     List<Fault> faults = KINDS.get(backend);
     ByteArrayOutputStream text = new ByteArrayOutputStream();
     PrintStream out = new PrintStream(new Tee(text), true, StandardCharsets.UTF_8);
     Chaos.Options options = new Chaos.Options(TRAFFIC, 2, faults, 1, 1, Duration.ofMinutes(2),
-        Outages.SHORT_POOL_TIMEOUT);
+        SERVICES, LOCKS);
     Chaos.Verdict v = new Chaos(platform, options, dir, out).run(backend);
     String printed = text.toString(StandardCharsets.UTF_8);
     assertThat(v.injected()).as(printed).hasSize(faults.size());
