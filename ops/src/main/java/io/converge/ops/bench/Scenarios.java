@@ -8,6 +8,7 @@ import io.converge.ops.bench.converge.ConsumerScenario;
 import io.converge.ops.bench.converge.RocketMQConsumerScenario;
 import io.converge.ops.bench.converge.TxnProducerScenario;
 import io.converge.ops.bench.outbox.DrainScenario;
+import io.converge.ops.bench.peer.ModulithOutboxWrite;
 import io.converge.ops.bench.peer.RocketMQNativeTxn;
 import io.converge.ops.bench.peer.SpringIdempotentReceiver;
 import io.converge.ops.bench.saga.SagaScenario;
@@ -40,6 +41,7 @@ public final class Scenarios {
     // peers: what a user would pick instead of Converge, doing the same work (docs/benchmarks.md)
     register("rocketmq-native-txn", RocketMQNativeTxn::new);
     register("si-idempotent-receiver", SpringIdempotentReceiver::new);
+    register("modulith-outbox-write", ModulithOutboxWrite::new);
     RocketMQConsumerScenario.NAMES.forEach(n -> register(n, () -> RocketMQConsumerScenario.named(n)));
     SagaScenario.NAMES.forEach(n -> register(n, () -> SagaScenario.named(n)));
   }

@@ -53,4 +53,16 @@ class PeerScenariosIT {
       assertThat(s.orders()).isEqualTo(6);
     }
   }
+
+  @Test
+  void theModulithRegistryStoresOnePublicationWithEveryCommittedOrder() throws Exception {
+    try (ModulithOutboxWrite s = new ModulithOutboxWrite()) {
+      s.setUp(env, 2);
+      for (int i = 0; i < 10; i++) {
+        assertThat(s.runOnce(i % 2)).isEqualTo(1);
+      }
+      assertThat(s.orders()).isEqualTo(10);
+      assertThat(s.publications()).isEqualTo(10);
+    }
+  }
 }
