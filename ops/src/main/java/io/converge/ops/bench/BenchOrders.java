@@ -2,6 +2,7 @@ package io.converge.ops.bench;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import javax.sql.DataSource;
@@ -17,6 +18,8 @@ public final class BenchOrders {
         created_at timestamptz NOT NULL DEFAULT now())
       """;
   private static final String INSERT = "INSERT INTO bench_orders (id, customer, amount_cents) VALUES (?, ?, ?)";
+  private static final String COUNT = "SELECT count(*) FROM bench_orders";
+  private static final String EXISTS = "SELECT 1 FROM bench_orders WHERE id = ?";
 
   private BenchOrders() {
   }
@@ -35,6 +38,26 @@ public final class BenchOrders {
       ps.setString(2, customer);
       ps.setLong(3, 1999);
       ps.executeUpdate();
+    }
+  }
+
+  /** Whether order {@code id} is committed (what a check-back of a plain RocketMQ service looks up). */
+  public static boolean exists(DataSource db, long id) throws SQLException {
+    try (Connection c = db.getConnection(); PreparedStatement ps = c.prepareStatement(EXISTS)) {
+      ps.setLong(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    }
+  }
+
+  /** How many orders are committed. */
+  public static long count(DataSource db) throws SQLException {
+    try (Connection c = db.getConnection();
+        PreparedStatement ps = c.prepareStatement(COUNT);
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getLong(1);
     }
   }
 }

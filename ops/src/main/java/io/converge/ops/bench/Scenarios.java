@@ -8,6 +8,9 @@ import io.converge.ops.bench.converge.ConsumerScenario;
 import io.converge.ops.bench.converge.RocketMQConsumerScenario;
 import io.converge.ops.bench.converge.TxnProducerScenario;
 import io.converge.ops.bench.outbox.DrainScenario;
+import io.converge.ops.bench.peer.ModulithOutboxWrite;
+import io.converge.ops.bench.peer.RocketMQNativeTxn;
+import io.converge.ops.bench.peer.SpringIdempotentReceiver;
 import io.converge.ops.bench.saga.SagaScenario;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -35,6 +38,10 @@ public final class Scenarios {
     register("consumer-idem-pipelined", () -> new ConsumerScenario(ConsumerScenario.Mode.PIPELINED));
     register("consumer-idem-duplicates", () -> new ConsumerScenario(ConsumerScenario.Mode.DUPLICATES));
     register("outbox-write", TxnProducerScenario::outbox);
+    // peers: what a user would pick instead of Converge, doing the same work (docs/benchmarks.md)
+    register("rocketmq-native-txn", RocketMQNativeTxn::new);
+    register("si-idempotent-receiver", SpringIdempotentReceiver::new);
+    register("modulith-outbox-write", ModulithOutboxWrite::new);
     RocketMQConsumerScenario.NAMES.forEach(n -> register(n, () -> RocketMQConsumerScenario.named(n)));
     SagaScenario.NAMES.forEach(n -> register(n, () -> SagaScenario.named(n)));
   }

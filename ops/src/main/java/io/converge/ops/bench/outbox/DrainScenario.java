@@ -8,6 +8,7 @@ import io.converge.outbox.spi.OutboxRecord;
 import io.converge.outbox.spi.OutboxSink;
 import io.converge.outbox.spi.SendAllResult;
 import io.converge.core.Envelope;
+import io.converge.core.rocketmq.RocketMQClients;
 import io.converge.core.Migrations;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -18,6 +19,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import javax.sql.DataSource;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
 
 /**
  * A drain benchmark: the outbox is filled with N rows (not timed), then W relays drain it with
@@ -26,7 +28,8 @@ import javax.sql.DataSource;
  * {@code outbox-drain-sequential} sends one record at a time (as the relay did before pipelining);
  * {@code claim-mark} runs the same claim and mark SQL with a sink that sends nothing (the baseline:
  * what the database alone allows); {@code cdc-drain} reads the rows from the WAL with the CDC relay
- * ({@link CdcDrain}). Not thread-safe; used by {@link DrainBench}.
+ * ({@link CdcDrain}); the peer {@code debezium-outbox-drain} reads them with Debezium's own outbox event router and
+ * a team's glue to RocketMQ ({@link DebeziumDrain}). Not thread-safe; used by {@link DrainBench}.
  */
 public final class DrainScenario implements AutoCloseable {
 
@@ -40,7 +43,9 @@ public final class DrainScenario implements AutoCloseable {
     /** A sink that reports every record sent without sending: claim + mark alone. */
     CLAIM_MARK("claim-mark"),
     /** The CDC relay ({@code CdcRelay}, Debezium on the WAL) into RocketMQ, catching up on the filled rows. */
-    CDC("cdc-drain");
+    CDC("cdc-drain"),
+    /** The peer: Debezium's engine and outbox event router with a team's glue to RocketMQ ({@link DebeziumDrain}). */
+    DEBEZIUM("debezium-outbox-drain");
 
     private final String scenario;
 
@@ -63,6 +68,8 @@ public final class DrainScenario implements AutoCloseable {
   private final int batchSize;
   private final List<OutboxRelay> relays = new ArrayList<>();
   private CdcDrain cdc;
+  private DebeziumDrain debezium;
+  private DefaultMQProducer debeziumProducer;
   private DataSource pool;
   private String topic;
   private ExecutorService workers;
@@ -107,6 +114,17 @@ public final class DrainScenario implements AutoCloseable {
       cdc = CdcDrain.prepare(env, pool);
       return;
     }
+    if (mode == Mode.DEBEZIUM) {
+      DefaultMQProducer producer = RocketMQClients.startProducer(env.platform().rocketmq().nameServerAddress(),
+          "bench-debezium-" + System.nanoTime());
+      debeziumProducer = producer;
+      try {
+        debezium = DebeziumDrain.prepare(env, pool, producer);
+      } catch (Exception e) {
+        throw new IllegalStateException("debezium-outbox-drain: cannot start Debezium's engine", e);
+      }
+      return;
+    }
     for (int i = 0; i < relayCount; i++) {
       OutboxSink sink = switch (mode) {
         case ROCKETMQ ->
@@ -115,7 +133,7 @@ public final class DrainScenario implements AutoCloseable {
             RocketMQSink.nameServer(env.platform().rocketmq().nameServerAddress()).group("bench-drain-seq-" + i)
                 .build());
         case CLAIM_MARK -> new NoSend();
-        case CDC -> throw new IllegalStateException("not a polling relay");
+        case CDC, DEBEZIUM -> throw new IllegalStateException("not a polling relay");
       };
       relays.add(OutboxRelay.builder().name(mode.scenario + "-" + i).dataSource(pool).sink(sink)
           .batchSize(batchSize).purgeInterval(java.time.Duration.ZERO).build());
@@ -146,12 +164,18 @@ public final class DrainScenario implements AutoCloseable {
         s.execute("VACUUM ANALYZE converge_outbox");
       }
     }
+    if (debezium != null) {
+      debezium.filled(rows);
+    }
   }
 
   /** Drains the outbox with every relay until no row is unpublished; returns rows per second. */
   public double drain(int rows) throws Exception {
     if (mode == Mode.CDC) {
       return cdc.drain(rows);
+    }
+    if (mode == Mode.DEBEZIUM) {
+      return debezium.drain(rows);
     }
     long start = System.nanoTime();
     do {
@@ -171,8 +195,9 @@ public final class DrainScenario implements AutoCloseable {
     return rows / ((System.nanoTime() - start) / 1e9);
   }
 
+  /** The rows not delivered yet: unpublished outbox rows; for the Debezium peer (which marks none), rows unsent. */
   long unpublished() throws Exception {
-    return unpublished(pool);
+    return debezium != null ? debezium.unsent() : unpublished(pool);
   }
 
   /** The outbox rows of {@code pool} not published yet. */
@@ -185,6 +210,15 @@ public final class DrainScenario implements AutoCloseable {
     relays.forEach(OutboxRelay::close);
     if (cdc != null) {
       cdc.close();
+    }
+    if (debezium != null) {
+      try {
+        debezium.close();
+      } catch (Exception e) {
+        throw new IllegalStateException("debezium-outbox-drain: cannot drop its slot", e);
+      } finally {
+        debeziumProducer.shutdown();
+      }
     }
     if (workers != null) {
       workers.shutdownNow();
