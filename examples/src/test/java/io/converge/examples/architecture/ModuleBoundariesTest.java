@@ -70,7 +70,7 @@ class ModuleBoundariesTest {
    * Outside producer-txn, the producer is used through its API package, its SPI and Spring support, and the RocketMQ
    * backend's entry ({@code RocketMQBackend}); never its implementation. Two known uses beyond that: the Pulsar
    * backend and the ops tools read and fence the transaction log ({@code TxnLog}, {@code CrashPoints},
-   * {@code CheckBack}: in {@code producer.spi} now, {@code producer.internal} once issue 35 step 2 lands), and the
+   * {@code CheckBack} in {@code producer.internal}), and the
    * demo's raw-client injector re-sends a message exactly as the half-message backend does ({@code OutgoingMessages}).
    */
   @Test
@@ -78,10 +78,8 @@ class ModuleBoundariesTest {
     DescribedPredicate<JavaClass> producer = resideInAPackage("io.converge.producer..");
     DescribedPredicate<JavaClass> api = resideInAnyPackage("io.converge.producer", "io.converge.producer.spi..",
         "io.converge.producer.spring..").or(named("io.converge.producer.rocketmq.RocketMQBackend"));
-    DescribedPredicate<JavaClass> transactionLog = named("io.converge.producer.spi.TxnLog",
-        "io.converge.producer.spi.CrashPoints", "io.converge.producer.spi.CheckBack",
-        "io.converge.producer.internal.TxnLog", "io.converge.producer.internal.CrashPoints",
-        "io.converge.producer.internal.CheckBack");
+    DescribedPredicate<JavaClass> transactionLog = named("io.converge.producer.internal.TxnLog",
+        "io.converge.producer.internal.CrashPoints", "io.converge.producer.internal.CheckBack");
     CompositeArchRule.of(noClasses().that()
         .resideOutsideOfPackages("io.converge.producer..", "io.converge.pulsar..", "io.converge.ops..",
             "io.converge.examples.demo..")
@@ -98,12 +96,11 @@ class ModuleBoundariesTest {
 
   /**
    * An SPI is a contract (interfaces, records, small helpers), not an implementation: no SQL in an {@code spi}
-   * package. {@code TxnLog} and {@code CheckBack} are the two exceptions until issue 35 step 2 moves them to
-   * {@code producer.internal} (then {@link #MOVING_OUT_OF_SPI} can go).
+   * package.
    */
   @Test
   void spiPackagesRunNoSql() {
-    noClasses().that().resideInAPackage("io.converge..spi..").and(not(MOVING_OUT_OF_SPI)).should()
+    noClasses().that().resideInAPackage("io.converge..spi..").should()
         .dependOnClassesThat().haveFullyQualifiedName("java.sql.PreparedStatement")
         .orShould().dependOnClassesThat().haveFullyQualifiedName("java.sql.Statement")
         .orShould().dependOnClassesThat().haveFullyQualifiedName("java.sql.ResultSet")
@@ -111,31 +108,21 @@ class ModuleBoundariesTest {
         .check(main);
   }
 
-  /** The transaction log's classes that issue 35 step 2 moves from {@code producer.spi} to {@code producer.internal}. */
-  static final DescribedPredicate<JavaClass> MOVING_OUT_OF_SPI = named("io.converge.producer.spi.TxnLog",
-      "io.converge.producer.spi.CheckBack");
-
   /**
    * Micrometer is an optional dependency of every library: only its adapters ({@code <module>.micrometer}) and the
    * Spring support ({@code .spring}) use it, so that a service without Micrometer loads every other class. Known
-   * exceptions: the console's stuck-message gauges and {@code PulsarBackend.meterRegistry(MeterRegistry)}; and,
-   * until issue 35 step 2 moves them into {@code <module>.micrometer}, the adapters of {@link #MICROMETER_TO_MOVE}
-   * (the lead removes that list after the merge).
+   * exceptions: the console's stuck-message gauges and {@code PulsarBackend}'s {@code meterRegistry(MeterRegistry)}
+   * setting (a signature only: the class loads without Micrometer until the setting is called).
    */
   @Test
   void onlyMicrometerAdaptersAndSpringSupportUseMicrometer() {
     noClasses().that().resideInAnyPackage(LIBRARY)
         .and().resideOutsideOfPackages("io.converge..micrometer..", "io.converge..spring..")
         .and(not(named("io.converge.console.stuck.StuckGauges", "io.converge.pulsar.PulsarBackend")))
-        .and(not(MICROMETER_TO_MOVE))
         .should().dependOnClassesThat().resideInAPackage("io.micrometer..")
         .because("micrometer-core is optional: a class outside the adapters must load without it")
         .check(main);
   }
-
-  /** The Micrometer adapters that issue 35 step 2 moves into {@code <module>.micrometer} packages. */
-  static final DescribedPredicate<JavaClass> MICROMETER_TO_MOVE = named("io.converge.producer.MicrometerMetrics",
-      "io.converge.outbox.MicrometerRelayMetrics", "io.converge.pulsar.internal.PulsarMeters");
 
   /** The classes named {@code names} (fully qualified) and the classes nested in them. */
   static DescribedPredicate<JavaClass> named(String... names) {
