@@ -11,7 +11,7 @@ public interface ReplyClassifier {
   ReplyClass classify(SagaReply reply);
 
   /**
-   * The default: the {@link SagaHeaders#OUTCOME} header names the class (as {@code SagaParticipant} writes it);
+   * The default: the {@link SagaHeaders#OUTCOME} header names the class (as {@link SagaParticipant} writes it);
    * a missing or unknown value is an {@link ReplyClass#ANOMALY}.
    */
   static ReplyClassifier byOutcomeHeader() {

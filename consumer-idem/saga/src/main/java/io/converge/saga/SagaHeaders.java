@@ -2,7 +2,7 @@ package io.converge.saga;
 
 /**
  * The headers of saga commands and replies, next to the {@link io.converge.core.Envelope} ones. Part of the
- * public contract: a participant that is not a {@code SagaParticipant} must copy {@link #SAGA_ID}, {@link #STEP},
+ * public contract: a participant that is not a {@link SagaParticipant} must copy {@link #SAGA_ID}, {@link #STEP},
  * {@link #ATTEMPT} and {@link #DIRECTION} of the command into its reply, set {@link #OUTCOME}, and publish it to
  * the topic named by {@link #REPLY_TO}.
  */

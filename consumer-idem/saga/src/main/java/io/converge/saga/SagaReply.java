@@ -8,7 +8,7 @@ import java.util.Objects;
  * Immutable apart from the payload array, which callers must not modify.
  *
  * @param outcome the {@link SagaHeaders#OUTCOME} header (a {@link ReplyClass} name when the participant is a
- *     {@code SagaParticipant}), or null
+ *     {@link SagaParticipant}), or null
  * @param headers every header of the reply message, unmodifiable
  * @param payload the reply's body (JSON by convention), never null
  */
