@@ -5,7 +5,6 @@ import io.converge.core.internal.Require;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.saga.internal.DefaultSagaCoordinator;
-import io.converge.saga.internal.RateLimits;
 import java.lang.management.ManagementFactory;
 import java.time.Clock;
 import java.time.Duration;
@@ -43,7 +42,7 @@ public final class SagaCoordinatorBuilder {
    */
   public record Settings(TxnProducer producer, Map<String, SagaDefinition<?>> definitions, String replyTopic,
       String replyGroup, FailurePolicy replyPolicy, String instanceId, Duration pollInterval, int batchSize,
-      RateLimits.Rate compensationRate, Map<String, RateLimits.Rate> participantRates, SagaMetrics metrics,
+      CompensationRate compensationRate, Map<String, CompensationRate> participantRates, SagaMetrics metrics,
       Clock clock, LongSupplier nanoTime) {
   }
 
@@ -55,8 +54,8 @@ public final class SagaCoordinatorBuilder {
   private String instanceId = ManagementFactory.getRuntimeMXBean().getName();
   private Duration pollInterval = Duration.ofSeconds(1);
   private int batchSize = 100;
-  private RateLimits.Rate compensationRate = new RateLimits.Rate(50, 50);
-  private final Map<String, RateLimits.Rate> participantRates = new HashMap<>();
+  private CompensationRate compensationRate = new CompensationRate(50, 50);
+  private final Map<String, CompensationRate> participantRates = new HashMap<>();
   private SagaMetrics metrics = SagaMetrics.NONE;
   private Clock clock = Clock.systemUTC();
   private LongSupplier nanoTime = System::nanoTime;
@@ -117,13 +116,13 @@ public final class SagaCoordinatorBuilder {
    * second, {@code burst} at once at most; default 50/s, burst 50. Per coordinator instance.
    */
   public SagaCoordinatorBuilder compensationRate(double perSecond, int burst) {
-    this.compensationRate = new RateLimits.Rate(perSecond, burst);
+    this.compensationRate = new CompensationRate(perSecond, burst);
     return this;
   }
 
   /** The compensation rate of {@code participant}, as {@link #compensationRate(double, int)}. */
   public SagaCoordinatorBuilder compensationRate(String participant, double perSecond, int burst) {
-    participantRates.put(participant, new RateLimits.Rate(perSecond, burst));
+    participantRates.put(participant, new CompensationRate(perSecond, burst));
     return this;
   }
 
@@ -176,7 +175,7 @@ public final class SagaCoordinatorBuilder {
         Require.present("saga.nanoTime", nanoTime)));
   }
 
-  private static void rate(String property, RateLimits.Rate r) {
+  private static void rate(String property, CompensationRate r) {
     Require.that(r.perSecond() > 0 && r.perSecond() <= 1_000_000, property + ".perSecond",
         "be above 0 and at most 1000000", r.perSecond());
     Require.between(property + ".burst", r.burst(), 1, 1_000_000);

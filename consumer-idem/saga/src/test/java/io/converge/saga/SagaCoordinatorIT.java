@@ -12,6 +12,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 import javax.sql.DataSource;
@@ -33,6 +37,10 @@ class SagaCoordinatorIT {
   private final List<AutoCloseable> open = new ArrayList<>();
 
   private OrderSaga saga(Consumer<SagaCoordinatorBuilder> settings) throws Exception {
+    return saga(ds, settings);
+  }
+
+  private OrderSaga saga(DataSource ds, Consumer<SagaCoordinatorBuilder> settings) throws Exception {
     TxnProducer producer = TxnProducer.builder().group("saga-" + UUID.randomUUID().toString().substring(0, 8))
         .dataSource(ds).backend(OutboxBackend.outbox()).clock(clock).build();
     open.add(producer);
@@ -206,7 +214,81 @@ class SagaCoordinatorIT {
     assertThat(s.list("SELECT kind || ' ' || step || ' ' || status FROM converge_saga_ticket WHERE saga_id = 's8'"))
         .containsExactly("COMPENSATION_FAILED reserve OPEN");
     assertThat(s.effects("s8")).containsExactly("reserve forward");
+    List<String> events = s.events("s8");
     clock.advance(Duration.ofHours(1));
-    assertThat(s.coordinator.poll()).as("automation stopped").isZero();
+    s.coordinator.poll();
+    assertThat(s.events("s8")).as("automation stopped").isEqualTo(events);
+    assertThat(s.state("s8")).isEqualTo("COMPENSATION_FAILED");
+  }
+
+  @Test
+  void twoCoordinatorsRacingOnTheSameDueSagasDriveEachOnce() throws Exception {
+    OrderSaga s = saga();
+    OrderSaga rival = new OrderSaga(ds, s.producer, "", clock, b -> b.batchSize(7));
+    Mailbox mail = Mailbox.fromNow(s.ds);
+    List<String> ids = new ArrayList<>();
+    for (int i = 0; i < 40; i++) {
+      ids.add("race-" + i);
+      s.start("race-" + i, "");
+    }
+    for (IncomingMessage command : mail.next()) {
+      s.deliver(command);
+    }
+    assertThat(only(mail.next(), SagaCoordinatorIT::reply)).as("every reply lost").hasSize(40);
+    clock.advance(OrderSaga.STEP_TIMEOUT);
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    try {
+      List<Future<Integer>> driven = new ArrayList<>();
+      for (SagaCoordinator c : List.of(s.coordinator, rival.coordinator)) {
+        driven.add(pool.submit(() -> {
+          int n = 0;
+          for (int k; (k = c.poll()) > 0;) {
+            n += k;
+          }
+          return n;
+        }));
+      }
+      assertThat(driven.get(0).get() + driven.get(1).get()).isEqualTo(40);
+    } finally {
+      pool.shutdown();
+    }
+    assertThat(mail.next()).as("one re-sent command per saga").hasSize(40)
+        .extracting(m -> m.header(SagaHeaders.SAGA_ID)).doesNotHaveDuplicates();
+    assertThat(s.count("SELECT count(*) FROM converge_saga_event WHERE saga_id LIKE 'race-%' AND kind = 'RESENT'"))
+        .isEqualTo(40);
+    assertThat(s.count("SELECT count(*) FROM converge_saga_event WHERE saga_id LIKE 'race-%' AND kind = 'TIMED_OUT'"))
+        .isEqualTo(40);
+    assertThat(s.count("SELECT count(*) FROM converge_saga WHERE id LIKE 'race-%' AND version = 2 AND sends = 2"))
+        .isEqualTo(40);
+  }
+
+  @Test
+  void compensationsKeepToTheirParticipantsRate() throws Exception {
+    AtomicLong nanos = new AtomicLong();
+    // a schema of its own: the other tests' sagas must not take the participant's tokens
+    DataSource own = ConvergePostgres.shared().newSchema("saga_rate");
+    OrderSaga.migrate(own);
+    OrderSaga s = saga(own, b -> b.nanoTime(nanos::get).batchSize(1000).compensationRate("inventory", 40, 40));
+    // 200 sagas whose first command is out; at their deadline each compensates it: 200 compensations at once
+    s.producer.inTransaction(tx -> {
+      for (int i = 0; i < 200; i++) {
+        s.coordinator.start(tx, s.definition, "rate-" + i, "{}");
+      }
+      return null;
+    });
+    clock.advance(OrderSaga.DEADLINE);
+    String sent = "SELECT count(*) FROM converge_saga_event WHERE saga_id LIKE 'rate-%' AND kind = 'COMPENSATION_SENT'";
+    assertThat(s.coordinator.poll()).isEqualTo(200);
+    assertThat(s.count(sent)).as("the burst").isEqualTo(40);
+    long before = 40;
+    for (int round = 1; round <= 4; round++) {
+      nanos.addAndGet(1_000_000_000L);
+      clock.advance(Duration.ofSeconds(1));
+      s.coordinator.poll();
+      assertThat(s.count(sent) - before).as("round %s: 40/s for a second", round).isEqualTo(40);
+      before = s.count(sent);
+    }
+    assertThat(s.count("SELECT count(*) FROM converge_saga_event WHERE saga_id LIKE 'rate-%' AND kind = "
+        + "'COMPENSATION_SENT' GROUP BY saga_id HAVING count(*) > 1 UNION ALL SELECT 0")).as("once each").isZero();
   }
 }

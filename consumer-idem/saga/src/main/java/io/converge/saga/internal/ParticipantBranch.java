@@ -41,6 +41,7 @@ public final class ParticipantBranch {
       UPDATE converge_saga_branch SET outcome = ?, reply = ?
        WHERE participant = ? AND saga_id = ? AND step = ? AND direction = ?""";
   private static final byte[] NONE = new byte[0];
+  private static final byte[] EMPTY_JSON = "{}".getBytes(StandardCharsets.UTF_8);
 
   private final String participant;
   private final Clock clock;
@@ -149,8 +150,9 @@ public final class ParticipantBranch {
   }
 
   private void reply(TxnContext tx, IncomingMessage m, String outcome, String reason, byte[] payload) {
+    // RocketMQ refuses an empty body: an empty reply travels as an empty JSON object
     OutgoingMessage.Builder b = OutgoingMessage.builder(m.header(SagaHeaders.REPLY_TO))
-        .key(m.header(SagaHeaders.SAGA_ID)).tenant(m.tenant()).payload(payload);
+        .key(m.header(SagaHeaders.SAGA_ID)).tenant(m.tenant()).payload(payload.length == 0 ? EMPTY_JSON : payload);
     for (String h : new String[]{SagaHeaders.SAGA_ID, SagaHeaders.STEP, SagaHeaders.ATTEMPT, SagaHeaders.DIRECTION,
         SagaHeaders.COMMAND_ID}) {
       if (m.header(h) != null) {

@@ -1,5 +1,6 @@
 package io.converge.saga.internal;
 
+import io.converge.saga.CompensationRate;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
@@ -11,22 +12,13 @@ import java.util.function.LongSupplier;
  */
 public final class RateLimits {
 
-  /**
-   * A rate.
-   *
-   * @param perSecond tokens a second
-   * @param burst tokens saved up at most (the bucket's size)
-   */
-  public record Rate(double perSecond, int burst) {
-  }
-
-  private final Rate defaultRate;
-  private final Map<String, Rate> rates;
+  private final CompensationRate defaultRate;
+  private final Map<String, CompensationRate> rates;
   private final LongSupplier nanos;
   private final Map<String, TokenBucket> buckets = new ConcurrentHashMap<>();
 
   /** Limits with {@code rates} per participant, else {@code defaultRate}, on the time source {@code nanos}. */
-  public RateLimits(Rate defaultRate, Map<String, Rate> rates, LongSupplier nanos) {
+  public RateLimits(CompensationRate defaultRate, Map<String, CompensationRate> rates, LongSupplier nanos) {
     this.defaultRate = defaultRate;
     this.rates = Map.copyOf(rates);
     this.nanos = nanos;
@@ -35,7 +27,7 @@ public final class RateLimits {
   /** Takes a token of {@code participant}. @return 0 when taken, else the nanoseconds until one will be there */
   public long tryAcquire(String participant) {
     return buckets.computeIfAbsent(participant, p -> {
-      Rate r = rates.getOrDefault(p, defaultRate);
+      CompensationRate r = rates.getOrDefault(p, defaultRate);
       return new TokenBucket(r.perSecond(), r.burst(), nanos);
     }).tryAcquire();
   }
