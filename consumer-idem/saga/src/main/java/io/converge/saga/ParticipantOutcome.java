@@ -1,0 +1,23 @@
+package io.converge.saga;
+
+/** What {@link SagaParticipant#handle} did with one command. */
+public enum ParticipantOutcome {
+  /** The forward work ran and succeeded; the reply is stored and sent. */
+  DONE,
+  /** The forward work refused (business); nothing changed; the refusal is stored and sent. */
+  REFUSED,
+  /** The work failed technically; nothing is stored; a technical-failure reply is sent. */
+  FAILED,
+  /** The command was seen before (a re-send after a timeout): its stored reply is sent again, no work ran. */
+  REPLAYED,
+  /** The compensation ran and undid the forward work. */
+  COMPENSATED,
+  /** A compensation with nothing to undo: the forward work never ran here (or was refused); recorded as empty. */
+  COMPENSATED_EMPTY,
+  /**
+   * A forward command that came after its compensation (a hanging branch): refused, visibly (a warning, the
+   * {@link SagaMetrics#hangingRefused} count, a {@link ReplyClass#BUSINESS_FAILURE} reply with reason
+   * {@code HANGING_REFUSED}); its work never runs.
+   */
+  HANGING_REFUSED
+}

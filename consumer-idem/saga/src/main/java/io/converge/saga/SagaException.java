@@ -1,0 +1,22 @@
+package io.converge.saga;
+
+import io.converge.core.ConvergeException;
+
+/** A saga could not be driven as asked; carries the saga id. */
+public class SagaException extends ConvergeException {
+
+  private static final long serialVersionUID = 1L;
+
+  private final String sagaId;
+
+  /** A failure about saga {@code sagaId}. */
+  public SagaException(String message, String sagaId) {
+    super(message);
+    this.sagaId = sagaId;
+  }
+
+  /** The saga's id. */
+  public String sagaId() {
+    return sagaId;
+  }
+}

@@ -1,0 +1,36 @@
+package io.converge.saga;
+
+/**
+ * Where the coordinator and the participants count what they do. Implementations must be thread-safe and must
+ * not throw. The Micrometer binding is not built yet; {@link #NONE} counts nothing.
+ */
+public interface SagaMetrics {
+
+  /** Counts nothing. */
+  SagaMetrics NONE = new SagaMetrics() {
+  };
+
+  /** A saga of {@code definition} started. */
+  default void started(String definition) {
+  }
+
+  /** A saga of {@code definition} ended in {@code state} (a final {@link SagaState}). */
+  default void ended(String definition, SagaState state) {
+  }
+
+  /** A reply that was not applied: {@code kind} is {@code DUPLICATE_REPLY} or {@code LATE_REPLY}. */
+  default void replyIgnored(String definition, String kind) {
+  }
+
+  /** A compensation command of {@code participant} was sent. */
+  default void compensationSent(String participant) {
+  }
+
+  /** A compensation of {@code participant} was delayed by its rate limit. */
+  default void compensationDelayed(String participant) {
+  }
+
+  /** A participant refused a forward command that came after its compensation (a hanging branch). */
+  default void hangingRefused(String participant, String step) {
+  }
+}

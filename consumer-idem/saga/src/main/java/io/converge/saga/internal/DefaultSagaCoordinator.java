@@ -1,0 +1,274 @@
+package io.converge.saga.internal;
+
+import io.converge.consumer.BusinessException;
+import io.converge.consumer.IdempotentHandler;
+import io.converge.consumer.IncomingMessage;
+import io.converge.core.Envelope;
+import io.converge.producer.TxnContext;
+import io.converge.saga.ReplyClass;
+import io.converge.saga.ReplyClassifier;
+import io.converge.saga.SagaCoordinator;
+import io.converge.saga.SagaCoordinatorBuilder;
+import io.converge.saga.SagaDefinition;
+import io.converge.saga.SagaException;
+import io.converge.saga.SagaHeaders;
+import io.converge.saga.SagaReply;
+import io.converge.saga.SagaState;
+import io.converge.saga.SagaStep;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The coordinator: starts, replies and the recovery poll. Thread-safe. */
+public final class DefaultSagaCoordinator implements SagaCoordinator {
+
+  private static final Logger log = LoggerFactory.getLogger(DefaultSagaCoordinator.class);
+
+  private final SagaCoordinatorBuilder.Settings settings;
+  private final Transitions moves;
+  private final IdempotentHandler replies;
+  private ScheduledExecutorService poller;
+
+  /** A coordinator of {@code settings} (validated by the builder). */
+  public DefaultSagaCoordinator(SagaCoordinatorBuilder.Settings settings) {
+    this.settings = settings;
+    this.moves = new Transitions(settings.replyTopic(), settings.clock(), settings.metrics(),
+        new RateLimits(settings.compensationRate(), settings.participantRates(), settings.nanoTime()));
+    this.replies = IdempotentHandler.builder().group(settings.replyGroup())
+        .transactions(new ProducerTransactions(settings.producer())).policy(settings.replyPolicy())
+        .clock(settings.clock()).handler((c, m) -> onReply(ProducerTransactions.current(), m)).build();
+  }
+
+  @Override
+  public <D> boolean start(SagaDefinition<D> definition, String sagaId, D data) {
+    return settings.producer().inTransaction(tx -> start(tx, definition, sagaId, data));
+  }
+
+  @Override
+  public <D> boolean start(TxnContext tx, SagaDefinition<D> definition, String sagaId, D data) {
+    if (settings.definitions().get(definition.name()) != definition) {
+      throw new IllegalArgumentException("saga definition '" + definition.name()
+          + "' is not registered with this coordinator (SagaCoordinatorBuilder.definitions)");
+    }
+    if (sagaId == null || sagaId.isEmpty() || sagaId.length() > 128) {
+      throw new IllegalArgumentException("saga.id must be 1-128 characters, but was " + sagaId);
+    }
+    try {
+      Connection c = tx.connection();
+      Instant now = moves.now();
+      if (!SagaStore.insert(c, sagaId, Envelope.DEFAULT_TENANT, definition.name(), definition.codec().encode(data),
+          now, now.plus(definition.deadline()), now)) {
+        log.debug("Saga {} exists already: not started again", sagaId);
+        return false;
+      }
+      SagaRow row = SagaStore.lock(c, sagaId).orElseThrow();
+      moves.event(c, row, null, null, "STARTED", null, null);
+      moves.forward(tx, definition, row, row, 0, data);
+      settings.metrics().started(definition.name());
+      return true;
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new SagaException("Saga " + sagaId + " could not start: " + e, sagaId) {
+
+        private static final long serialVersionUID = 1L;
+      };
+    }
+  }
+
+  @Override
+  public IdempotentHandler replyHandler() {
+    return replies;
+  }
+
+  @Override
+  public int poll() {
+    int driven = 0;
+    while (driven < settings.batchSize()
+        && Boolean.TRUE.equals(settings.producer().inTransaction(tx -> {
+          Optional<SagaRow> due = SagaStore.claimDue(tx.connection(), moves.now());
+          if (due.isEmpty()) {
+            return false;
+          }
+          due(tx, due.get());
+          return true;
+        }))) {
+      driven++;
+    }
+    return driven;
+  }
+
+  @Override
+  public synchronized void startPolling() {
+    if (poller != null) {
+      return;
+    }
+    poller = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "converge-saga-poll-" + settings.instanceId());
+      t.setDaemon(true);
+      return t;
+    });
+    long every = settings.pollInterval().toMillis();
+    poller.scheduleWithFixedDelay(() -> {
+      try {
+        poll();
+      } catch (RuntimeException e) {
+        log.warn("Saga poll of {} failed; next poll in {} ms", settings.instanceId(), every, e);
+      }
+    }, 0, every, TimeUnit.MILLISECONDS);
+  }
+
+  @Override
+  public synchronized void close() {
+    if (poller != null) {
+      poller.shutdownNow();
+      poller = null;
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private SagaDefinition<Object> definition(SagaRow row) {
+    SagaDefinition<Object> def = (SagaDefinition<Object>) settings.definitions().get(row.definition());
+    if (def == null) {
+      throw new SagaException("Saga " + row.id() + " is of definition '" + row.definition()
+          + "', which this coordinator does not know", row.id());
+    }
+    return def;
+  }
+
+  /** A due saga: a reply's timeout, a pending send, or its deadline. */
+  private void due(TxnContext tx, SagaRow row) throws Exception {
+    SagaDefinition<Object> def = definition(row);
+    Object data = def.codec().decode(row.data());
+    SagaStep<Object> s = def.step(row.step());
+    Instant now = moves.now();
+    if (row.state() == SagaState.RUNNING) {
+      if (!now.isBefore(row.deadline())) {
+        moves.event(tx.connection(), row, s.name(), row.attempt(), "DEADLINE", null, null);
+        // a step whose command went out may have happened: it is compensated too (its participant's barrier
+        // turns a compensation of nothing into an empty one)
+        moves.compensate(tx, def, row, row, row.sends() > 0 ? row.step() : row.step() - 1, data);
+      } else if (!row.awaiting()) {
+        moves.sendForward(tx, def, row, row, row.attempt(), row.sends() + 1, "SENT", data);
+      } else {
+        moves.event(tx.connection(), row, s.name(), row.attempt(), "TIMED_OUT", null, null);
+        if (row.sends() < s.retry().maxAttempts()) {
+          // outcome unknown: ask again with the same command id; the participant answers with its stored reply
+          moves.sendForward(tx, def, row, row, row.attempt(), row.sends() + 1, "RESENT", data);
+        } else {
+          SagaStore.update(tx.connection(), row, row.pending(row.attempt(), row.failures(), row.deadline(),
+              "no reply after " + row.sends() + " sends; waiting for a reply or the deadline").sent(row.attempt(),
+                  row.sends(), row.deadline()),
+              s.name(), now);
+        }
+      }
+      return;
+    }
+    if (s.kind() == SagaStep.Kind.LOCAL) {
+      if (moves.undoLocal(tx, def, row, row, row.failures(), data)) {
+        moves.compensate(tx, def, row, row, row.step() - 1, data);
+      }
+    } else if (!row.awaiting()) {
+      moves.sendCompensation(tx, def, row, row, row.attempt(), data);
+    } else {
+      moves.event(tx.connection(), row, s.name(), row.attempt(), "TIMED_OUT", null, null);
+      int failures = row.failures() + 1;
+      if (failures >= def.compensationAttempts()) {
+        moves.compensationFailed(tx, def, row, row, failures, "no reply after " + row.sends() + " sends");
+      } else {
+        moves.sendCompensation(tx, def, row, row.pending(row.attempt(), failures, now, "no reply"), row.attempt(),
+            data);
+      }
+    }
+  }
+
+  private void onReply(TxnContext tx, IncomingMessage m) throws Exception {
+    String id = m.header(SagaHeaders.SAGA_ID);
+    String step = m.header(SagaHeaders.STEP);
+    String direction = m.header(SagaHeaders.DIRECTION);
+    String attemptText = m.header(SagaHeaders.ATTEMPT);
+    if (id == null || step == null || attemptText == null
+        || !(SagaHeaders.FORWARD.equals(direction) || SagaHeaders.COMPENSATE.equals(direction))) {
+      throw new BusinessException("NOT_A_SAGA_REPLY", "a reply needs the headers " + SagaHeaders.SAGA_ID + ", "
+          + SagaHeaders.STEP + ", " + SagaHeaders.ATTEMPT + " and " + SagaHeaders.DIRECTION + ": " + m);
+    }
+    int attempt = Integer.parseInt(attemptText);
+    Connection c = tx.connection();
+    String body = new String(m.payload(), StandardCharsets.UTF_8);
+    String note = m.header(SagaHeaders.OUTCOME) + " " + body;
+    Optional<SagaRow> found = SagaStore.lock(c, id);
+    if (found.isEmpty()) {
+      SagaStore.event(c, id, step, attempt, "LATE_REPLY", m.envelopeMessageId(), "no such saga; " + note,
+          moves.now());
+      return;
+    }
+    SagaRow row = found.get();
+    SagaDefinition<Object> def = definition(row);
+    boolean forward = SagaHeaders.FORWARD.equals(direction);
+    int index = indexOf(def, step);
+    String replied = forward ? "REPLIED" : "COMPENSATION_REPLIED";
+    boolean current = row.awaiting() && row.step() == index && row.attempt() == attempt
+        && row.state() == (forward ? SagaState.RUNNING : SagaState.COMPENSATING);
+    if (!current) {
+      String kind = SagaStore.repliedBefore(c, id, step, attempt, replied) ? "DUPLICATE_REPLY" : "LATE_REPLY";
+      moves.event(c, row, step, attempt, kind, m.envelopeMessageId(), direction + " " + note);
+      settings.metrics().replyIgnored(def.name(), kind);
+      log.info("Saga {}: {} for step '{}' attempt {} ({}) ignored; the saga is {} at step {} attempt {}", id, kind,
+          step, attempt, direction, row.state(), row.step(), row.attempt());
+      return;
+    }
+    moves.event(c, row, step, attempt, replied, m.envelopeMessageId(), note);
+    SagaReply reply = new SagaReply(m.header(SagaHeaders.OUTCOME), m.headers(), m.payload());
+    Object data = def.codec().decode(row.data());
+    SagaStep<Object> s = def.step(index);
+    if (!forward) {
+      if (ReplyClassifier.byOutcomeHeader().classify(reply) == ReplyClass.SUCCESS) {
+        moves.event(c, row, step, attempt, "COMPENSATED", null, null);
+        moves.compensate(tx, def, row, row, index - 1, data);
+      } else {
+        moves.compensationFailed(tx, def, row, row, row.failures() + 1, "participant replied " + note);
+      }
+      return;
+    }
+    ReplyClass kind = s.classifier().classify(reply);
+    switch (kind) {
+      case SUCCESS -> {
+        Object next = s.onSuccess(data, reply);
+        moves.forward(tx, def, row, row.withData(def.codec().encode(next)), index + 1, next);
+      }
+      case BUSINESS_FAILURE -> {
+        moves.event(c, row, step, attempt, "FAILED", null, note);
+        moves.compensate(tx, def, row, row.pending(row.attempt(), row.failures(), moves.now(), note), index - 1,
+            data);
+      }
+      case TECHNICAL_FAILURE -> {
+        Instant now = moves.now();
+        if (row.sends() < s.retry().maxAttempts()) {
+          SagaRow saved = SagaStore.update(c, row, row.pending(row.attempt() + 1, row.failures(),
+              Transitions.min(now.plus(Transitions.backoff(s, row.sends())), row.deadline()), note), step, now);
+          moves.event(c, saved, step, attempt, "RETRIED", null, null);
+        } else {
+          SagaStore.update(c, row, row.pending(row.attempt(), row.failures(), row.deadline(), note)
+              .sent(row.attempt(), row.sends(), row.deadline()), step, now);
+        }
+      }
+      case ANOMALY -> moves.stop(tx, def, row, step, "anomaly replied to step '" + step + "': " + note);
+      default -> throw new IllegalStateException(kind.name());
+    }
+  }
+
+  private static int indexOf(SagaDefinition<?> def, String step) {
+    for (int i = 0; i < def.steps().size(); i++) {
+      if (def.step(i).name().equals(step)) {
+        return i;
+      }
+    }
+    throw new BusinessException("UNKNOWN_STEP", "saga '" + def.name() + "' has no step '" + step + "'");
+  }
+}

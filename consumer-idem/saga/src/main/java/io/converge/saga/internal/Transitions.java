@@ -1,0 +1,205 @@
+package io.converge.saga.internal;
+
+import io.converge.consumer.BusinessException;
+import io.converge.producer.TxnContext;
+import io.converge.saga.SagaDefinition;
+import io.converge.saga.SagaHeaders;
+import io.converge.saga.SagaMetrics;
+import io.converge.saga.SagaState;
+import io.converge.saga.SagaStep;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Savepoint;
+import java.time.Clock;
+import java.time.Instant;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The forward and compensating moves of a saga. Each public entry runs inside one unit of work (its
+ * {@link TxnContext}), on a saga row it holds locked, and ends with exactly one compare-and-swap update of that row
+ * and at most one command: state, command and events commit together or not at all. Thread-safe (stateless apart
+ * from the rate limits).
+ */
+final class Transitions {
+
+  private static final Logger log = LoggerFactory.getLogger(Transitions.class);
+
+  private final String replyTopic;
+  private final Clock clock;
+  private final SagaMetrics metrics;
+  private final RateLimits limits;
+
+  Transitions(String replyTopic, Clock clock, SagaMetrics metrics, RateLimits limits) {
+    this.replyTopic = replyTopic;
+    this.clock = clock;
+    this.metrics = metrics;
+    this.limits = limits;
+  }
+
+  Instant now() {
+    return clock.instant();
+  }
+
+  /** Runs the steps from {@code from} on: local ones here, up to the first remote one, whose command it sends. */
+  <D> void forward(TxnContext tx, SagaDefinition<D> def, SagaRow before, SagaRow row, int from, D data)
+      throws Exception {
+    Connection c = tx.connection();
+    for (int i = from; i < def.steps().size(); i++) {
+      SagaStep<D> s = def.step(i);
+      if (s.kind() == SagaStep.Kind.REMOTE) {
+        sendForward(tx, def, before, row.at(SagaState.RUNNING, i).withData(def.codec().encode(data)), 1, 1, "SENT",
+            data);
+        return;
+      }
+      Savepoint sp = c.setSavepoint();
+      try {
+        data = s.action().run(c, data);
+        event(c, row, s.name(), 1, "LOCAL_DONE", null, null);
+      } catch (BusinessException e) {
+        c.rollback(sp);
+        event(c, row, s.name(), 1, "FAILED", null, e.getMessage());
+        compensate(tx, def, before, row.withData(def.codec().encode(data)).at(SagaState.COMPENSATING, i), i - 1,
+            data);
+        return;
+      }
+    }
+    SagaRow done = SagaStore.update(c, before, row.withData(def.codec().encode(data)).finished(SagaState.COMPLETED,
+        null), null, now());
+    event(c, done, null, null, "COMPLETED", null, null);
+    metrics.ended(def.name(), SagaState.COMPLETED);
+    log.debug("Saga {} completed", done.id());
+  }
+
+  /** Sends a forward command of the step {@code row} is at (attempt, and sends counted in all). */
+  <D> void sendForward(TxnContext tx, SagaDefinition<D> def, SagaRow before, SagaRow row, int attempt, int sends,
+      String kind, D data) throws SQLException {
+    SagaStep<D> s = def.step(row.step());
+    Instant now = now();
+    Instant next = min(now.plus(s.timeout()), row.deadline());
+    SagaRow saved = SagaStore.update(tx.connection(), before, row.sent(attempt, sends, next), s.name(), now);
+    String id = tx.publish(Commands.command(s.commandTopic(), saved, s.name(), attempt, SagaHeaders.FORWARD,
+        saved.version(), replyTopic, s.command(data)));
+    event(tx.connection(), saved, s.name(), attempt, kind, id, null);
+  }
+
+  /**
+   * Compensates, last first, the compensable steps from index {@code from} down: local ones here, up to the first
+   * remote one, whose compensation it sends (or schedules, when its participant's rate limit says wait).
+   */
+  <D> void compensate(TxnContext tx, SagaDefinition<D> def, SagaRow before, SagaRow row, int from, D data)
+      throws SQLException {
+    Connection c = tx.connection();
+    if (row.state() != SagaState.COMPENSATING) {
+      event(c, row, null, null, "COMPENSATING", null, null);
+    }
+    for (int j = from; j >= 0; j--) {
+      SagaStep<D> s = def.step(j);
+      if (!s.compensable()) {
+        continue;
+      }
+      SagaRow at = row.at(SagaState.COMPENSATING, j);
+      if (s.kind() == SagaStep.Kind.REMOTE) {
+        sendCompensation(tx, def, before, at.pending(1, 0, now(), row.lastError()), 1, data);
+        return;
+      }
+      if (!undoLocal(tx, def, before, at, 0, data)) {
+        return;
+      }
+    }
+    SagaRow done = SagaStore.update(c, before, row.finished(SagaState.COMPENSATED, row.lastError()), null, now());
+    event(c, done, null, null, "COMPENSATED", null, null);
+    metrics.ended(def.name(), SagaState.COMPENSATED);
+    log.info("Saga {} compensated", done.id());
+  }
+
+  /** Runs a local step's compensation; false when it failed (then the saga is updated to retry or to a ticket). */
+  <D> boolean undoLocal(TxnContext tx, SagaDefinition<D> def, SagaRow before, SagaRow at, int failures, D data)
+      throws SQLException {
+    Connection c = tx.connection();
+    SagaStep<D> s = def.step(at.step());
+    Savepoint sp = c.setSavepoint();
+    try {
+      s.undo().run(c, data);
+      event(c, at, s.name(), failures + 1, "COMPENSATED", null, null);
+      return true;
+    } catch (Exception e) {
+      c.rollback(sp);
+      compensationFailed(tx, def, before, at, failures + 1, e.toString());
+      return false;
+    }
+  }
+
+  /**
+   * Sends the compensation the row is at (attempt {@code attempt}), when the participant's rate limit gives a token;
+   * else schedules the send for when it will.
+   */
+  <D> void sendCompensation(TxnContext tx, SagaDefinition<D> def, SagaRow before, SagaRow row, int attempt, D data)
+      throws SQLException {
+    SagaStep<D> s = def.step(row.step());
+    Instant now = now();
+    long waitNanos = limits.tryAcquire(s.participant());
+    if (waitNanos > 0) {
+      metrics.compensationDelayed(s.participant());
+      SagaStore.update(tx.connection(), before, row.pending(attempt, row.failures(), now.plusNanos(waitNanos),
+          row.lastError()), s.name(), now);
+      return;
+    }
+    SagaRow saved = SagaStore.update(tx.connection(), before,
+        row.sent(attempt, row.sends() + 1, now.plus(def.compensationTimeout())), s.name(), now);
+    String id = tx.publish(Commands.command(s.compensationTopic(), saved, s.name(), attempt, SagaHeaders.COMPENSATE,
+        saved.version(), replyTopic, s.compensation(data)));
+    event(tx.connection(), saved, s.name(), attempt, "COMPENSATION_SENT", id, null);
+    metrics.compensationSent(s.participant());
+  }
+
+  /**
+   * Counts a failed compensation: a new attempt after a backoff, or, at the definition's limit, the end of
+   * automation: {@code COMPENSATION_FAILED} and a ticket.
+   */
+  <D> void compensationFailed(TxnContext tx, SagaDefinition<D> def, SagaRow before, SagaRow row, int failures,
+      String reason) throws SQLException {
+    Connection c = tx.connection();
+    SagaStep<D> s = def.step(row.step());
+    Instant now = now();
+    if (failures < def.compensationAttempts()) {
+      SagaRow saved = SagaStore.update(c, before,
+          row.pending(row.attempt() + 1, failures, now.plus(backoff(s, failures)), reason), s.name(), now);
+      event(c, saved, s.name(), row.attempt(), "COMPENSATION_RETRIED", null, reason);
+      return;
+    }
+    String why = "compensation of step '" + s.name() + "' failed " + failures + " times; last: " + reason;
+    SagaRow saved = SagaStore.update(c, before, row.finished(SagaState.COMPENSATION_FAILED, why), null, now);
+    event(c, saved, s.name(), row.attempt(), "COMPENSATION_FAILED", null, reason);
+    SagaStore.ticket(c, saved, s.name(), "COMPENSATION_FAILED", why, now);
+    event(c, saved, s.name(), null, "TICKET", null, why);
+    metrics.ended(def.name(), SagaState.COMPENSATION_FAILED);
+    log.warn("Saga {} needs a person: {} (ticket opened)", saved.id(), why);
+  }
+
+  /** Stops the saga where it is (a money anomaly) with a ticket. */
+  <D> void stop(TxnContext tx, SagaDefinition<D> def, SagaRow before, String step, String reason) throws SQLException {
+    Connection c = tx.connection();
+    Instant now = now();
+    SagaRow saved = SagaStore.update(c, before, before.finished(SagaState.STOPPED, reason), null, now);
+    event(c, saved, step, before.attempt(), "STOPPED", null, reason);
+    SagaStore.ticket(c, saved, step, "ANOMALY", reason, now);
+    event(c, saved, step, null, "TICKET", null, reason);
+    metrics.ended(def.name(), SagaState.STOPPED);
+    log.warn("Saga {} stopped at step '{}' on an anomaly: {} (ticket opened)", saved.id(), step, reason);
+  }
+
+  void event(Connection c, SagaRow saga, String step, Integer attempt, String kind, String messageId, String payload)
+      throws SQLException {
+    SagaStore.event(c, saga.id(), step, attempt, kind, messageId, payload, now());
+  }
+
+  /** The wait before a new attempt: the step's retry policy, or for a local step the default one. */
+  static java.time.Duration backoff(SagaStep<?> s, int failures) {
+    return (s.retry() != null ? s.retry() : io.converge.saga.RetryPolicy.defaults()).backoff(failures);
+  }
+
+  static Instant min(Instant a, Instant b) {
+    return a.isBefore(b) ? a : b;
+  }
+}

@@ -1,0 +1,165 @@
+package io.converge.saga;
+
+import io.converge.consumer.BusinessException;
+import io.converge.consumer.IdempotentHandler;
+import io.converge.consumer.IncomingMessage;
+import io.converge.consumer.Outcome;
+import io.converge.core.Migrations;
+import io.converge.producer.TxnProducer;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import javax.sql.DataSource;
+
+/**
+ * The test saga, the article's order flow: reserve stock (inventory), debit (account), ship (shipping), all three
+ * remote and compensable, then a local "mark-paid". The saga's data is a JSON text; a participant refuses its step
+ * when the data holds {@code "refuse":"<step>"} and fails its compensation when it holds {@code "failUndo":"<step>"}.
+ * Every run of a participant's work leaves a row in {@code effects}. Participants and coordinator share one schema.
+ */
+final class OrderSaga {
+
+  static final String REPLIES = "saga-replies";
+  static final Duration STEP_TIMEOUT = Duration.ofSeconds(5);
+  static final Duration DEADLINE = Duration.ofMinutes(1);
+
+  final DataSource ds;
+  final TxnProducer producer;
+  final SagaDefinition<String> definition;
+  final SagaCoordinator coordinator;
+  final Map<String, IdempotentHandler> participants;
+
+  OrderSaga(DataSource ds, TxnProducer producer, String topicPrefix, MutableClock clock,
+      Consumer<SagaCoordinatorBuilder> settings) {
+    this.ds = ds;
+    this.producer = producer;
+    this.definition = SagaDefinition.builder("order", SagaCodec.json())
+        .remote("reserve", remote("inventory", topicPrefix))
+        .remote("debit", remote("account", topicPrefix))
+        .remote("ship", remote("shipping", topicPrefix))
+        .local("mark-paid", (c, d) -> {
+          effect(c, d, "mark-paid", "forward");
+          return d;
+        })
+        .deadline(DEADLINE)
+        .compensationTimeout(STEP_TIMEOUT)
+        .build();
+    SagaCoordinatorBuilder b = SagaCoordinator.builder().producer(producer).definitions(definition)
+        .replyTopic(topicPrefix + REPLIES).replyPolicy(io.converge.consumer.FailurePolicy.defaults()
+            .withBackoff(Duration.ofMillis(5), Duration.ofMillis(20)));
+    if (clock != null) {
+      b.clock(clock);
+    }
+    settings.accept(b);
+    this.coordinator = b.build();
+    this.participants = Map.of(
+        topicPrefix + "inventory-cmd", participant("inventory", "reserve").handler("inventory"),
+        topicPrefix + "inventory-comp", participant("inventory", "reserve").handler("inventory-comp"),
+        topicPrefix + "account-cmd", participant("account", "debit").handler("account"),
+        topicPrefix + "account-comp", participant("account", "debit").handler("account-comp"),
+        topicPrefix + "shipping-cmd", participant("shipping", "ship").handler("shipping"),
+        topicPrefix + "shipping-comp", participant("shipping", "ship").handler("shipping-comp"));
+  }
+
+  /** The schema: producer, outbox, consumer and saga migrations, and the effects table. */
+  static void migrate(DataSource ds) throws Exception {
+    Migrations.apply(ds, "producer");
+    Migrations.apply(ds, "outbox");
+    Migrations.apply(ds, "consumer");
+    Migrations.apply(ds, "saga");
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+      s.execute("CREATE TABLE effects (id BIGSERIAL PRIMARY KEY, saga_id TEXT, step TEXT, direction TEXT)");
+    }
+  }
+
+  private static Consumer<SagaStep.RemoteSpec<String>> remote(String participant, String prefix) {
+    return s -> s.participant(participant).command(prefix + participant + "-cmd", SagaCodec::utf8)
+        .compensation(prefix + participant + "-comp", SagaCodec::utf8).timeout(STEP_TIMEOUT)
+        .retry(new RetryPolicy(3, Duration.ofMillis(10), Duration.ofMillis(20)));
+  }
+
+  private SagaParticipant participant(String name, String step) {
+    return SagaParticipant.builder(name).producer(producer)
+        .step(step, (c, m) -> {
+          if (m.payloadAsString().replace(" ", "").contains("\"refuse\":\"" + step + "\"")) {
+            throw new BusinessException("REFUSED", step + " refused");
+          }
+          effect(c, m.header(SagaHeaders.SAGA_ID), step, "forward");
+          return ("{\"" + step + "\":\"ok\"}").getBytes();
+        })
+        .compensation(step, (c, m) -> {
+          if (m.payloadAsString().replace(" ", "").contains("\"failUndo\":\"" + step + "\"")) {
+            throw new IllegalStateException("undo of " + step + " failed");
+          }
+          effect(c, m.header(SagaHeaders.SAGA_ID), step, "compensate");
+          return new byte[0];
+        }).build();
+  }
+
+  private static void effect(Connection c, String sagaId, String step, String direction) throws Exception {
+    try (PreparedStatement ps = c.prepareStatement("INSERT INTO effects (saga_id, step, direction) VALUES (?,?,?)")) {
+      ps.setString(1, sagaId.startsWith("{") ? sagaId.replaceAll(".*\"id\": ?\"([^\"]+)\".*", "$1") : sagaId);
+      ps.setString(2, step);
+      ps.setString(3, direction);
+      ps.executeUpdate();
+    }
+  }
+
+  /** Starts saga {@code id} with data {@code {"id":"<id>"<extra>}}. */
+  boolean start(String id, String extra) {
+    return coordinator.start(definition, id, "{\"id\":\"" + id + "\"" + extra + "}");
+  }
+
+  /** Delivers {@code m} to its handler (the coordinator's or a participant's). */
+  Outcome deliver(IncomingMessage m) {
+    IdempotentHandler h = m.topic().endsWith(REPLIES) ? coordinator.replyHandler() : participants.get(m.topic());
+    return h.handle(m);
+  }
+
+  /** Delivers every message of {@code mail}, and the ones they cause, until none is left. */
+  void pump(Mailbox mail) throws Exception {
+    for (List<IncomingMessage> batch = mail.next(); !batch.isEmpty(); batch = mail.next()) {
+      batch.forEach(this::deliver);
+    }
+  }
+
+  String state(String id) throws Exception {
+    return one("SELECT state FROM converge_saga WHERE id = '" + id + "'");
+  }
+
+  /** The saga's events as {@code KIND step attempt}, in order. */
+  List<String> events(String id) throws Exception {
+    return list("SELECT kind || coalesce(' ' || step, '') || coalesce(' ' || attempt, '') FROM converge_saga_event"
+        + " WHERE saga_id = '" + id + "' ORDER BY seq");
+  }
+
+  /** The participants' work runs for saga {@code id} as {@code step direction}, in order. */
+  List<String> effects(String id) throws Exception {
+    return list("SELECT step || ' ' || direction FROM effects WHERE saga_id = '" + id + "' ORDER BY id");
+  }
+
+  long count(String sql) throws Exception {
+    return Long.parseLong(one(sql));
+  }
+
+  String one(String sql) throws Exception {
+    List<String> l = list(sql);
+    return l.isEmpty() ? null : l.get(0);
+  }
+
+  List<String> list(String sql) throws Exception {
+    List<String> out = new ArrayList<>();
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+      while (rs.next()) {
+        out.add(rs.getString(1));
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,294 @@
+package io.converge.saga;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.consumer.IncomingMessage;
+import io.converge.consumer.Outcome;
+import io.converge.core.Envelope;
+import io.converge.outbox.OutboxBackend;
+import io.converge.producer.TxnProducer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The coordinator and its participants on a real PostgreSQL through the outbox backend, with the committed messages
+ * delivered by the test ({@link Mailbox}): held, dropped, repeated or reordered as a broker may, deterministically,
+ * with time moved by hand ({@link MutableClock}). The same flows on a real broker: {@link SagaEndToEndIT}.
+ */
+class SagaCoordinatorIT {
+
+  /** One schema for the class (migrating one takes seconds on a busy machine); each test has its own sagas. */
+  private static DataSource ds;
+
+  private final MutableClock clock = new MutableClock();
+  private final List<AutoCloseable> open = new ArrayList<>();
+
+  private OrderSaga saga(Consumer<SagaCoordinatorBuilder> settings) throws Exception {
+    return saga(ds, settings);
+  }
+
+  private OrderSaga saga(DataSource ds, Consumer<SagaCoordinatorBuilder> settings) throws Exception {
+    TxnProducer producer = TxnProducer.builder().group("saga-" + UUID.randomUUID().toString().substring(0, 8))
+        .dataSource(ds).backend(OutboxBackend.outbox()).clock(clock).build();
+    open.add(producer);
+    OrderSaga s = new OrderSaga(ds, producer, "", clock, settings);
+    open.add(s.coordinator);
+    return s;
+  }
+
+  private OrderSaga saga() throws Exception {
+    return saga(b -> {
+    });
+  }
+
+  @BeforeAll
+  static void schema() throws Exception {
+    ds = ConvergePostgres.shared().newSchema("saga");
+    OrderSaga.migrate(ds);
+  }
+
+  @AfterEach
+  void close() throws Exception {
+    for (AutoCloseable c : open) {
+      c.close();
+    }
+  }
+
+  private static List<IncomingMessage> only(List<IncomingMessage> all, Predicate<IncomingMessage> p) {
+    return all.stream().filter(p).toList();
+  }
+
+  private static boolean reply(IncomingMessage m) {
+    return m.topic().endsWith(OrderSaga.REPLIES);
+  }
+
+  @Test
+  void threeStepsAndALocalOneComplete() throws Exception {
+    OrderSaga s = saga();
+    Mailbox mail = Mailbox.fromNow(s.ds);
+    assertThat(s.start("s1", "")).isTrue();
+    assertThat(s.start("s1", "")).as("starting twice is a no-op").isFalse();
+    s.pump(mail);
+    assertThat(s.state("s1")).isEqualTo("COMPLETED");
+    assertThat(s.effects("s1")).containsExactly("reserve forward", "debit forward", "ship forward",
+        "mark-paid forward");
+    assertThat(s.events("s1")).containsExactly("STARTED", "SENT reserve 1", "REPLIED reserve 1", "SENT debit 1",
+        "REPLIED debit 1", "SENT ship 1", "REPLIED ship 1", "LOCAL_DONE mark-paid 1", "COMPLETED");
+    assertThat(s.one("SELECT next_attempt_at FROM converge_saga WHERE id = 's1'")).isNull();
+  }
+
+  @Test
+  void aBusinessFailureCompensatesTheStepsBeforeItLastFirst() throws Exception {
+    OrderSaga s = saga();
+    Mailbox mail = Mailbox.fromNow(s.ds);
+    s.start("s2", ",\"refuse\":\"ship\"");
+    s.start("s3", ",\"refuse\":\"reserve\"");
+    s.pump(mail);
+    assertThat(s.state("s2")).isEqualTo("COMPENSATED");
+    assertThat(s.effects("s2")).containsExactly("reserve forward", "debit forward", "debit compensate",
+        "reserve compensate");
+    assertThat(s.events("s2")).containsSubsequence("REPLIED ship 1", "FAILED ship 1", "COMPENSATING",
+        "COMPENSATION_SENT debit 1", "COMPENSATION_REPLIED debit 1", "COMPENSATED debit 1",
+        "COMPENSATION_SENT reserve 1", "COMPENSATED reserve 1", "COMPENSATED");
+    assertThat(s.events("s2")).doesNotContain("COMPENSATION_SENT ship 1");
+    // the first step refused: nothing was done, nothing is compensated
+    assertThat(s.state("s3")).isEqualTo("COMPENSATED");
+    assertThat(s.effects("s3")).isEmpty();
+    assertThat(s.events("s3")).noneMatch(e -> e.startsWith("COMPENSATION_SENT"));
+  }
+
+  @Test
+  void aDuplicateReplyIsRecordedAndNotAppliedTwice() throws Exception {
+    OrderSaga s = saga();
+    Mailbox mail = Mailbox.fromNow(s.ds);
+    s.start("s4", "");
+    s.deliver(mail.next().get(0));
+    IncomingMessage reserved = mail.next().get(0);
+    assertThat(s.deliver(reserved)).isEqualTo(Outcome.PROCESSED);
+    assertThat(s.deliver(reserved)).as("the broker's redelivery: deduplicated").isEqualTo(Outcome.DUPLICATE);
+    IncomingMessage copy = IncomingMessage.builder().topic(reserved.topic()).headers(reserved.headers())
+        .header(Envelope.MESSAGE_ID, UUID.randomUUID().toString()).payload(reserved.payload()).build();
+    assertThat(s.deliver(copy)).as("a second reply (another message id)").isEqualTo(Outcome.PROCESSED);
+    s.pump(mail);
+    assertThat(s.state("s4")).isEqualTo("COMPLETED");
+    assertThat(s.events("s4")).containsOnlyOnce("REPLIED reserve 1", "SENT debit 1")
+        .contains("DUPLICATE_REPLY reserve 1");
+    assertThat(s.effects("s4")).containsOnlyOnce("reserve forward", "debit forward");
+  }
+
+  @Test
+  void aTimedOutStepWhoseParticipantSucceededIsAskedAgainAndCompletes() throws Exception {
+    OrderSaga s = saga();
+    Mailbox mail = Mailbox.fromNow(s.ds);
+    s.start("s5", "");
+    IncomingMessage command = mail.next().get(0);
+    s.deliver(command);
+    assertThat(only(mail.next(), SagaCoordinatorIT::reply)).as("the reply, lost").hasSize(1);
+    assertThat(s.coordinator.poll()).as("not due before its timeout").isZero();
+    clock.advance(OrderSaga.STEP_TIMEOUT);
+    assertThat(s.coordinator.poll()).isEqualTo(1);
+    List<IncomingMessage> again = mail.next();
+    assertThat(again).hasSize(1);
+    assertThat(again.get(0).header(SagaHeaders.COMMAND_ID)).as("the same command")
+        .isEqualTo(command.header(SagaHeaders.COMMAND_ID));
+    assertThat(again.get(0).envelopeMessageId()).isNotEqualTo(command.envelopeMessageId());
+    s.deliver(again.get(0));
+    s.pump(mail);
+    assertThat(s.state("s5")).isEqualTo("COMPLETED");
+    assertThat(s.effects("s5")).as("the work ran once; the re-ask got the stored reply")
+        .containsOnlyOnce("reserve forward");
+    assertThat(s.events("s5")).containsSubsequence("SENT reserve 1", "TIMED_OUT reserve 1", "RESENT reserve 1",
+        "REPLIED reserve 1", "SENT debit 1").noneMatch(e -> e.startsWith("COMPENSAT"));
+  }
+
+  @Test
+  void theDeadlineCompensatesAStepInFlightAndItsLateReplyIsRecorded() throws Exception {
+    OrderSaga s = saga();
+    Mailbox mail = Mailbox.fromNow(s.ds);
+    s.start("s6", "");
+    s.deliver(mail.next().get(0));
+    IncomingMessage lateReply = mail.next().get(0);
+    clock.advance(OrderSaga.DEADLINE);
+    assertThat(s.coordinator.poll()).isEqualTo(1);
+    s.pump(mail);
+    s.deliver(lateReply);
+    assertThat(s.state("s6")).isEqualTo("COMPENSATED");
+    assertThat(s.effects("s6")).containsExactly("reserve forward", "reserve compensate");
+    assertThat(s.events("s6")).containsSubsequence("SENT reserve 1", "DEADLINE reserve 1", "COMPENSATING",
+        "COMPENSATION_SENT reserve 1", "COMPENSATED reserve 1", "COMPENSATED", "LATE_REPLY reserve 1");
+  }
+
+  @Test
+  void aCompensationBeforeItsForwardCommandIsEmptyAndTheLateCommandIsRefused() throws Exception {
+    OrderSaga s = saga();
+    Mailbox mail = Mailbox.fromNow(s.ds);
+    s.start("s7", "");
+    IncomingMessage held = mail.next().get(0);
+    clock.advance(OrderSaga.DEADLINE);
+    s.coordinator.poll();
+    s.pump(mail);
+    assertThat(s.state("s7")).isEqualTo("COMPENSATED");
+    assertThat(s.deliver(held)).isEqualTo(Outcome.PROCESSED);
+    List<IncomingMessage> refusal = mail.next();
+    assertThat(refusal).singleElement().satisfies(r -> {
+      assertThat(r.header(SagaHeaders.OUTCOME)).isEqualTo("BUSINESS_FAILURE");
+      assertThat(r.header(SagaHeaders.REASON)).isEqualTo("HANGING_REFUSED");
+    });
+    s.deliver(refusal.get(0));
+    assertThat(s.effects("s7")).as("neither the forward work nor its undo ran").isEmpty();
+    assertThat(s.list("SELECT direction || ' ' || outcome FROM converge_saga_branch WHERE saga_id = 's7' "
+        + "ORDER BY direction")).containsExactly("compensate EMPTY", "forward PREVENTED");
+    assertThat(s.events("s7")).endsWith("LATE_REPLY reserve 1");
+    assertThat(s.state("s7")).isEqualTo("COMPENSATED");
+  }
+
+  @Test
+  void aCompensationFailingThreeTimesEndsInATicket() throws Exception {
+    OrderSaga s = saga();
+    Mailbox mail = Mailbox.fromNow(s.ds);
+    s.start("s8", ",\"refuse\":\"debit\",\"failUndo\":\"reserve\"");
+    s.pump(mail);
+    for (int i = 0; i < 2; i++) {
+      assertThat(s.state("s8")).isEqualTo("COMPENSATING");
+      clock.advance(Duration.ofSeconds(1));
+      assertThat(s.coordinator.poll()).isEqualTo(1);
+      s.pump(mail);
+    }
+    assertThat(s.state("s8")).isEqualTo("COMPENSATION_FAILED");
+    assertThat(s.events("s8")).filteredOn(e -> e.startsWith("COMPENSATION_SENT"))
+        .containsExactly("COMPENSATION_SENT reserve 1", "COMPENSATION_SENT reserve 2", "COMPENSATION_SENT reserve 3");
+    assertThat(s.events("s8")).endsWith("COMPENSATION_FAILED reserve 3", "TICKET reserve");
+    assertThat(s.list("SELECT kind || ' ' || step || ' ' || status FROM converge_saga_ticket WHERE saga_id = 's8'"))
+        .containsExactly("COMPENSATION_FAILED reserve OPEN");
+    assertThat(s.effects("s8")).containsExactly("reserve forward");
+    List<String> events = s.events("s8");
+    clock.advance(Duration.ofHours(1));
+    s.coordinator.poll();
+    assertThat(s.events("s8")).as("automation stopped").isEqualTo(events);
+    assertThat(s.state("s8")).isEqualTo("COMPENSATION_FAILED");
+  }
+
+  @Test
+  void twoCoordinatorsRacingOnTheSameDueSagasDriveEachOnce() throws Exception {
+    OrderSaga s = saga();
+    OrderSaga rival = new OrderSaga(ds, s.producer, "", clock, b -> b.batchSize(7));
+    Mailbox mail = Mailbox.fromNow(s.ds);
+    List<String> ids = new ArrayList<>();
+    for (int i = 0; i < 40; i++) {
+      ids.add("race-" + i);
+      s.start("race-" + i, "");
+    }
+    for (IncomingMessage command : mail.next()) {
+      s.deliver(command);
+    }
+    assertThat(only(mail.next(), SagaCoordinatorIT::reply)).as("every reply lost").hasSize(40);
+    clock.advance(OrderSaga.STEP_TIMEOUT);
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    try {
+      List<Future<Integer>> driven = new ArrayList<>();
+      for (SagaCoordinator c : List.of(s.coordinator, rival.coordinator)) {
+        driven.add(pool.submit(() -> {
+          int n = 0;
+          for (int k; (k = c.poll()) > 0;) {
+            n += k;
+          }
+          return n;
+        }));
+      }
+      assertThat(driven.get(0).get() + driven.get(1).get()).isEqualTo(40);
+    } finally {
+      pool.shutdown();
+    }
+    assertThat(mail.next()).as("one re-sent command per saga").hasSize(40)
+        .extracting(m -> m.header(SagaHeaders.SAGA_ID)).doesNotHaveDuplicates();
+    assertThat(s.count("SELECT count(*) FROM converge_saga_event WHERE saga_id LIKE 'race-%' AND kind = 'RESENT'"))
+        .isEqualTo(40);
+    assertThat(s.count("SELECT count(*) FROM converge_saga_event WHERE saga_id LIKE 'race-%' AND kind = 'TIMED_OUT'"))
+        .isEqualTo(40);
+    assertThat(s.count("SELECT count(*) FROM converge_saga WHERE id LIKE 'race-%' AND version = 2 AND sends = 2"))
+        .isEqualTo(40);
+  }
+
+  @Test
+  void compensationsKeepToTheirParticipantsRate() throws Exception {
+    AtomicLong nanos = new AtomicLong();
+    // a schema of its own: the other tests' sagas must not take the participant's tokens
+    DataSource own = ConvergePostgres.shared().newSchema("saga_rate");
+    OrderSaga.migrate(own);
+    OrderSaga s = saga(own, b -> b.nanoTime(nanos::get).batchSize(1000).compensationRate("inventory", 40, 40));
+    // 200 sagas whose first command is out; at their deadline each compensates it: 200 compensations at once
+    s.producer.inTransaction(tx -> {
+      for (int i = 0; i < 200; i++) {
+        s.coordinator.start(tx, s.definition, "rate-" + i, "{}");
+      }
+      return null;
+    });
+    clock.advance(OrderSaga.DEADLINE);
+    String sent = "SELECT count(*) FROM converge_saga_event WHERE saga_id LIKE 'rate-%' AND kind = 'COMPENSATION_SENT'";
+    assertThat(s.coordinator.poll()).isEqualTo(200);
+    assertThat(s.count(sent)).as("the burst").isEqualTo(40);
+    long before = 40;
+    for (int round = 1; round <= 4; round++) {
+      nanos.addAndGet(1_000_000_000L);
+      clock.advance(Duration.ofSeconds(1));
+      s.coordinator.poll();
+      assertThat(s.count(sent) - before).as("round %s: 40/s for a second", round).isEqualTo(40);
+      before = s.count(sent);
+    }
+    assertThat(s.count("SELECT count(*) FROM converge_saga_event WHERE saga_id LIKE 'rate-%' AND kind = "
+        + "'COMPENSATION_SENT' GROUP BY saga_id HAVING count(*) > 1 UNION ALL SELECT 0")).as("once each").isZero();
+  }
+}

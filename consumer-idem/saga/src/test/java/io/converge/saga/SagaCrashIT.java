@@ -1,0 +1,65 @@
+package io.converge.saga;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.converge.broker.child.ChildJvm;
+import io.converge.broker.child.ChildJvmExtension;
+import io.converge.broker.child.ChildJvms;
+import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.outbox.OutboxBackend;
+import io.converge.producer.TxnProducer;
+import io.converge.producer.spi.CrashPoints;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * A coordinator killed (Runtime.halt in a child JVM) just before and just after a transition's database commit; a
+ * second coordinator, in this JVM, finishes the saga from the tables, the messages delivered again as a broker
+ * would (at least once): every step's work runs once and the saga completes.
+ */
+@ExtendWith(ChildJvmExtension.class)
+class SagaCrashIT {
+
+  @ParameterizedTest
+  @EnumSource(value = CrashPoints.Point.class, names = {"BEFORE_DB_COMMIT", "AFTER_DB_COMMIT"})
+  void aSecondCoordinatorFinishesTheSagaOfAKilledOne(CrashPoints.Point point, ChildJvms jvms) throws Exception {
+    ConvergePostgres pg = ConvergePostgres.shared();
+    String schema = "saga_crash_" + UUID.randomUUID().toString().substring(0, 8);
+    try (Connection c = pg.dataSource().getConnection(); Statement s = c.createStatement()) {
+      s.execute("CREATE SCHEMA " + schema);
+    }
+    DataSource ds = pg.dataSource(schema);
+    OrderSaga.migrate(ds);
+    String id = "crash-" + point;
+    ChildJvm child = jvms.launch(CrashingCoordinatorMain.class)
+        .database(pg.jdbcUrl(), pg.user(), pg.password(), schema).args(id, point.name()).start();
+    try {
+      assertThat(child.awaitExit(Duration.ofSeconds(90))).as("halted; output:%n%s", child.output())
+          .isEqualTo(ChildJvm.HALTED);
+    } finally {
+      child.close();
+    }
+    try (TxnProducer producer = TxnProducer.builder().group("survivor").dataSource(ds)
+        .backend(OutboxBackend.outbox()).build()) {
+      OrderSaga saga = new OrderSaga(ds, producer, "", null, b -> {
+      });
+      if (point == CrashPoints.Point.AFTER_DB_COMMIT) {
+        assertThat(saga.events(id)).as("the transition committed").endsWith("REPLIED reserve 1", "SENT debit 1");
+      } else {
+        assertThat(saga.events(id)).as("the transition did not commit").endsWith("SENT reserve 1");
+      }
+      saga.pump(new Mailbox(ds)); // every message committed so far, again: the broker's at-least-once
+      assertThat(saga.state(id)).isEqualTo("COMPLETED");
+      assertThat(saga.effects(id)).containsExactly("reserve forward", "debit forward", "ship forward",
+          "mark-paid forward");
+      assertThat(saga.events(id)).containsOnlyOnce("REPLIED reserve 1", "SENT debit 1", "COMPLETED");
+      saga.coordinator.close();
+    }
+  }
+}
