@@ -4,7 +4,7 @@ import io.converge.broker.child.ChildJvm;
 import io.converge.consumer.IncomingMessage;
 import io.converge.outbox.OutboxBackend;
 import io.converge.producer.TxnProducer;
-import io.converge.producer.spi.CrashPoints;
+import io.converge.producer.internal.CrashPoints;
 import javax.sql.DataSource;
 
 /**

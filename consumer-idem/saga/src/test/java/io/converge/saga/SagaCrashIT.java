@@ -8,7 +8,7 @@ import io.converge.broker.child.ChildJvms;
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.outbox.OutboxBackend;
 import io.converge.producer.TxnProducer;
-import io.converge.producer.spi.CrashPoints;
+import io.converge.producer.internal.CrashPoints;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
