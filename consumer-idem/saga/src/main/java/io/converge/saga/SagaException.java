@@ -15,6 +15,12 @@ public class SagaException extends ConvergeException {
     this.sagaId = sagaId;
   }
 
+  /** A failure about saga {@code sagaId}, caused by {@code cause}. */
+  public SagaException(String message, String sagaId, Throwable cause) {
+    super(message, cause);
+    this.sagaId = sagaId;
+  }
+
   /** The saga's id. */
   public String sagaId() {
     return sagaId;

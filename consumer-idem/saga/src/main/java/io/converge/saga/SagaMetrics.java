@@ -10,6 +10,10 @@ public interface SagaMetrics {
   SagaMetrics NONE = new SagaMetrics() {
   };
 
+  /** A saga of {@code definition} could not be driven (see its {@code SET_ASIDE} event) and waits to be tried again. */
+  default void setAside(String definition) {
+  }
+
   /** A saga of {@code definition} started. */
   default void started(String definition) {
   }

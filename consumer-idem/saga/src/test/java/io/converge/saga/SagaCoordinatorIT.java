@@ -8,7 +8,13 @@ import io.converge.consumer.Outcome;
 import io.converge.core.Envelope;
 import io.converge.outbox.OutboxBackend;
 import io.converge.producer.TxnProducer;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.sql.Timestamp;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -219,6 +225,58 @@ class SagaCoordinatorIT {
     s.coordinator.poll();
     assertThat(s.events("s8")).as("automation stopped").isEqualTo(events);
     assertThat(s.state("s8")).isEqualTo("COMPENSATION_FAILED");
+  }
+
+  @Test
+  void aSagaThatCannotBeDrivenIsSetAsideAndTheOthersGoOn() throws Exception {
+    OrderSaga s = saga();
+    Mailbox mail = Mailbox.fromNow(s.ds);
+    s.start("s9", "");
+    s.deliver(mail.next().get(0));
+    assertThat(only(mail.next(), SagaCoordinatorIT::reply)).as("the reply, lost").hasSize(1);
+    // a saga of a definition this instance does not know (a newer release's, a removed one), due before s9
+    Instant now = clock.instant();
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement("INSERT INTO converge_saga"
+            + " (id, tenant, definition, state, step, data, next_attempt_at, deadline, created_at, updated_at)"
+            + " VALUES ('stranger', '', 'gone-v0', 'RUNNING', 0, '{}', ?, ?, ?, ?)")) {
+      ps.setTimestamp(1, Timestamp.from(now.minusSeconds(60)));
+      ps.setTimestamp(2, Timestamp.from(now.plus(Duration.ofDays(1))));
+      ps.setTimestamp(3, Timestamp.from(now.minusSeconds(60)));
+      ps.setTimestamp(4, Timestamp.from(now.minusSeconds(60)));
+      ps.executeUpdate();
+    }
+    try {
+      clock.advance(OrderSaga.STEP_TIMEOUT);
+      Instant polledAt = clock.instant();
+      assertThat(s.coordinator.poll()).as("the stranger set aside, s9 driven").isEqualTo(2);
+      assertThat(s.events("s9")).as("s9 is not held up by the stranger").endsWith("RESENT reserve 1");
+      assertThat(s.events("stranger")).containsExactly("SET_ASIDE 0");
+      assertThat(s.one("SELECT last_error FROM converge_saga WHERE id = 'stranger'")).contains("gone-v0")
+          .contains("does not know");
+      assertThat(s.one("SELECT payload FROM converge_saga_event WHERE saga_id = 'stranger'")).contains("gone-v0");
+      assertThat(s.one("SELECT state || ' ' || version FROM converge_saga WHERE id = 'stranger'"))
+          .isEqualTo("RUNNING 1");
+      try (Connection c = ds.getConnection();
+          PreparedStatement ps = c.prepareStatement(
+              "SELECT next_attempt_at FROM converge_saga WHERE id = 'stranger'")) {
+        try (ResultSet rs = ps.executeQuery()) {
+          assertThat(rs.next()).isTrue();
+          assertThat(rs.getTimestamp(1).toInstant()).isEqualTo(polledAt.plus(Duration.ofSeconds(30)));
+        }
+      }
+      assertThat(s.coordinator.poll()).as("not claimed again at once").isZero();
+      s.pump(mail);
+      assertThat(s.state("s9")).isEqualTo("COMPLETED");
+      clock.advance(Duration.ofSeconds(30));
+      assertThat(s.coordinator.poll()).as("tried again later").isEqualTo(1);
+      assertThat(s.events("stranger")).containsExactly("SET_ASIDE 0", "SET_ASIDE 0");
+    } finally {
+      try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
+        st.executeUpdate("DELETE FROM converge_saga_event WHERE saga_id = 'stranger'");
+        st.executeUpdate("DELETE FROM converge_saga WHERE id = 'stranger'");
+      }
+    }
   }
 
   @Test

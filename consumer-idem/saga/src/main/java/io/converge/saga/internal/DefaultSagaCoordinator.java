@@ -3,7 +3,10 @@ package io.converge.saga.internal;
 import io.converge.consumer.BusinessException;
 import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
+import io.converge.core.BrokerUnavailableException;
+import io.converge.core.DatabaseUnavailableException;
 import io.converge.core.Envelope;
+import io.converge.core.internal.DatabaseErrors;
 import io.converge.producer.TxnContext;
 import io.converge.saga.ReplyClass;
 import io.converge.saga.ReplyClassifier;
@@ -17,8 +20,11 @@ import io.converge.saga.SagaState;
 import io.converge.saga.SagaStep;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -74,11 +80,10 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
       return true;
     } catch (RuntimeException e) {
       throw e;
+    } catch (SQLException e) {
+      throw DatabaseErrors.translate("Saga " + sagaId + " could not start", null, e); // an outage stays an outage
     } catch (Exception e) {
-      throw new SagaException("Saga " + sagaId + " could not start: " + e, sagaId) {
-
-        private static final long serialVersionUID = 1L;
-      };
+      throw new SagaException("Saga " + sagaId + " could not start: " + e, sagaId, e);
     }
   }
 
@@ -90,18 +95,57 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
   @Override
   public int poll() {
     int driven = 0;
-    while (driven < settings.batchSize()
-        && Boolean.TRUE.equals(settings.producer().inTransaction(tx -> {
+    while (driven < settings.batchSize()) {
+      AtomicReference<SagaRow> claimed = new AtomicReference<>();
+      boolean more;
+      try {
+        more = Boolean.TRUE.equals(settings.producer().inTransaction(tx -> {
           Optional<SagaRow> due = SagaStore.claimDue(tx.connection(), moves.now());
           if (due.isEmpty()) {
             return false;
           }
+          claimed.set(due.get());
           due(tx, due.get());
           return true;
-        }))) {
+        }));
+      } catch (DatabaseUnavailableException | BrokerUnavailableException e) {
+        throw e; // an outage (a commit of unknown outcome too): every saga waits for it alike, the next poll tries again
+      } catch (RuntimeException e) {
+        if (claimed.get() == null) {
+          throw e;
+        }
+        // this saga cannot be driven (a definition this instance does not know, data its codec cannot read, a
+        // command the producer refuses): set it aside, or it would be claimed first again by every poll of every
+        // instance and no other saga's timeout, deadline or compensation would ever run
+        setAside(claimed.get(), e);
+        more = true;
+      }
+      if (!more) {
+        break;
+      }
       driven++;
     }
     return driven;
+  }
+
+  /** Records why {@code row} could not be driven and makes it due again {@link #SET_ASIDE} later. */
+  private void setAside(SagaRow row, RuntimeException failure) {
+    Instant now = moves.now();
+    Instant next = now.plus(SET_ASIDE);
+    String error = failure.toString();
+    String reason = error.length() > MAX_ERROR ? error.substring(0, MAX_ERROR) + "…" : error;
+    boolean recorded = Boolean.TRUE.equals(settings.producer().inTransaction(tx -> {
+      if (!SagaStore.setAside(tx.connection(), row, next, reason, now)) {
+        return false;
+      }
+      moves.event(tx.connection(), row, null, row.attempt(), "SET_ASIDE", null, reason);
+      return true;
+    }));
+    if (recorded) {
+      settings.metrics().setAside(row.definition());
+      log.error("Saga {} (definition {}, {} at step {}) could not be driven and is set aside until {}; the other due"
+          + " sagas go on: {}", row.id(), row.definition(), row.state(), row.step(), next, reason, failure);
+    }
   }
 
   @Override
@@ -131,6 +175,10 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
       poller = null;
     }
   }
+
+  /** How long a saga that could not be driven waits before it is tried again. */
+  static final Duration SET_ASIDE = Duration.ofSeconds(30);
+  private static final int MAX_ERROR = 2000;
 
   @SuppressWarnings("unchecked")
   private SagaDefinition<Object> definition(SagaRow row) {

@@ -39,6 +39,11 @@ final class SagaStore {
              next_attempt_at = ?, last_error = ?, updated_at = ?, version = version + 1
        WHERE id = ? AND version = ?""";
 
+  /** A saga that could not be driven is set aside: due again later, with the error; nothing else changes. */
+  private static final String SET_ASIDE = """
+      UPDATE converge_saga SET next_attempt_at = ?, last_error = ?, updated_at = ?, version = version + 1
+       WHERE id = ? AND version = ? AND state IN ('RUNNING', 'COMPENSATING')""";
+
   private static final String EVENT = """
       INSERT INTO converge_saga_event (saga_id, step, attempt, kind, message_id, payload, at)
       VALUES (?, ?, ?, ?, ?, ?, ?)""";
@@ -105,6 +110,18 @@ final class SagaStore {
     return new SagaRow(after.id(), after.tenant(), after.definition(), after.state(), after.step(), after.attempt(),
         after.sends(), after.failures(), after.awaiting(), before.version() + 1, after.data(), after.nextAttemptAt(),
         after.deadline(), after.lastError());
+  }
+
+  /** Sets {@code saga} aside until {@code next}; false when it moved on meanwhile (then nothing changes). */
+  static boolean setAside(Connection c, SagaRow saga, Instant next, String error, Instant now) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(SET_ASIDE)) {
+      ps.setTimestamp(1, ts(next));
+      ps.setString(2, error);
+      ps.setTimestamp(3, ts(now));
+      ps.setString(4, saga.id());
+      ps.setLong(5, saga.version());
+      return ps.executeUpdate() == 1;
+    }
   }
 
   static void event(Connection c, String sagaId, String step, Integer attempt, String kind, String messageId,
