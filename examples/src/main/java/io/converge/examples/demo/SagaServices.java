@@ -123,13 +123,45 @@ final class SagaServices extends RunServices {
     return Math.round(counter(contexts.values(), "consumer." + what));
   }
 
+  /**
+   * Closes the services at once, each on its own thread: they share nothing but the broker and the database server,
+   * and each close waits for its own consumers and clients (a Pulsar client alone takes about 2 s to shut its event
+   * loops down), so closing them one after another cost the sum of those waits.
+   */
   @Override
   public void close() {
-    List<ConfigurableApplicationContext> reverse = new ArrayList<>(contexts.values());
-    java.util.Collections.reverse(reverse);
-    for (ConfigurableApplicationContext ctx : reverse) {
-      ctx.close();
+    List<Thread> closing = new ArrayList<>();
+    List<RuntimeException> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+    for (Map.Entry<String, ConfigurableApplicationContext> e : contexts.entrySet()) {
+      Thread t = new Thread(() -> {
+        try {
+          e.getValue().close();
+        } catch (RuntimeException failure) {
+          failures.add(failure);
+        }
+      }, "close-" + e.getKey());
+      t.start();
+      closing.add(t);
+    }
+    boolean interrupted = false;
+    for (Thread t : closing) {
+      while (true) {
+        try {
+          t.join();
+          break;
+        } catch (InterruptedException ie) {
+          interrupted = true;
+        }
+      }
     }
     contexts.clear();
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+    if (!failures.isEmpty()) {
+      RuntimeException first = failures.get(0);
+      failures.stream().skip(1).forEach(first::addSuppressed);
+      throw first;
+    }
   }
 }
