@@ -5,7 +5,8 @@ import java.time.Duration;
 
 /**
  * How a relay delivers rows, the same for the polling relay ({@link OutboxRelayBuilder}) and the CDC relay
- * ({@code CdcRelay.Builder}): the same names, the same defaults, validated by the same rules. Immutable.
+ * ({@code CdcRelay.Builder}): the same names, validated by the same rules, the same defaults but for the CDC relay's
+ * shorter retry pace ({@code CdcRelay.DEFAULT_RETRY_BASE}: its stream retries inline). Immutable.
  *
  * @param maxAttempts refusals of one row before it (and the rest of its line) is parked; default
  *     {@value #DEFAULT_MAX_ATTEMPTS}, 1 to 1000

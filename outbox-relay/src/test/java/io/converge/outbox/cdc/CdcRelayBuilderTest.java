@@ -48,10 +48,12 @@ class CdcRelayBuilderTest {
   }
 
   @Test
-  void deliveryIsNamedAndDefaultedAsThePollingRelays() {
+  void deliveryIsNamedAsThePollingRelaysWithAShorterRetryPace() {
     CdcSettings settings = ((DebeziumCdcRelay) valid().build()).settings();
-    assertThat(settings.delivery()).as("retry 1 s..5 min, outage backoff 200 ms..30 s")
-        .isEqualTo(io.converge.outbox.DeliverySettings.defaults());
+    io.converge.outbox.DeliverySettings polling = io.converge.outbox.DeliverySettings.defaults();
+    assertThat(settings.delivery()).as("retry 200 ms..10 s (the stream waits inline), the rest as polling's")
+        .isEqualTo(new io.converge.outbox.DeliverySettings(polling.maxAttempts(), Duration.ofMillis(200),
+            Duration.ofSeconds(10), polling.brokerBackoffBase(), polling.brokerBackoffMax()));
     assertThatThrownBy(() -> valid().brokerBackoff(Duration.ofSeconds(2), Duration.ofSeconds(1)).build())
         .hasMessage("cdc.brokerBackoffMax must be at least cdc.brokerBackoffBase (PT2S), but was PT1S");
     assertThatThrownBy(() -> valid().outageBackoff(Duration.ZERO, Duration.ofSeconds(1)).build())
