@@ -17,14 +17,15 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The module map of docs/architecture.md, checked on the main classes of every module on this module's class path
- * (core, producer-txn, consumer-idem, outbox-relay, pulsar-adapter, broker-embedded, the console and the examples;
+ * (core, producer-txn, consumer-idem, converge-saga, outbox-relay, pulsar-adapter, broker-embedded, the console and the
+ * examples;
  * test classes are not imported). A rule names what it protects; a violation lists the offending dependencies.
  */
 class ModuleBoundariesTest {
 
   /** The library modules' packages: what an adopter puts on a service's class path. */
   static final String[] LIBRARY = {"io.converge.core..", "io.converge.producer..", "io.converge.consumer..",
-      "io.converge.outbox..", "io.converge.pulsar..", "io.converge.console.."};
+      "io.converge.outbox..", "io.converge.pulsar..", "io.converge.console..", "io.converge.saga.."};
 
   private static JavaClasses main;
 
@@ -40,7 +41,7 @@ class ModuleBoundariesTest {
     noClasses().that().resideInAPackage("io.converge.core..").should().dependOnClassesThat()
         .resideInAnyPackage("io.converge.producer..", "io.converge.consumer..", "io.converge.outbox..",
             "io.converge.pulsar..", "io.converge.console..", "io.converge.ops..", "io.converge.broker..",
-            "io.converge.testing..", "io.converge.examples..", "io.converge.starter..")
+            "io.converge.testing..", "io.converge.examples..", "io.converge.starter..", "io.converge.saga..")
         .because("converge-core is what every library module shares; it depends on none of them")
         .check(main);
   }
@@ -49,7 +50,8 @@ class ModuleBoundariesTest {
   @Test
   void theConsumerDependsOnNoProducerBackend() {
     noClasses().that().resideInAPackage("io.converge.consumer..").should().dependOnClassesThat()
-        .resideInAnyPackage("io.converge.producer..", "io.converge.outbox..", "io.converge.pulsar..")
+        .resideInAnyPackage("io.converge.producer..", "io.converge.outbox..", "io.converge.pulsar..",
+            "io.converge.saga..")
         .because("consumer-idem depends on converge-core only")
         .check(main);
   }
@@ -63,6 +65,21 @@ class ModuleBoundariesTest {
     noClasses().that().resideInAPackage("io.converge.outbox..").should().dependOnClassesThat()
         .resideInAnyPackage("io.converge.producer.internal..", "io.converge.producer.rocketmq..")
         .because("outbox-relay is a backend of the producer's SPI, not a user of its internals")
+        .check(main);
+  }
+
+  /**
+   * The saga coordinator is made of Converge's own guarantees, used as an adopter uses them: the producer's API
+   * ({@code TxnProducer}, so every backend works), the consumer's API ({@code IdempotentHandler}); no backend, no
+   * implementation package of another module.
+   */
+  @Test
+  void theSagaUsesTheProducerAndConsumerOnlyThroughTheirApis() {
+    noClasses().that().resideInAPackage("io.converge.saga..").should().dependOnClassesThat()
+        .resideInAnyPackage("io.converge.producer.internal..", "io.converge.producer.rocketmq..",
+            "io.converge.producer.spi..", "io.converge.consumer.internal..", "io.converge.outbox..",
+            "io.converge.pulsar..", "io.converge.console..")
+        .because("converge-saga runs on any TxnProducer backend and any consumer transport")
         .check(main);
   }
 
