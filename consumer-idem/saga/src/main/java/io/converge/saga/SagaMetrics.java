@@ -2,7 +2,8 @@ package io.converge.saga;
 
 /**
  * Where the coordinator and the participants count what they do. Implementations must be thread-safe and must
- * not throw. The Micrometer binding is not built yet; {@link #NONE} counts nothing.
+ * not throw. {@link #NONE} counts nothing; {@code io.converge.saga.micrometer.MicrometerSagaMetrics} counts on
+ * Micrometer.
  */
 public interface SagaMetrics {
 
