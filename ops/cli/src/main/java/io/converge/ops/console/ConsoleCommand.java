@@ -37,7 +37,7 @@ public final class ConsoleCommand extends DbCommand {
   String operator;
 
   @Option(names = "--threshold", paramLabel = "KIND=AGE", description = "when an item of a kind is stuck, e.g. outbox-parked=2m;"
-      + " repeatable (defaults: 1m, 5m for pulsar-txn, idempotency-key, state)")
+      + " repeatable (defaults: 1m, 5m for pulsar-txn, idempotency-key, state, saga)")
   Map<String, String> thresholds = new LinkedHashMap<>();
 
   @Override

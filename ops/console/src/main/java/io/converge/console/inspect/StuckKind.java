@@ -32,7 +32,13 @@ public enum StuckKind {
   /** HTTP: an Idempotency-Key in progress, or expired and not yet purged. */
   IDEMPOTENCY_KEY("Idempotency-Keys", "requests in progress, or keys expired and not purged"),
   /** A {@code StateMachine} entity whose latest transition left it in an intermediate (non-final) state. */
-  STATE("Entity states", "entities in an intermediate state");
+  STATE("Entity states", "entities in an intermediate state"),
+  /**
+   * Sagas ({@code converge_saga}, converge-saga): one running or compensating (its age counted from its start), or
+   * one stopped for a person with an open ticket in {@code converge_saga_ticket} (a compensation that failed three
+   * times, a money anomaly; its age counted from the ticket).
+   */
+  SAGA("Sagas", "sagas running or compensating, and sagas stopped with an open ticket");
 
   private final String title;
   private final String description;

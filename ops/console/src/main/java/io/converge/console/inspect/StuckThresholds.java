@@ -25,6 +25,7 @@ public final class StuckThresholds {
     d.put(StuckKind.PULSAR_TXN, Duration.ofMinutes(5));
     d.put(StuckKind.IDEMPOTENCY_KEY, Duration.ofMinutes(5));
     d.put(StuckKind.STATE, Duration.ofMinutes(5));
+    d.put(StuckKind.SAGA, Duration.ofMinutes(5));
     DEFAULTS = Collections.unmodifiableMap(d);
   }
 

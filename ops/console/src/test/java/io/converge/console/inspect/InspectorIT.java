@@ -29,7 +29,7 @@ class InspectorIT {
   static void schema() throws Exception {
     ConvergePostgres pg = ConvergePostgres.shared();
     ds = pg.newSchema("inspect");
-    for (String module : List.of("producer", "consumer", "idempotency", "outbox", "pulsar")) {
+    for (String module : List.of("producer", "consumer", "idempotency", "outbox", "pulsar", "saga")) {
       Migrations.apply(ds, module);
     }
     bare = pg.newSchema("inspectbare");
@@ -85,7 +85,24 @@ class InspectorIT {
             + "  false),"
             + " ('payment', 'p-2', 't1', NULL, 'CREATED', 1, 'api', NULL, now() - interval '2 hours', false),"
             + " ('payment', 'p-2', 't1', 'CREATED', 'SETTLED', 2, 'settled', NULL, now() - interval '90 minutes', true),"
-            + " ('payment', 'p-3', 't1', NULL, 'CREATED', 1, 'api', NULL, now() - interval '10 seconds', false)");
+            + " ('payment', 'p-3', 't1', NULL, 'CREATED', 1, 'api', NULL, now() - interval '10 seconds', false)",
+        "INSERT INTO converge_saga (id, tenant, definition, state, step, step_name, attempt, awaiting, data,"
+            + " next_attempt_at, deadline, created_at, updated_at, last_error) VALUES"
+            + " ('saga-running', 't1', 'order', 'RUNNING', 1, 'debit', 2, true, '{}', now(), now() + interval '1 hour',"
+            + "  now() - interval '20 minutes', now(), 'TECHNICAL: ledger busy'),"
+            + " ('saga-fresh', 't1', 'order', 'COMPENSATING', 0, 'reserve', 1, false, '{}', now(), now(),"
+            + "  now() - interval '30 seconds', now(), NULL),"
+            + " ('saga-failed', 't2', 'order', 'COMPENSATION_FAILED', 0, 'reserve', 3, false, '{}', NULL, now(),"
+            + "  now() - interval '3 hours', now(), NULL),"
+            + " ('saga-resolved', 't2', 'order', 'STOPPED', 1, 'debit', 1, false, '{}', NULL, now(),"
+            + "  now() - interval '3 hours', now(), NULL),"
+            + " ('saga-done', 't1', 'order', 'COMPLETED', 3, NULL, 1, false, '{}', NULL, now(),"
+            + "  now() - interval '3 hours', now(), NULL)",
+        "INSERT INTO converge_saga_ticket (saga_id, tenant, step, kind, reason, status, created_at) VALUES"
+            + " ('saga-failed', 't2', 'reserve', 'COMPENSATION_FAILED', 'inventory refused 3 times', 'OPEN',"
+            + "  now() - interval '2 hours'),"
+            + " ('saga-resolved', 't2', 'debit', 'ANOMALY', 'debit exceeds the total', 'RESOLVED',"
+            + "  now() - interval '2 hours')");
   }
 
   private static void execute(DataSource on, String... sql) throws Exception {
@@ -149,6 +166,20 @@ class InspectorIT {
           assertThat(s.reason()).isEqualTo("in intermediate state AUTHORIZING (from CREATED), caused by order-created");
           assertThat(s.age()).isBetween(Duration.ofMinutes(59), Duration.ofMinutes(61));
         });
+
+    assertThat(ids(StuckKind.SAGA, Filter.stuck()))
+        .as("a ticket aged from the ticket, a running saga from its start; not the fresh, resolved or completed ones")
+        .containsExactly("saga-failed", "saga-running");
+    StuckItem failed = inspector.list(StuckKind.SAGA, Filter.stuck()).get(0);
+    assertThat(failed.reason())
+        .isEqualTo("COMPENSATION_FAILED, open ticket: COMPENSATION_FAILED inventory refused 3 times");
+    assertThat(failed.age()).isBetween(Duration.ofMinutes(119), Duration.ofMinutes(121));
+    assertThat(failed.tenant()).isEqualTo("t2");
+    StuckItem running = inspector.list(StuckKind.SAGA, Filter.stuck()).get(1);
+    assertThat(running.reason())
+        .isEqualTo("running at step debit, waiting for its reply, last error: TECHNICAL: ledger busy");
+    assertThat(running.details()).containsEntry("definition", "order").containsEntry("attempt", "2");
+    assertThat(ids(StuckKind.SAGA, Filter.all())).contains("saga-fresh").doesNotContain("saga-resolved", "saga-done");
   }
 
   private static String dlqId(String messageId) {

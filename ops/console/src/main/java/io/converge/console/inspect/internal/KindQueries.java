@@ -126,6 +126,27 @@ public final class KindQueries {
                  ORDER BY machine, entity_id, id DESC) s
          WHERE NOT s.final
         """));
+    // a ticket's saga is listed once, aged from its oldest open ticket; a running saga from its start
+    SOURCES.put(StuckKind.SAGA, new Source("converge_saga",
+        """
+            SELECT s.id AS id, s.id AS item_key, s.tenant, NULL::text AS topic,
+                   CASE WHEN s.state IN ('RUNNING', 'COMPENSATING') THEN s.created_at
+                        ELSE coalesce((SELECT min(t.created_at) FROM converge_saga_ticket t
+                                        WHERE t.saga_id = s.id AND t.status = 'OPEN'), s.updated_at) END AS since,
+                   CASE WHEN s.state IN ('RUNNING', 'COMPENSATING')
+                          THEN lower(s.state) || ' at step ' || coalesce(s.step_name, s.step::text)
+                               || CASE WHEN s.awaiting THEN ', waiting for its reply' ELSE '' END
+                               || coalesce(', last error: ' || s.last_error, '')
+                        ELSE s.state || ', open ticket: ' || coalesce((SELECT string_agg(t.kind || ' ' || t.reason, '; '
+                                                                   ORDER BY t.id) FROM converge_saga_ticket t
+                                                            WHERE t.saga_id = s.id AND t.status = 'OPEN'), '') END AS reason,
+                   ARRAY['definition', s.definition, 'state', s.state, 'step', coalesce(s.step_name, ''),
+                         'attempt', s.attempt::text, 'next attempt', coalesce(s.next_attempt_at::text, ''),
+                         'deadline', s.deadline::text] AS details
+              FROM converge_saga s
+             WHERE s.state IN ('RUNNING', 'COMPENSATING')
+                OR EXISTS (SELECT 1 FROM converge_saga_ticket t WHERE t.saga_id = s.id AND t.status = 'OPEN')
+            """));
   }
 
   private KindQueries() {
