@@ -53,7 +53,13 @@ public final class BenchRunner {
    * runs of each scenario that records them ({@link Scenario#latencies()}).
    */
   public record Result(Map<String, List<Double>> throughputs, Map<String, Memory> memory,
-      Map<String, Latencies.Percentiles> latency) {
+      Map<String, Latencies.Percentiles> latency, Map<String, CpuCost> cpu) {
+
+    /** A result without CPU figures. */
+    public Result(Map<String, List<Double>> throughputs, Map<String, Memory> memory,
+        Map<String, Latencies.Percentiles> latency) {
+      this(throughputs, memory, latency, Map.of());
+    }
 
     /** A result without latencies. */
     public Result(Map<String, List<Double>> throughputs, Map<String, Memory> memory) {
@@ -93,6 +99,8 @@ public final class BenchRunner {
     Map<String, List<Double>> results = new LinkedHashMap<>();
     Map<String, Memory> memory = new LinkedHashMap<>();
     Map<String, Latencies.Percentiles> latency = new LinkedHashMap<>();
+    Map<String, CpuCost> cpu = new LinkedHashMap<>();
+    java.util.OptionalLong postmaster = CpuCost.postmaster(env == null ? null : env.platform().postgres().dataSource());
     try {
       for (Scenario s : scenarios) {
         s.setUp(env, plan.threads());
@@ -110,10 +118,23 @@ public final class BenchRunner {
           java.util.Collections.reverse(order);
         }
         for (Scenario s : order) {
-          double rate = measure(s, plan.threads(), plan.duration());
+          long jvm0 = CpuCost.jvmNow();
+          long pg0 = postmaster.isPresent() ? CpuCost.treeNow(postmaster.getAsLong()) : -1;
+          Measured m = run(s, plan.threads(), plan.duration());
+          long jvm1 = CpuCost.jvmNow();
+          long pg1 = postmaster.isPresent() ? CpuCost.treeNow(postmaster.getAsLong()) : -1;
+          cpu.put(s.name(), cpu.getOrDefault(s.name(), CpuCost.NONE).plus(m.ops(), jvm1 - jvm0,
+              pg0 < 0 || pg1 < 0 ? -1 : pg1 - pg0));
+          double rate = m.rate();
           results.get(s.name()).add(rate);
           out.printf("  run %d/%d %-28s %,12.0f %s/s%n", run + 1, plan.runs(), s.name(), rate, s.unit());
         }
+      }
+      for (Scenario s : scenarios) {
+        CpuCost c = cpu.get(s.name());
+        out.printf("  CPU of %-22s JVM %.1f ms, PostgreSQL %s per 1,000 %ss%n", s.name(), c.jvmMillisPer1000(),
+            Double.isNaN(c.postgresMillisPer1000()) ? "-" : String.format("%.1f ms", c.postgresMillisPer1000()),
+            s.unit());
       }
       for (Scenario s : scenarios) {
         Latencies.Percentiles p = s.latencies() == null ? null : s.latencies().percentiles();
@@ -135,7 +156,7 @@ public final class BenchRunner {
       Closeables.closeAll(scenarios);
     }
     report(scenarios, plan, results, latency);
-    return new Result(results, memory, latency);
+    return new Result(results, memory, latency, cpu);
   }
 
   private void report(List<Scenario> scenarios, Plan plan, Map<String, List<Double>> results,
@@ -161,8 +182,21 @@ public final class BenchRunner {
     }
   }
 
+  /** Operations done in a timed run and its length. */
+  record Measured(long ops, double seconds) {
+
+    double rate() {
+      return ops / seconds;
+    }
+  }
+
   /** Runs {@code s} on {@code threads} threads for {@code d}; returns operations per second. */
   static double measure(Scenario s, int threads, Duration d) throws Exception {
+    return run(s, threads, d).rate();
+  }
+
+  /** Runs {@code s} on {@code threads} threads for {@code d}. */
+  static Measured run(Scenario s, int threads, Duration d) throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(threads, r -> {
       Thread t = new Thread(r, "bench-" + s.name());
       t.setDaemon(true);
@@ -198,6 +232,6 @@ public final class BenchRunner {
       throw new IllegalStateException("scenario " + s.name() + " failed: " + failure.get(), failure.get());
     }
     double seconds = (System.nanoTime() - start) / 1e9;
-    return ops.get() / seconds;
+    return new Measured(ops.get(), seconds);
   }
 }

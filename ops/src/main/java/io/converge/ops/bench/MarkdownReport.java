@@ -18,7 +18,7 @@ final class MarkdownReport {
 
   /** One measured scenario at one thread count; {@code baseline} and {@code ratio} are null without a baseline. */
   record Row(String scenario, String unit, int threads, Stats throughput, String baseline, Stats baselineThroughput,
-      Stats ratio, Memory memory, Latencies.Percentiles latency) {
+      Stats ratio, Memory memory, Latencies.Percentiles latency, CpuCost cpu) {
   }
 
   private final String command;
@@ -48,16 +48,17 @@ final class MarkdownReport {
     Stats a = Stats.of(result.throughputs().get(scenario.name()));
     Memory memory = result.memory().get(scenario.name());
     Latencies.Percentiles latency = result.latency().get(scenario.name());
+    CpuCost cpu = result.cpu().get(scenario.name());
     if (scenario.reference() != null) {
       references.put(scenario.name(), scenario.reference());
     }
     if (baseline == null) {
-      rows.add(new Row(scenario.name(), scenario.unit(), threads, a, null, null, null, memory, latency));
+      rows.add(new Row(scenario.name(), scenario.unit(), threads, a, null, null, null, memory, latency, cpu));
       return;
     }
     List<Double> b = result.throughputs().get(baseline);
     rows.add(new Row(scenario.name(), scenario.unit(), threads, a, baseline, Stats.of(b),
-        Stats.of(Stats.ratios(result.throughputs().get(scenario.name()), b)), memory, latency));
+        Stats.of(Stats.ratios(result.throughputs().get(scenario.name()), b)), memory, latency, cpu));
   }
 
   /** Notes that the bench stopped on {@code e}: the page says so under its table. */
@@ -85,6 +86,7 @@ final class MarkdownReport {
         + " not absolute numbers: the machine is shared and noisy.\n");
     boolean memory = !memoryRun.isZero();
     boolean latency = rows.stream().anyMatch(r -> r.latency() != null);
+    boolean cpu = rows.stream().anyMatch(r -> r.cpu() != null);
     if (latency) {
       md.append("Latency: of each operation over all measured runs, as the scenario records it (see its entry in"
           + " the scenario table).\n");
@@ -94,12 +96,19 @@ final class MarkdownReport {
           .append(seconds(memoryRun.toMillis()))
           .append(" run of the scenario alone: its RSS, and its heap in use after a full GC.\n");
     }
+    if (cpu) {
+      md.append("CPU: milliseconds of CPU per 1,000 operations over the measured runs, of the bench JVM (the embedded"
+          + " RocketMQ broker included) and of the PostgreSQL server (postmaster and backends, from /proc; Pulsar's"
+          + " JVM is not counted).\n");
+    }
     md.append('\n');
     md.append(
         "| scenario | threads | throughput (median) | min - max | baseline | baseline (median) | ratio (median) | ratio min - max |")
-        .append(latency ? " latency p50 | latency p99 |" : "").append(memory ? " RSS | heap after GC |\n" : "\n");
+        .append(latency ? " latency p50 | latency p99 |" : "")
+        .append(cpu ? " CPU ms/1,000 (JVM) | CPU ms/1,000 (PostgreSQL) |" : "")
+        .append(memory ? " RSS | heap after GC |\n" : "\n");
     md.append("|---|---:|---:|---:|---|---:|---:|---:|").append(latency ? "---:|---:|" : "")
-        .append(memory ? "---:|---:|\n" : "\n");
+        .append(cpu ? "---:|---:|" : "").append(memory ? "---:|---:|\n" : "\n");
     for (Row r : rows) {
       md.append("| `").append(r.scenario()).append("` | ").append(r.threads()).append(" | ")
           .append(rate(r.throughput().median())).append(' ').append(r.unit()).append("/s | ")
@@ -114,6 +123,10 @@ final class MarkdownReport {
       if (latency) {
         md.append(' ').append(r.latency() == null ? "-" : millis(r.latency().p50Millis())).append(" | ")
             .append(r.latency() == null ? "-" : millis(r.latency().p99Millis())).append(" |");
+      }
+      if (cpu) {
+        md.append(' ').append(r.cpu() == null ? "-" : cpuMillis(r.cpu().jvmMillisPer1000())).append(" | ")
+            .append(r.cpu() == null ? "-" : cpuMillis(r.cpu().postgresMillisPer1000())).append(" |");
       }
       if (memory) {
         md.append(' ').append(r.memory() == null ? "-" : Memory.mib(r.memory().rssBytes())).append(" | ")
@@ -172,5 +185,9 @@ final class MarkdownReport {
 
   private static String ratio(double r) {
     return String.format(Locale.ROOT, "%.2f", r);
+  }
+
+  private static String cpuMillis(double ms) {
+    return Double.isNaN(ms) ? "-" : String.format(Locale.ROOT, "%.1f", ms);
   }
 }
