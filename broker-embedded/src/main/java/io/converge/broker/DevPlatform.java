@@ -112,7 +112,8 @@ public final class DevPlatform implements AutoCloseable {
 
   /**
    * Stops the servers this platform started, Pulsar first (for {@link #of}, only a Pulsar it started
-   * itself). Idempotent.
+   * itself). PostgreSQL is the JVM's {@link ConvergePostgres#shared()} instance, which other platforms and tests
+   * of this JVM use too: it is left running and stops when the JVM exits. Idempotent.
    */
   @Override
   public synchronized void close() {
@@ -122,7 +123,8 @@ public final class DevPlatform implements AutoCloseable {
     }
     if (owned) {
       servers.add(rocketmq);
-      servers.add(postgres);
+      // not postgres: ConvergePostgres.shared() is this JVM's, closed by its shutdown hook (closing it here left a
+      // dead server to the next platform of the JVM: the bench's ITs, one after another)
     }
     Exception failure = Closeables.closeAll(servers, null);
     if (failure != null) {

@@ -39,4 +39,14 @@ class DevPlatformIT {
       assertThat(c.isValid(5)).isTrue();
     }
   }
+
+  @Test
+  void aPlatformThatStartedItsServersLeavesTheJvmsSharedPostgresToTheNextOne() throws Exception {
+    DevPlatform first = DevPlatform.builder().start();
+    assertThat(first.postgres()).isSameAs(ConvergePostgres.shared());
+    first.close();
+    try (Connection c = ConvergePostgres.shared().dataSource().getConnection()) {
+      assertThat(c.isValid(5)).as("the shared server still runs for the next platform of this JVM").isTrue();
+    }
+  }
 }
