@@ -127,6 +127,7 @@ class SagaOpsIT {
     assertThat(shown.events()).extracting(SagaOps.Event::kind).startsWith("STARTED", "SENT")
         .endsWith("COMPENSATION_FAILED", "TICKET");
     assertThat(shown.events()).extracting(SagaOps.Event::seq).isSorted();
+    assertThat(shown.events().get(shown.events().size() - 1).attempt()).as("a ticket has no attempt").isNull();
     assertThat(shown.tickets()).singleElement().satisfies(t -> {
       assertThat(t.kind()).isEqualTo("COMPENSATION_FAILED");
       assertThat(t.step()).isEqualTo("reserve");

@@ -321,7 +321,8 @@ public final class SagaOpsStore {
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           int attempt = rs.getInt(3);
-          out.add(new SagaOps.Event(rs.getLong(1), rs.getString(2), rs.wasNull() ? null : attempt, rs.getString(4),
+          Integer orNull = rs.wasNull() ? null : attempt;
+          out.add(new SagaOps.Event(rs.getLong(1), rs.getString(2), orNull, rs.getString(4),
               rs.getString(5), rs.getString(6), instant(rs, 7)));
         }
       }
