@@ -6,6 +6,7 @@ import io.converge.ops.doctor.DoctorCommand;
 import io.converge.ops.outbox.OutboxCommand;
 import io.converge.ops.pulsar.PulsarCommand;
 import io.converge.ops.purge.PurgeCommand;
+import io.converge.ops.saga.SagaCommand;
 import io.converge.ops.trace.TraceCommand;
 import io.converge.ops.txn.TxnCommand;
 import java.util.ServiceLoader;
@@ -18,9 +19,9 @@ import picocli.CommandLine.Command;
  * database alone; {@code dev} and {@code bench} come from {@code converge-ops} (the distribution's
  * {@code lib/dev/}) through {@link ConvergeCommands} when it is on the classpath.
  */
-@Command(name = "converge", mixinStandardHelpOptions = true, version = "converge 0.1.0", description = "Operate Converge: outbox purge, parked outbox keys, dead letters and tickets, producer tickets, parked Pulsar transactions; the dev platform and benchmarks with lib/dev.", footer = "dev and bench (embedded servers, benchmarks) are listed when lib/dev/ is present: bin/converge adds it for them only.", subcommands = {
+@Command(name = "converge", mixinStandardHelpOptions = true, version = "converge 0.1.0", description = "Operate Converge: outbox purge, parked outbox keys, dead letters and tickets, producer tickets, parked Pulsar transactions, sagas; the dev platform and benchmarks with lib/dev.", footer = "dev and bench (embedded servers, benchmarks) are listed when lib/dev/ is present: bin/converge adds it for them only.", subcommands = {
     PurgeCommand.class, OutboxCommand.class, DlqCommand.class, TxnCommand.class, PulsarCommand.class,
-    ConsoleCommand.class, TraceCommand.class, DoctorCommand.class, CommandLine.HelpCommand.class})
+    SagaCommand.class, ConsoleCommand.class, TraceCommand.class, DoctorCommand.class, CommandLine.HelpCommand.class})
 public final class ConvergeCli {
 
   /** The commands of {@code converge-ops}, named when they are missing. */

@@ -48,8 +48,9 @@ final class StuckItems {
       case TICKET -> "converge dlq tickets, then converge dlq resolve ID once handled";
       case IDEMPOTENCY_KEY -> "in progress: check the service that holds them; expired: check the key purge runs";
       case STATE -> "look at the entities' latest transitions (the console) and the service driving them";
-      case SAGA -> "running: check that a coordinator polls this schema and its participants reply (the saga's events"
-          + " in converge_saga_event); a ticket: handle it, then close it in converge_saga_ticket";
+      case SAGA -> "converge saga list, then converge saga show ID: running, check that a coordinator polls this schema"
+          + " and its participants reply (converge saga retry ID asks again); a ticket: handle it, then converge saga"
+          + " resolve ID";
     };
   }
 }
