@@ -249,7 +249,8 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
     int attempt = Integer.parseInt(attemptText);
     Connection c = tx.connection();
     String body = new String(m.payload(), StandardCharsets.UTF_8);
-    String note = m.header(SagaHeaders.OUTCOME) + " " + body;
+    String reason = m.header(SagaHeaders.REASON);
+    String note = m.header(SagaHeaders.OUTCOME) + (reason == null ? "" : " " + reason) + " " + body;
     Optional<SagaRow> found = SagaStore.lock(c, id);
     if (found.isEmpty()) {
       SagaStore.event(c, id, step, attempt, "LATE_REPLY", m.envelopeMessageId(), "no such saga; " + note,
