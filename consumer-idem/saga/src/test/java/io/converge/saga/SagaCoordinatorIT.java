@@ -394,6 +394,36 @@ class SagaCoordinatorIT {
   }
 
   @Test
+  void aCompensationWhoseForwardWorkRanButHasNoUndoStopsTheSagaWithAnAnomalyTicket() throws Exception {
+    OrderSaga s = saga(ds, b -> {
+    }, Set.of("reserve"));
+    Mailbox mail = Mailbox.fromNow(s.ds);
+    s.start("u1", ",\"refuse\":\"debit\"");
+    s.pump(mail);
+    assertThat(s.state("u1")).as("no undo ran: the money was not returned").isEqualTo("STOPPED");
+    assertThat(s.effects("u1")).containsExactly("reserve forward");
+    assertThat(s.events("u1")).containsSubsequence("FAILED debit 1", "COMPENSATING", "COMPENSATION_SENT reserve 1",
+        "COMPENSATION_REPLIED reserve 1", "STOPPED reserve 1", "TICKET reserve")
+        .endsWith("STOPPED reserve 1", "TICKET reserve").noneMatch(e -> e.startsWith("COMPENSATED"));
+    assertThat(s.list("SELECT kind || ' ' || step || ' ' || status FROM converge_saga_ticket WHERE saga_id = 'u1'"))
+        .containsExactly("ANOMALY reserve OPEN");
+    assertThat(s.one("SELECT reason FROM converge_saga_ticket WHERE saga_id = 'u1'")).contains("NO_UNDO")
+        .contains("nothing was undone");
+    assertThat(s.list("SELECT direction || ' ' || outcome FROM converge_saga_branch WHERE saga_id = 'u1' AND "
+        + "step = 'reserve'")).as("nothing stored: once an undo is registered, asking again runs it")
+        .containsExactly("forward SUCCESS");
+    // the forward work never ran: the compensation without an undo is empty, as before
+    s.start("u2", "");
+    assertThat(mail.next()).as("the reserve command, held").hasSize(1);
+    clock.advance(OrderSaga.DEADLINE);
+    pollAll(s);
+    s.pump(mail);
+    assertThat(s.state("u2")).isEqualTo("COMPENSATED");
+    assertThat(s.list("SELECT direction || ' ' || outcome FROM converge_saga_branch WHERE saga_id = 'u2' "
+        + "ORDER BY direction")).containsExactly("compensate EMPTY", "forward PREVENTED");
+  }
+
+  @Test
   void aCompensationReplyTimeoutSendsTheSameCompensationAgain() throws Exception {
     OrderSaga s = saga();
     Mailbox mail = Mailbox.fromNow(s.ds);

@@ -277,11 +277,16 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
     Object data = def.codec().decode(row.data());
     SagaStep<Object> s = def.step(index);
     if (!forward) {
-      if (ReplyClassifier.byOutcomeHeader().classify(reply) == ReplyClass.SUCCESS) {
-        moves.event(c, row, step, attempt, "COMPENSATED", null, null);
-        moves.compensate(tx, def, row, row, index - 1, data);
-      } else {
-        moves.compensationFailed(tx, def, row, row, row.failures() + 1, "participant replied " + note);
+      switch (ReplyClassifier.byOutcomeHeader().classify(reply)) {
+        case SUCCESS -> {
+          moves.event(c, row, step, attempt, "COMPENSATED", null, null);
+          moves.compensate(tx, def, row, row, index - 1, data);
+        }
+        // the participant says money is wrong (e.g. its forward work ran and it has no undo): asking again would
+        // not help, a person must look
+        case ANOMALY -> moves.stop(tx, def, row, step, "anomaly replied to the compensation of step '" + step
+            + "': " + note);
+        default -> moves.compensationFailed(tx, def, row, row, row.failures() + 1, "participant replied " + note);
       }
       return;
     }
