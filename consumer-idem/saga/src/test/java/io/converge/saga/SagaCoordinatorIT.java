@@ -452,6 +452,44 @@ class SagaCoordinatorIT {
   }
 
   @Test
+  void aLateSuccessfulCompensationAfterTheTicketIsRecordedAndNotedOnTheTicket() throws Exception {
+    OrderSaga s = saga();
+    Mailbox mail = Mailbox.fromNow(s.ds);
+    s.start("c2", ",\"refuse\":\"ship\"");
+    List<IncomingMessage> held = new ArrayList<>();
+    pumpHolding(s, mail, m -> m.topic().equals("account-comp"), held);
+    for (int i = 0; i < 3; i++) {
+      assertThat(s.state("c2")).isEqualTo("COMPENSATING");
+      clock.advance(OrderSaga.STEP_TIMEOUT);
+      pollAll(s);
+      pumpHolding(s, mail, m -> m.topic().equals("account-comp"), held);
+    }
+    assertThat(s.state("c2")).isEqualTo("COMPENSATION_FAILED");
+    assertThat(held).as("three sends of one command, every one lost").hasSize(3)
+        .extracting(m -> m.header(SagaHeaders.COMMAND_ID)).containsOnly(held.get(0).header(SagaHeaders.COMMAND_ID));
+    assertThat(s.events("c2")).endsWith("TIMED_OUT debit 1", "COMPENSATION_FAILED debit 1", "TICKET debit");
+    // the participant did undo it, its reply comes after the ticket
+    s.deliver(held.get(0));
+    s.pump(mail);
+    assertThat(s.effects("c2")).containsExactly("reserve forward", "debit forward", "debit compensate");
+    assertThat(s.state("c2")).as("final: a person finishes it").isEqualTo("COMPENSATION_FAILED");
+    assertThat(s.events("c2")).endsWith("TICKET debit", "COMPENSATION_REPLIED debit 1", "COMPENSATED debit 1",
+        "TICKET_NOTED debit");
+    assertThat(s.list("SELECT kind || ' ' || step || ' ' || status FROM converge_saga_ticket WHERE saga_id = 'c2'"))
+        .containsExactly("COMPENSATION_FAILED debit OPEN");
+    assertThat(s.one("SELECT reason FROM converge_saga_ticket WHERE saga_id = 'c2'"))
+        .startsWith("compensation of step 'debit' failed 3 times").contains("'debit' (attempt 1) was replied SUCCESS")
+        .endsWith("steps still to compensate: reserve");
+    // the other sends' replies are duplicates: noted once
+    s.deliver(held.get(1));
+    s.deliver(held.get(2));
+    s.pump(mail);
+    assertThat(s.events("c2")).containsOnlyOnce("TICKET_NOTED debit", "COMPENSATED debit 1")
+        .endsWith("DUPLICATE_REPLY debit 1", "DUPLICATE_REPLY debit 1");
+    assertThat(s.effects("c2")).containsOnlyOnce("debit compensate");
+  }
+
+  @Test
   void aTechnicalFailureIsRetriedWithANewAttemptAndTheStepSucceeds() throws Exception {
     OrderSaga s = saga();
     Mailbox mail = Mailbox.fromNow(s.ds);

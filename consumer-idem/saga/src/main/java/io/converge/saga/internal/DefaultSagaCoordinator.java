@@ -264,6 +264,12 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
     String replied = forward ? "REPLIED" : "COMPENSATION_REPLIED";
     boolean current = row.awaiting() && row.step() == index && row.attempt() == attempt
         && row.state() == (forward ? SagaState.RUNNING : SagaState.COMPENSATING);
+    SagaReply reply = new SagaReply(m.header(SagaHeaders.OUTCOME), m.headers(), m.payload());
+    if (!current && !forward && row.state() == SagaState.COMPENSATION_FAILED && row.step() == index
+        && ReplyClassifier.byOutcomeHeader().classify(reply) == ReplyClass.SUCCESS
+        && moves.compensatedLate(c, def, row, attempt, m.envelopeMessageId(), note)) {
+      return;
+    }
     if (!current) {
       String kind = SagaStore.repliedBefore(c, id, step, attempt, replied) ? "DUPLICATE_REPLY" : "LATE_REPLY";
       moves.event(c, row, step, attempt, kind, m.envelopeMessageId(), direction + " " + note);
@@ -273,7 +279,6 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
       return;
     }
     moves.event(c, row, step, attempt, replied, m.envelopeMessageId(), note);
-    SagaReply reply = new SagaReply(m.header(SagaHeaders.OUTCOME), m.headers(), m.payload());
     Object data = def.codec().decode(row.data());
     SagaStep<Object> s = def.step(index);
     if (!forward) {
