@@ -15,6 +15,13 @@ public enum ParticipantOutcome {
   /** A compensation with nothing to undo: the forward work never ran here (or was refused); recorded as empty. */
   COMPENSATED_EMPTY,
   /**
+   * A compensation whose forward work ran here, of a step with no compensation registered: nothing was undone, so
+   * a money anomaly is replied ({@link ReplyClass#ANOMALY}, reason {@code NO_UNDO}, an error log) and the
+   * coordinator stops the saga with a ticket. Nothing is stored: once a compensation is registered, the same
+   * command asked again runs it.
+   */
+  NO_UNDO,
+  /**
    * A forward command that came after its compensation (a hanging branch): refused, visibly (a warning, the
    * {@link SagaMetrics#hangingRefused} count, a {@link ReplyClass#BUSINESS_FAILURE} reply with reason
    * {@code HANGING_REFUSED}); its work never runs.

@@ -103,7 +103,11 @@ public final class SagaParticipant {
       return this;
     }
 
-    /** The compensation of step {@code step}; default none (a compensation command is then answered as empty). */
+    /**
+     * The compensation of step {@code step}. Default none: a compensation command is then answered as empty when
+     * the forward work did not run here, and, when it did, as a money anomaly ({@link ParticipantOutcome#NO_UNDO}:
+     * the saga stops with a ticket). A step with nothing to undo registers a compensation that does nothing.
+     */
     public Builder compensation(String step, StepWork work) {
       compensations.put(Objects.requireNonNull(step, "step"), Objects.requireNonNull(work, "work"));
       return this;

@@ -14,14 +14,19 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import javax.sql.DataSource;
 
 /**
  * The test saga, the article's order flow: reserve stock (inventory), debit (account), ship (shipping), all three
  * remote and compensable, then a local "mark-paid". The saga's data is a JSON text; a participant refuses its step
- * when the data holds {@code "refuse":"<step>"} and fails its compensation when it holds {@code "failUndo":"<step>"}.
- * Every run of a participant's work leaves a row in {@code effects}. Participants and coordinator share one schema.
+ * when the data holds {@code "refuse":"<step>"}, fails its step's first run (a technical failure) when it holds
+ * {@code "failOnce":"<step>"} and fails its compensation when it holds {@code "failUndo":"<step>"}; "mark-paid"
+ * refuses on {@code "refuse":"mark-paid"} and throws an {@link IllegalStateException} on
+ * {@code "failLocal":"mark-paid"}. Every run of a participant's work leaves a row in {@code effects}. Participants
+ * and coordinator share one schema.
  */
 final class OrderSaga {
 
@@ -34,16 +39,31 @@ final class OrderSaga {
   final SagaDefinition<String> definition;
   final SagaCoordinator coordinator;
   final Map<String, IdempotentHandler> participants;
+  private final Set<String> withoutUndo;
+  private final Set<String> failedOnce = ConcurrentHashMap.newKeySet();
 
   OrderSaga(DataSource ds, TxnProducer producer, String topicPrefix, MutableClock clock,
       Consumer<SagaCoordinatorBuilder> settings) {
+    this(ds, producer, topicPrefix, clock, settings, Set.of());
+  }
+
+  /** As above, with participants that register no compensation for the steps {@code withoutUndo}. */
+  OrderSaga(DataSource ds, TxnProducer producer, String topicPrefix, MutableClock clock,
+      Consumer<SagaCoordinatorBuilder> settings, Set<String> withoutUndo) {
     this.ds = ds;
+    this.withoutUndo = withoutUndo;
     this.producer = producer;
     this.definition = SagaDefinition.builder("order", SagaCodec.json())
         .remote("reserve", remote("inventory", topicPrefix))
         .remote("debit", remote("account", topicPrefix))
         .remote("ship", remote("shipping", topicPrefix))
         .local("mark-paid", (c, d) -> {
+          if (d.replace(" ", "").contains("\"refuse\":\"mark-paid\"")) {
+            throw new BusinessException("REFUSED", "mark-paid refused");
+          }
+          if (d.replace(" ", "").contains("\"failLocal\":\"mark-paid\"")) {
+            throw new IllegalStateException("mark-paid failed");
+          }
           effect(c, d, "mark-paid", "forward");
           return d;
         })
@@ -85,21 +105,29 @@ final class OrderSaga {
   }
 
   private SagaParticipant participant(String name, String step) {
-    return SagaParticipant.builder(name).producer(producer)
+    SagaParticipant.Builder b = SagaParticipant.builder(name).producer(producer)
         .step(step, (c, m) -> {
-          if (m.payloadAsString().replace(" ", "").contains("\"refuse\":\"" + step + "\"")) {
+          String data = m.payloadAsString().replace(" ", "");
+          if (data.contains("\"refuse\":\"" + step + "\"")) {
             throw new BusinessException("REFUSED", step + " refused");
+          }
+          if (data.contains("\"failOnce\":\"" + step + "\"")
+              && failedOnce.add(m.header(SagaHeaders.SAGA_ID) + "/" + step)) {
+            throw new IllegalStateException(step + " failed once");
           }
           effect(c, m.header(SagaHeaders.SAGA_ID), step, "forward");
           return ("{\"" + step + "\":\"ok\"}").getBytes();
-        })
-        .compensation(step, (c, m) -> {
-          if (m.payloadAsString().replace(" ", "").contains("\"failUndo\":\"" + step + "\"")) {
-            throw new IllegalStateException("undo of " + step + " failed");
-          }
-          effect(c, m.header(SagaHeaders.SAGA_ID), step, "compensate");
-          return new byte[0];
-        }).build();
+        });
+    if (withoutUndo.contains(step)) {
+      return b.build();
+    }
+    return b.compensation(step, (c, m) -> {
+      if (m.payloadAsString().replace(" ", "").contains("\"failUndo\":\"" + step + "\"")) {
+        throw new IllegalStateException("undo of " + step + " failed");
+      }
+      effect(c, m.header(SagaHeaders.SAGA_ID), step, "compensate");
+      return new byte[0];
+    }).build();
   }
 
   private static void effect(Connection c, String sagaId, String step, String direction) throws Exception {

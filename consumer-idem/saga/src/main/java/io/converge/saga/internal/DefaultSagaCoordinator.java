@@ -249,7 +249,8 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
     int attempt = Integer.parseInt(attemptText);
     Connection c = tx.connection();
     String body = new String(m.payload(), StandardCharsets.UTF_8);
-    String note = m.header(SagaHeaders.OUTCOME) + " " + body;
+    String reason = m.header(SagaHeaders.REASON);
+    String note = m.header(SagaHeaders.OUTCOME) + (reason == null ? "" : " " + reason) + " " + body;
     Optional<SagaRow> found = SagaStore.lock(c, id);
     if (found.isEmpty()) {
       SagaStore.event(c, id, step, attempt, "LATE_REPLY", m.envelopeMessageId(), "no such saga; " + note,
@@ -263,6 +264,12 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
     String replied = forward ? "REPLIED" : "COMPENSATION_REPLIED";
     boolean current = row.awaiting() && row.step() == index && row.attempt() == attempt
         && row.state() == (forward ? SagaState.RUNNING : SagaState.COMPENSATING);
+    SagaReply reply = new SagaReply(m.header(SagaHeaders.OUTCOME), m.headers(), m.payload());
+    if (!current && !forward && row.state() == SagaState.COMPENSATION_FAILED && row.step() == index
+        && ReplyClassifier.byOutcomeHeader().classify(reply) == ReplyClass.SUCCESS
+        && moves.compensatedLate(c, def, row, attempt, m.envelopeMessageId(), note)) {
+      return;
+    }
     if (!current) {
       String kind = SagaStore.repliedBefore(c, id, step, attempt, replied) ? "DUPLICATE_REPLY" : "LATE_REPLY";
       moves.event(c, row, step, attempt, kind, m.envelopeMessageId(), direction + " " + note);
@@ -272,15 +279,19 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
       return;
     }
     moves.event(c, row, step, attempt, replied, m.envelopeMessageId(), note);
-    SagaReply reply = new SagaReply(m.header(SagaHeaders.OUTCOME), m.headers(), m.payload());
     Object data = def.codec().decode(row.data());
     SagaStep<Object> s = def.step(index);
     if (!forward) {
-      if (ReplyClassifier.byOutcomeHeader().classify(reply) == ReplyClass.SUCCESS) {
-        moves.event(c, row, step, attempt, "COMPENSATED", null, null);
-        moves.compensate(tx, def, row, row, index - 1, data);
-      } else {
-        moves.compensationFailed(tx, def, row, row, row.failures() + 1, "participant replied " + note);
+      switch (ReplyClassifier.byOutcomeHeader().classify(reply)) {
+        case SUCCESS -> {
+          moves.event(c, row, step, attempt, "COMPENSATED", null, null);
+          moves.compensate(tx, def, row, row, index - 1, data);
+        }
+        // the participant says money is wrong (e.g. its forward work ran and it has no undo): asking again would
+        // not help, a person must look
+        case ANOMALY -> moves.stop(tx, def, row, step, "anomaly replied to the compensation of step '" + step
+            + "': " + note);
+        default -> moves.compensationFailed(tx, def, row, row, row.failures() + 1, "participant replied " + note);
       }
       return;
     }

@@ -40,6 +40,8 @@ public final class ParticipantBranch {
   private static final String SET = """
       UPDATE converge_saga_branch SET outcome = ?, reply = ?
        WHERE participant = ? AND saga_id = ? AND step = ? AND direction = ?""";
+  /** The reason of the anomaly replied to a compensation whose forward work ran but that has no undo. */
+  public static final String NO_UNDO = "NO_UNDO";
   private static final byte[] NONE = new byte[0];
   private static final byte[] EMPTY_JSON = "{}".getBytes(StandardCharsets.UTF_8);
 
@@ -122,7 +124,10 @@ public final class ParticipantBranch {
     // the barrier: a forward row inserted now means the forward work never ran here, and never will
     boolean forwardRan = !insert(c, cmd, SagaHeaders.FORWARD, "PREVENTED")
         && ReplyClass.SUCCESS.name().equals(read(c, cmd, SagaHeaders.FORWARD).outcome());
-    if (!forwardRan || undo == null) {
+    if (forwardRan && undo == null) {
+      return noUndo(tx, c, start, m, cmd);
+    }
+    if (!forwardRan) {
       set(c, cmd, SagaHeaders.COMPENSATE, "EMPTY", NONE);
       reply(tx, m, ReplyClass.SUCCESS.name(), "EMPTY", NONE);
       log.debug("Participant '{}': compensation of saga {} step '{}' is empty", participant, cmd.sagaId(),
@@ -137,6 +142,21 @@ public final class ParticipantBranch {
     } catch (Exception e) {
       return failed(tx, c, start, m, cmd, e);
     }
+  }
+
+  /**
+   * The forward work ran here and nothing can undo it: an "empty" success would claim money returned that was not.
+   * A money anomaly instead (the coordinator stops the saga with a ticket). Nothing is stored (the claim row rolls
+   * back), so a compensation asked again once an undo is registered runs it.
+   */
+  private ParticipantOutcome noUndo(TxnContext tx, Connection c, Savepoint start, IncomingMessage m, Command cmd)
+      throws SQLException {
+    c.rollback(start);
+    String why = "participant '" + participant + "' has no compensation for step '" + cmd.step()
+        + "', but its forward work ran: nothing was undone";
+    log.error("Saga {}: {}; replied ANOMALY ({})", cmd.sagaId(), why, NO_UNDO);
+    reply(tx, m, ReplyClass.ANOMALY.name(), NO_UNDO, why.getBytes(StandardCharsets.UTF_8));
+    return ParticipantOutcome.NO_UNDO;
   }
 
   /** Nothing is kept (the claim rows roll back with the work): the coordinator asks again with a new attempt. */

@@ -52,6 +52,14 @@ final class SagaStore {
       SELECT 1 FROM converge_saga_event
        WHERE saga_id = ? AND step = ? AND attempt = ? AND kind = ? LIMIT 1""";
 
+  private static final String RECORDED_BEFORE = """
+      SELECT 1 FROM converge_saga_event WHERE saga_id = ? AND step = ? AND kind = ? LIMIT 1""";
+
+  /** A note for the person on the ticket: appended to its reason, whatever its status. */
+  private static final String NOTE_TICKET = """
+      UPDATE converge_saga_ticket SET reason = reason || chr(10) || ?
+       WHERE saga_id = ? AND step = ? AND kind = ?""";
+
   private static final String TICKET = """
       INSERT INTO converge_saga_ticket (saga_id, tenant, step, kind, reason, created_at) VALUES (?, ?, ?, ?, ?, ?)""";
 
@@ -151,6 +159,28 @@ final class SagaStore {
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next();
       }
+    }
+  }
+
+  static boolean recordedBefore(Connection c, String sagaId, String step, String kind) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(RECORDED_BEFORE)) {
+      ps.setString(1, sagaId);
+      ps.setString(2, step);
+      ps.setString(3, kind);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    }
+  }
+
+  /** Appends {@code note} to the reason of {@code saga}'s tickets of {@code kind} at {@code step}; how many. */
+  static int noteTicket(Connection c, SagaRow saga, String step, String kind, String note) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(NOTE_TICKET)) {
+      ps.setString(1, note);
+      ps.setString(2, saga.id());
+      ps.setString(3, step);
+      ps.setString(4, kind);
+      return ps.executeUpdate();
     }
   }
 

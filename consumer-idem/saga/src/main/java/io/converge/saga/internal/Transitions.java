@@ -177,6 +177,39 @@ final class Transitions {
     log.warn("Saga {} needs a person: {} (ticket opened)", saved.id(), why);
   }
 
+  /**
+   * A successful compensation reply for the step whose failed compensation ended automation (its timeouts counted
+   * as failures, but the participant did undo it): recorded on the timeline ({@code COMPENSATION_REPLIED},
+   * {@code COMPENSATED}, {@code TICKET_NOTED}) and appended to the ticket's reason with the steps still to
+   * compensate, so the person on the ticket sees the money was returned. The saga stays
+   * {@code COMPENSATION_FAILED} (final; the ticket stays as it was). No row update: nothing is sent.
+   *
+   * @return false when that step's compensation was recorded before (the reply is then a duplicate)
+   */
+  <D> boolean compensatedLate(Connection c, SagaDefinition<D> def, SagaRow row, int attempt, String messageId,
+      String note) throws SQLException {
+    SagaStep<D> s = def.step(row.step());
+    if (SagaStore.recordedBefore(c, row.id(), s.name(), "COMPENSATED")) {
+      return false;
+    }
+    StringBuilder left = new StringBuilder();
+    for (int j = row.step() - 1; j >= 0; j--) {
+      if (def.step(j).compensable()) {
+        left.append(left.length() == 0 ? "" : ", ").append(def.step(j).name());
+      }
+    }
+    Instant now = now();
+    String text = now + ": the compensation of step '" + s.name() + "' (attempt " + attempt
+        + ") was replied SUCCESS after the saga's COMPENSATION_FAILED: it was undone; steps still to compensate: "
+        + (left.length() == 0 ? "none (the saga is compensated in fact)" : left);
+    event(c, row, s.name(), attempt, "COMPENSATION_REPLIED", messageId, note);
+    event(c, row, s.name(), attempt, "COMPENSATED", null, "late, after COMPENSATION_FAILED");
+    int tickets = SagaStore.noteTicket(c, row, s.name(), "COMPENSATION_FAILED", text);
+    event(c, row, s.name(), null, "TICKET_NOTED", null, text);
+    log.warn("Saga {} (COMPENSATION_FAILED): {}; noted on {} ticket(s)", row.id(), text, tickets);
+    return true;
+  }
+
   /** Stops the saga where it is (a money anomaly) with a ticket. */
   <D> void stop(TxnContext tx, SagaDefinition<D> def, SagaRow before, String step, String reason) throws SQLException {
     Connection c = tx.connection();
