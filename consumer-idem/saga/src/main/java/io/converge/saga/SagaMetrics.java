@@ -15,6 +15,14 @@ public interface SagaMetrics {
   default void setAside(String definition) {
   }
 
+  /**
+   * The reply of a step's command was applied, {@code latency} after the command of that attempt was first sent
+   * (re-asks after a timeout included); {@code direction} is {@code forward} or {@code compensate}. Reading the send
+   * time costs one indexed query per reply, made only when the metrics are not {@link #NONE}.
+   */
+  default void stepReplied(String definition, String step, String direction, java.time.Duration latency) {
+  }
+
   /** A saga of {@code definition} started. */
   default void started(String definition) {
   }

@@ -271,6 +271,32 @@ class SagaCoordinatorIT {
   }
 
   @Test
+  void aStepsLatencyRunsFromItsFirstSendToItsReplyReAsksIncluded() throws Exception {
+    List<String> latencies = java.util.Collections.synchronizedList(new ArrayList<>());
+    SagaMetrics recording = new SagaMetrics() {
+
+      @Override
+      public void stepReplied(String definition, String step, String direction, Duration latency) {
+        latencies.add(step + " " + direction + " " + latency);
+      }
+    };
+    OrderSaga s = saga(b -> b.metrics(recording));
+    Mailbox mail = Mailbox.fromNow(s.ds);
+    s.start("lat-1", "");
+    IncomingMessage command = mail.next().get(0);
+    clock.advance(OrderSaga.STEP_TIMEOUT);
+    assertThat(s.coordinator.poll()).as("timed out: asked again").isEqualTo(1);
+    mail.next();
+    clock.advance(Duration.ofSeconds(2));
+    s.deliver(command);
+    s.deliver(mail.next().get(0));
+    assertThat(latencies).containsExactly("reserve forward PT7S");
+    s.pump(mail);
+    assertThat(s.state("lat-1")).isEqualTo("COMPLETED");
+    assertThat(latencies).hasSize(3).endsWith("ship forward PT0S");
+  }
+
+  @Test
   void aSagaThatCannotBeDrivenIsSetAsideAndTheOthersGoOn() throws Exception {
     OrderSaga s = saga();
     Mailbox mail = Mailbox.fromNow(s.ds);

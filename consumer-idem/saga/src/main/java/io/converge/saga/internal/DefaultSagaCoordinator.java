@@ -16,6 +16,7 @@ import io.converge.saga.SagaDefinition;
 import io.converge.saga.SagaException;
 import io.converge.saga.SagaHeaders;
 import io.converge.saga.SagaReply;
+import io.converge.saga.SagaMetrics;
 import io.converge.saga.SagaState;
 import io.converge.saga.SagaStep;
 import java.nio.charset.StandardCharsets;
@@ -279,6 +280,12 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
       return;
     }
     moves.event(c, row, step, attempt, replied, m.envelopeMessageId(), note);
+    if (settings.metrics() != SagaMetrics.NONE) {
+      Instant sent = SagaStore.firstSent(c, id, step, attempt, forward ? "SENT" : "COMPENSATION_SENT");
+      if (sent != null) {
+        settings.metrics().stepReplied(def.name(), step, direction, Duration.between(sent, moves.now()));
+      }
+    }
     Object data = def.codec().decode(row.data());
     SagaStep<Object> s = def.step(index);
     if (!forward) {

@@ -44,6 +44,9 @@ final class SagaStore {
       UPDATE converge_saga SET next_attempt_at = ?, last_error = ?, updated_at = ?, version = version + 1
        WHERE id = ? AND version = ? AND state IN ('RUNNING', 'COMPENSATING')""";
 
+  private static final String FIRST_SENT = """
+      SELECT min(at) FROM converge_saga_event WHERE saga_id = ? AND step = ? AND attempt = ? AND kind = ?""";
+
   private static final String EVENT = """
       INSERT INTO converge_saga_event (saga_id, step, attempt, kind, message_id, payload, at)
       VALUES (?, ?, ?, ?, ?, ?, ?)""";
@@ -147,6 +150,20 @@ final class SagaStore {
       ps.setString(6, payload);
       ps.setTimestamp(7, ts(at));
       ps.executeUpdate();
+    }
+  }
+
+  /** When the command of (saga, step, attempt) was first sent ({@code SENT} or {@code COMPENSATION_SENT}); null if never. */
+  static Instant firstSent(Connection c, String sagaId, String step, int attempt, String kind) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(FIRST_SENT)) {
+      ps.setString(1, sagaId);
+      ps.setString(2, step);
+      ps.setInt(3, attempt);
+      ps.setString(4, kind);
+      try (ResultSet rs = ps.executeQuery()) {
+        java.sql.Timestamp at = rs.next() ? rs.getTimestamp(1) : null;
+        return at == null ? null : at.toInstant();
+      }
     }
   }
 

@@ -4,12 +4,14 @@ import io.converge.saga.SagaMetrics;
 import io.converge.saga.SagaState;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
 import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Saga metrics on Micrometer, counters all:
+ * Saga metrics on Micrometer:
  * <ul>
  *   <li>{@code saga.started}, {@code saga.completed}, {@code saga.compensated} (tag {@code definition});</li>
  *   <li>{@code saga.failed} (tags {@code definition}, {@code state}: {@code COMPENSATION_FAILED} or {@code STOPPED},
@@ -19,6 +21,8 @@ import org.slf4j.LoggerFactory;
  *       {@code LATE_REPLY});</li>
  *   <li>{@code saga.compensations.sent} and {@code saga.compensations.delayed} (tag {@code participant}): the
  *       second counts compensations held back by the participant's rate limit;</li>
+ *   <li>{@code saga.step.latency} (timer, tags {@code definition}, {@code step}, {@code direction}): from a step's
+ *       command first sent to its reply applied, re-asks included;</li>
  *   <li>{@code saga.hanging.refused} (tags {@code participant}, {@code step}): a forward command refused because
  *       its compensation came first.</li>
  * </ul>
@@ -56,6 +60,17 @@ public final class MicrometerSagaMetrics implements SagaMetrics {
       default -> {
         // RUNNING and COMPENSATING are not ends: nothing to count
       }
+    }
+  }
+
+  @Override
+  public void stepReplied(String definition, String step, String direction, Duration latency) {
+    try {
+      Timer.builder("saga.step.latency").description("From a step's command first sent to its reply applied")
+          .tags("definition", definition, "step", step, "direction", direction).publishPercentileHistogram()
+          .register(registry).record(latency.isNegative() ? Duration.ZERO : latency);
+    } catch (RuntimeException e) {
+      LOG.warn("Saga metric saga.step.latency not recorded: {}", e.toString());
     }
   }
 

@@ -59,6 +59,19 @@ class MicrometerSagaMetricsTest {
   }
 
   @Test
+  void stepLatenciesAreTimedPerStepAndDirection() {
+    metrics.stepReplied("order", "debit", "forward", java.time.Duration.ofMillis(300));
+    metrics.stepReplied("order", "debit", "forward", java.time.Duration.ofMillis(500));
+    metrics.stepReplied("order", "debit", "compensate", java.time.Duration.ofMillis(-5));
+    var forward = registry.find("saga.step.latency").tags("definition", "order", "step", "debit", "direction",
+        "forward").timer();
+    assertThat(forward.count()).isEqualTo(2);
+    assertThat(forward.totalTime(java.util.concurrent.TimeUnit.MILLISECONDS)).isEqualTo(800.0);
+    assertThat(registry.find("saga.step.latency").tags("direction", "compensate").timer().totalTime(
+        java.util.concurrent.TimeUnit.MILLISECONDS)).as("a clock that went back counts zero").isZero();
+  }
+
+  @Test
   void aRegistryThatRefusesAMeterDoesNotFailTheSaga() {
     // a registry whose filter throws (a misconfigured meter filter in the service)
     MeterRegistry refusing = new SimpleMeterRegistry();
