@@ -1,5 +1,6 @@
 package io.converge.outbox.internal;
 
+import io.converge.core.internal.RowLifecycle;
 import io.converge.outbox.AmbiguousKeyException;
 import io.converge.outbox.OutboxLines;
 import io.converge.outbox.spi.OutboxRecord;
@@ -22,8 +23,9 @@ import java.util.Set;
  * {@code Outbox.resume}: claim the heads of keys, read their rows, mark rows published, count a refusal
  * (parking the row, and so its key, at the last attempt), postpone a row during an outage (no attempt
  * counted), resume a parked line. A key's line is its rows of one tenant on one topic
- * ({@link #EARLIER_IN_LINE}). Every state change is a conditional update. The caller owns the
- * connection and its transaction. Stateless; thread-safe.
+ * ({@link #EARLIER_IN_LINE}). The due claim, the refusal, the postponement and the publication are the moves of
+ * {@link RowLifecycle} ({@link #LIFECYCLE}); the claim of named keys, the rows of a line and the resumption of a
+ * line are the line's own statements. The caller owns the connection and its transaction. Stateless; thread-safe.
  */
 public final class OutboxRows {
 
@@ -32,17 +34,18 @@ public final class OutboxRows {
    * unpublished row) is claimed, and a parked head holds its own line only. The console's queries apply the same rule.
    */
   static final String EARLIER_IN_LINE = OutboxLines.EARLIER_UNPUBLISHED;
-  /** Due heads of any line, at least a given age old; skips locked heads. */
-  static final String CLAIM_HEADS = """
-      SELECT o.seq FROM converge_outbox o
-      WHERE o.published_at IS NULL AND o.parked_at IS NULL
-        AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= now())
-        AND o.created_at <= now() - make_interval(secs => ?)
-        AND NOT EXISTS (%s)
-      ORDER BY o.seq
-      LIMIT ?
-      FOR UPDATE OF o SKIP LOCKED
-      """.formatted(EARLIER_IN_LINE);
+  /**
+   * The outbox's row lifecycle, claimed: due heads of any line (unpublished, unparked, due, at least a given age old,
+   * no earlier unpublished row in their line), oldest seq first, skipping heads another transaction holds; a refusal
+   * counts an attempt and parks at the last, an outage postpones without counting; sent rows are completed
+   * (published) once. The claimed head's lock holds its line, so the moves on the line's rows name them by seq.
+   */
+  static final RowLifecycle LIFECYCLE = RowLifecycle.builder("converge_outbox").key("seq").attempts("attempts")
+      .dueAt("next_attempt_at").reason("last_error").parkedAt("parked_at")
+      .openUntil("published_at IS NULL", "published_at = now()")
+      .claimAlias("o").claimOrder("seq")
+      .claimWhere("o.created_at <= now() - make_interval(secs => ?) AND NOT EXISTS (" + EARLIER_IN_LINE + ")")
+      .build();
   /** The heads of the lines of the given keys, due or not; waits for another path's claim of a head (never skips it). */
   static final String KEY_HEADS = """
       SELECT o.seq FROM converge_outbox o
@@ -62,16 +65,6 @@ public final class OutboxRows {
       ORDER BY r.seq
       LIMIT ?
       """.formatted(OutboxLines.sameLine("r", "h"));
-  static final String MARK_PUBLISHED = "UPDATE converge_outbox SET published_at = now() WHERE seq = ANY (?) AND published_at IS NULL";
-  static final String REFUSED = """
-      UPDATE converge_outbox
-      SET attempts = attempts + 1, last_error = ?, next_attempt_at = now() + make_interval(secs => ?),
-          parked_at = CASE WHEN attempts + 1 >= ? THEN now() END
-      WHERE seq = ?
-      """;
-  static final String POSTPONED = """
-      UPDATE converge_outbox SET last_error = ?, next_attempt_at = now() + make_interval(secs => ?) WHERE seq = ?
-      """;
   /** The lines of a key with a parked row, optionally of one tenant and/or topic (null: any). */
   static final String PARKED_LINES = """
       SELECT DISTINCT tenant, topic FROM converge_outbox
@@ -100,11 +93,11 @@ public final class OutboxRows {
    * old, skipping heads another transaction holds; returns their seqs.
    */
   public Set<Long> claimDueHeads(Connection c, Duration minAge, int limit) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(CLAIM_HEADS)) {
-      ps.setDouble(1, seconds(minAge));
-      ps.setInt(2, limit);
-      return heads(ps);
+    Set<Long> heads = new LinkedHashSet<>();
+    for (RowLifecycle.Leased head : LIFECYCLE.claimDue(c, limit, seconds(minAge))) {
+      heads.add((Long) head.key().get(0));
     }
+    return heads;
   }
 
   /**
@@ -160,13 +153,7 @@ public final class OutboxRows {
 
   /** Marks the rows {@code seqs} published, unless another path marked them already. */
   public void markPublished(Connection c, Collection<Long> seqs) throws SQLException {
-    if (seqs.isEmpty()) {
-      return;
-    }
-    try (PreparedStatement ps = c.prepareStatement(MARK_PUBLISHED)) {
-      ps.setArray(1, c.createArrayOf("bigint", seqs.toArray()));
-      ps.executeUpdate();
-    }
+    LIFECYCLE.completeAll(c, "bigint", seqs);
   }
 
   /**
@@ -175,23 +162,12 @@ public final class OutboxRows {
    */
   public void refuse(Connection c, OutboxRecord row, String reason, Duration retryIn, int maxAttempts)
       throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(REFUSED)) {
-      ps.setString(1, abbreviate(reason));
-      ps.setDouble(2, seconds(retryIn));
-      ps.setInt(3, maxAttempts);
-      ps.setLong(4, row.seq());
-      ps.executeUpdate();
-    }
+    LIFECYCLE.retryOrPark(c, List.of(row.seq()), abbreviate(reason), retryIn, maxAttempts);
   }
 
   /** The broker was unavailable for {@code row}: due again after {@code retryIn}, no attempt counted. */
   public void postpone(Connection c, OutboxRecord row, String reason, Duration retryIn) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(POSTPONED)) {
-      ps.setString(1, abbreviate(reason));
-      ps.setDouble(2, seconds(retryIn));
-      ps.setLong(3, row.seq());
-      ps.executeUpdate();
-    }
+    LIFECYCLE.postpone(c, List.of(row.seq()), abbreviate(reason), retryIn);
   }
 
   /**

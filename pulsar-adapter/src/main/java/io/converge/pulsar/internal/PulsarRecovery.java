@@ -165,13 +165,13 @@ final class PulsarRecovery {
     int attempts = t.attempts() + 1;
     String reason = e instanceof ConvergeException ? e.getMessage() : e.toString();
     if (PulsarErrors.isRefusal(e) && attempts >= settings.recoveryMaxAttempts()) {
-      PulsarTxnStore.park(c, t, attempts, reason);
+      PulsarTxnStore.park(c, t, reason);
       LOG.error("Pulsar transaction {} of group {} parked after {} attempts, its messages undelivered: {}", id,
           context.group(), attempts, reason);
       return;
     }
     Duration delay = backoff.ceiling(attempts);
-    PulsarTxnStore.retryLater(c, t, attempts, delay, reason);
+    PulsarTxnStore.retryLater(c, t, delay, reason);
     LOG.warn("Recovery of Pulsar transaction {} of group {} failed (attempt {}): {}; retried in {}", id,
         context.group(),
         attempts, reason, delay);

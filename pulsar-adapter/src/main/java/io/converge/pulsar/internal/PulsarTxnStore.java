@@ -2,6 +2,7 @@ package io.converge.pulsar.internal;
 
 import io.converge.producer.spi.CommitWrite;
 import io.converge.core.internal.PipelinedCommit;
+import io.converge.core.internal.RowLifecycle;
 import io.converge.producer.internal.TxnLog;
 import java.sql.Array;
 import java.sql.Connection;
@@ -9,6 +10,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.sql.Timestamp;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -42,24 +44,15 @@ final class PulsarTxnStore {
       DELETE FROM converge_pulsar_txn t USING (VALUES %s) AS d(most, least)
       WHERE t.txn_most = d.most AND t.txn_least = d.least""";
   /**
-   * Claims the oldest transaction of a group that is due: the row stays locked until the claiming
-   * connection commits, so another instance's scan skips it instead of re-publishing it too.
+   * Recovery's row lifecycle, claimed: the oldest transaction of a group logged more than a grace ago, unparked and
+   * due (never retried: no due time), locked until the claiming connection commits, so another instance's scan
+   * skips it instead of re-publishing it too; a failed attempt is counted and retried later, or parks the
+   * transaction. Confirming one deletes its row ({@link #confirm}), so the lifecycle has no open predicate.
    */
-  private static final String CLAIM = """
-      SELECT txn_most, txn_least, deadline, attempts FROM converge_pulsar_txn
-      WHERE producer_group = ? AND parked_at IS NULL AND created_at < now() - make_interval(secs => ?)
-        AND (next_attempt_at IS NULL OR next_attempt_at <= now())
-      ORDER BY created_at LIMIT 1
-      FOR UPDATE SKIP LOCKED
-      """;
-  private static final String RETRY_LATER = """
-      UPDATE converge_pulsar_txn SET attempts = ?, next_attempt_at = now() + make_interval(secs => ?), reason = ?
-      WHERE txn_most = ? AND txn_least = ?
-      """;
-  private static final String PARK = """
-      UPDATE converge_pulsar_txn SET attempts = ?, parked_at = now(), reason = ?
-      WHERE txn_most = ? AND txn_least = ?
-      """;
+  static final RowLifecycle LIFECYCLE = RowLifecycle.builder("converge_pulsar_txn").key("txn_most", "txn_least")
+      .returning("deadline").attempts("attempts").dueAt("next_attempt_at").reason("reason").parkedAt("parked_at")
+      .claimOrder("created_at").claimWhere("producer_group = ? AND created_at < now() - make_interval(secs => ?)")
+      .build();
   /** In publish order; rows logged before {@code seq} existed (all 0) fall back to the id order they had. */
   private static final String MESSAGES = """
       SELECT message_id, topic, msg_key, properties, payload FROM converge_pulsar_txn_message
@@ -260,14 +253,10 @@ final class PulsarTxnStore {
    * when there is none.
    */
   static OpenTxn claim(Connection c, String group, Duration grace) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(CLAIM)) {
-      ps.setString(1, group);
-      ps.setDouble(2, grace.toMillis() / 1000.0);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? new OpenTxn(rs.getLong(1), rs.getLong(2), rs.getTimestamp(3).toInstant(), rs.getInt(4))
-            : null;
-      }
-    }
+    RowLifecycle.Leased t = LIFECYCLE.claimNext(c, group, grace.toMillis() / 1000.0);
+    return t == null ? null
+        : new OpenTxn((Long) t.key().get(0), (Long) t.key().get(1),
+            ((Timestamp) t.values().get(0)).toInstant(), t.attempts());
   }
 
   /**
@@ -285,27 +274,20 @@ final class PulsarTxnStore {
     }
   }
 
-  /** Records a failed attempt: the transaction is due again after {@code delay}. */
-  static void retryLater(Connection c, OpenTxn t, int attempts, Duration delay, String reason) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(RETRY_LATER)) {
-      ps.setInt(1, attempts);
-      ps.setDouble(2, delay.toMillis() / 1000.0);
-      ps.setString(3, reason);
-      ps.setLong(4, t.most());
-      ps.setLong(5, t.least());
-      ps.executeUpdate();
-    }
+  /**
+   * Counts a failed attempt of the claimed transaction {@code t} (the row holds {@code t.attempts()}, locked since
+   * its claim): it is due again after {@code delay}.
+   */
+  static void retryLater(Connection c, OpenTxn t, Duration delay, String reason) throws SQLException {
+    LIFECYCLE.retryLater(c, List.of(t.most(), t.least()), reason, delay);
   }
 
-  /** Parks the transaction: recovery leaves it (and its messages) until an operator resumes it. */
-  static void park(Connection c, OpenTxn t, int attempts, String reason) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(PARK)) {
-      ps.setInt(1, attempts);
-      ps.setString(2, reason);
-      ps.setLong(3, t.most());
-      ps.setLong(4, t.least());
-      ps.executeUpdate();
-    }
+  /**
+   * Counts the failed attempt of the claimed transaction {@code t} and parks it: recovery leaves it (and its
+   * messages) until an operator resumes it.
+   */
+  static void park(Connection c, OpenTxn t, String reason) throws SQLException {
+    LIFECYCLE.park(c, List.of(t.most(), t.least()), reason);
   }
 
   /** {unparked unconfirmed transactions of {@code group}, age in seconds of the oldest of them, parked ones}. */

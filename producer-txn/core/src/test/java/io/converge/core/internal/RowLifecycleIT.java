@@ -30,6 +30,17 @@ class RowLifecycleIT {
       s.execute("INSERT INTO converge_stuck_notified (kind, item_id, payload, next_attempt_at) VALUES"
           + " ('ticket', '1', 'p1', now() - interval '2 minutes'), ('ticket', '2', 'p2', now() - interval '1 minute'),"
           + " ('ticket', '3', 'p3', now() + interval '1 hour')");
+      s.execute("""
+          CREATE TABLE queue (seq bigint PRIMARY KEY, topic text NOT NULL, body text NOT NULL,
+            attempts int NOT NULL DEFAULT 0, last_error text, next_attempt_at timestamptz, parked_at timestamptz,
+            done_at timestamptz)""");
+      // 1-3 due on topic a (1, 2 never tried: no due time), 4 due later, 5 parked, 6 done, 7 on topic b
+      s.execute(
+          """
+              INSERT INTO queue (seq, topic, body, next_attempt_at, parked_at, done_at) VALUES
+                (1, 'a', 'b1', NULL, NULL, NULL), (2, 'a', 'b2', NULL, NULL, NULL),
+                (3, 'a', 'b3', now() - interval '1 minute', NULL, NULL), (4, 'a', 'b4', now() + interval '1 hour', NULL, NULL),
+                (5, 'a', 'b5', NULL, now(), NULL), (6, 'a', 'b6', NULL, NULL, now()), (7, 'b', 'b7', NULL, NULL, NULL)""");
     }
   }
 
@@ -78,5 +89,74 @@ class RowLifecycleIT {
       rs.next();
       return rs.getString(1);
     }
+  }
+
+  private static final RowLifecycle QUEUE = RowLifecycle.builder("queue").key("seq").returning("body")
+      .attempts("attempts").dueAt("next_attempt_at").reason("last_error").parkedAt("parked_at")
+      .openUntil("done_at IS NULL", "done_at = now()").claimAlias("q").claimOrder("seq").claimWhere("q.topic = ?")
+      .build();
+
+  @Test
+  void claimsTheDueOpenUnparkedRowsOfItsConditionsInOrder() throws Exception {
+    try (Connection c = db.getConnection()) {
+      c.setAutoCommit(false);
+      assertThat(QUEUE.claimDue(c, 10, "a")).as("no due time is due; later, parked and done rows are not")
+          .containsExactly(new RowLifecycle.Leased(List.of(1L), List.of("b1"), 0),
+              new RowLifecycle.Leased(List.of(2L), List.of("b2"), 0),
+              new RowLifecycle.Leased(List.of(3L), List.of("b3"), 0));
+      assertThat(QUEUE.claimDue(c, 2, "a")).extracting(RowLifecycle.Leased::key)
+          .containsExactly(List.of(1L), List.of(2L));
+      assertThat(QUEUE.claimNext(c, "b")).isEqualTo(new RowLifecycle.Leased(List.of(7L), List.of("b7"), 0));
+      assertThat(QUEUE.claimNext(c, "c")).isNull();
+      c.commit();
+    }
+  }
+
+  @Test
+  void claimsSkipTheRowsAnotherTransactionHolds() throws Exception {
+    try (Connection a = db.getConnection(); Connection b = db.getConnection()) {
+      a.setAutoCommit(false);
+      b.setAutoCommit(false);
+      assertThat(QUEUE.claimDue(a, 2, "a")).extracting(RowLifecycle.Leased::key)
+          .containsExactly(List.of(1L), List.of(2L));
+      assertThat(QUEUE.claimDue(b, 10, "a")).as("SKIP LOCKED passes a's rows").extracting(RowLifecycle.Leased::key)
+          .containsExactly(List.of(3L));
+      a.rollback();
+      assertThat(QUEUE.claimNext(b, "a").key()).as("released by a's rollback").containsExactly(1L);
+      b.commit();
+    }
+  }
+
+  @Test
+  void retriesParksPostponesAndCompletesClaimedRows() throws Exception {
+    try (Connection c = db.getConnection()) {
+      assertThat(QUEUE.retryOrPark(c, List.of(1L), "refused", Duration.ZERO, 2)).isTrue();
+      assertThat(row(c, 1)).as("attempt 1 of 2: due again, not parked").isEqualTo("1 refused false");
+      assertThat(QUEUE.claimNext(c, "a").attempts()).isEqualTo(1);
+      assertThat(QUEUE.retryOrPark(c, List.of(1L), "refused again", Duration.ZERO, 2)).isTrue();
+      assertThat(row(c, 1)).as("attempt 2 of 2 parks").isEqualTo("2 refused again true");
+      assertThat(QUEUE.claimNext(c, "a").key()).as("a parked row is not claimed").containsExactly(2L);
+
+      assertThat(QUEUE.postpone(c, List.of(2L), "broker down", Duration.ofHours(1))).isTrue();
+      assertThat(row(c, 2)).as("no attempt counted").isEqualTo("0 broker down false");
+      assertThat(QUEUE.retryLater(c, List.of(3L), "no answer", Duration.ofHours(1))).isTrue();
+      assertThat(row(c, 3)).isEqualTo("1 no answer false");
+      assertThat(QUEUE.claimNext(c, "a")).as("2 and 3 due in an hour, 4 too").isNull();
+
+      assertThat(QUEUE.park(c, List.of(7L), "gone")).isTrue();
+      assertThat(row(c, 7)).isEqualTo("1 gone true");
+      assertThat(QUEUE.park(c, List.of(99L), "no such row")).isFalse();
+
+      assertThat(QUEUE.completeAll(c, "bigint", List.of(2L, 3L, 6L))).as("6 was done before").isEqualTo(2);
+      assertThat(QUEUE.completeAll(c, "bigint", List.of(2L, 3L))).as("completed once").isZero();
+      assertThat(QUEUE.completeAll(c, "bigint", List.of())).isZero();
+      assertThat(QUEUE.complete(c, List.of(4L))).isTrue();
+      assertThat(QUEUE.complete(c, List.of(4L))).isFalse();
+    }
+  }
+
+  private static String row(Connection c, long seq) throws Exception {
+    return text(c, "SELECT attempts || ' ' || last_error || ' ' || (parked_at IS NOT NULL) FROM queue WHERE seq = "
+        + seq);
   }
 }
