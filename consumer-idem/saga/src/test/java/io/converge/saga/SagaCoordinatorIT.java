@@ -516,6 +516,37 @@ class SagaCoordinatorIT {
   }
 
   @Test
+  void aLateSuccessfulCompensationAfterItsTicketWasResolvedOpensAnAnomalyTicket() throws Exception {
+    OrderSaga s = saga();
+    Mailbox mail = Mailbox.fromNow(s.ds);
+    s.start("c3", ",\"refuse\":\"ship\"");
+    List<IncomingMessage> held = new ArrayList<>();
+    pumpHolding(s, mail, m -> m.topic().equals("account-comp"), held);
+    for (int i = 0; i < 3; i++) {
+      clock.advance(OrderSaga.STEP_TIMEOUT);
+      pollAll(s);
+      pumpHolding(s, mail, m -> m.topic().equals("account-comp"), held);
+    }
+    assertThat(s.state("c3")).isEqualTo("COMPENSATION_FAILED");
+    // a person refunded by hand and resolved the ticket; then the participant's own undo replies SUCCESS
+    try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
+      st.executeUpdate("UPDATE converge_saga_ticket SET status = 'RESOLVED', resolved_by = 'ops', resolution = "
+          + "'refunded by hand' WHERE saga_id = 'c3'");
+    }
+    s.deliver(held.get(0));
+    s.pump(mail);
+    assertThat(s.list("SELECT kind || ' ' || step || ' ' || status FROM converge_saga_ticket WHERE saga_id = 'c3'"
+        + " ORDER BY id")).as("the money may have gone back twice: a person must look again")
+        .containsExactly("COMPENSATION_FAILED debit RESOLVED", "ANOMALY debit OPEN");
+    assertThat(s.one("SELECT reason FROM converge_saga_ticket WHERE saga_id = 'c3' AND status = 'OPEN'"))
+        .contains("was replied SUCCESS").contains("undone twice");
+    assertThat(s.one("SELECT resolution FROM converge_saga_ticket WHERE saga_id = 'c3' AND status = 'RESOLVED'"))
+        .isEqualTo("refunded by hand");
+    assertThat(s.events("c3")).endsWith("COMPENSATION_REPLIED debit 1", "COMPENSATED debit 1", "TICKET debit")
+        .doesNotContain("TICKET_NOTED debit");
+  }
+
+  @Test
   void aTechnicalFailureIsRetriedWithANewAttemptAndTheStepSucceeds() throws Exception {
     OrderSaga s = saga();
     Mailbox mail = Mailbox.fromNow(s.ds);

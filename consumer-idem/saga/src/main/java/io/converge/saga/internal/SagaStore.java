@@ -61,7 +61,7 @@ final class SagaStore {
   /** A note for the person on the ticket: appended to its reason, whatever its status. */
   private static final String NOTE_TICKET = """
       UPDATE converge_saga_ticket SET reason = reason || chr(10) || ?
-       WHERE saga_id = ? AND step = ? AND kind = ?""";
+       WHERE saga_id = ? AND step = ? AND kind = ? AND status = 'OPEN'""";
 
   private static final String TICKET = """
       INSERT INTO converge_saga_ticket (saga_id, tenant, step, kind, reason, created_at) VALUES (?, ?, ?, ?, ?, ?)""";

@@ -181,8 +181,10 @@ final class Transitions {
    * A successful compensation reply for the step whose failed compensation ended automation (its timeouts counted
    * as failures, but the participant did undo it): recorded on the timeline ({@code COMPENSATION_REPLIED},
    * {@code COMPENSATED}, {@code TICKET_NOTED}) and appended to the ticket's reason with the steps still to
-   * compensate, so the person on the ticket sees the money was returned. The saga stays
-   * {@code COMPENSATION_FAILED} (final; the ticket stays as it was). No row update: nothing is sent.
+   * compensate, so the person on the ticket sees the money was returned. When no ticket of it is open any more
+   * (a person resolved it, perhaps by undoing the step by hand), a new {@code ANOMALY} ticket is opened instead: the
+   * step may have been undone twice. The saga stays {@code COMPENSATION_FAILED} (final). No row update: nothing is
+   * sent.
    *
    * @return false when that step's compensation was recorded before (the reply is then a duplicate)
    */
@@ -205,8 +207,18 @@ final class Transitions {
     event(c, row, s.name(), attempt, "COMPENSATION_REPLIED", messageId, note);
     event(c, row, s.name(), attempt, "COMPENSATED", null, "late, after COMPENSATION_FAILED");
     int tickets = SagaStore.noteTicket(c, row, s.name(), "COMPENSATION_FAILED", text);
-    event(c, row, s.name(), null, "TICKET_NOTED", null, text);
-    log.warn("Saga {} (COMPENSATION_FAILED): {}; noted on {} ticket(s)", row.id(), text, tickets);
+    if (tickets > 0) {
+      event(c, row, s.name(), null, "TICKET_NOTED", null, text);
+      log.warn("Saga {} (COMPENSATION_FAILED): {}; noted on {} ticket(s)", row.id(), text, tickets);
+      return true;
+    }
+    // the ticket was resolved already: a person may have undone the step by hand too, so the money may have gone
+    // back twice; that needs a person again, on a ticket of its own (a note on a resolved ticket is read by nobody)
+    String anomaly = text + "; its ticket was resolved before this reply: if the step was also undone by hand, it"
+        + " was undone twice";
+    SagaStore.ticket(c, row, s.name(), "ANOMALY", anomaly, now);
+    event(c, row, s.name(), null, "TICKET", null, anomaly);
+    log.error("Saga {} (COMPENSATION_FAILED, ticket resolved): {}; a new ANOMALY ticket is open", row.id(), anomaly);
     return true;
   }
 
