@@ -129,23 +129,38 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
     return driven;
   }
 
-  /** Records why {@code row} could not be driven and makes it due again {@link #SET_ASIDE} later. */
+  /**
+   * Records why {@code row} could not be driven and makes it due again {@link #SET_ASIDE} later. The same error again
+   * (the saga's {@code last_error}) writes no new event and logs at debug only: a saga that stays undrivable (its
+   * definition is gone) must not grow the event table and the log every 30 s for ever; the metric counts each time.
+   */
   private void setAside(SagaRow row, RuntimeException failure) {
     Instant now = moves.now();
     Instant next = now.plus(SET_ASIDE);
     String error = failure.toString();
     String reason = error.length() > MAX_ERROR ? error.substring(0, MAX_ERROR) + "…" : error;
+    boolean again = reason.equals(row.lastError());
     boolean recorded = Boolean.TRUE.equals(settings.producer().inTransaction(tx -> {
       if (!SagaStore.setAside(tx.connection(), row, next, reason, now)) {
         return false;
       }
-      moves.event(tx.connection(), row, null, row.attempt(), "SET_ASIDE", null, reason);
+      if (!again) {
+        moves.event(tx.connection(), row, null, row.attempt(), "SET_ASIDE", null, reason);
+      }
       return true;
     }));
-    if (recorded) {
-      settings.metrics().setAside(row.definition());
-      log.error("Saga {} (definition {}, {} at step {}) could not be driven and is set aside until {}; the other due"
-          + " sagas go on: {}", row.id(), row.definition(), row.state(), row.step(), next, reason, failure);
+    if (!recorded) {
+      log.warn("Saga {} could not be driven ({}), and moved on meanwhile (another instance or an operator): not set"
+          + " aside", row.id(), reason);
+      return;
+    }
+    settings.metrics().setAside(row.definition());
+    if (again) {
+      log.debug("Saga {} still cannot be driven, set aside again until {}: {}", row.id(), next, reason);
+    } else {
+      log.error("Saga {} (definition {}, {} at step {}) could not be driven and is set aside until {} (and every {}"
+          + " while the error stays the same, logged once); the other due sagas go on: {}", row.id(),
+          row.definition(), row.state(), row.step(), next, SET_ASIDE, reason, failure);
     }
   }
 
