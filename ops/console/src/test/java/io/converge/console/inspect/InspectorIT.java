@@ -88,8 +88,12 @@ class InspectorIT {
             + " ('payment', 'p-3', 't1', NULL, 'CREATED', 1, 'api', NULL, now() - interval '10 seconds', false)",
         "INSERT INTO converge_saga (id, tenant, definition, state, step, step_name, attempt, awaiting, data,"
             + " next_attempt_at, deadline, created_at, updated_at, last_error) VALUES"
-            + " ('saga-running', 't1', 'order', 'RUNNING', 1, 'debit', 2, true, '{}', now(), now() + interval '1 hour',"
-            + "  now() - interval '20 minutes', now(), 'TECHNICAL: ledger busy'),"
+            + " ('saga-running', 't1', 'order', 'RUNNING', 1, 'debit', 2, true, '{}', now() - interval '20 minutes',"
+            + "  now() + interval '1 hour', now() - interval '30 minutes', now(), 'TECHNICAL: ledger busy'),"
+            + " ('saga-long', 't1', 'order', 'RUNNING', 2, 'ship', 1, true, '{}', now() + interval '1 hour',"
+            + "  now() + interval '2 days', now() - interval '3 hours', now(), NULL),"
+            + " ('saga-aside', 't1', 'order-v9', 'RUNNING', 0, NULL, 0, false, '{}', now() + interval '20 seconds',"
+            + "  now() + interval '1 day', now() - interval '11 minutes', now(), 'unknown definition'),"
             + " ('saga-fresh', 't1', 'order', 'COMPENSATING', 0, 'reserve', 1, false, '{}', now(), now(),"
             + "  now() - interval '30 seconds', now(), NULL),"
             + " ('saga-failed', 't2', 'order', 'COMPENSATION_FAILED', 0, 'reserve', 3, false, '{}', NULL, now(),"
@@ -102,7 +106,10 @@ class InspectorIT {
             + " ('saga-failed', 't2', 'reserve', 'COMPENSATION_FAILED', 'inventory refused 3 times', 'OPEN',"
             + "  now() - interval '2 hours'),"
             + " ('saga-resolved', 't2', 'debit', 'ANOMALY', 'debit exceeds the total', 'RESOLVED',"
-            + "  now() - interval '2 hours')");
+            + "  now() - interval '2 hours')",
+        "INSERT INTO converge_saga_event (saga_id, step, attempt, kind, payload, at) VALUES"
+            + " ('saga-aside', NULL, NULL, 'STARTED', NULL, now() - interval '11 minutes'),"
+            + " ('saga-aside', NULL, 0, 'SET_ASIDE', 'unknown definition', now() - interval '10 minutes')");
   }
 
   private static void execute(DataSource on, String... sql) throws Exception {
@@ -168,8 +175,11 @@ class InspectorIT {
         });
 
     assertThat(ids(StuckKind.SAGA, Filter.stuck()))
-        .as("a ticket aged from the ticket, a running saga from its start; not the fresh, resolved or completed ones")
-        .containsExactly("saga-failed", "saga-running");
+        .as("a ticket aged from the ticket, a running saga from when it fell due, a set-aside one from when it was"
+            + " first set aside; not the long healthy one, the fresh, resolved or completed ones")
+        .containsExactly("saga-failed", "saga-running", "saga-aside");
+    assertThat(inspector.list(StuckKind.SAGA, Filter.stuck()).get(2).age())
+        .isBetween(Duration.ofMinutes(9), Duration.ofMinutes(11));
     StuckItem failed = inspector.list(StuckKind.SAGA, Filter.stuck()).get(0);
     assertThat(failed.reason())
         .isEqualTo("COMPENSATION_FAILED, open ticket: COMPENSATION_FAILED inventory refused 3 times");
@@ -179,7 +189,8 @@ class InspectorIT {
     assertThat(running.reason())
         .isEqualTo("running at step debit, waiting for its reply, last error: TECHNICAL: ledger busy");
     assertThat(running.details()).containsEntry("definition", "order").containsEntry("attempt", "2");
-    assertThat(ids(StuckKind.SAGA, Filter.all())).contains("saga-fresh").doesNotContain("saga-resolved", "saga-done");
+    assertThat(ids(StuckKind.SAGA, Filter.all())).as("a saga not due yet is not waiting on anybody: not listed")
+        .contains("saga-fresh").doesNotContain("saga-long", "saga-resolved", "saga-done");
   }
 
   private static String dlqId(String messageId) {

@@ -126,11 +126,21 @@ public final class KindQueries {
                  ORDER BY machine, entity_id, id DESC) s
          WHERE NOT s.final
         """));
-    // a ticket's saga is listed once, aged from its oldest open ticket; a running saga from its start
+    // a ticket's saga is listed once, aged from its oldest open ticket. A running or compensating saga is aged from
+    // when it fell due (next_attempt_at: a reply's timeout, a backoff, its deadline), so a long but healthy saga is
+    // never stuck and one no coordinator drives is; or from when it was first set aside for its current error (its
+    // due time moves on every 30 s then), whichever is earlier
     SOURCES.put(StuckKind.SAGA, new Source("converge_saga",
         """
             SELECT s.id AS id, s.id AS item_key, s.tenant, NULL::text AS topic,
-                   CASE WHEN s.state IN ('RUNNING', 'COMPENSATING') THEN s.created_at
+                   CASE WHEN s.state IN ('RUNNING', 'COMPENSATING')
+                        THEN coalesce(least(s.next_attempt_at,
+                                            (SELECT min(e.at) FROM converge_saga_event e
+                                              WHERE e.saga_id = s.id AND e.kind = 'SET_ASIDE'
+                                                AND e.seq > coalesce((SELECT max(o.seq) FROM converge_saga_event o
+                                                                       WHERE o.saga_id = s.id
+                                                                         AND o.kind <> 'SET_ASIDE'), 0))),
+                                      s.updated_at)
                         ELSE coalesce((SELECT min(t.created_at) FROM converge_saga_ticket t
                                         WHERE t.saga_id = s.id AND t.status = 'OPEN'), s.updated_at) END AS since,
                    CASE WHEN s.state IN ('RUNNING', 'COMPENSATING')
