@@ -17,7 +17,7 @@ class OutboxRowsLifecycleTest {
   void theDueClaimIsTheHeadsClaim() {
     assertThat(normalised(OutboxRows.LIFECYCLE.statement(Move.CLAIM_DUE))).isEqualTo(normalised("""
         SELECT seq, attempts FROM converge_outbox o
-        WHERE published_at IS NULL AND parked_at IS NULL
+        WHERE (published_at IS NULL) AND parked_at IS NULL
           AND (next_attempt_at IS NULL OR next_attempt_at <= now())
           AND (o.created_at <= now() - make_interval(secs => ?)
                AND NOT EXISTS (SELECT 1 FROM converge_outbox p
@@ -39,6 +39,6 @@ class OutboxRowsLifecycleTest {
         UPDATE converge_outbox SET last_error = ?, next_attempt_at = now() + make_interval(secs => ?) WHERE (seq) = (?)
         """));
     assertThat(normalised(OutboxRows.LIFECYCLE.statement(Move.COMPLETE_ALL))).isEqualTo(normalised("""
-        UPDATE converge_outbox SET published_at = now() WHERE seq = ANY (?) AND published_at IS NULL"""));
+        UPDATE converge_outbox SET published_at = now() WHERE seq = ANY (?) AND (published_at IS NULL)"""));
   }
 }

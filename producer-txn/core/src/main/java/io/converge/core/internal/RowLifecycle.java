@@ -62,6 +62,8 @@ public final class RowLifecycle {
     this.claimed = b.parkedAt != null;
     this.closes = b.open != null;
     String keys = String.join(", ", key);
+    // the open predicate is the caller's: in parentheses, so that an OR in it cannot swallow the other conditions
+    String open = b.open == null ? null : "(" + b.open + ")";
     String byKey = "(" + keys + ") = (" + "?, ".repeat(key.size() - 1) + "?)";
     List<String> out = new ArrayList<>(key);
     out.addAll(returning);
@@ -70,7 +72,7 @@ public final class RowLifecycle {
     String counted = b.attempts + " = " + b.attempts + " + 1, " + b.reason + " = ?";
     if (claimed) {
       String claim = "SELECT " + String.join(", ", out) + " FROM " + table + (b.alias == null ? "" : " " + b.alias)
-          + "\n WHERE " + (closes ? b.open + " AND " : "") + b.parkedAt + " IS NULL AND (" + b.dueAt + " IS NULL OR "
+          + "\n WHERE " + (closes ? open + " AND " : "") + b.parkedAt + " IS NULL AND (" + b.dueAt + " IS NULL OR "
           + b.dueAt + " <= now())" + (b.where == null ? "" : "\n   AND (" + b.where + ")")
           + "\n ORDER BY " + (b.orderBy == null ? b.dueAt : b.orderBy) + " LIMIT " + LIMIT + " FOR UPDATE"
           + (b.alias == null ? "" : " OF " + b.alias) + " SKIP LOCKED";
@@ -84,17 +86,17 @@ public final class RowLifecycle {
     } else {
       sql.put(Move.LEASE, "UPDATE " + table + " SET " + b.dueAt + " = now() + make_interval(secs => ?)\n"
           + " WHERE (" + keys + ") = (SELECT " + keys + " FROM " + table + "\n"
-          + "   WHERE " + b.open + " AND " + b.attempts + " < ? AND " + b.dueAt + " <= now()\n"
+          + "   WHERE " + open + " AND " + b.attempts + " < ? AND " + b.dueAt + " <= now()\n"
           + "   ORDER BY " + b.dueAt + " LIMIT 1 FOR UPDATE SKIP LOCKED)\n"
           + " RETURNING " + String.join(", ", out));
       sql.put(Move.RETRY_LATER, "UPDATE " + table + " SET " + counted + ", " + due + "\n WHERE " + byKey + " AND "
-          + b.open);
+          + open);
     }
     if (closes) {
-      sql.put(Move.COMPLETE, "UPDATE " + table + " SET " + b.completion + "\n WHERE " + byKey + " AND " + b.open);
+      sql.put(Move.COMPLETE, "UPDATE " + table + " SET " + b.completion + "\n WHERE " + byKey + " AND " + open);
       if (key.size() == 1) {
         sql.put(Move.COMPLETE_ALL, "UPDATE " + table + " SET " + b.completion + "\n WHERE " + key.get(0)
-            + " = ANY (?) AND " + b.open);
+            + " = ANY (?) AND " + open);
       }
     }
   }

@@ -19,14 +19,14 @@ class RowLifecycleTest {
     assertThat(notified().build().statements()).containsExactly("""
         UPDATE converge_stuck_notified SET next_attempt_at = now() + make_interval(secs => ?)
          WHERE (kind, item_id) = (SELECT kind, item_id FROM converge_stuck_notified
-           WHERE delivered_at IS NULL AND attempts < ? AND next_attempt_at <= now()
+           WHERE (delivered_at IS NULL) AND attempts < ? AND next_attempt_at <= now()
            ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED)
          RETURNING kind, item_id, payload, attempts""", """
         UPDATE converge_stuck_notified SET attempts = attempts + 1, last_error = ?, \
         next_attempt_at = now() + make_interval(secs => ?)
-         WHERE (kind, item_id) = (?, ?) AND delivered_at IS NULL""", """
+         WHERE (kind, item_id) = (?, ?) AND (delivered_at IS NULL)""", """
         UPDATE converge_stuck_notified SET delivered_at = now(), last_error = NULL
-         WHERE (kind, item_id) = (?, ?) AND delivered_at IS NULL""");
+         WHERE (kind, item_id) = (?, ?) AND (delivered_at IS NULL)""");
   }
 
   @Test
@@ -57,7 +57,7 @@ class RowLifecycleTest {
     RowLifecycle queue = queue().build();
     assertThat(queue.statement(RowLifecycle.Move.CLAIM_DUE)).isEqualTo("""
         SELECT seq, body, attempts FROM queue q
-         WHERE done_at IS NULL AND parked_at IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= now())
+         WHERE (done_at IS NULL) AND parked_at IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= now())
            AND (q.topic = ? AND NOT EXISTS (SELECT 1 FROM queue e WHERE e.topic = q.topic AND e.seq < q.seq \
         AND e.done_at IS NULL))
          ORDER BY seq LIMIT ? FOR UPDATE OF q SKIP LOCKED""");
@@ -79,10 +79,10 @@ class RowLifecycleTest {
          WHERE (seq) = (?)""");
     assertThat(queue.statement(RowLifecycle.Move.COMPLETE)).isEqualTo("""
         UPDATE queue SET done_at = now()
-         WHERE (seq) = (?) AND done_at IS NULL""");
+         WHERE (seq) = (?) AND (done_at IS NULL)""");
     assertThat(queue.statement(RowLifecycle.Move.COMPLETE_ALL)).isEqualTo("""
         UPDATE queue SET done_at = now()
-         WHERE seq = ANY (?) AND done_at IS NULL""");
+         WHERE seq = ANY (?) AND (done_at IS NULL)""");
   }
 
   @Test
