@@ -17,8 +17,9 @@ public enum ParticipantOutcome {
   /**
    * A compensation whose forward work ran here, of a step with no compensation registered: nothing was undone, so
    * a money anomaly is replied ({@link ReplyClass#ANOMALY}, reason {@code NO_UNDO}, an error log) and the
-   * coordinator stops the saga with a ticket. Nothing is stored: once a compensation is registered, the same
-   * command asked again runs it.
+   * coordinator stops the saga with a ticket. Nothing is stored, so this participant would run a compensation
+   * registered later if the same command reached it again; the coordinator does not send it again to a stopped
+   * saga: the person on the ticket undoes the step.
    */
   NO_UNDO,
   /**

@@ -146,8 +146,8 @@ public final class ParticipantBranch {
 
   /**
    * The forward work ran here and nothing can undo it: an "empty" success would claim money returned that was not.
-   * A money anomaly instead (the coordinator stops the saga with a ticket). Nothing is stored (the claim row rolls
-   * back), so a compensation asked again once an undo is registered runs it.
+   * A money anomaly instead (the coordinator stops the saga with a ticket, and sends nothing more for it). Nothing
+   * is stored (the claim row rolls back): the barrier keeps no record of an undo that did not run.
    */
   private ParticipantOutcome noUndo(TxnContext tx, Connection c, Savepoint start, IncomingMessage m, Command cmd)
       throws SQLException {
