@@ -71,15 +71,32 @@ public record CpuCost(long ops, long jvmNanos, long postgresNanos) {
       if (!Files.isReadable(status)) {
         return OptionalLong.empty();
       }
+      // the pid is the server's: on a server in another pid namespace (a container) it may name another process
+      if (!isPostgres(backend)) {
+        return OptionalLong.empty();
+      }
       for (String line : Files.readAllLines(status)) {
         if (line.startsWith("PPid:")) {
-          return OptionalLong.of(Long.parseLong(line.substring(5).trim()));
+          long parent = Long.parseLong(line.substring(5).trim());
+          return isPostgres(parent) ? OptionalLong.of(parent) : OptionalLong.empty();
         }
       }
     } catch (Exception e) {
       // an external server, or no /proc: no PostgreSQL figure
     }
     return OptionalLong.empty();
+  }
+
+  /** Whether process {@code pid} of this machine runs PostgreSQL's {@code postgres} program. */
+  private static boolean isPostgres(long pid) {
+    try {
+      Path exe = Path.of("/proc", Long.toString(pid), "exe");
+      String program = Files.isReadable(exe) ? Files.readSymbolicLink(exe).getFileName().toString()
+          : Files.readString(Path.of("/proc", Long.toString(pid), "comm")).strip();
+      return program.startsWith("postgres");
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
   }
 
   /**
