@@ -13,6 +13,11 @@ public final class TccHeaders {
   public static final String BRANCH_ID = "converge-tcc-branch-id";
   /** The operation: a {@link TccOperation#wireName()}, {@code try}, {@code confirm} or {@code cancel}. */
   public static final String OPERATION = "converge-tcc-operation";
+  /**
+   * In an answer (an HTTP response header, or a reply message's header): what the participant's barrier did,
+   * {@code RAN}, {@code DUPLICATE}, {@code EMPTY_ROLLBACK} or {@code HANGING_REFUSED}.
+   */
+  public static final String OUTCOME = "converge-tcc-outcome";
 
   private TccHeaders() {
   }
