@@ -25,11 +25,14 @@ import javax.sql.DataSource;
  * response, state transitions ({@code converge_state_transition}), transaction-log rows, RocketMQ ENDs that did not reach the broker and their check-backs
  * ({@code converge_txn_end}) and producer tickets,
  * open Pulsar transactions, outbox rows (written, parked, published), consumers' failed attempts, dead letters,
- * tickets and dedup outcomes.
+ * tickets and dedup outcomes, and sagas (converge-saga): every event of the saga ({@code converge_saga_event}: started,
+ * each command sent, each reply, timeouts, compensations, set-asides, operators' actions), its participants' stored
+ * answers ({@code converge_saga_branch}) and its tickets.
  *
  * <p>The id is widened before the events are read (up to three links away): an entity's transitions name the messages that moved it
  * (and an Idempotency-Key passed as their message id), a message's transitions name its entities, a key names the
- * outbox rows and dead letters of its messages. A table that does not exist in the schema (a module the
+ * outbox rows and dead letters of its messages, a saga id names its commands and replies and a command or reply names
+ * its saga (so a saga run under the order's id shows its participants' dedup outcomes). A table that does not exist in the schema (a module the
  * application does not use) has no events. What Converge deletes is not shown: a confirmed Pulsar transaction,
  * purged dedup, log and outbox rows, a consumer's attempts once the message reached an outcome; a duplicate
  * delivery leaves no row (its dedup outcome is the first delivery's). Read-only; thread-safe.

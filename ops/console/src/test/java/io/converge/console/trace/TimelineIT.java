@@ -18,11 +18,18 @@ import io.converge.outbox.spi.OutboxRecord;
 import io.converge.outbox.spi.OutboxSink;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
+import io.converge.saga.SagaCodec;
+import io.converge.saga.SagaCoordinator;
+import io.converge.saga.SagaDefinition;
+import io.converge.saga.SagaHeaders;
+import io.converge.saga.SagaParticipant;
 import io.converge.core.Migrations;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -129,6 +136,106 @@ class TimelineIT {
     assertThat(Timeline.of(ds).trace("no-such-id")).isEmpty();
     assertThatThrownBy(() -> Timeline.of(ds).trace(" ")).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("trace.id");
+  }
+
+  /**
+   * A one-step saga on the outbox backend, its command and its reply delivered by hand from the outbox rows (the
+   * command twice: a redelivery): the saga's timeline holds its steps, the participant's stored answer and both
+   * dedup outcomes, the duplicate leaving none, and the command's message id leads to the same timeline.
+   */
+  @Test
+  void aSagasTimelineHoldsItsStepsItsParticipantsAnswerAndTheDedupOfItsMessages() throws Exception {
+    // a schema of its own: the other test's relay would deliver this one's outbox rows
+    DataSource ds = ConvergePostgres.shared().newSchema("trace_saga");
+    for (String module : List.of("producer", "outbox", "consumer", "saga")) {
+      Migrations.apply(ds, module);
+    }
+    String sagaId = "order-" + UUID.randomUUID();
+    TxnProducer producer = TxnProducer.builder().group("trace-saga").dataSource(ds).backend(OutboxBackend.outbox())
+        .build();
+    SagaDefinition<String> order = SagaDefinition.builder("trace-order", SagaCodec.json())
+        .remote("debit", s -> s.participant("account").command("trace-account-cmd", SagaCodec::utf8)
+            .compensation("trace-account-comp", SagaCodec::utf8))
+        .build();
+    SagaParticipant account = SagaParticipant.builder("account").producer(producer)
+        .step("debit", (c, m) -> "{\"debited\":5}".getBytes(java.nio.charset.StandardCharsets.UTF_8))
+        .compensation("debit", (c, m) -> new byte[0]).build();
+    long cursor = outboxSeq(ds, -1, null);
+    try (SagaCoordinator coordinator = SagaCoordinator.builder().producer(producer).definitions(order)
+        .replyTopic("trace-saga-replies").build()) {
+      assertThat(coordinator.start(order, sagaId, "{\"amount\":5}")).isTrue();
+      List<IncomingMessage> commands = new ArrayList<>();
+      cursor = outboxSeq(ds, cursor, commands);
+      assertThat(commands).singleElement().satisfies(m -> assertThat(m.topic()).isEqualTo("trace-account-cmd"));
+      IdempotentHandler accountHandler = account.handler("account");
+      assertThat(accountHandler.handle(commands.get(0))).isEqualTo(Outcome.PROCESSED);
+      assertThat(accountHandler.handle(commands.get(0))).isEqualTo(Outcome.DUPLICATE);
+      List<IncomingMessage> replies = new ArrayList<>();
+      outboxSeq(ds, cursor, replies);
+      assertThat(replies).singleElement().satisfies(m -> assertThat(m.header(SagaHeaders.SAGA_ID)).isEqualTo(sagaId));
+      assertThat(coordinator.replyHandler().handle(replies.get(0))).isEqualTo(Outcome.PROCESSED);
+    }
+    String command = command(ds, sagaId);
+    List<String> expected = List.of("outbox row", "saga STARTED", "saga SENT debit (attempt 1)",
+        "participant account debit forward: SUCCESS", "consumer account: PROCESSED", "saga REPLIED debit (attempt 1)",
+        "outbox row", "consumer ", "saga COMPLETED");
+    for (String id : List.of(sagaId, command)) {
+      List<TimelineEvent> events = Timeline.of(ds).trace(id);
+      assertThat(events).as("trace %s: %s", id, events).hasSize(expected.size())
+          .isSortedAccordingTo(java.util.Comparator.comparing(TimelineEvent::at));
+      for (String what : expected) {
+        assertThat(events).as("trace %s", id).map(TimelineEvent::what).anyMatch(w -> w.startsWith(what));
+      }
+      assertThat(events).filteredOn(e -> e.source().equals("converge_dedup")).hasSize(2)
+          .allSatisfy(e -> assertThat(e.what()).endsWith(": PROCESSED"));
+      assertThat(events).filteredOn(e -> e.source().equals("converge_outbox")).map(TimelineEvent::what)
+          .containsExactlyInAnyOrder("outbox row 1 written", "outbox row 2 written");
+      assertThat(events.get(events.size() - 1).what()).isEqualTo("saga COMPLETED");
+      TimelineEvent answer = events.stream().filter(e -> e.source().equals("converge_saga_branch")).findFirst()
+          .orElseThrow();
+      assertThat(answer.details()).containsEntry("reply", "{\"debited\":5}");
+    }
+  }
+
+  /** The envelope id of the saga's command, as its SENT event records it. */
+  private static String command(DataSource ds, String sagaId) throws Exception {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement(
+            "SELECT message_id FROM converge_saga_event WHERE saga_id = ? AND kind = 'SENT'")) {
+      ps.setString(1, sagaId);
+      try (ResultSet rs = ps.executeQuery()) {
+        assertThat(rs.next()).isTrue();
+        return rs.getString(1);
+      }
+    }
+  }
+
+  /**
+   * The outbox rows after {@code after} as incoming messages (added to {@code into} unless null), as a relay would
+   * deliver them; returns the last row's sequence ({@code after} when none).
+   */
+  private static long outboxSeq(DataSource ds, long after, List<IncomingMessage> into) throws Exception {
+    long last = after;
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement(
+            "SELECT seq, topic, header_names, header_values, payload FROM converge_outbox WHERE seq > ? ORDER BY seq")) {
+      ps.setLong(1, after);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          last = rs.getLong(1);
+          if (into != null) {
+            IncomingMessage.Builder b = IncomingMessage.builder().topic(rs.getString(2)).payload(rs.getBytes(5));
+            String[] names = (String[]) rs.getArray(3).getArray();
+            String[] values = (String[]) rs.getArray(4).getArray();
+            for (int i = 0; i < names.length; i++) {
+              b.header(names[i], values[i]);
+            }
+            into.add(b.build());
+          }
+        }
+      }
+    }
+    return last;
   }
 
   /** A sink that delivers every record twice, as a broker may: the second delivery is a redelivery. */

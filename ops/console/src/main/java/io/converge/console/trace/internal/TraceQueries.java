@@ -35,7 +35,11 @@ public final class TraceQueries {
       new Source("converge_txn_end", """
           SELECT message_id FROM converge_txn_end WHERE msg_key = ANY(?)
           UNION SELECT message_id FROM converge_txn_end
-           WHERE message_id || ':' || coalesce(attempt, '') = ANY(?)"""));
+           WHERE message_id || ':' || coalesce(attempt, '') = ANY(?)"""),
+      // a saga's commands and replies (their envelope ids) and, from one of them, its saga
+      new Source("converge_saga_event", """
+          SELECT message_id FROM converge_saga_event WHERE saga_id = ANY(?) AND message_id IS NOT NULL
+          UNION SELECT saga_id FROM converge_saga_event WHERE message_id = ANY(?)"""));
 
   /** The events, in the order they are shown when two have the same time. */
   public static final List<Source> EVENTS = List.of(
@@ -126,6 +130,24 @@ public final class TraceQueries {
           SELECT resolved_at, message_id, 'ticket ' || id || ' resolved by ' || coalesce(resolved_by, 'someone'),
                  ARRAY['resolution', resolution]
             FROM converge_ticket WHERE message_id = ANY(?) AND resolved_at IS NOT NULL"""),
+      new Source("converge_saga_event", """
+          SELECT at, saga_id AS subject,
+                 'saga ' || kind || coalesce(' ' || step, '') || coalesce(' (attempt ' || attempt || ')', '') AS what,
+                 ARRAY['message', message_id, 'payload', substring(payload FROM 1 FOR 400)] AS details
+            FROM converge_saga_event WHERE saga_id = ANY(?)"""),
+      new Source("converge_saga_branch", """
+          SELECT created_at AS at, saga_id AS subject,
+                 'participant ' || participant || ' ' || step || ' ' || direction || ': ' || outcome AS what,
+                 ARRAY['command', command_id, 'reply', encode(substring(reply FROM 1 FOR 400), 'escape')] AS details
+            FROM converge_saga_branch WHERE saga_id = ANY(?)"""),
+      new Source("converge_saga_ticket", """
+          SELECT created_at AS at, saga_id AS subject, 'saga ticket ' || id || ' opened: ' || kind AS what,
+                 ARRAY['step', step, 'reason', reason, 'tenant', tenant] AS details
+            FROM converge_saga_ticket WHERE saga_id = ANY(?)
+          UNION ALL
+          SELECT resolved_at, saga_id, 'saga ticket ' || id || ' resolved by ' || coalesce(resolved_by, 'someone'),
+                 ARRAY['resolution', resolution]
+            FROM converge_saga_ticket WHERE saga_id = ANY(?) AND resolved_at IS NOT NULL"""),
       new Source("converge_dedup", """
           SELECT processed_at AS at, message_id AS subject,
                  'consumer ' || consumer_group || ': ' || outcome AS what,
