@@ -6,6 +6,10 @@ import io.converge.consumer.ConsumerOps;
 import io.converge.outbox.Outbox;
 import io.converge.producer.TxnTickets;
 import io.converge.pulsar.PulsarTxns;
+import io.converge.saga.SagaOperationRefusedException;
+import io.converge.saga.SagaOps;
+import io.converge.saga.StaleSagaException;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
@@ -35,7 +39,23 @@ public enum Action {
       "the ticket is closed with your note (deliver or discard the message by hand first)"),
   /** {@code converge pulsar resume ID}: the next recovery scan of its group re-publishes it. */
   RESUME_PULSAR_TXN(StuckKind.PULSAR_RECOVERY, "Resume the parked transaction",
-      "the next recovery scan of its group re-publishes it");
+      "the next recovery scan of its group re-publishes it"),
+  /**
+   * {@code converge saga retry ID} ({@link SagaOps#retry}): a running or compensating saga is due now and its current
+   * command is sent again with the same command id; a saga whose compensation failed compensates that step again.
+   */
+  RETRY_SAGA(StuckKind.SAGA, "Retry the saga",
+      "a coordinator sends its current command (or the compensation that failed) again at its next poll; a participant"
+          + " that did the work answers with its stored reply"),
+  /** {@code converge saga compensate ID} ({@link SagaOps#compensate}): a running saga compensates as at its deadline. */
+  COMPENSATE_SAGA(StuckKind.SAGA, "Compensate the saga",
+      "at its next poll a coordinator compensates the steps that were sent, last first, as at its deadline"),
+  /** {@code converge saga resolve ID} ({@link SagaOps#resolve}): closes the saga's open tickets. */
+  RESOLVE_SAGA_TICKETS(StuckKind.SAGA, "Resolve the saga's tickets",
+      "its open tickets are closed with your note; its state does not change");
+
+  /** The states a saga can be retried in; compensated only when running. */
+  private static final Set<String> RETRIABLE = Set.of("RUNNING", "COMPENSATING", "COMPENSATION_FAILED");
 
   private static final Pattern TXN_ID = Pattern.compile("\\((-?\\d+),(-?\\d+)\\)");
 
@@ -66,7 +86,7 @@ public enum Action {
 
   /** Whether the action needs a note (resolving a ticket says what was done). */
   public boolean needsNote() {
-    return this == RESOLVE_TICKET || this == RESOLVE_TXN_TICKET;
+    return this == RESOLVE_TICKET || this == RESOLVE_TXN_TICKET || this == RESOLVE_SAGA_TICKETS;
   }
 
   /** The action's name in URLs: {@code resume-outbox-key}. */
@@ -89,7 +109,13 @@ public enum Action {
     if (this == RESOLVE_TXN_TICKET && item.details().containsKey("END")) {
       return null;
     }
-    return item.id();
+    String state = item.details().get("state");
+    return switch (this) {
+      case RETRY_SAGA -> RETRIABLE.contains(state) ? item.id() : null;
+      case COMPENSATE_SAGA -> "RUNNING".equals(state) ? item.id() : null;
+      case RESOLVE_SAGA_TICKETS -> "0".equals(item.details().getOrDefault("open tickets", "0")) ? null : item.id();
+      default -> item.id();
+    };
   }
 
   /**
@@ -112,7 +138,26 @@ public enum Action {
         }
         yield PulsarTxns.on(dataSource).resume(Long.parseLong(m.group(1)), Long.parseLong(m.group(2)));
       }
+      case RETRY_SAGA, COMPENSATE_SAGA, RESOLVE_SAGA_TICKETS -> saga(dataSource, target.trim(), operator, note);
     };
+  }
+
+  /**
+   * A saga action through {@link SagaOps}: false when the saga is not in a state the action applies to, or a
+   * coordinator moved it meanwhile (nothing changed; the person looks again).
+   */
+  private boolean saga(DataSource dataSource, String id, String operator, String note) {
+    SagaOps ops = SagaOps.of(dataSource);
+    try {
+      switch (this) {
+        case RETRY_SAGA -> ops.retry(id, operator, note);
+        case COMPENSATE_SAGA -> ops.compensate(id, operator, note);
+        default -> ops.resolve(id, operator, note);
+      }
+      return true;
+    } catch (SagaOperationRefusedException | StaleSagaException e) {
+      return false;
+    }
   }
 
   private static long number(String target) {

@@ -152,7 +152,9 @@ public final class KindQueries {
                                                             WHERE t.saga_id = s.id AND t.status = 'OPEN'), '') END AS reason,
                    ARRAY['definition', s.definition, 'state', s.state, 'step', coalesce(s.step_name, ''),
                          'attempt', s.attempt::text, 'next attempt', coalesce(s.next_attempt_at::text, ''),
-                         'deadline', s.deadline::text] AS details
+                         'deadline', s.deadline::text,
+                         'open tickets', (SELECT count(*) FROM converge_saga_ticket t
+                                           WHERE t.saga_id = s.id AND t.status = 'OPEN')::text] AS details
               FROM converge_saga s
              WHERE s.state IN ('RUNNING', 'COMPENSATING')
                 OR EXISTS (SELECT 1 FROM converge_saga_ticket t WHERE t.saga_id = s.id AND t.status = 'OPEN')
