@@ -6,7 +6,6 @@ import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.MessageHandler;
 import io.converge.consumer.TransactionRunner;
-import io.converge.consumer.rocketmq.RocketMQIdempotentConsumer;
 import io.converge.consumer.spi.ConsumerBinding;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -41,7 +40,7 @@ final class IdempotentConsumerRegistrar implements SmartLifecycle {
   IdempotentConsumerRegistrar(ApplicationContext context, ConsumerProperties properties, TransactionRunner transactions,
       ConsumerMetrics metrics, ConsumerBinding binding) {
     this.context = context;
-    this.binding = binding != null ? binding : this::subscribeRocketMQ;
+    this.binding = RocketMQConsumerBinding.orDefault(binding, properties);
     this.properties = properties;
     this.transactions = transactions;
     this.metrics = metrics;
@@ -102,20 +101,6 @@ final class IdempotentConsumerRegistrar implements SmartLifecycle {
     }
     log.info("@IdempotentConsumer {} subscribed to {} as group {} (policy {})", where, topic, group,
         annotation.policy());
-  }
-
-  private ConsumerBinding.Subscription subscribeRocketMQ(String topic, IdempotentHandler handler) {
-    String nameServer = properties.rocketmq().nameServer();
-    if (nameServer == null || nameServer.isBlank()) {
-      throw new IllegalStateException("converge.consumer.rocketmq.name-server must be set for @IdempotentConsumer on "
-          + topic + " (or define a ConsumerBinding bean), but was " + nameServer);
-    }
-    RocketMQIdempotentConsumer consumer = RocketMQIdempotentConsumer.builder().nameServer(nameServer).topic(topic)
-        .handler(handler).consumeThreads(properties.rocketmq().consumeThreads())
-        .consumeTimeout(properties.rocketmq().consumeTimeout()).ordered(properties.rocketmq().ordered())
-        .suspendTime(properties.rocketmq().suspendTime()).releaseInterval(properties.rocketmq().releaseInterval())
-        .start();
-    return consumer::close;
   }
 
   @Override

@@ -1,0 +1,130 @@
+package io.converge.saga.spring;
+
+import io.converge.consumer.spi.ConsumerBinding;
+import io.converge.consumer.spring.ConsumerProperties;
+import io.converge.consumer.spring.RocketMQConsumerBinding;
+import io.converge.core.Migrations;
+import io.converge.producer.TxnProducer;
+import io.converge.saga.SagaCoordinator;
+import io.converge.saga.SagaCoordinatorBuilder;
+import io.converge.saga.SagaDefinition;
+import io.converge.saga.SagaMetrics;
+import io.converge.saga.SagaOps;
+import io.converge.saga.SagaParticipant;
+import io.converge.saga.micrometer.MicrometerSagaMetrics;
+import java.util.List;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Spring Boot auto-configuration of converge-saga: {@link SagaOps}, the saga tables (only in a service with a saga
+ * definition or a participant), a {@link SagaCoordinator} for
+ * the application's {@link SagaDefinition} beans (on its {@link TxnProducer}, {@code converge.saga.*}, Micrometer
+ * meters when a registry is present), its reply consumer and polling, and the consumers of every
+ * {@link SagaParticipant} bean ({@code converge.saga.participants.<name>.*}), through the application's
+ * {@link ConsumerBinding} (RocketMQ on {@code converge.consumer.rocketmq.*} when it defines none). Every bean backs
+ * off when the application defines its own.
+ */
+@AutoConfiguration(afterName = {
+    "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+    "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+    "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+    "io.converge.producer.spring.ConvergeProducerAutoConfiguration",
+    "io.converge.consumer.spring.ConvergeConsumerAutoConfiguration",
+    "io.converge.outbox.spring.OutboxAutoConfiguration",
+    "io.converge.pulsar.spring.PulsarAutoConfiguration",
+    "io.converge.pulsar.spring.PulsarOutboxAutoConfiguration"})
+@ConditionalOnBean(DataSource.class)
+@ConditionalOnProperty(prefix = "converge.saga", name = "enabled", havingValue = "true", matchIfMissing = true)
+@EnableConfigurationProperties(SagaProperties.class)
+class ConvergeSagaAutoConfiguration {
+
+  @Bean
+  @ConditionalOnMissingBean
+  SagaOps convergeSagaOps(DataSource dataSource) {
+    return SagaOps.of(dataSource);
+  }
+
+  @Bean
+  @ConditionalOnBean({TxnProducer.class, SagaDefinition.class})
+  @ConditionalOnMissingBean
+  SagaCoordinator convergeSagaCoordinator(TxnProducer producer, List<SagaDefinition<?>> definitions,
+      SagaProperties properties, ApplicationContext context, DataSource dataSource) {
+    migrate(dataSource, properties);
+    SagaCoordinatorBuilder b = SagaCoordinator.builder().producer(producer)
+        .definitions(definitions.toArray(SagaDefinition<?>[]::new))
+        .replyTopic(properties.replyTopic()).pollInterval(properties.pollInterval()).batchSize(properties.batchSize())
+        .compensationRate(properties.compensationRate().perSecond(), properties.compensationRate().burst())
+        .metrics(MicrometerSupport.metrics(context));
+    if (properties.replyGroup() != null && !properties.replyGroup().isBlank()) {
+      b.replyGroup(properties.replyGroup());
+    }
+    properties.participantRates().forEach((name, rate) -> b.compensationRate(name, rate.perSecond(), rate.burst()));
+    return b.build();
+  }
+
+  @Bean
+  SagaSubscriptions convergeSagaSubscriptions(ObjectProvider<SagaCoordinator> coordinator,
+      ObjectProvider<SagaParticipant> participants, SagaProperties properties, ObjectProvider<ConsumerBinding> binding,
+      ObjectProvider<ConsumerProperties> consumerProperties, DataSource dataSource) {
+    SagaCoordinator c = coordinator.getIfUnique();
+    List<SagaParticipant> ps = participants.orderedStream().toList();
+    if (!ps.isEmpty()) {
+      migrate(dataSource, properties); // the participants' stored replies (converge_saga_branch)
+    }
+    ConsumerBinding own = binding.getIfUnique();
+    ConsumerBinding chosen = own;
+    if (own == null && (c != null || !ps.isEmpty())) {
+      ConsumerProperties consumer = consumerProperties.getIfAvailable();
+      if (consumer == null) {
+        throw new IllegalStateException("The saga consumers need a ConsumerBinding bean or consumer-idem's"
+            + " auto-configuration (converge.consumer.enabled=true, converge.consumer.rocketmq.name-server)");
+      }
+      chosen = RocketMQConsumerBinding.orDefault(null, consumer);
+    }
+    return new SagaSubscriptions(c, properties.replyTopic(), ps, properties, chosen);
+  }
+
+  /** A service with neither a saga nor a participant (a starter user) gets no saga tables. */
+  private static void migrate(DataSource dataSource, SagaProperties properties) {
+    if (properties.migrate()) {
+      Migrations.apply(dataSource, "saga");
+    }
+  }
+
+  /** Keeps Micrometer types out of the configuration class, so that it loads without Micrometer. */
+  static final class MicrometerSupport {
+
+    private MicrometerSupport() {
+    }
+
+    static SagaMetrics metrics(ApplicationContext context) {
+      if (!ClassUtils.isPresent("io.micrometer.core.instrument.MeterRegistry",
+          ConvergeSagaAutoConfiguration.class.getClassLoader())) {
+        return SagaMetrics.NONE;
+      }
+      return Registry.metrics(context);
+    }
+  }
+
+  /** Loaded only when Micrometer is present. */
+  static final class Registry {
+
+    private Registry() {
+    }
+
+    static SagaMetrics metrics(ApplicationContext context) {
+      io.micrometer.core.instrument.MeterRegistry registry = context
+          .getBeanProvider(io.micrometer.core.instrument.MeterRegistry.class).getIfUnique();
+      return registry == null ? SagaMetrics.NONE : MicrometerSagaMetrics.of(registry);
+    }
+  }
+}

@@ -1,0 +1,55 @@
+package io.converge.saga.spring;
+
+import java.time.Duration;
+import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * The saga coordinator's and participants' Spring settings, {@code converge.saga.*}. Immutable; validated where
+ * they are used (the coordinator's builder names the setting and quotes the bad value).
+ *
+ * @param enabled whether the saga auto-configuration runs; default true
+ * @param migrate whether the saga tables are created or migrated at start; default true
+ * @param replyTopic the topic participants reply to; required when the application defines a {@code SagaDefinition}
+ * @param replyGroup the reply handler's consumer group; default {@code converge-saga-<replyTopic>}
+ * @param pollInterval the wait between polls for due sagas; default 1 s
+ * @param batchSize due sagas driven per poll at most; default 100
+ * @param compensationRate the compensation rate of participants without one of their own; default 50/s, burst 50
+ * @param participantRates compensation rates per participant name
+ * @param participants where each {@code SagaParticipant} bean (by its name) consumes its commands
+ */
+@ConfigurationProperties("converge.saga")
+public record SagaProperties(@DefaultValue("true") boolean enabled, @DefaultValue("true") boolean migrate,
+    String replyTopic, String replyGroup, @DefaultValue("1s") Duration pollInterval,
+    @DefaultValue("100") int batchSize, @DefaultValue Rate compensationRate, Map<String, Rate> participantRates,
+    Map<String, Participant> participants) {
+
+  /** Null maps become empty. */
+  public SagaProperties {
+    participantRates = participantRates == null ? Map.of() : Map.copyOf(participantRates);
+    participants = participants == null ? Map.of() : Map.copyOf(participants);
+  }
+
+  /**
+   * A token bucket of compensation commands.
+   *
+   * @param perSecond commands a second; default 50
+   * @param burst commands at once at most; default 50
+   */
+  public record Rate(@DefaultValue("50") double perSecond, @DefaultValue("50") int burst) {
+  }
+
+  /**
+   * A participant's subscriptions, {@code converge.saga.participants.<name>.*}: its commands and its compensations
+   * are consumed by two consumers of their own (own pools, own groups), so a compensation storm never waits behind
+   * the forward path.
+   *
+   * @param commandTopic the topic of its step commands; required
+   * @param compensationTopic the topic of its compensation commands; null when it has none
+   * @param group the consumer group of its commands; default the participant's name ({@code <group>-compensation}
+   *     for its compensations)
+   */
+  public record Participant(String commandTopic, String compensationTopic, String group) {
+  }
+}

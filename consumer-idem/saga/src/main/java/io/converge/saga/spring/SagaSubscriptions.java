@@ -1,0 +1,103 @@
+package io.converge.saga.spring;
+
+import io.converge.consumer.IdempotentHandler;
+import io.converge.consumer.spi.ConsumerBinding;
+import io.converge.saga.SagaCoordinator;
+import io.converge.saga.SagaParticipant;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * Starts the saga coordinator's reply consumer and its polling, and each {@link SagaParticipant} bean's command and
+ * compensation consumers, when the context starts; stops them first when it closes. Every subscription goes through
+ * the application's consumer binding (RocketMQ on {@code converge.consumer.rocketmq.*} when it defines none).
+ */
+final class SagaSubscriptions implements SmartLifecycle {
+
+  private static final Logger log = LoggerFactory.getLogger(SagaSubscriptions.class);
+
+  private final SagaCoordinator coordinator;
+  private final String replyTopic;
+  private final List<SagaParticipant> participants;
+  private final SagaProperties properties;
+  private final ConsumerBinding binding;
+  private final List<ConsumerBinding.Subscription> running = new ArrayList<>();
+  private volatile boolean started;
+
+  /**
+   * @param coordinator null when the application defines no saga
+   * @param replyTopic the coordinator's reply topic
+   */
+  SagaSubscriptions(SagaCoordinator coordinator, String replyTopic, List<SagaParticipant> participants,
+      SagaProperties properties, ConsumerBinding binding) {
+    this.coordinator = coordinator;
+    this.replyTopic = replyTopic;
+    this.participants = List.copyOf(participants);
+    this.properties = properties;
+    this.binding = binding;
+  }
+
+  @Override
+  public synchronized void start() {
+    try {
+      for (SagaParticipant participant : participants) {
+        SagaProperties.Participant where = properties.participants().get(participant.name());
+        String prefix = "converge.saga.participants." + participant.name();
+        if (where == null || where.commandTopic() == null || where.commandTopic().isBlank()) {
+          throw new IllegalStateException(prefix + ".command-topic must be set for the SagaParticipant bean named "
+              + participant.name() + ", but was " + (where == null ? null : where.commandTopic()));
+        }
+        String group = where.group() == null || where.group().isBlank() ? participant.name() : where.group();
+        subscribe(where.commandTopic(), participant.handler(group));
+        if (where.compensationTopic() != null && !where.compensationTopic().isBlank()) {
+          subscribe(where.compensationTopic(), participant.handler(group + "-compensation"));
+        }
+      }
+      if (coordinator != null) {
+        subscribe(replyTopic, coordinator.replyHandler());
+        coordinator.startPolling();
+      }
+    } catch (RuntimeException e) {
+      stop();
+      throw e;
+    }
+    started = true;
+  }
+
+  private void subscribe(String topic, IdempotentHandler handler) {
+    try {
+      running.add(binding.subscribe(topic, handler));
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new IllegalStateException("The saga consumer of " + topic + " (group " + handler.group()
+          + ") cannot subscribe", e);
+    }
+    log.info("Saga consumer subscribed to {} as group {}", topic, handler.group());
+  }
+
+  @Override
+  public synchronized void stop() {
+    for (ConsumerBinding.Subscription s : running) {
+      s.close();
+    }
+    running.clear();
+    if (coordinator != null) {
+      coordinator.close();
+    }
+    started = false;
+  }
+
+  @Override
+  public boolean isRunning() {
+    return started;
+  }
+
+  @Override
+  public int getPhase() {
+    return Integer.MAX_VALUE - 100; // as @IdempotentConsumer methods: after what the handlers use, stopped before it
+  }
+}

@@ -1,0 +1,105 @@
+package io.converge.saga.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.broker.rocketmq.EmbeddedRocketMQ;
+import io.converge.broker.rocketmq.RocketMQExtension;
+import io.converge.core.Migrations;
+import io.converge.producer.TxnProducer;
+import io.converge.producer.rocketmq.RocketMQBackend;
+import io.converge.saga.SagaCodec;
+import io.converge.saga.SagaCoordinator;
+import io.converge.saga.SagaDefinition;
+import io.converge.saga.SagaOps;
+import io.converge.saga.SagaParticipant;
+import io.converge.saga.SagaState;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+/**
+ * What {@code converge.saga.*} wires in a Spring Boot application, on the embedded RocketMQ and PostgreSQL: the
+ * application's {@link SagaDefinition} and {@link SagaParticipant} beans become a polling coordinator whose replies,
+ * and a participant whose commands, are consumed through the consumer binding (RocketMQ here), so a saga started
+ * through the coordinator bean completes; without a definition or a participant there is no coordinator and no saga table; a participant whose topics
+ * are not configured fails the start-up naming the property.
+ */
+@ExtendWith(RocketMQExtension.class)
+class SagaAutoConfigurationIT {
+
+  private static ApplicationContextRunner runner(DataSource ds) throws ClassNotFoundException {
+    // consumer-idem's (package-private) auto-configuration: the consumer properties and the RocketMQ binding
+    Class<?> consumer = Class.forName("io.converge.consumer.spring.ConvergeConsumerAutoConfiguration");
+    return new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(consumer, ConvergeSagaAutoConfiguration.class))
+        .withBean(DataSource.class, () -> ds);
+  }
+
+  @Test
+  void theApplicationsDefinitionsAndParticipantsBecomeARunningCoordinatorAndConsumers(EmbeddedRocketMQ mq)
+      throws Exception {
+    DataSource ds = ConvergePostgres.shared().newSchema("saga_spring");
+    for (String module : List.of("producer", "consumer")) {
+      Migrations.apply(ds, module);
+    }
+    String prefix = RocketMQExtension.uniqueTopic("ss") + "-";
+    List<String> topics = List.of(prefix + "replies", prefix + "account-cmd", prefix + "account-comp");
+    topics.forEach(mq::createTopic);
+    SagaDefinition<String> order = SagaDefinition.builder("order", SagaCodec.json())
+        .remote("debit", s -> s.participant("account").command(prefix + "account-cmd", SagaCodec::utf8)
+            .compensation(prefix + "account-comp", SagaCodec::utf8))
+        .build();
+    try (TxnProducer producer = TxnProducer.builder().group(prefix + "p").dataSource(ds)
+        .backend(RocketMQBackend.nameServer(mq.nameServerAddress())).topics(topics.toArray(String[]::new)).build()) {
+      SagaParticipant account = SagaParticipant.builder("account").producer(producer)
+          .step("debit", (c, m) -> "{\"debited\":5}".getBytes(StandardCharsets.UTF_8))
+          .compensation("debit", (c, m) -> new byte[0]).build();
+      runner(ds).withBean(TxnProducer.class, () -> producer).withBean("order", SagaDefinition.class, () -> order)
+          .withBean(SagaParticipant.class, () -> account)
+          .withPropertyValues("converge.consumer.rocketmq.name-server=" + mq.nameServerAddress(),
+              "converge.saga.reply-topic=" + prefix + "replies", "converge.saga.reply-group=" + prefix + "coordinator",
+              "converge.saga.poll-interval=200ms",
+              "converge.saga.participants.account.command-topic=" + prefix + "account-cmd",
+              "converge.saga.participants.account.compensation-topic=" + prefix + "account-comp",
+              "converge.saga.participants.account.group=" + prefix + "account")
+          .run(context -> {
+            assertThat(context).hasNotFailed().hasSingleBean(SagaCoordinator.class).hasSingleBean(SagaOps.class);
+            assertThat(context.getBean(SagaCoordinator.class).start(order, "o-1", "{\"amount\":5}")).isTrue();
+            SagaOps ops = context.getBean(SagaOps.class);
+            await().atMost(Duration.ofSeconds(60)).until(() -> ops.show("o-1").orElseThrow().saga().state(),
+                SagaState.COMPLETED::equals);
+            assertThat(ops.show("o-1").orElseThrow().events()).extracting(SagaOps.Event::kind)
+                .containsSubsequence("STARTED", "SENT", "REPLIED", "COMPLETED");
+          });
+    }
+  }
+
+  @Test
+  void withoutADefinitionThereIsNoCoordinatorAndAnUnconfiguredParticipantFailsTheStartUp() throws Exception {
+    DataSource ds = ConvergePostgres.shared().newSchema("saga_spring_bad");
+    for (String module : List.of("producer", "outbox", "consumer")) {
+      Migrations.apply(ds, module);
+    }
+    runner(ds).run(context -> {
+      assertThat(context).hasNotFailed().doesNotHaveBean(SagaCoordinator.class).hasSingleBean(SagaOps.class);
+      assertThat(new org.springframework.jdbc.core.JdbcTemplate(ds).queryForObject(
+          "SELECT to_regclass('converge_saga') IS NULL", Boolean.class))
+          .as("a service without sagas or participants gets no saga tables").isTrue();
+    });
+    SagaParticipant lost = SagaParticipant.builder("ledger")
+        .producer(TxnProducer.builder().group("ledger").dataSource(ds)
+            .backend(io.converge.outbox.OutboxBackend.outbox()).build())
+        .step("debit", (c, m) -> new byte[0]).build();
+    runner(ds).withBean(SagaParticipant.class, () -> lost)
+        .withPropertyValues("converge.consumer.rocketmq.name-server=127.0.0.1:1")
+        .run(context -> assertThat(context).hasFailed().getFailure().rootCause()
+            .hasMessageContaining("converge.saga.participants.ledger.command-topic must be set"));
+  }
+}
