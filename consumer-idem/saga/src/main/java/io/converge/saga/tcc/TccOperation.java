@@ -4,6 +4,7 @@ import java.util.Locale;
 
 /** The three operations of a TCC branch. */
 public enum TccOperation {
+
   /** Reserve (freeze) the resource. */
   TRY,
   /** Apply the reservation; runs only after a Try that ran. */
@@ -30,6 +31,7 @@ public enum TccOperation {
       }
     }
     throw new IllegalArgumentException(
-        TccHeaders.OPERATION + " must be one of try, confirm, cancel, but was " + (wireName == null ? "null" : "'" + wireName + "'"));
+        TccHeaders.OPERATION + " must be one of try, confirm, cancel, but was "
+            + (wireName == null ? "null" : "'" + wireName + "'"));
   }
 }
