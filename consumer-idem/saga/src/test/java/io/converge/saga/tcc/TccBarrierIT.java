@@ -274,6 +274,23 @@ class TccBarrierIT {
   }
 
   @Test
+  void twoTriesOrTwoCancelsRacingTakeEffectOnce() throws Exception {
+    String t = unique();
+    Race tries = race(call(t, TccOperation.TRY), call(t, TccOperation.TRY), true);
+    assertThat(tries.first().outcome()).isEqualTo(TccOutcome.RAN);
+    assertThat(tries.second().outcome()).isEqualTo(TccOutcome.DUPLICATE);
+    assertThat(runs(TccOperation.TRY, t)).isOne();
+
+    String c = unique();
+    committed(call(c, TccOperation.TRY));
+    Race cancels = race(call(c, TccOperation.CANCEL), call(c, TccOperation.CANCEL), true);
+    assertThat(cancels.first().outcome()).isEqualTo(TccOutcome.RAN);
+    assertThat(cancels.second().outcome()).isEqualTo(TccOutcome.DUPLICATE);
+    assertThat(text(cancels.second())).isEqualTo("cancel:" + c);
+    assertThat(runs(TccOperation.CANCEL, c)).isOne();
+  }
+
+  @Test
   void thePurgeDeletesOnlyRowsOlderThanTheRetention() throws Exception {
     String young = unique();
     String old = unique();
