@@ -1,0 +1,150 @@
+package io.converge.saga.tcc;
+
+import io.converge.consumer.FailurePolicy;
+import io.converge.consumer.IdempotentHandler;
+import io.converge.consumer.IncomingMessage;
+import io.converge.core.internal.Require;
+import io.converge.producer.TxnContext;
+import io.converge.producer.TxnProducer;
+import io.converge.saga.ReplyClass;
+import io.converge.saga.SagaDefinition;
+import io.converge.saga.internal.ProducerTransactions;
+import io.converge.saga.tcc.internal.TccCommands;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The participant's side of TCC branches reached by messages: the coordinator sends saga commands (the
+ * {@link io.converge.saga.SagaHeaders}) carrying {@link TccHeaders#GLOBAL_ID}, {@link TccHeaders#BRANCH_ID} and
+ * {@link TccHeaders#OPERATION} (the tenant is {@link io.converge.core.Envelope#TENANT}). Each command runs the
+ * registered Try, Confirm or Cancel work of its step (dispatched on the operation header, not on the saga direction)
+ * through the {@link TccBarrier}, and publishes its reply, in one unit of work of the participant's
+ * {@link TxnProducer}: the work, the barrier row and the reply commit together.
+ *
+ * <p>The reply goes to {@link io.converge.saga.SagaHeaders#REPLY_TO}, copies the command's saga id, step, attempt,
+ * direction, command id and TCC headers, and carries {@link TccHeaders#OUTCOME} (the barrier's outcome) and
+ * {@link io.converge.saga.SagaHeaders#OUTCOME}: {@code SUCCESS} for {@code RAN}, {@code DUPLICATE} (the stored result
+ * replied again) and {@code EMPTY_ROLLBACK}; {@code BUSINESS_FAILURE} with reason {@code HANGING_REFUSED} for a
+ * refused hanging Try, or with the exception's reason code for a Try that refused (a
+ * {@link io.converge.consumer.BusinessException}; nothing stored); {@code TECHNICAL_FAILURE} for any other exception
+ * (nothing stored; a Confirm without its Try has reason {@link ConfirmWithoutTryException#REASON}).
+ *
+ * <p>Bind {@link #handler(String)} to the consumers of the branch's command topics. Apply
+ * {@code Migrations.apply(dataSource, "tcc")} and {@code Migrations.apply(dataSource, "consumer")} to the
+ * participant's database. Thread-safe.
+ */
+public final class TccParticipant {
+
+  private final String name;
+  private final TxnProducer producer;
+  private final TccCommands commands;
+
+  private TccParticipant(Builder b) {
+    this.name = b.name;
+    this.producer = b.producer;
+    this.commands = new TccCommands(name, b.barrier, b.branches);
+  }
+
+  /** A builder for the participant {@code name} (used in logs and refusals). */
+  public static Builder builder(String name) {
+    return new Builder(name);
+  }
+
+  /** The participant's name. */
+  public String name() {
+    return name;
+  }
+
+  /**
+   * Handles one branch command inside {@code tx} (a unit of work of the participant's producer): runs the operation
+   * through the barrier and publishes the reply.
+   *
+   * @return the class of the reply published
+   * @throws io.converge.consumer.BusinessException when the message is not a TCC branch command (missing or
+   *     malformed saga or TCC headers) or names a step this participant does not serve
+   */
+  public ReplyClass handle(TxnContext tx, IncomingMessage command) throws Exception {
+    return commands.handle(tx, command);
+  }
+
+  /**
+   * An {@link IdempotentHandler} for the consumers of this participant's branch command topics: broker redeliveries
+   * of one send are deduplicated in {@code group}; a re-send by the coordinator is answered from the barrier.
+   */
+  public IdempotentHandler handler(String group) {
+    return handler(group, FailurePolicy.defaults());
+  }
+
+  /** As {@link #handler(String)}, with a failure policy for the handler. */
+  public IdempotentHandler handler(String group, FailurePolicy policy) {
+    return IdempotentHandler.builder().group(group).transactions(new ProducerTransactions(producer)).policy(policy)
+        .handler((c, m) -> handle(ProducerTransactions.current(), m)).build();
+  }
+
+  /** The work of one branch's three operations. */
+  public record Branch(TccWork onTry, TccWork onConfirm, TccWork onCancel) {
+
+    /** Rejects nulls. */
+    public Branch {
+      Objects.requireNonNull(onTry, "onTry");
+      Objects.requireNonNull(onConfirm, "onConfirm");
+      Objects.requireNonNull(onCancel, "onCancel");
+    }
+
+    /** The work of {@code operation}. */
+    public TccWork work(TccOperation operation) {
+      return switch (operation) {
+        case TRY -> onTry;
+        case CONFIRM -> onConfirm;
+        case CANCEL -> onCancel;
+      };
+    }
+  }
+
+  /** Builds a {@link TccParticipant}; not thread-safe; validated in {@link #build()}. */
+  public static final class Builder {
+
+    private final String name;
+    private TxnProducer producer;
+    private TccBarrier barrier;
+    private final Map<String, Branch> branches = new HashMap<>();
+
+    private Builder(String name) {
+      this.name = name;
+    }
+
+    /** The producer whose units of work carry the work, the barrier rows and the reply; required. */
+    public Builder producer(TxnProducer producer) {
+      this.producer = producer;
+      return this;
+    }
+
+    /** The barrier; default {@code TccBarrier.builder().build()} (no metrics). */
+    public Builder barrier(TccBarrier barrier) {
+      this.barrier = barrier;
+      return this;
+    }
+
+    /** The Try, Confirm and Cancel work of the branch commands of saga step {@code step}. */
+    public Builder branch(String step, TccWork onTry, TccWork onConfirm, TccWork onCancel) {
+      branches.put(Objects.requireNonNull(step, "step"), new Branch(onTry, onConfirm, onCancel));
+      return this;
+    }
+
+    /**
+     * Validates and builds.
+     *
+     * @throws IllegalArgumentException naming the setting and quoting the bad value
+     */
+    public TccParticipant build() {
+      Require.matches("tcc.participant.name", name, SagaDefinition.NAME);
+      Require.present("tcc.participant.producer", producer);
+      Require.that(!branches.isEmpty(), "tcc.participant.branches", "hold at least one branch", "none");
+      if (barrier == null) {
+        barrier = TccBarrier.builder().build();
+      }
+      return new TccParticipant(this);
+    }
+  }
+}

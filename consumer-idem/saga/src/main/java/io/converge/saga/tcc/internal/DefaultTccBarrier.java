@@ -1,0 +1,167 @@
+package io.converge.saga.tcc.internal;
+
+import io.converge.saga.tcc.ConfirmWithoutTryException;
+import io.converge.saga.tcc.TccBarrier;
+import io.converge.saga.tcc.TccBody;
+import io.converge.saga.tcc.TccCall;
+import io.converge.saga.tcc.TccMetrics;
+import io.converge.saga.tcc.TccOperation;
+import io.converge.saga.tcc.TccOutcome;
+import io.converge.saga.tcc.TccResult;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The barrier on {@code converge_tcc_barrier}: an insert first, and a row read or updated only once the insert found
+ * it taken (the insert waited for the transaction that took it, so it is committed and visible to the next statement
+ * in READ COMMITTED). Thread-safe: no state but the metrics.
+ */
+public final class DefaultTccBarrier implements TccBarrier {
+
+  private static final Logger log = LoggerFactory.getLogger(DefaultTccBarrier.class);
+
+  private static final String INSERT = """
+      INSERT INTO converge_tcc_barrier (tenant, global_id, branch_id, operation, origin, outcome, result)
+      VALUES (?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT DO NOTHING""";
+  private static final String READ = """
+      SELECT origin, result FROM converge_tcc_barrier
+       WHERE tenant = ? AND global_id = ? AND branch_id = ? AND operation = ?""";
+  private static final String SET_RESULT = """
+      UPDATE converge_tcc_barrier SET outcome = ?, result = ?
+       WHERE tenant = ? AND global_id = ? AND branch_id = ? AND operation = ?""";
+  private static final String REFUSED = """
+      UPDATE converge_tcc_barrier SET refusals = refusals + 1, refused_at = now()
+       WHERE tenant = ? AND global_id = ? AND branch_id = ? AND operation = ? AND origin = 'cancel-first'""";
+
+  static final String ORIGIN_TRY = "try";
+  static final String ORIGIN_CANCEL_FIRST = "cancel-first";
+  /** The outcome column of a Try's row written by its Cancel: it fences the Try out. */
+  static final String FENCED = "FENCED";
+  private static final String RAN = TccOutcome.RAN.name();
+  private static final byte[] NONE = new byte[0];
+
+  private final TccMetrics metrics;
+
+  /** A barrier counting on {@code metrics}. */
+  public DefaultTccBarrier(TccMetrics metrics) {
+    this.metrics = metrics;
+  }
+
+  private record Row(String origin, byte[] result) {
+  }
+
+  @Override
+  public TccResult run(Connection c, TccCall call, TccBody body) throws Exception {
+    TccResult r = switch (call.operation()) {
+      case TRY -> tryBranch(c, call, body);
+      case CONFIRM -> confirm(c, call, body);
+      case CANCEL -> cancel(c, call, body);
+    };
+    metrics.called(call.operation(), r.outcome());
+    log.debug("TCC barrier: {} -> {}", call, r.outcome());
+    return r;
+  }
+
+  private TccResult tryBranch(Connection c, TccCall call, TccBody body) throws Exception {
+    if (insert(c, call, ORIGIN_TRY, RAN)) {
+      return ran(c, call, body);
+    }
+    Row row = read(c, call);
+    if (ORIGIN_CANCEL_FIRST.equals(row.origin())) {
+      update(c, REFUSED, call, 1);
+      metrics.hanging(call.tenant());
+      log.warn("TCC barrier refused a hanging Try: global {} branch {} (tenant {}) was cancelled before its Try "
+          + "arrived; the Try's body did not run", call.globalId(), call.branchId(), call.tenant());
+      return new TccResult(TccOutcome.HANGING_REFUSED, NONE);
+    }
+    return new TccResult(TccOutcome.DUPLICATE, row.result());
+  }
+
+  private TccResult confirm(Connection c, TccCall call, TccBody body) throws Exception {
+    if (!insert(c, call, TccOperation.CONFIRM.wireName(), RAN)) {
+      return new TccResult(TccOutcome.DUPLICATE, read(c, call).result());
+    }
+    // a plain read: the Try committed before the coordinator sent this Confirm, or it never ran here
+    Row tried = find(c, call.with(TccOperation.TRY));
+    if (tried == null || !ORIGIN_TRY.equals(tried.origin())) {
+      throw new ConfirmWithoutTryException(call, tried == null ? "no Try row" : "the Try was refused as hanging");
+    }
+    return ran(c, call, body);
+  }
+
+  private TccResult cancel(Connection c, TccCall call, TccBody body) throws Exception {
+    // the barrier: the Try's row inserted now means the Try never ran here, and never will
+    boolean empty = insert(c, call.with(TccOperation.TRY), ORIGIN_CANCEL_FIRST, FENCED);
+    if (!insert(c, call, TccOperation.CANCEL.wireName(), empty ? TccOutcome.EMPTY_ROLLBACK.name() : RAN)) {
+      return new TccResult(TccOutcome.DUPLICATE, read(c, call).result());
+    }
+    if (empty) {
+      log.debug("TCC barrier: {} is an empty rollback (its Try never ran)", call);
+      return new TccResult(TccOutcome.EMPTY_ROLLBACK, NONE);
+    }
+    return ran(c, call, body);
+  }
+
+  private TccResult ran(Connection c, TccCall call, TccBody body) throws Exception {
+    byte[] out = body.run(c);
+    out = out == null ? NONE : out;
+    if (out.length > 0) {
+      try (PreparedStatement ps = c.prepareStatement(SET_RESULT)) {
+        ps.setString(1, RAN);
+        ps.setBytes(2, out);
+        bindKey(ps, 3, call);
+        ps.executeUpdate();
+      }
+    }
+    return new TccResult(TccOutcome.RAN, out);
+  }
+
+  private static boolean insert(Connection c, TccCall call, String origin, String outcome) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(INSERT)) {
+      int i = bindKey(ps, 1, call);
+      ps.setString(i, origin);
+      ps.setString(i + 1, outcome);
+      ps.setBytes(i + 2, NONE);
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  private static Row read(Connection c, TccCall call) throws SQLException {
+    Row row = find(c, call);
+    if (row == null) {
+      // the insert found it taken and committed: only a purge between the two statements removes it
+      throw new SQLException("converge_tcc_barrier: the row of the " + call + " was taken, then gone (purged?)",
+          "40001");
+    }
+    return row;
+  }
+
+  private static Row find(Connection c, TccCall call) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(READ)) {
+      bindKey(ps, 1, call);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? new Row(rs.getString(1), rs.getBytes(2)) : null;
+      }
+    }
+  }
+
+  private static void update(Connection c, String sql, TccCall call, int from) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      bindKey(ps, from, call);
+      ps.executeUpdate();
+    }
+  }
+
+  private static int bindKey(PreparedStatement ps, int from, TccCall call) throws SQLException {
+    ps.setString(from, call.tenant());
+    ps.setString(from + 1, call.globalId());
+    ps.setString(from + 2, call.branchId());
+    ps.setString(from + 3, call.operation().wireName());
+    return from + 4;
+  }
+}

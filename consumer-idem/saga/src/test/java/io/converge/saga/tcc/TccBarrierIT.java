@@ -1,0 +1,328 @@
+package io.converge.saga.tcc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.core.Migrations;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link TccBarrier} on the real (shared, embedded) PostgreSQL: each outcome, duplicates, the empty rollback and the
+ * hanging Try, and the races of two connections, made to really interleave: the second call is started only once
+ * the first holds its row, and the first commits only once PostgreSQL shows the second waiting on a lock.
+ */
+class TccBarrierIT {
+
+  private static DataSource ds;
+
+  private final Counting metrics = new Counting();
+  private final TccBarrier barrier = TccBarrier.builder().metrics(metrics).build();
+  /** Runs of the bodies, per "operation/branch". */
+  private final ConcurrentHashMap<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+
+  @BeforeAll
+  static void schema() {
+    ds = ConvergePostgres.shared().newSchema("tccbarrier");
+    Migrations.apply(ds, "tcc");
+  }
+
+  static final class Counting implements TccMetrics {
+
+    final AtomicInteger hanging = new AtomicInteger();
+    final ConcurrentHashMap<String, AtomicInteger> calls = new ConcurrentHashMap<>();
+
+    @Override
+    public void called(TccOperation operation, TccOutcome outcome) {
+      calls.computeIfAbsent(operation.wireName() + ":" + outcome, k -> new AtomicInteger()).incrementAndGet();
+    }
+
+    @Override
+    public void hanging(String tenant) {
+      hanging.incrementAndGet();
+    }
+  }
+
+  private static TccCall call(String branch, TccOperation op) {
+    return new TccCall("t1", "g-" + branch, branch, op);
+  }
+
+  private static String unique() {
+    return UUID.randomUUID().toString().substring(0, 8);
+  }
+
+  /** A body that counts its runs and returns "op:branch". */
+  private TccBody body(TccCall call) {
+    return c -> {
+      runs.computeIfAbsent(call.operation().wireName() + "/" + call.branchId(), k -> new AtomicInteger())
+          .incrementAndGet();
+      return (call.operation().wireName() + ":" + call.branchId()).getBytes(StandardCharsets.UTF_8);
+    };
+  }
+
+  private int runs(TccOperation op, String branch) {
+    AtomicInteger n = runs.get(op.wireName() + "/" + branch);
+    return n == null ? 0 : n.get();
+  }
+
+  /** One call in a transaction of its own, committed. */
+  private TccResult committed(TccCall call) throws Exception {
+    return committed(call, body(call));
+  }
+
+  private TccResult committed(TccCall call, TccBody body) throws Exception {
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      TccResult r = barrier.run(c, call, body);
+      c.commit();
+      return r;
+    }
+  }
+
+  private static String text(TccResult r) {
+    return new String(r.result(), StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void tryThenConfirmRunEachOnceAndDuplicatesGetTheStoredResult() throws Exception {
+    String b = unique();
+    TccResult tried = committed(call(b, TccOperation.TRY));
+    assertThat(tried.outcome()).isEqualTo(TccOutcome.RAN);
+    assertThat(text(tried)).isEqualTo("try:" + b);
+    TccResult again = committed(call(b, TccOperation.TRY));
+    assertThat(again.outcome()).isEqualTo(TccOutcome.DUPLICATE);
+    assertThat(text(again)).isEqualTo("try:" + b);
+
+    assertThat(committed(call(b, TccOperation.CONFIRM)).outcome()).isEqualTo(TccOutcome.RAN);
+    TccResult confirmedAgain = committed(call(b, TccOperation.CONFIRM));
+    assertThat(confirmedAgain.outcome()).isEqualTo(TccOutcome.DUPLICATE);
+    assertThat(text(confirmedAgain)).isEqualTo("confirm:" + b);
+    assertThat(runs(TccOperation.TRY, b)).isOne();
+    assertThat(runs(TccOperation.CONFIRM, b)).isOne();
+    assertThat(metrics.calls.get("try:DUPLICATE").get()).isPositive();
+  }
+
+  @Test
+  void tryThenCancelRunsTheCancelBodyOnceAndADuplicateCancelGetsItsResult() throws Exception {
+    String b = unique();
+    committed(call(b, TccOperation.TRY));
+    TccResult cancelled = committed(call(b, TccOperation.CANCEL));
+    assertThat(cancelled.outcome()).isEqualTo(TccOutcome.RAN);
+    TccResult again = committed(call(b, TccOperation.CANCEL));
+    assertThat(again.outcome()).isEqualTo(TccOutcome.DUPLICATE);
+    assertThat(text(again)).isEqualTo("cancel:" + b);
+    assertThat(runs(TccOperation.CANCEL, b)).isOne();
+  }
+
+  @Test
+  void aCancelBeforeItsTryIsAnEmptyRollbackAndTheLateTryIsRefusedCountedAndListed() throws Exception {
+    String b = unique();
+    TccResult cancelled = committed(call(b, TccOperation.CANCEL));
+    assertThat(cancelled.outcome()).isEqualTo(TccOutcome.EMPTY_ROLLBACK);
+    assertThat(cancelled.result()).isEmpty();
+    assertThat(committed(call(b, TccOperation.CANCEL)).outcome()).isEqualTo(TccOutcome.DUPLICATE);
+    assertThat(runs(TccOperation.CANCEL, b)).isZero();
+
+    assertThat(committed(call(b, TccOperation.TRY)).outcome()).isEqualTo(TccOutcome.HANGING_REFUSED);
+    assertThat(committed(call(b, TccOperation.TRY)).outcome()).isEqualTo(TccOutcome.HANGING_REFUSED);
+    assertThat(runs(TccOperation.TRY, b)).isZero();
+    assertThat(metrics.hanging.get()).isEqualTo(2);
+
+    TccBarrierOps.HangingBranch listed = TccBarrierOps.of(ds).hangingRefused(1000).stream()
+        .filter(h -> h.branchId().equals(b)).findFirst().orElseThrow();
+    assertThat(listed.globalId()).isEqualTo("g-" + b);
+    assertThat(listed.tenant()).isEqualTo("t1");
+    assertThat(listed.refusals()).isEqualTo(2);
+    assertThat(TccBarrierOps.of(ds).countHangingRefused()).isPositive();
+
+    // a Confirm of a branch refused as hanging is an error, never a success, and leaves nothing behind
+    assertThatThrownBy(() -> committed(call(b, TccOperation.CONFIRM)))
+        .isInstanceOf(ConfirmWithoutTryException.class).hasMessageContaining("refused as hanging");
+  }
+
+  @Test
+  void aConfirmWithoutItsTryIsATypedError() throws Exception {
+    String b = unique();
+    assertThatThrownBy(() -> committed(call(b, TccOperation.CONFIRM)))
+        .isInstanceOf(ConfirmWithoutTryException.class).hasMessageContaining("no Try row")
+        .satisfies(e -> assertThat(((ConfirmWithoutTryException) e).call().branchId()).isEqualTo(b));
+    assertThat(runs(TccOperation.CONFIRM, b)).isZero();
+  }
+
+  @Test
+  void aTryBodyThatThrowsLeavesNothingSoItsCancelIsEmpty() throws Exception {
+    String b = unique();
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      assertThatThrownBy(() -> barrier.run(c, call(b, TccOperation.TRY), x -> {
+        throw new IllegalStateException("no funds");
+      })).isInstanceOf(IllegalStateException.class).hasMessage("no funds");
+      c.rollback();
+    }
+    assertThat(committed(call(b, TccOperation.CANCEL)).outcome()).isEqualTo(TccOutcome.EMPTY_ROLLBACK);
+  }
+
+  /** Holds {@code first} open on a connection of its own until {@code second}, on another, waits for its row. */
+  private record Race(TccResult first, TccResult second) {
+  }
+
+  private Race race(TccCall first, TccCall second, boolean commitFirst) throws Exception {
+    CountDownLatch firstInserted = new CountDownLatch(1);
+    try (Connection a = ds.getConnection(); Connection b = ds.getConnection()) {
+      a.setAutoCommit(false);
+      b.setAutoCommit(false);
+      int pidB = pid(b);
+      TccBody firstBody = body(first);
+      TccResult r1 = barrier.run(a, first, c -> {
+        firstInserted.countDown();
+        return firstBody.run(c);
+      });
+      firstInserted.countDown(); // an empty rollback runs no body
+      CompletableFuture<TccResult> r2 = CompletableFuture.supplyAsync(() -> {
+        try {
+          TccResult r = barrier.run(b, second, body(second));
+          b.commit();
+          return r;
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      });
+      // the second call really waits for the first's row before the first ends
+      Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+          .until(() -> waitingOnLock(pidB));
+      assertThat(r2).isNotDone();
+      if (commitFirst) {
+        a.commit();
+      } else {
+        a.rollback();
+      }
+      return new Race(r1, r2.get(10, TimeUnit.SECONDS));
+    }
+  }
+
+  private static int pid(Connection c) throws Exception {
+    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
+      rs.next();
+      return rs.getInt(1);
+    }
+  }
+
+  private static boolean waitingOnLock(int pid) throws Exception {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT wait_event_type FROM pg_stat_activity WHERE pid = ?")) {
+      ps.setInt(1, pid);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() && "Lock".equals(rs.getString(1));
+      }
+    }
+  }
+
+  @Test
+  void aTryAndItsCancelRacingTryFirstBothRunOnce() throws Exception {
+    String b = unique();
+    Race r = race(call(b, TccOperation.TRY), call(b, TccOperation.CANCEL), true);
+    assertThat(r.first().outcome()).isEqualTo(TccOutcome.RAN);
+    assertThat(r.second().outcome()).isEqualTo(TccOutcome.RAN); // the cancel released what the Try froze
+    assertThat(runs(TccOperation.TRY, b)).isOne();
+    assertThat(runs(TccOperation.CANCEL, b)).isOne();
+  }
+
+  @Test
+  void aTryAndItsCancelRacingCancelFirstTheTryIsRefused() throws Exception {
+    String b = unique();
+    Race r = race(call(b, TccOperation.CANCEL), call(b, TccOperation.TRY), true);
+    assertThat(r.first().outcome()).isEqualTo(TccOutcome.EMPTY_ROLLBACK);
+    assertThat(r.second().outcome()).isEqualTo(TccOutcome.HANGING_REFUSED);
+    assertThat(runs(TccOperation.TRY, b)).isZero();
+    assertThat(runs(TccOperation.CANCEL, b)).isZero();
+  }
+
+  @Test
+  void aTryRolledBackWhileItsCancelWaitsLeavesAnEmptyRollback() throws Exception {
+    String b = unique();
+    Race r = race(call(b, TccOperation.TRY), call(b, TccOperation.CANCEL), false);
+    assertThat(r.second().outcome()).isEqualTo(TccOutcome.EMPTY_ROLLBACK);
+    assertThat(runs(TccOperation.CANCEL, b)).isZero();
+    assertThat(committed(call(b, TccOperation.TRY)).outcome()).isEqualTo(TccOutcome.HANGING_REFUSED);
+  }
+
+  @Test
+  void twoConfirmsRacingRunTheBodyOnceAndTheSecondGetsTheFirstsResult() throws Exception {
+    String b = unique();
+    committed(call(b, TccOperation.TRY));
+    Race r = race(call(b, TccOperation.CONFIRM), call(b, TccOperation.CONFIRM), true);
+    assertThat(r.first().outcome()).isEqualTo(TccOutcome.RAN);
+    assertThat(r.second().outcome()).isEqualTo(TccOutcome.DUPLICATE);
+    assertThat(text(r.second())).isEqualTo("confirm:" + b);
+    assertThat(runs(TccOperation.CONFIRM, b)).isOne();
+  }
+
+  @Test
+  void twoTriesOrTwoCancelsRacingTakeEffectOnce() throws Exception {
+    String t = unique();
+    Race tries = race(call(t, TccOperation.TRY), call(t, TccOperation.TRY), true);
+    assertThat(tries.first().outcome()).isEqualTo(TccOutcome.RAN);
+    assertThat(tries.second().outcome()).isEqualTo(TccOutcome.DUPLICATE);
+    assertThat(runs(TccOperation.TRY, t)).isOne();
+
+    String c = unique();
+    committed(call(c, TccOperation.TRY));
+    Race cancels = race(call(c, TccOperation.CANCEL), call(c, TccOperation.CANCEL), true);
+    assertThat(cancels.first().outcome()).isEqualTo(TccOutcome.RAN);
+    assertThat(cancels.second().outcome()).isEqualTo(TccOutcome.DUPLICATE);
+    assertThat(text(cancels.second())).isEqualTo("cancel:" + c);
+    assertThat(runs(TccOperation.CANCEL, c)).isOne();
+  }
+
+  @Test
+  void thePurgeDeletesOnlyRowsOlderThanTheRetention() throws Exception {
+    String young = unique();
+    String old = unique();
+    committed(call(young, TccOperation.CANCEL));
+    committed(call(old, TccOperation.CANCEL));
+    Duration retention = Duration.ofHours(2);
+    age(young, retention.minusMinutes(1));
+    age(old, retention.plusMinutes(1));
+    TccBarrierPurger purger = new TccBarrierPurger(ds, TccRetention.of(retention), 1);
+    assertThat(purger.countExpired()).isEqualTo(2); // the old branch's try and cancel rows
+    assertThat(purger.purgeExpired(100)).isEqualTo(2);
+    // the young branch's rows still fence its late Try
+    assertThat(committed(call(young, TccOperation.TRY)).outcome()).isEqualTo(TccOutcome.HANGING_REFUSED);
+    assertThat(committed(call(old, TccOperation.TRY)).outcome()).isEqualTo(TccOutcome.RAN);
+  }
+
+  private static void age(String branch, Duration by) throws Exception {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement(
+            "UPDATE converge_tcc_barrier SET created_at = now() - make_interval(secs => ?) WHERE branch_id = ?")) {
+      ps.setDouble(1, by.toSeconds());
+      ps.setString(2, branch);
+      assertThat(ps.executeUpdate()).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void tenantsAreIsolated() throws Exception {
+    String b = unique();
+    committed(call(b, TccOperation.CANCEL));
+    TccCall other = new TccCall("t2", "g-" + b, b, TccOperation.TRY);
+    assertThat(committed(other, body(other)).outcome()).isEqualTo(TccOutcome.RAN);
+    assertThat(List.of(TccOutcome.values())).hasSize(4);
+  }
+}
