@@ -51,6 +51,9 @@ final class StuckItems {
       case SAGA -> "converge saga list, then converge saga show ID: running, check that a coordinator polls this schema"
           + " and its participants reply (converge saga retry ID asks again); a ticket: handle it, then converge saga"
           + " resolve ID";
+      case TCC_HANGING ->
+        "converge trace GLOBAL_ID: a Try arrived after its Cancel (nothing was frozen); check that the"
+            + " participant is not overloaded and that the global timeout covers its Try's latency";
     };
   }
 }

@@ -38,7 +38,13 @@ public enum StuckKind {
    * one stopped for a person with an open ticket in {@code converge_saga_ticket} (a compensation that failed three
    * times, a money anomaly; its age counted from the ticket).
    */
-  SAGA("Sagas", "sagas running or compensating, and sagas stopped with an open ticket");
+  SAGA("Sagas", "sagas running or compensating, and sagas stopped with an open ticket"),
+  /**
+   * TCC ({@code converge_tcc_barrier}, converge-saga): a Try the participant's barrier refused as hanging in the last
+   * 24 hours, because its Cancel came first (an empty rollback). Nothing is frozen and nothing waits: it is listed
+   * (aged from its last refusal) because it means a Try was delayed past its global transaction's timeout.
+   */
+  TCC_HANGING("TCC hanging Tries", "Tries refused in the last 24 hours because their Cancel came first");
 
   private final String title;
   private final String description;

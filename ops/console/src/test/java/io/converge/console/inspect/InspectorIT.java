@@ -29,7 +29,7 @@ class InspectorIT {
   static void schema() throws Exception {
     ConvergePostgres pg = ConvergePostgres.shared();
     ds = pg.newSchema("inspect");
-    for (String module : List.of("producer", "consumer", "idempotency", "outbox", "pulsar", "saga")) {
+    for (String module : List.of("producer", "consumer", "idempotency", "outbox", "pulsar", "saga", "tcc")) {
       Migrations.apply(ds, module);
     }
     bare = pg.newSchema("inspectbare");
@@ -191,6 +191,35 @@ class InspectorIT {
     assertThat(running.details()).containsEntry("definition", "order").containsEntry("attempt", "2");
     assertThat(ids(StuckKind.SAGA, Filter.all())).as("a saga not due yet is not waiting on anybody: not listed")
         .contains("saga-fresh").doesNotContain("saga-long", "saga-resolved", "saga-done");
+  }
+
+  /**
+   * A Try that the participant's barrier refused as hanging (its Cancel came first) is listed, with its branch and
+   * refusals, and the global transaction's timeline shows the fenced Try, the Cancel and the refusal.
+   */
+  @Test
+  void aTryTheBarrierRefusedAsHangingIsListedAndInTheTimeline() throws Exception {
+    io.converge.saga.tcc.TccBarrier barrier = io.converge.saga.tcc.TccBarrier.builder().build();
+    io.converge.saga.tcc.TccCall cancel = new io.converge.saga.tcc.TccCall("t1", "g-late", "debit",
+        io.converge.saga.tcc.TccOperation.CANCEL);
+    try (java.sql.Connection c = ds.getConnection()) {
+      assertThat(barrier.run(c, cancel, x -> new byte[0]).outcome())
+          .isEqualTo(io.converge.saga.tcc.TccOutcome.EMPTY_ROLLBACK);
+      assertThat(barrier.run(c, cancel.with(io.converge.saga.tcc.TccOperation.TRY), x -> {
+        throw new AssertionError("a hanging Try's body never runs");
+      }).outcome()).isEqualTo(io.converge.saga.tcc.TccOutcome.HANGING_REFUSED);
+    }
+    assertThat(Inspector.of(ds).list(StuckKind.TCC_HANGING, Filter.all())).singleElement().satisfies(item -> {
+      assertThat(item.id()).isEqualTo("t1/g-late/debit");
+      assertThat(item.key()).isEqualTo("g-late");
+      assertThat(item.reason()).isEqualTo(
+          "Try of branch debit refused 1 time(s) as hanging: its Cancel came first (an empty rollback)");
+      assertThat(item.details()).containsEntry("refusals", "1").containsEntry("branch", "debit");
+    });
+    assertThat(io.converge.console.trace.Timeline.of(ds).trace("g-late"))
+        .extracting(io.converge.console.trace.TimelineEvent::what)
+        .contains("TCC try of branch debit: fenced by its Cancel (the Try never ran)",
+            "TCC cancel of branch debit: EMPTY_ROLLBACK", "TCC try of branch debit refused as hanging (1 time(s))");
   }
 
   private static String dlqId(String messageId) {

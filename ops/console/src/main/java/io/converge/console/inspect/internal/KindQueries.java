@@ -159,6 +159,16 @@ public final class KindQueries {
              WHERE s.state IN ('RUNNING', 'COMPENSATING')
                 OR EXISTS (SELECT 1 FROM converge_saga_ticket t WHERE t.saga_id = s.id AND t.status = 'OPEN')
             """));
+    SOURCES.put(StuckKind.TCC_HANGING, new Source("converge_tcc_barrier", """
+        SELECT b.tenant || '/' || b.global_id || '/' || b.branch_id AS id, b.global_id AS item_key, b.tenant,
+               NULL::text AS topic, b.refused_at AS since,
+               'Try of branch ' || b.branch_id || ' refused ' || b.refusals || ' time(s) as hanging: its Cancel came'
+                 || ' first (an empty rollback)' AS reason,
+               ARRAY['global id', b.global_id, 'branch', b.branch_id, 'cancelled at', b.created_at::text,
+                     'refusals', b.refusals::text] AS details
+          FROM converge_tcc_barrier b
+         WHERE b.refusals > 0 AND b.operation = 'try' AND b.refused_at > now() - interval '1 day'
+        """));
   }
 
   private KindQueries() {

@@ -148,6 +148,18 @@ public final class TraceQueries {
           SELECT resolved_at, saga_id, 'saga ticket ' || id || ' resolved by ' || coalesce(resolved_by, 'someone'),
                  ARRAY['resolution', resolution]
             FROM converge_saga_ticket WHERE saga_id = ANY(?) AND resolved_at IS NOT NULL"""),
+      new Source("converge_tcc_barrier", """
+          SELECT created_at AS at, global_id AS subject,
+                 'TCC ' || operation || ' of branch ' || branch_id || ': '
+                   || CASE WHEN origin = 'cancel-first' THEN 'fenced by its Cancel (the Try never ran)'
+                           ELSE outcome END AS what,
+                 ARRAY['tenant', tenant, 'result', encode(substring(result FROM 1 FOR 400), 'escape')] AS details
+            FROM converge_tcc_barrier WHERE global_id = ANY(?)
+          UNION ALL
+          SELECT refused_at, global_id, 'TCC try of branch ' || branch_id || ' refused as hanging ('
+                   || refusals || ' time(s))',
+                 ARRAY['tenant', tenant]
+            FROM converge_tcc_barrier WHERE global_id = ANY(?) AND refusals > 0"""),
       new Source("converge_dedup", """
           SELECT processed_at AS at, message_id AS subject,
                  'consumer ' || consumer_group || ': ' || outcome AS what,
