@@ -126,9 +126,12 @@ public final class TccParticipant {
       return this;
     }
 
-    /** The Try, Confirm and Cancel work of the branch commands of saga step {@code step}. */
-    public Builder branch(String step, TccWork onTry, TccWork onConfirm, TccWork onCancel) {
-      branches.put(Objects.requireNonNull(step, "step"), new Branch(onTry, onConfirm, onCancel));
+    /**
+     * The Try, Confirm and Cancel work of branch {@code branchId}: the commands whose {@link TccHeaders#BRANCH_ID} is
+     * {@code branchId} (the coordinator's branch name), whatever saga step carries them.
+     */
+    public Builder branch(String branchId, TccWork onTry, TccWork onConfirm, TccWork onCancel) {
+      branches.put(Objects.requireNonNull(branchId, "branchId"), new Branch(onTry, onConfirm, onCancel));
       return this;
     }
 

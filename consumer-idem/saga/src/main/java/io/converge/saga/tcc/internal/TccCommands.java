@@ -45,10 +45,12 @@ public final class TccCommands {
   /** Handles one command in {@code tx}; returns the class of the reply published. */
   public ReplyClass handle(TxnContext tx, IncomingMessage m) throws Exception {
     TccCall call = call(m);
-    TccParticipant.Branch branch = branches.get(m.header(SagaHeaders.STEP));
+    // the branch id names the branch whatever saga step carries the call (a TCC transaction's Try and its Confirm
+    // are two steps of one branch)
+    TccParticipant.Branch branch = branches.get(call.branchId());
     if (branch == null) {
-      throw new BusinessException("UNKNOWN_STEP", "participant '" + participant + "' serves no TCC branch of step '"
-          + m.header(SagaHeaders.STEP) + "'");
+      throw new BusinessException("UNKNOWN_BRANCH", "participant '" + participant + "' serves no TCC branch '"
+          + call.branchId() + "'");
     }
     Connection c = tx.connection();
     Savepoint start = c.setSavepoint();
