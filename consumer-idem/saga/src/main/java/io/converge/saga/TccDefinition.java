@@ -138,7 +138,7 @@ public final class TccDefinition<D> {
      * @throws NullPointerException naming a missing required property
      */
     public TccDefinition<D> build() {
-      Require.matches("tcc.name", name, SagaDefinition.NAME);
+      named("tcc.name", name);
       Require.present("tcc.codec", codec);
       Require.that(!specs.isEmpty(), "tcc.branches", "hold at least one branch", "none");
       Require.between("tcc.globalTimeout", globalTimeout, Duration.ofSeconds(1), Duration.ofDays(30),
@@ -149,11 +149,10 @@ public final class TccDefinition<D> {
       List<SagaStep<D>> confirms = new ArrayList<>();
       for (int i = 0; i < specs.size(); i++) {
         String p = "tcc.branches[" + i + "]";
-        String branch = Require.matches(p + ".name", names.get(i), SagaDefinition.NAME);
+        String branch = named(p + ".name", names.get(i));
         Require.that(unique.add(branch), p + ".name", "be unique in '" + name + "'", "'" + branch + "'");
         TccBranchSpec<D> b = specs.get(i);
-        String participant = Require.matches(p + ".participant", b.participant == null ? branch : b.participant,
-            SagaDefinition.NAME);
+        String participant = named(p + ".participant", b.participant == null ? branch : b.participant);
         Require.that((b.topic == null) != (b.http == null), p, "be reached by messages or over HTTP (exactly one)",
             b.topic == null ? "neither" : "both");
         if (b.http != null) {
@@ -202,6 +201,12 @@ public final class TccDefinition<D> {
       r.timeout = b.timeout;
       r.retry = b.retry;
       return r;
+    }
+
+    private static String named(String property, String name) {
+      Require.that(name != null && SagaDefinition.NAME.matcher(name).matches(), property,
+          "match " + SagaDefinition.NAME.pattern(), name == null ? null : "'" + name + "'");
+      return name;
     }
 
     private static void topic(String property, String topic) {

@@ -1,6 +1,7 @@
 package io.converge.saga;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.postgres.ConvergePostgres;
@@ -119,7 +120,8 @@ class TccCoordinatorIT {
   void everyBranchIsTriedThenConfirmedAndDuplicatesTakeEffectOnce() throws Exception {
     TccDefinition<String> def = tcc("transfer").branch("account", b -> b.messages("account-tcc").timeout(TIMEOUT)
         .retry(RETRY)).branch("points", b -> b.messages("points-tcc").confirmTopic("points-confirm")
-            .timeout(TIMEOUT).retry(RETRY)).build();
+            .timeout(TIMEOUT).retry(RETRY))
+        .build();
     setUp(def);
     Mailbox mail = Mailbox.fromNow(ds);
     assertThat(coordinator.start(def, "t1", "{\"id\":\"t1\"}")).isTrue();
@@ -230,6 +232,9 @@ class TccCoordinatorIT {
     }
     assertThat(state("t4")).as("still asked").isEqualTo("RUNNING");
     assertThat(tickets("t4")).containsExactly("CONFIRM_FAILING a/confirm OPEN");
+    assertThatThrownBy(() -> SagaOps.of(ds, clock).compensate("t4", "ops", "cancel it")).as("a Confirm is never"
+        + " cancelled").isInstanceOf(SagaOperationRefusedException.class).hasMessageContaining("a Confirm is never"
+            + " cancelled");
     clock.advance(TccDefinition.DEFAULT_GLOBAL_TIMEOUT.multipliedBy(2)); // past the global timeout: no Cancel now
     coordinator.poll();
     pump(mail);
@@ -247,8 +252,11 @@ class TccCoordinatorIT {
   void overHttpA5xxIsAskedAgainAndTheBranchesAreConfirmed() throws Exception {
     URI base = participant.serve();
     TccDefinition<String> def = tcc("http-ok").branch("a", b -> b.http(base.resolve("/a")).timeout(TIMEOUT)
-        .retry(RETRY)).branch("b", b -> b.http(base.resolve("/b/try"), base.resolve("/b/confirm"),
-            base.resolve("/b/cancel")).timeout(TIMEOUT).retry(RETRY)).build();
+        .retry(RETRY)).branch("b", b -> b
+            .http(base.resolve("/b/try"), base.resolve("/b/confirm"),
+                base.resolve("/b/cancel"))
+            .timeout(TIMEOUT).retry(RETRY))
+        .build();
     setUp(def);
     participant.script("h1", "a", TccOperation.TRY, "503");
     coordinator.start(def, "h1", "{\"id\":\"h1\"}");
@@ -277,27 +285,38 @@ class TccCoordinatorIT {
     RetryPolicy once = new RetryPolicy(1, Duration.ofMillis(10), Duration.ofMillis(20));
     TccDefinition<String> refused = tcc("http-refused").branch("ok", b -> b.http(base.resolve("/ok")).retry(RETRY))
         .branch("closed", b -> b.http(closed, base.resolve("/closed"), base.resolve("/closed"))
-            .retry(new RetryPolicy(2, Duration.ofMillis(10), Duration.ofMillis(20)))).build();
+            .retry(new RetryPolicy(2, Duration.ofMillis(10), Duration.ofMillis(20))))
+        .build();
     TccDefinition<String> slow = tcc("http-slow").branch("slow", b -> b.http(base.resolve("/slow"))
         .timeout(Duration.ofMillis(300)).retry(once)).build();
     TccDefinition<String> hanging = tcc("http-hanging").branch("ok", b -> b.http(base.resolve("/ok")).retry(RETRY))
         .branch("h", b -> b.http(base.resolve("/h")).retry(RETRY)).build();
-    setUp(refused, slow, hanging);
+    TccDefinition<String> misconfigured = tcc("http-404").branch("nowhere", b -> b.http(base.resolve("/nowhere"))
+        .retry(once)).build();
+    setUp(refused, slow, hanging, misconfigured);
     participant.script("h3", "slow", TccOperation.TRY, "SLOW:1500");
+    participant.script("h5", "nowhere", TccOperation.TRY, "404");
     assertThat(participant.cancelFirst("h4", "h")).isEqualTo(TccTestParticipant.Result.EMPTY_ROLLBACK);
     coordinator.start(refused, "h2", "{}");
     coordinator.start(slow, "h3", "{}");
     coordinator.start(hanging, "h4", "{}");
+    coordinator.start(misconfigured, "h5", "{}");
     coordinator.poll(); // the three at once, on the coordinator's HTTP threads
     assertThat(state("h4")).as("409 HANGING_REFUSED: a refused Try").isEqualTo("COMPENSATED");
     clock.advance(Duration.ofSeconds(1));
     coordinator.poll(); // h2's second Try: refused again; its sends are used
     assertThat(state("h2")).isEqualTo("RUNNING");
     assertThat(state("h3")).isEqualTo("RUNNING");
+    assertThat(tickets("h5")).as("404: outside the protocol, its one send used").containsExactly(
+        "MISCONFIGURED nowhere OPEN");
+    assertThat(one("SELECT reason FROM converge_saga_ticket WHERE saga_id = 'h5'")).contains("HTTP 404 from " + base
+        + "/nowhere");
     clock.advance(Duration.ofSeconds(30));
     coordinator.poll(); // the global timeout: h2 and h3 cancel
     assertThat(state("h2")).isEqualTo("COMPENSATED");
     assertThat(state("h3")).isEqualTo("COMPENSATED");
+    assertThat(state("h5")).isEqualTo("COMPENSATED");
+    assertThat(participant.calls("h5")).containsExactly("nowhere try 404", "nowhere cancel EMPTY_ROLLBACK");
     await().atMost(Duration.ofSeconds(10)).until(() -> participant.calls("h3").size() == 2);
 
     assertThat(participant.calls("h2")).containsExactly("ok try RAN", "closed cancel EMPTY_ROLLBACK",

@@ -29,13 +29,15 @@ import javax.sql.DataSource;
  * ({@code ON CONFLICT DO NOTHING}), a Cancel that takes the Try's row first (an empty rollback; a later Try is refused
  * as hanging), answering saga commands (messages) and the HTTP protocol of the README. Every call is recorded in
  * {@code tcc_calls} as {@code global branch op outcome}. A script per (global, branch, op) makes the next calls
- * fail: {@code FAIL} (technical), {@code REFUSE} (business), {@code 503} (HTTP only), {@code SLOW:<ms>} (sleeps first).
+ * fail: {@code FAIL} (technical), {@code REFUSE} (business), {@code 503} or {@code 404} (HTTP only), {@code SLOW:<ms>} (sleeps first).
  * Thread-safe.
  */
 final class TccTestParticipant implements AutoCloseable {
 
   /** What the barrier did. */
-  enum Result { RAN, DUPLICATE, EMPTY_ROLLBACK, HANGING_REFUSED, REFUSED, FAILED }
+  enum Result {
+    RAN, DUPLICATE, EMPTY_ROLLBACK, HANGING_REFUSED, REFUSED, FAILED
+  }
 
   static final String REPLIES = "tcc-replies";
 
@@ -113,7 +115,8 @@ final class TccTestParticipant implements AutoCloseable {
       Result res = barrier(tx.connection(), g, b, op, action);
       OutgoingMessage.Builder reply = OutgoingMessage.builder(m.header(SagaHeaders.REPLY_TO)).key(g)
           .header(SagaHeaders.SAGA_ID, m.header(SagaHeaders.SAGA_ID)).header(SagaHeaders.STEP,
-              m.header(SagaHeaders.STEP)).header(SagaHeaders.ATTEMPT, m.header(SagaHeaders.ATTEMPT))
+              m.header(SagaHeaders.STEP))
+          .header(SagaHeaders.ATTEMPT, m.header(SagaHeaders.ATTEMPT))
           .header(SagaHeaders.DIRECTION, m.header(SagaHeaders.DIRECTION))
           .header(SagaHeaders.OUTCOME, switch (res) {
             case RAN, DUPLICATE, EMPTY_ROLLBACK -> "SUCCESS";
@@ -147,8 +150,9 @@ final class TccTestParticipant implements AutoCloseable {
   /** The calls of {@code global} as {@code branch op outcome}, in order. */
   List<String> calls(String global) throws Exception {
     List<String> out = new java.util.ArrayList<>();
-    try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(
-        "SELECT branch_id || ' ' || op || ' ' || outcome FROM tcc_calls WHERE global_id = ? ORDER BY id")) {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement(
+            "SELECT branch_id || ' ' || op || ' ' || outcome FROM tcc_calls WHERE global_id = ? ORDER BY id")) {
       ps.setString(1, global);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -181,9 +185,9 @@ final class TccTestParticipant implements AutoCloseable {
         Thread.sleep(Long.parseLong(action.substring(5)));
         action = "";
       }
-      if (action.equals("503")) {
-        record(g, b, op, "503");
-        ex.sendResponseHeaders(503, -1);
+      if (action.equals("503") || action.equals("404")) {
+        record(g, b, op, action);
+        ex.sendResponseHeaders(Integer.parseInt(action), -1);
         return;
       }
       Result r;
@@ -258,6 +262,7 @@ final class TccTestParticipant implements AutoCloseable {
 
   /** The schema's migrations (producer, outbox, consumer, saga). */
   static final class Migrations {
+
     static void apply(DataSource ds) throws Exception {
       io.converge.core.Migrations.apply(ds, "producer");
       io.converge.core.Migrations.apply(ds, "outbox");

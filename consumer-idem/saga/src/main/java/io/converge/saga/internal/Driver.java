@@ -185,8 +185,13 @@ final class Driver {
               Transitions.min(now.plus(Transitions.backoff(s, row.sends())), row.deadline()), note), step, now);
           moves.event(c, saved, step, attempt, "RETRIED", null, null);
         } else {
-          SagaStore.update(c, row, row.pending(row.attempt(), row.failures(), row.deadline(), note)
+          SagaRow saved = SagaStore.update(c, row, row.pending(row.attempt(), row.failures(), row.deadline(), note)
               .sent(row.attempt(), row.sends(), row.deadline()), step, now);
+          if (HttpBranches.MISCONFIGURED.equals(reason)) { // asking again will not help: a person must look
+            moves.ticket(c, saved, step, HttpBranches.MISCONFIGURED, "the Try of branch '" + s.branch() + "' was"
+                + " answered outside the protocol " + row.sends() + " times; it waits for the global timeout and is"
+                + " cancelled then; last: " + note);
+          }
         }
       }
       case ANOMALY -> moves.stop(tx, def, row, step, "anomaly replied to step '" + step + "': " + note);

@@ -273,10 +273,15 @@ final class Transitions {
       String kind = confirm ? "CONFIRM_FAILING" : "CANCEL_FAILING";
       String why = (confirm ? "Confirm" : "Cancel") + " of branch '" + s.branch() + "' failed " + failures
           + " times in a row; still asked (a new attempt after each backoff); last: " + reason;
-      SagaStore.ticket(c, saved, s.name(), kind, why, now);
-      event(c, saved, s.name(), null, "TICKET", null, why);
-      log.warn("TCC {} needs a person: {} (ticket opened)", saved.id(), why);
+      ticket(c, saved, s.name(), kind, why);
     }
+  }
+
+  /** Opens a ticket of {@code kind} for {@code saga} (which goes on): a {@code TICKET} event and a warning. */
+  void ticket(Connection c, SagaRow saga, String step, String kind, String why) throws SQLException {
+    SagaStore.ticket(c, saga, step, kind, why, now());
+    event(c, saga, step, null, "TICKET", null, why);
+    log.warn("Saga {} needs a person: {} (ticket {} opened)", saga.id(), why, kind);
   }
 
   /**
