@@ -115,8 +115,10 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
             return true;
           })));
         } catch (DatabaseUnavailableException | BrokerUnavailableException e) {
+          made.clear(); // rolled back, or of unknown outcome: the intents' timeouts ask again
           throw e; // an outage (a commit of unknown outcome too): every saga waits for it alike, the next poll tries
         } catch (RuntimeException e) {
+          made.clear(); // rolled back: nothing to call
           if (claimed.get() == null) {
             throw e;
           }
@@ -126,6 +128,7 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
           setAside(claimed.get(), e);
           more = true;
         } catch (Exception e) {
+          made.clear();
           throw new SagaException("Saga poll failed: " + e, null, e);
         }
         for (HttpBranches.Call call : made) { // committed: the intent is recorded, the call may go
@@ -178,6 +181,8 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
         return;
       } catch (java.util.concurrent.ExecutionException e) {
         log.warn("An HTTP branch call failed", e.getCause());
+      } catch (java.util.concurrent.CancellationException e) {
+        log.debug("An HTTP branch call was cancelled (the coordinator closed); its timeout asks again");
       }
     }
   }
@@ -256,7 +261,11 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
       poller = null;
     }
     if (httpCalls != null) {
-      httpCalls.shutdownNow();
+      for (Runnable queued : httpCalls.shutdownNow()) {
+        if (queued instanceof Future<?> f) {
+          f.cancel(true); // a poll waiting for it returns; the saga's timeout asks again
+        }
+      }
       httpCalls = null;
     }
   }
