@@ -15,9 +15,6 @@ import io.converge.saga.tcc.TccHeaders;
 import io.converge.saga.tcc.TccOperation;
 import java.net.ServerSocket;
 import java.net.URI;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -358,12 +355,6 @@ class TccCoordinatorIT {
   }
 
   private static List<String> list(String sql) throws Exception {
-    List<String> out = new ArrayList<>();
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-      while (rs.next()) {
-        out.add(rs.getString(1));
-      }
-    }
-    return out;
+    return TccTestParticipant.rows(ds, sql);
   }
 }

@@ -11,11 +11,9 @@ import io.converge.outbox.OutboxBackend;
 import io.converge.producer.TxnProducer;
 import java.net.URI;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import javax.sql.DataSource;
@@ -53,7 +51,8 @@ class TccCrashIT {
       } finally {
         child.close();
       }
-      assertThat(list(ds, "SELECT kind || ' ' || coalesce(step, '') FROM converge_saga_event ORDER BY seq"))
+      assertThat(
+          TccTestParticipant.rows(ds, "SELECT kind || ' ' || coalesce(step, '') FROM converge_saga_event ORDER BY seq"))
           .as("every Try ran, no decision was recorded").endsWith("REPLIED account", "SENT points");
       assertThat(participant.calls("g1")).containsExactly("account try RAN", "points try RAN");
 
@@ -74,23 +73,16 @@ class TccCrashIT {
         }
         survivor.poll(); // the Confirm of points (HTTP), due since the Confirm of account's reply
         assertThat(mail.next()).isEmpty();
-        assertThat(list(ds, "SELECT state FROM converge_saga WHERE id = 'g1'")).containsExactly("COMPLETED");
+        assertThat(TccTestParticipant.rows(ds, "SELECT state FROM converge_saga WHERE id = 'g1'"))
+            .containsExactly("COMPLETED");
       }
       assertThat(participant.calls("g1")).containsExactly("account try RAN", "points try RAN", "points try DUPLICATE",
           "account try DUPLICATE", "account confirm RAN", "points confirm RAN");
-      assertThat(list(ds, "SELECT kind || ' ' || coalesce(step, '') FROM converge_saga_event ORDER BY seq"))
+      assertThat(
+          TccTestParticipant.rows(ds, "SELECT kind || ' ' || coalesce(step, '') FROM converge_saga_event ORDER BY seq"))
           .containsOnlyOnce("REPLIED points", "SENT account/confirm", "REPLIED account/confirm",
               "REPLIED points/confirm", "COMPLETED ");
     }
   }
 
-  private static List<String> list(DataSource ds, String sql) throws Exception {
-    List<String> out = new ArrayList<>();
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-      while (rs.next()) {
-        out.add(rs.getString(1));
-      }
-    }
-    return out;
-  }
 }

@@ -149,15 +149,16 @@ final class TccTestParticipant implements AutoCloseable {
 
   /** The calls of {@code global} as {@code branch op outcome}, in order. */
   List<String> calls(String global) throws Exception {
+    return rows(ds, "SELECT branch_id || ' ' || op || ' ' || outcome FROM tcc_calls WHERE global_id = '" + global
+        + "' ORDER BY id");
+  }
+
+  /** The first column of {@code sql}'s rows on {@code ds}, as text. */
+  static List<String> rows(DataSource ds, String sql) throws Exception {
     List<String> out = new java.util.ArrayList<>();
-    try (Connection c = ds.getConnection();
-        PreparedStatement ps = c.prepareStatement(
-            "SELECT branch_id || ' ' || op || ' ' || outcome FROM tcc_calls WHERE global_id = ? ORDER BY id")) {
-      ps.setString(1, global);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          out.add(rs.getString(1));
-        }
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+      while (rs.next()) {
+        out.add(rs.getString(1));
       }
     }
     return out;
