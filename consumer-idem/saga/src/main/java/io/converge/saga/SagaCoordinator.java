@@ -44,7 +44,7 @@ public interface SagaCoordinator extends AutoCloseable {
   /**
    * Starts the TCC global transaction {@code globalId} of {@code definition} (registered with
    * {@link SagaCoordinatorBuilder#tcc}) in a unit of work of its own: its row and its first Try (a branch reached over
-   * HTTP: its intent; the next poll makes the call) commit together. The global id is the saga id.
+   * HTTP is called by the next poll) commit together. The global id is the saga id.
    *
    * @return false when one of this id exists already
    */

@@ -185,10 +185,12 @@ class TccCoordinatorIT {
   }
 
   @Test
-  void theGlobalTimeoutCancelsATryNeverAnsweredWhoseLateTryIsRefusedAsHanging() throws Exception {
+  void theGlobalTimeoutCancelsATryNeverAnsweredWhoseLateTryIsRefusedAsHangingAndAFailingCancelIsAskedAgain()
+      throws Exception {
     TccDefinition<String> def = tcc("timeout").branch("a", b -> b.messages("a-tcc").timeout(TIMEOUT).retry(RETRY))
         .branch("b", b -> b.messages("b-tcc").timeout(TIMEOUT).retry(RetryPolicy.attempts(2))).build();
     setUp(def);
+    participant.script("t3", "a", TccOperation.CANCEL, "FAIL", "FAIL", "FAIL");
     Mailbox mail = Mailbox.fromNow(ds);
     coordinator.start(def, "t3", "{}");
     List<IncomingMessage> held = new ArrayList<>();
@@ -202,15 +204,22 @@ class TccCoordinatorIT {
     clock.advance(Duration.ofSeconds(30));
     coordinator.poll();
     pump(mail, m -> tryOf(m, "b"), held);
+    for (int i = 0; i < 3; i++) { // the Cancel of a fails three times: a ticket, and it is asked again
+      assertThat(state("t3")).isEqualTo("COMPENSATING");
+      clock.advance(Duration.ofSeconds(1));
+      coordinator.poll();
+      pump(mail, m -> tryOf(m, "b"), held);
+    }
+    assertThat(tickets("t3")).containsExactly("CANCEL_FAILING a OPEN");
     assertThat(state("t3")).isEqualTo("COMPENSATED");
     assertThat(held).hasSize(2);
     held.forEach(this::deliver); // the Tries arrive after their Cancel: refused as hanging
     pump(mail);
-    assertThat(participant.calls("t3")).containsExactly("a try RAN", "b cancel EMPTY_ROLLBACK", "a cancel RAN",
-        "b try HANGING_REFUSED", "b try HANGING_REFUSED");
+    assertThat(participant.calls("t3")).containsExactly("a try RAN", "b cancel EMPTY_ROLLBACK", "a cancel FAILED",
+        "a cancel FAILED", "a cancel FAILED", "a cancel RAN", "b try HANGING_REFUSED", "b try HANGING_REFUSED");
     assertThat(events("t3")).containsSubsequence("SENT b 1", "RESENT b 1", "DEADLINE b 1", "COMPENSATION_SENT b 1",
-        "COMPENSATED b 1", "COMPENSATION_SENT a 1", "COMPENSATED a 1", "COMPENSATED", "LATE_REPLY b 1",
-        "LATE_REPLY b 1");
+        "COMPENSATED b 1", "COMPENSATION_SENT a 1", "COMPENSATION_RETRIED a 3", "TICKET a", "COMPENSATION_SENT a 4",
+        "TICKET_NOTED a 4", "COMPENSATED a 4", "COMPENSATED", "LATE_REPLY b 1", "LATE_REPLY b 1");
   }
 
   @Test
