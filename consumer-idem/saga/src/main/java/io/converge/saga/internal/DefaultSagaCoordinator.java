@@ -11,6 +11,7 @@ import io.converge.saga.SagaCoordinator;
 import io.converge.saga.SagaCoordinatorBuilder;
 import io.converge.saga.SagaDefinition;
 import io.converge.saga.SagaException;
+import java.net.http.HttpClient;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -20,7 +21,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
-import java.net.http.HttpClient;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -63,7 +63,7 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
   public <D> boolean start(TxnContext tx, SagaDefinition<D> definition, String sagaId, D data) {
     if (settings.definitions().get(definition.name()) != definition) { // a TCC's shape is registered as is
       throw new IllegalArgumentException("saga definition '" + definition.name()
-          + "' is not registered with this coordinator (SagaCoordinatorBuilder.definitions)");
+          + "' is not registered with this coordinator (SagaCoordinatorBuilder.definitions or .tcc)");
     }
     if (sagaId == null || sagaId.isEmpty() || sagaId.length() > 128) {
       throw new IllegalArgumentException("saga.id must be 1-128 characters, but was " + sagaId);
