@@ -3,7 +3,9 @@ package io.converge.examples.payment;
 import io.converge.consumer.http.CallbackSecrets;
 import io.converge.consumer.http.IdempotentEndpoint;
 import io.converge.consumer.http.SignedCallbackFilter;
+import io.converge.consumer.micrometer.MicrometerCallbackMetrics;
 import io.converge.core.Migrations;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
@@ -75,12 +77,13 @@ public class ProviderCallbacks {
   static class Filter {
 
     @Bean(destroyMethod = "destroy")
-    SignedCallbackFilter providerCallbackFilter(DataSource dataSource,
+    SignedCallbackFilter providerCallbackFilter(DataSource dataSource, MeterRegistry meters,
         @Value("${examples.payment.callback-secrets:" + DEMO_SECRET + "}") List<String> secrets) {
       Migrations.apply(dataSource, "idempotency");
       return SignedCallbackFilter.builder().dataSource(dataSource).provider("demo-psp")
           .secrets(CallbackSecrets.of(secrets.toArray(String[]::new)))
-          .endpoints(List.of(IdempotentEndpoint.of("POST", PATH))).build();
+          .endpoints(List.of(IdempotentEndpoint.of("POST", PATH))).metrics(MicrometerCallbackMetrics.of(meters))
+          .build();
     }
 
     @Bean

@@ -165,6 +165,12 @@ class PaymentApiIT {
         .isEqualTo(1);
     assertThat(jdbc.queryForObject("SELECT provider_status FROM charge WHERE id = ?", String.class, id))
         .isEqualTo("CONFIRMED");
+    // each refusal counted with its reason
+    String metrics = http.send(HttpRequest.newBuilder(URI.create(base + "/actuator/prometheus")).build(),
+        HttpResponse.BodyHandlers.ofString()).body();
+    assertThat(metrics).containsPattern("callback_refused_total\\{.*reason=\"signature-mismatch\".*} [1-9]")
+        .containsPattern("callback_refused_total\\{.*reason=\"timestamp-out-of-tolerance\".*} [1-9]")
+        .containsPattern("callback_replayed_total\\{.*} [1-9]");
   }
 
   private static String sign(String secret, long t, byte[] body) {
