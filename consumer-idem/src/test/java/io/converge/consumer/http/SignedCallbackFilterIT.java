@@ -236,6 +236,15 @@ class SignedCallbackFilterIT {
     String id = "evt-" + UUID.randomUUID();
     String body = "{\"id\":\"" + id + "\",\"pad\":\"" + "x".repeat(1100) + "\"}";
     assertProblem(signed(body, sign(CURRENT, now(), body)), 413, "body-too-large");
+    // no Content-Length (chunked): read up to the limit, refused there
+    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    HttpResponse<String> chunked = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest
+        .newBuilder(java.net.URI.create(base + "/payments/p-1/provider-callback"))
+        .header("Content-Type", "application/json").header("Converge-Signature", sign(CURRENT, now(), body))
+        .POST(java.net.http.HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(bytes)))
+        .build(), HttpResponse.BodyHandlers.ofString());
+    assertProblem(chunked, 413, "body-too-large");
+    assertThat(chunked.body()).contains("but more than 1024 bytes sent");
     assertThat(runsOf(id)).isZero();
   }
 
