@@ -51,6 +51,11 @@ public final class GlobalSpans implements AutoCloseable {
     return exporter.getFinishedSpanItems().stream().filter(s -> s.getTraceId().equals(traceId)).toList();
   }
 
+  /** Every finished span so far. */
+  public List<SpanData> all() {
+    return exporter.getFinishedSpanItems();
+  }
+
   @Override
   public synchronized void close() {
     GlobalOpenTelemetry.resetForTest();
