@@ -25,9 +25,12 @@ public final class TracedSink implements OutboxSink {
     this.tracing = tracing;
   }
 
-  /** {@code sink} traced by {@code tracing}; {@code sink} itself when {@code tracing} is disabled. */
+  /**
+   * {@code sink} traced by {@code tracing}; {@code sink} itself when {@code tracing} is disabled or {@code sink} is
+   * null (which the settings then refuse, naming it).
+   */
   public static OutboxSink wrap(OutboxSink sink, Tracing tracing) {
-    return tracing.enabled() ? new TracedSink(sink, tracing) : sink;
+    return sink != null && tracing.enabled() ? new TracedSink(sink, tracing) : sink;
   }
 
   @Override
