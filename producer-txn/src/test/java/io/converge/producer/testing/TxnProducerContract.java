@@ -24,6 +24,10 @@ import io.converge.producer.UnitOfWorkException;
 import io.converge.core.Migrations;
 import io.converge.producer.internal.CrashPoints;
 import io.converge.producer.spring.TransactionalPublisher;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.context.Scope;
+import io.opentelemetry.sdk.trace.data.SpanData;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -373,6 +377,29 @@ public abstract class TxnProducerContract {
     assertThat(new String(d.payload(), UTF_8)).isEqualTo("committed");
   }
 
+  // ---- 1b. tracing: the consumer sees the creation context, the publish span under the caller's ----
+
+  @ContractTest
+  void theDeliveredTraceparentContinuesThePublishSpan() throws Exception {
+    Unit u = unit("traced");
+    try (GlobalSpans spans = GlobalSpans.install()) {
+      Span request = spans.tracer().spanBuilder("POST /orders").startSpan();
+      String id;
+      try (Scope ignored = request.makeCurrent()) {
+        id = order(u.p(), u.topic(), "traced");
+      } finally {
+        request.end();
+      }
+      Delivered d = awaitDelivered(u.sink(), Set.of(id), Duration.ofSeconds(60)).get(0);
+      SpanData publish = spans.trace(request.getSpanContext().getTraceId()).stream()
+          .filter(s -> s.getKind() == SpanKind.PRODUCER).findFirst().orElseThrow();
+      assertThat(publish.getName()).isIn("publish " + u.topic(), "create " + u.topic());
+      assertThat(publish.getParentSpanId()).isEqualTo(request.getSpanContext().getSpanId());
+      assertThat(d.headers()).containsEntry(Envelope.TRACEPARENT,
+          "00-" + publish.getTraceId() + "-" + publish.getSpanId() + "-01");
+    }
+  }
+
   // ---- 2. rollback ----
 
   @ContractTest
@@ -410,7 +437,9 @@ public abstract class TxnProducerContract {
     runChildUntilCrash(jvms, CrashPoints.Point.AFTER_DB_COMMIT, c);
     assertThat(orderExists(c.id())).as("the DB committed before the crash").isTrue();
     producer(c.group(), c.topic()); // a new instance of the same group answers for the dead one
-    awaitDelivered(c.sink(), Set.of(c.id()), recoveryWindow().plusSeconds(30));
+    Delivered d = awaitDelivered(c.sink(), Set.of(c.id()), recoveryWindow().plusSeconds(30)).get(0);
+    // the check-back commit, the Pulsar recovery, the relay's send: the trace current at publish goes on
+    assertThat(d.headers()).containsEntry(Envelope.TRACEPARENT, ChildProducerMain.traceparent(c.id()));
   }
 
   // ---- 4. kill -9 before the DB commit ----
