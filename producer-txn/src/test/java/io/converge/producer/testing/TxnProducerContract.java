@@ -368,29 +368,25 @@ public abstract class TxnProducerContract {
 
   // ---- 1. commit ----
 
+  /**
+   * Commit: the message is delivered and the business row kept. Published under a caller's span (the tracing of
+   * issue 34), the delivered {@code traceparent} continues the publish span, itself a child of the caller's: one
+   * case, so that the tracing costs the suite no second delivery per backend.
+   */
   @ContractTest
-  void commitDeliversTheMessageAndKeepsTheBusinessRow() throws Exception {
+  void commitDeliversTheMessageWithItsTraceAndKeepsTheBusinessRow() throws Exception {
     Unit u = unit("commit");
-    String id = order(u.p(), u.topic(), "committed");
-    assertThat(orderExists(id)).isTrue();
-    Delivered d = awaitDelivered(u.sink(), Set.of(id), Duration.ofSeconds(60)).get(0);
-    assertThat(new String(d.payload(), UTF_8)).isEqualTo("committed");
-  }
-
-  // ---- 1b. tracing: the consumer sees the creation context, the publish span under the caller's ----
-
-  @ContractTest
-  void theDeliveredTraceparentContinuesThePublishSpan() throws Exception {
-    Unit u = unit("traced");
     try (GlobalSpans spans = GlobalSpans.install()) {
       Span request = spans.tracer().spanBuilder("POST /orders").startSpan();
       String id;
       try (Scope ignored = request.makeCurrent()) {
-        id = order(u.p(), u.topic(), "traced");
+        id = order(u.p(), u.topic(), "committed");
       } finally {
         request.end();
       }
+      assertThat(orderExists(id)).isTrue();
       Delivered d = awaitDelivered(u.sink(), Set.of(id), Duration.ofSeconds(60)).get(0);
+      assertThat(new String(d.payload(), UTF_8)).isEqualTo("committed");
       SpanData publish = spans.trace(request.getSpanContext().getTraceId()).stream()
           .filter(s -> s.getKind() == SpanKind.PRODUCER).findFirst().orElseThrow();
       assertThat(publish.getName()).isIn("publish " + u.topic(), "create " + u.topic());
