@@ -26,7 +26,7 @@ ALTER TABLE charge ADD COLUMN IF NOT EXISTS provider_status varchar(16);
 CREATE TABLE IF NOT EXISTS provider_callback (
   id          bigserial   PRIMARY KEY,
   charge_id   varchar(64) NOT NULL REFERENCES charge (id),
-  event_id    varchar(64) NOT NULL,
+  event_id    varchar(64) NOT NULL UNIQUE,          -- the provider's event id: applied once
   outcome     varchar(16) NOT NULL,
   received_at timestamptz NOT NULL DEFAULT now()
 );

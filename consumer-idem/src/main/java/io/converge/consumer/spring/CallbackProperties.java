@@ -72,4 +72,13 @@ public record CallbackProperties(
     }
     return out;
   }
+
+  /** The settings without the secrets (a record's own {@code toString} would print them). */
+  @Override
+  public String toString() {
+    return "CallbackProperties[enabled=" + enabled + ", migrate=" + migrate + ", provider=" + provider + ", secrets="
+        + (secrets == null ? 0 : secrets.size()) + " (hidden), signatureHeader=" + signatureHeader + ", tolerance="
+        + tolerance + ", replayWindow=" + replayWindow + ", maxBodySize=" + maxBodySize + ", endpoints=" + endpoints
+        + ", filterOrder=" + filterOrder + "]";
+  }
 }

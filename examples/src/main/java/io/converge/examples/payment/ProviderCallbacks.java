@@ -29,14 +29,21 @@ import org.springframework.transaction.support.TransactionTemplate;
 @Service
 public class ProviderCallbacks {
 
-  /** The demo's secret, the default of {@code examples.payment.callback-secrets}. */
+  /**
+   * The demo's secret, set in the demo's {@code payment.properties}; a service without
+   * {@code examples.payment.callback-secrets} does not start (never a published default secret).
+   */
   public static final String DEMO_SECRET = "whsec_converge_demo";
   /** The callback endpoint's path pattern. */
   static final String PATH = "/charges/{id}/provider-callback";
 
+  // the provider's event id is the business key of a notification: a provider that signs a retry anew (a new
+  // timestamp, so a new signature the replay store cannot match) is still applied once
   private static final String RECORD = """
-      INSERT INTO provider_callback (charge_id, event_id, outcome) VALUES (?, ?, ?)""";
-  private static final String MARK = "UPDATE charge SET provider_status = ? WHERE id = ?";
+      INSERT INTO provider_callback (charge_id, event_id, outcome) VALUES (?, ?, ?) ON CONFLICT (event_id) DO NOTHING""";
+  // a provider's status is final once set: a late or reordered "failed" never overwrites "confirmed"
+  private static final String MARK = "UPDATE charge SET provider_status = ? WHERE id = ? AND provider_status IS NULL";
+  private static final String STATUS = "SELECT provider_status FROM charge WHERE id = ?";
   private static final String APPLIED = "SELECT count(*) FROM provider_callback WHERE charge_id = ?";
 
   private final JdbcTemplate jdbc;
@@ -50,7 +57,8 @@ public class ProviderCallbacks {
   }
 
   /**
-   * Applies a verified callback: records it and marks the charge CONFIRMED or FAILED by the provider.
+   * Applies a verified callback: records it once per provider event id and marks the charge CONFIRMED or FAILED by
+   * the provider, once (a later event of the charge does not change a status already set).
    *
    * @throws PaymentException 400 when the body names another charge than the path (the signature covers the body,
    *     not the path) or an unknown outcome; 404 for an unknown charge
@@ -64,12 +72,15 @@ public class ProviderCallbacks {
     }
     charges.get(chargeId); // 404 for an unknown charge
     String status = outcome.toUpperCase(java.util.Locale.ROOT);
-    Long applied = tx.execute(s -> {
-      jdbc.update(RECORD, chargeId, eventId, outcome);
-      jdbc.update(MARK, status, chargeId);
-      return jdbc.queryForObject(APPLIED, Long.class, chargeId);
+    Map<String, Object> answer = tx.execute(s -> {
+      if (jdbc.update(RECORD, chargeId, eventId, outcome) == 1) {
+        jdbc.update(MARK, status, chargeId);
+      }
+      return Map.of("chargeId", chargeId, "eventId", eventId,
+          "providerStatus", jdbc.queryForObject(STATUS, String.class, chargeId),
+          "callbacksApplied", jdbc.queryForObject(APPLIED, Long.class, chargeId));
     });
-    return Map.of("chargeId", chargeId, "eventId", eventId, "providerStatus", status, "callbacksApplied", applied);
+    return answer;
   }
 
   /** The filter in front of the callback endpoint, on the service's database. */
@@ -78,7 +89,7 @@ public class ProviderCallbacks {
 
     @Bean(destroyMethod = "destroy")
     SignedCallbackFilter providerCallbackFilter(DataSource dataSource, MeterRegistry meters,
-        @Value("${examples.payment.callback-secrets:" + DEMO_SECRET + "}") List<String> secrets) {
+        @Value("${examples.payment.callback-secrets}") List<String> secrets) {
       Migrations.apply(dataSource, "idempotency");
       return SignedCallbackFilter.builder().dataSource(dataSource).provider("demo-psp")
           .secrets(CallbackSecrets.of(secrets.toArray(String[]::new)))

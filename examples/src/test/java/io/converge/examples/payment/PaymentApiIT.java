@@ -161,8 +161,16 @@ class PaymentApiIT {
     assertThat(callback(path, failed, sign(ProviderCallbacks.DEMO_SECRET, now - 600, failed)).statusCode())
         .isEqualTo(400);
     assertThat(callback(path, failed, "t=" + now).statusCode()).isEqualTo(400);
+    // the provider retries event e-1 signed anew (a later timestamp: not a copy): applied once, by its event id
+    HttpResponse<String> resigned = callback(path, ok, sign(ProviderCallbacks.DEMO_SECRET, now + 1, ok));
+    assertThat(resigned.statusCode()).isEqualTo(200);
+    assertThat(resigned.body()).contains("\"callbacksApplied\":1");
+    // a later, valid "failed" event of the charge is recorded, but a provider's status once set stays
+    HttpResponse<String> late = callback(path, failed, sign(ProviderCallbacks.DEMO_SECRET, now, failed));
+    assertThat(late.statusCode()).isEqualTo(200);
+    assertThat(late.body()).contains("\"providerStatus\":\"CONFIRMED\"", "\"callbacksApplied\":2");
     assertThat(jdbc.queryForObject("SELECT count(*) FROM provider_callback WHERE charge_id = ?", Long.class, id))
-        .isEqualTo(1);
+        .isEqualTo(2);
     assertThat(jdbc.queryForObject("SELECT provider_status FROM charge WHERE id = ?", String.class, id))
         .isEqualTo("CONFIRMED");
     // each refusal counted with its reason

@@ -163,7 +163,9 @@ public final class DefaultSignedCallbackFilter implements SignedCallbackFilter {
     metrics.refused(endpoint, e.problem());
     boolean clientError = e.problem().status() < 500;
     if (clientError) {
-      log.warn("Refused callback of provider {} on {} from {}: {} {}", provider, endpoint, request.getRemoteAddr(),
+      // debug, not warn: anyone can send a request, and a flood of forged ones must not flood the log (the
+      // refusal is counted by reason: callback.refused)
+      log.debug("Refused callback of provider {} on {} from {}: {} {}", provider, endpoint, request.getRemoteAddr(),
           e.problem().code(), e.getMessage());
     } else {
       log.error("Refused callback of provider {} on {}: {}", provider, endpoint, e.problem().code(), e);
