@@ -1,6 +1,7 @@
 package io.converge.producer;
 
 import io.converge.core.ConvergeException;
+import io.converge.core.SigningKeys;
 import io.converge.producer.spi.BackendFactory;
 import io.converge.producer.spi.ProducerMetrics;
 import io.converge.core.internal.Require;
@@ -35,6 +36,7 @@ public final class TxnProducerBuilder {
    * @param purgeInterval how often old rows are purged; default 10 minutes; zero disables
    * @param metrics where to count; default nothing
    * @param clock the time source; default the system UTC clock
+   * @param signingKeys the keys every message is signed with ({@link #sign}); null (the default) signs nothing
    */
   public record Settings(
       String group,
@@ -47,7 +49,8 @@ public final class TxnProducerBuilder {
       Duration brokerCheckWindow,
       Duration purgeInterval,
       ProducerMetrics metrics,
-      Clock clock) {
+      Clock clock,
+      SigningKeys signingKeys) {
   }
 
   private final Function<Settings, TxnProducer> factory;
@@ -65,6 +68,7 @@ public final class TxnProducerBuilder {
   private Duration purgeInterval = Duration.ofMinutes(10);
   private ProducerMetrics metrics = ProducerMetrics.NONE;
   private Clock clock = Clock.systemUTC();
+  private SigningKeys signingKeys;
 
   TxnProducerBuilder(Function<Settings, TxnProducer> factory) {
     this.factory = factory;
@@ -150,6 +154,18 @@ public final class TxnProducerBuilder {
   }
 
   /**
+   * Signs every message with {@code keys.current()}: header {@link io.converge.core.Envelope#SIGNATURE}, HMAC-SHA256
+   * over the topic, the {@code converge-} headers and the payload ({@link io.converge.core.MessageSignature}).
+   * Consumers verify it with {@code IdempotentHandler.Builder.requireSignature}. A signed message needs a body:
+   * publishing one with an empty payload fails with {@link io.converge.core.InvalidMessageException}. Default: no
+   * signature.
+   */
+  public TxnProducerBuilder sign(SigningKeys keys) {
+    this.signingKeys = Require.present("producer.sign", keys);
+    return this;
+  }
+
+  /**
    * Validates the settings, starts the backend and returns the producer.
    *
    * @throws IllegalArgumentException naming the setting and its bad value
@@ -178,6 +194,6 @@ public final class TxnProducerBuilder {
     Require.notNegative("producer.purgeInterval", purgeInterval);
     return factory.apply(new Settings(group, dataSource, backend, List.copyOf(topics), maxPayloadBytes,
         localTransactionTimeout, logRetention, brokerCheckWindow, purgeInterval, Require.present("metrics", metrics),
-        Require.present("clock", clock)));
+        Require.present("clock", clock), signingKeys));
   }
 }
