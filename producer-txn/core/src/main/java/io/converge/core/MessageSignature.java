@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.HexFormat;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -25,10 +26,11 @@ import java.util.regex.Pattern;
  * followed by the payload's bytes as sent. LF is the byte 0x0A. The topic is the name the producer gave it (a Pulsar
  * consumer's {@code persistent://tenant/namespace/} prefix and {@code -partition-N} suffix are removed,
  * {@link #topicName}). The signed headers are every header whose name starts with {@code converge-}, but
- * {@link Envelope#SIGNATURE} itself: the message id, key, tenant, source, creation time and schema as the producer
- * set them, and any {@code converge-} header the application added. Nothing a broker adds or rewrites is signed
- * (RocketMQ's system properties, Pulsar's key and redelivery count, the broker's message id, a RocketMQ retry
- * topic), nor {@code traceparent}: a relay or a tracer may set them. The header value is
+ * {@link Envelope#SIGNATURE} itself and the {@link #TRANSPORT_HEADERS} a backend adds after the envelope is stamped:
+ * the message id, key, tenant, source, creation time and schema as the producer set them, and any {@code converge-}
+ * header the application added (the saga's, TCC's). Nothing a broker adds or rewrites is signed (RocketMQ's system
+ * properties, Pulsar's key and redelivery count, the broker's message id, a RocketMQ retry topic), nor
+ * {@code traceparent}: a relay or a tracer may set them. The header value is
  * {@code v1:<key id>:<MAC as 64 lower-case hex digits>}.
  *
  * <p>Signing and verifying refuse what would make the form ambiguous: a {@code converge-} header whose name does not
@@ -39,6 +41,12 @@ public final class MessageSignature {
 
   /** The first line of the canonical form, version 1. */
   public static final String FORM_V1 = "converge-signature-v1";
+
+  /**
+   * The {@code converge-} headers a backend adds to each send after the envelope is signed, so never signed:
+   * {@code converge-attempt}, the RocketMQ half message's attempt token (a new one per send).
+   */
+  public static final Set<String> TRANSPORT_HEADERS = Set.of("converge-attempt");
 
   private static final String PREFIX = "converge-";
   private static final Pattern SIGNED_NAME = Pattern.compile("converge-[a-z0-9._-]{1,55}");
@@ -63,7 +71,7 @@ public final class MessageSignature {
     text.append(line("topic", topic)).append('\n');
     Map<String, String> signed = new TreeMap<>();
     headers.forEach((name, value) -> {
-      if (name.startsWith(PREFIX) && !name.equals(Envelope.SIGNATURE)) {
+      if (name.startsWith(PREFIX) && !name.equals(Envelope.SIGNATURE) && !TRANSPORT_HEADERS.contains(name)) {
         if (!SIGNED_NAME.matcher(name).matches()) {
           throw new InvalidSignatureException("malformed: header name '" + quote(name) + "' starts with " + PREFIX
               + " but does not match " + SIGNED_NAME.pattern(), headers.get(Envelope.MESSAGE_ID));

@@ -17,6 +17,8 @@ import io.converge.core.Envelope;
 import io.converge.core.InvalidMessageException;
 import io.converge.core.LateCommitFencedException;
 import io.converge.core.MessageIds;
+import io.converge.core.MessageSignature;
+import io.converge.core.SigningKeys;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.PayloadTooLargeException;
 import io.converge.producer.TxnProducer;
@@ -582,6 +584,27 @@ public abstract class TxnProducerContract {
           .containsKey(Envelope.CREATED_AT);
       assertThat(new String(d.payload(), UTF_8)).isEqualTo(d.id());
     }
+  }
+
+  // ---- 6a. a signed message with a schema arrives with its envelope intact and verifies (issue 34) ----
+
+  /**
+   * A message with a {@code converge-schema} header, signed ({@code signedWith}, what {@code TxnProducerBuilder.sign}
+   * does to every message) over the envelope the backend stamps, arrives with every header intact: its signature
+   * verifies on the consumer's side ({@link MessageSignature#verify}, what {@code requireSignature} runs).
+   */
+  @ContractTest
+  void aSignedMessageWithASchemaArrivesIntactAndItsSignatureVerifies() throws Exception {
+    Unit u = unit("signed");
+    SigningKeys keys = SigningKeys.of("k1", Map.of("k1", "contract-signing-key-of-32-bytes".getBytes(UTF_8)));
+    String id = MessageIds.shared().next();
+    u.p().inTransaction(tx -> tx.publish(OutgoingMessage.builder(u.topic()).id(id).key("customer-9").tenant("acme")
+        .schema("order-created", 2, 1).header("note", "n").payload("{\"amount\":\"10.00\"}".getBytes(UTF_8)).build()
+        .signedWith(keys)));
+    Delivered d = awaitDelivered(u.sink(), Set.of(id), Duration.ofSeconds(60)).get(0);
+    assertThat(d.headers()).containsEntry(Envelope.SCHEMA, "order-created/2.1").containsEntry(Envelope.TENANT, "acme")
+        .containsKeys(Envelope.SIGNATURE, Envelope.SOURCE, Envelope.CREATED_AT);
+    MessageSignature.verify(keys, u.topic(), d.headers(), d.payload());
   }
 
   // ---- 6b. savepoints: what a rolled-back savepoint covered is never delivered (issue 13.1) ----
