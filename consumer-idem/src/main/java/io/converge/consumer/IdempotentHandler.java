@@ -113,11 +113,14 @@ public interface IdempotentHandler {
     private final Map<String, Set<Integer>> schemas = new TreeMap<>();
     private boolean requireSchema;
 
-    /** The default replay window with {@link #requireSignature}: the default retention of the dedup rows. */
-    public static final Duration DEFAULT_REPLAY_WINDOW = Duration.ofDays(7);
-
-    /** The default clock-skew tolerance of the replay window. */
+    /** The default clock-skew tolerance of the replay window: 5 minutes. */
     public static final Duration DEFAULT_CLOCK_SKEW = Duration.ofMinutes(5);
+
+    /**
+     * The default replay window with {@link #requireSignature}: 7 days less {@link #DEFAULT_CLOCK_SKEW}, so that with
+     * the skew it stays within the dedup rows' default retention of 7 days.
+     */
+    public static final Duration DEFAULT_REPLAY_WINDOW = Duration.ofDays(7).minus(DEFAULT_CLOCK_SKEW);
 
     private Builder() {
     }
@@ -221,7 +224,8 @@ public interface IdempotentHandler {
      * again); one without a readable creation time too. A copy whose id the dedup table still holds stays a plain
      * duplicate. Keep {@code maxAge + clockSkew} within the dedup rows' retention (7 days by default), so that every
      * replay is refused by one or the other. Only a signed creation time cannot be forged: use it with
-     * {@link #requireSignature}. Default: off, or 7 days and 5 minutes with {@link #requireSignature}.
+     * {@link #requireSignature}. Default: off, or {@link #DEFAULT_REPLAY_WINDOW} (7 days less 5 minutes) and
+     * {@link #DEFAULT_CLOCK_SKEW} (5 minutes) with {@link #requireSignature}.
      *
      * @param maxAge between 1 minute and 365 days
      * @param clockSkew between zero and 1 hour
