@@ -103,6 +103,10 @@ class SignedEnvelopeIT {
     assertThat(handler.handle(genuine)).as("the forged copy claimed nothing").isEqualTo(Outcome.PROCESSED);
     assertThat(handler.handle(signed(FORGER, "pay-9", "acct-9", NOW, "{}"))).isEqualTo(Outcome.DEAD_LETTERED);
     assertThat(ran).containsExactly("good-1", "pay-7");
+    assertThat(handler.handle(signed(KEYS, "week-old", "acct-10", NOW.minus(Duration.ofDays(7)), "{}")))
+        .as("the default replay window: 7 days less 5 min").isEqualTo(Outcome.DEAD_LETTERED);
+    assertThat(parked(ds, "signed", "week-old")).startsWith("REPLAYED created at 2026-11-24T12:00:00Z")
+        .endsWith("over the replay window of PT167H55M");
 
     // the key is held behind the forged message, which can only be discarded
     IncomingMessage next = signed(KEYS, "unsigned-2", "acct-2", NOW, "{\"amount\":2}");
@@ -116,8 +120,10 @@ class SignedEnvelopeIT {
     assertThat(ops.discard(forgedRow)).isTrue();
     assertThat(handler.releaseHeld(List.of(TOPIC))).isOne();
     assertThat(ran).containsExactly("good-1", "pay-7", "unsigned-2");
-    assertThat(count(ds, "SELECT count(*) FROM converge_dedup WHERE consumer_group = 'signed'"))
-        .as("claims of the three that ran only").isEqualTo(3);
+    assertThat(string(ds, "SELECT string_agg(message_id || ' ' || outcome, ', ' ORDER BY message_id)"
+        + " FROM converge_dedup WHERE consumer_group = 'signed'"))
+        .as("claims of the three that ran and of the replayed one; none of a forged one")
+        .isEqualTo("good-1 PROCESSED, pay-7 PROCESSED, unsigned-2 PROCESSED, week-old DEAD_LETTERED");
   }
 
   @Test
