@@ -72,8 +72,21 @@ class SignedEnvelopeIT {
   void anUnsignedOrWronglySignedMessageIsParkedNeverRunAndNeverReDriven(DataSource ds) throws Exception {
     Migrations.apply(ds, "consumer");
     List<String> ran = new CopyOnWriteArrayList<>();
+    List<String> counted = new CopyOnWriteArrayList<>();
+    ConsumerMetrics metrics = new ConsumerMetrics() {
+
+      @Override
+      public void outcome(String group, String topic, Outcome outcome) {
+      }
+
+      @Override
+      public void parked(String group, String topic, String reasonCode) {
+        counted.add(reasonCode);
+      }
+    };
     IdempotentHandler handler = IdempotentHandler.builder().group("signed").dataSource(ds).requireSignature(KEYS)
-        .clock(Clock.fixed(NOW, ZoneOffset.UTC)).handler((c, m) -> ran.add(m.envelopeMessageId())).build();
+        .metrics(metrics).clock(Clock.fixed(NOW, ZoneOffset.UTC)).handler((c, m) -> ran.add(m.envelopeMessageId()))
+        .build();
     IncomingMessage good = signed(KEYS, "good-1", "acct-1", NOW, "{\"amount\":10}");
     assertThat(handler.handle(good)).isEqualTo(Outcome.PROCESSED);
 
@@ -107,6 +120,9 @@ class SignedEnvelopeIT {
         .as("the default replay window: 7 days less 5 min").isEqualTo(Outcome.DEAD_LETTERED);
     assertThat(parked(ds, "signed", "week-old")).startsWith("REPLAYED created at 2026-11-24T12:00:00Z")
         .endsWith("over the replay window of PT167H55M");
+    assertThat(counted).as("consumer.parked per parked message").containsExactly("SIGNATURE_INVALID",
+        "SIGNATURE_INVALID", "SIGNATURE_INVALID", "SIGNATURE_INVALID", "SIGNATURE_INVALID", "SIGNATURE_INVALID",
+        "REPLAYED");
 
     // the key is held behind the forged message, which can only be discarded
     IncomingMessage next = signed(KEYS, "unsigned-2", "acct-2", NOW, "{\"amount\":2}");
