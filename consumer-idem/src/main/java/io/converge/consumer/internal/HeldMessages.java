@@ -4,6 +4,7 @@ import io.converge.consumer.FailureKind;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.Outcome;
 import io.converge.core.ConvergeException;
+import java.sql.Connection;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -173,7 +174,7 @@ final class HeldMessages {
   }
 
   /** A released row whose envelope the rules refuse becomes the parked head of its key, at its place; no ticket. */
-  private Outcome parkRejectedInPlace(java.sql.Connection c, long dlqId, IncomingMessage m, String id,
+  private Outcome parkRejectedInPlace(Connection c, long dlqId, IncomingMessage m, String id,
       RejectedMessage rejected) throws Exception {
     String reason = FailureRecorder.abbreviate(rejected.reason(), FailureRecorder.MAX_ERROR_TEXT);
     if (!DeadLetterStore.heldToParked(c, dlqId, rejected.code(), reason, 0)) {
