@@ -241,7 +241,7 @@ public interface IdempotentHandler {
      * {@code type/major.minor}); call once per type and major. Once any is declared, a message of another type or
      * major, or whose header is malformed, is parked as {@code SCHEMA_UNSUPPORTED} with the reason quoted: not a
      * business failure, not retried, no attempt counted, its key held, so a deploy in the wrong order stops that
-     * key's stream instead of corrupting it; after the upgrade, ops re-drive (or {@link #resume}) it and the held
+     * key's stream instead of corrupting it; after the upgrade, ops re-drive (or {@link IdempotentHandler#resume}) it and the held
      * messages behind it follow. A message without the header is read unless {@link #requireSchema}. Default: no
      * schema is checked.
      *
