@@ -15,6 +15,14 @@ public interface ConsumerMetrics {
   default void failure(String group, String topic, FailureKind kind) {
   }
 
+  /**
+   * A message was parked in {@code converge_dlq} without running because its envelope was refused, with
+   * {@code reasonCode} ({@code SIGNATURE_INVALID}, {@code REPLAYED}, {@code SCHEMA_UNSUPPORTED}); its
+   * {@link #outcome} is counted too.
+   */
+  default void parked(String group, String topic, String reasonCode) {
+  }
+
   /** Counts nothing. */
   ConsumerMetrics NONE = (group, topic, outcome) -> {
   };

@@ -36,13 +36,15 @@ public final class ConsumerOps {
       """;
   // the reason keeps what it was, once: a row whose re-drive failed ("marked for re-drive (was CODE: reason);
   // re-drive failed: error") gets its first mark back, not a mark of the mark; a held row follows its head, a
-  // marked one is already waiting, an invalid envelope would be refused again (EnvelopeCheck)
+  // marked one is already waiting, an invalid envelope would be refused again (EnvelopeCheck), and a message that
+  // failed its signature check must never reach a handler (a forged one would run)
   private static final String REDRIVE = """
       UPDATE converge_dlq SET reason_code = 'REDRIVE', reason = CASE
                WHEN reason_code = 'REDRIVE_FAILED' AND strpos(reason, '; re-drive failed: ') > 0
                  THEN left(reason, strpos(reason, '; re-drive failed: ') - 1)
                ELSE 'marked for re-drive (was ' || reason_code || coalesce(': ' || reason, '') || ')' END
-       WHERE id = ? AND status = 'PARKED' AND reason_code NOT IN ('HELD', 'REDRIVE', 'INVALID_ENVELOPE')
+       WHERE id = ? AND status = 'PARKED' AND reason_code NOT IN ('HELD', 'REDRIVE', 'INVALID_ENVELOPE',
+                                                                      'SIGNATURE_INVALID')
       """;
   private static final String OPEN_TICKETS = """
       SELECT id, tenant, consumer_group, topic, message_id, dlq_id, kind, reason, status, created_at
@@ -105,6 +107,9 @@ public final class ConsumerOps {
    *
    * @return false when it was not parked, is held behind another parked message, is already marked, or was parked
    *     with reason code {@code INVALID_ENVELOPE} (publish its payload again with a valid envelope, then discard it)
+   *     or {@code SIGNATURE_INVALID} (never run: discard it; a genuine message is published again by its producer).
+   *     A row parked {@code SCHEMA_UNSUPPORTED} runs once the consumer reads its schema (else its re-drive fails and
+   *     it stays parked); one parked {@code REPLAYED} runs without its age checked again
    */
   public boolean redrive(long dlqId) {
     return update(REDRIVE, ps -> ps.setLong(1, dlqId));

@@ -1,13 +1,21 @@
 package io.converge.consumer;
 
+import io.converge.consumer.internal.EnvelopeRules;
 import io.converge.consumer.internal.IdempotentHandlerImpl;
 import io.converge.consumer.internal.TracedHandler;
 import io.converge.core.tracing.Tracing;
+import io.converge.core.SchemaVersion;
+import io.converge.core.SigningKeys;
 import io.converge.core.internal.Require;
 import java.sql.Connection;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.Collection;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
 
@@ -103,6 +111,20 @@ public interface IdempotentHandler {
     private boolean claimWithFirstStatement;
     private Tracing tracing = Tracing.global();
     private boolean traceAsParent;
+    private SigningKeys signingKeys;
+    private Duration maxAge;
+    private Duration clockSkew;
+    private final Map<String, Set<Integer>> schemas = new TreeMap<>();
+    private boolean requireSchema;
+
+    /** The default clock-skew tolerance of the replay window: 5 minutes. */
+    public static final Duration DEFAULT_CLOCK_SKEW = Duration.ofMinutes(5);
+
+    /**
+     * The default replay window with {@link #requireSignature}: 7 days less {@link #DEFAULT_CLOCK_SKEW}, so that with
+     * the skew it stays within the dedup rows' default retention of 7 days.
+     */
+    public static final Duration DEFAULT_REPLAY_WINDOW = Duration.ofDays(7).minus(DEFAULT_CLOCK_SKEW);
 
     private Builder() {
     }
@@ -197,12 +219,70 @@ public interface IdempotentHandler {
     }
 
     /**
+     * Requires every message to carry a valid {@code converge-signature} ({@code io.converge.core.MessageSignature}),
+     * verified with any active key of {@code keys}. One that does not (unsigned, malformed or truncated signature,
+     * unknown or retired key id, a signature on a message without a body, a MAC mismatch) is parked in
+     * {@code converge_dlq} as {@code SIGNATURE_INVALID} with the reason quoted: never run, nothing claimed (its id is
+     * not trusted), its key held like behind any parked message; it cannot be re-driven or resumed, only discarded.
+     * Also turns on the replay window ({@link #replayWindow}), by default {@link #DEFAULT_REPLAY_WINDOW} and
+     * {@link #DEFAULT_CLOCK_SKEW}. Default: signatures are not checked.
+     */
+    public Builder requireSignature(SigningKeys keys) {
+      this.signingKeys = Objects.requireNonNull(keys, "requireSignature");
+      return this;
+    }
+
+    /**
      * With {@code true} the process span is a child of the message's creation context (its {@code traceparent}): one
      * trace from the producer's request to this handler. Default {@code false}: the span is linked to it (the
      * OpenTelemetry messaging conventions' default, since a message may be processed long after, and more than once).
      */
     public Builder traceAsParent(boolean asParent) {
       this.traceAsParent = asParent;
+      return this;
+    }
+
+    /**
+     * Parks a message created ({@code converge-created-at}) more than {@code maxAge} before it arrives, or more than
+     * {@code clockSkew} after, as {@code REPLAYED} (holding its key; ops may re-drive it, its age is then not checked
+     * again); one without a readable creation time too. A copy whose id the dedup table still holds stays a plain
+     * duplicate. Keep {@code maxAge + clockSkew} within the dedup rows' retention (7 days by default), so that every
+     * replay is refused by one or the other. Only a signed creation time cannot be forged: use it with
+     * {@link #requireSignature}. Default: off, or {@link #DEFAULT_REPLAY_WINDOW} (7 days less 5 minutes) and
+     * {@link #DEFAULT_CLOCK_SKEW} (5 minutes) with {@link #requireSignature}.
+     *
+     * @param maxAge between 1 minute and 365 days
+     * @param clockSkew between zero and 1 hour
+     */
+    public Builder replayWindow(Duration maxAge, Duration clockSkew) {
+      this.maxAge = maxAge;
+      this.clockSkew = clockSkew;
+      return this;
+    }
+
+    /**
+     * Reads every minor version of major {@code major} of schema {@code type} ({@code converge-schema}
+     * {@code type/major.minor}); call once per type and major. Once any is declared, a message of another type or
+     * major, or whose header is malformed, is parked as {@code SCHEMA_UNSUPPORTED} with the reason quoted: not a
+     * business failure, not retried, no attempt counted, its key held, so a deploy in the wrong order stops that
+     * key's stream instead of corrupting it; after the upgrade, ops re-drive (or {@link IdempotentHandler#resume}) it and the held
+     * messages behind it follow. A message without the header is read unless {@link #requireSchema}. Default: no
+     * schema is checked.
+     *
+     * @param type the type name ({@code SchemaVersion.TYPE})
+     * @param major the major version, 0..999999999
+     * @throws IllegalArgumentException quoting a bad type or major
+     */
+    public Builder acceptSchema(String type, int major) {
+      Require.matches("consumer.acceptSchema.type", type, SchemaVersion.TYPE);
+      Require.between("consumer.acceptSchema.major", major, 0, 999_999_999);
+      schemas.computeIfAbsent(type, t -> new TreeSet<>()).add(major);
+      return this;
+    }
+
+    /** With {@code true}, a message without {@code converge-schema} is parked too; needs {@link #acceptSchema}. */
+    public Builder requireSchema(boolean required) {
+      this.requireSchema = required;
       return this;
     }
 
@@ -215,8 +295,22 @@ public interface IdempotentHandler {
         Require.that(dataSource != null, "consumer.dataSource (or transactions)", "be set", null);
         tx = TransactionRunner.jdbc(dataSource);
       }
+      Require.that(!requireSchema || !schemas.isEmpty(), "consumer.requireSchema", "come with acceptSchema", "true"
+          + " without any");
+      Duration age = maxAge;
+      Duration skew = clockSkew;
+      if (age == null && skew == null && signingKeys != null) {
+        age = DEFAULT_REPLAY_WINDOW;
+        skew = DEFAULT_CLOCK_SKEW;
+      }
+      if (age != null || skew != null) {
+        Require.between("consumer.replayWindow.maxAge", age, Duration.ofMinutes(1), Duration.ofDays(365),
+            "1 min and 365 days");
+        Require.between("consumer.replayWindow.clockSkew", skew, Duration.ZERO, Duration.ofHours(1), "0 and 1 h");
+      }
+      EnvelopeRules rules = new EnvelopeRules(signingKeys, age, skew, schemas, requireSchema);
       return TracedHandler.wrap(new IdempotentHandlerImpl(group, handler, tx, idResolver, policy, classifier,
-          onBusinessFailure, metrics, clock, claimWithFirstStatement), tracing, traceAsParent);
+          onBusinessFailure, metrics, clock, claimWithFirstStatement, rules), tracing, traceAsParent);
     }
   }
 

@@ -2,6 +2,7 @@ package io.converge.producer;
 
 import io.converge.core.ConvergeException;
 import io.converge.core.tracing.Tracing;
+import io.converge.core.SigningKeys;
 import io.converge.producer.spi.BackendFactory;
 import io.converge.producer.spi.ProducerMetrics;
 import io.converge.core.internal.Require;
@@ -37,6 +38,7 @@ public final class TxnProducerBuilder {
    * @param metrics where to count; default nothing
    * @param clock the time source; default the system UTC clock
    * @param tracing where the publish spans go; default {@link Tracing#global()}
+   * @param signingKeys the keys every message is signed with ({@link #sign}); null (the default) signs nothing
    */
   public record Settings(
       String group,
@@ -50,7 +52,8 @@ public final class TxnProducerBuilder {
       Duration purgeInterval,
       ProducerMetrics metrics,
       Clock clock,
-      Tracing tracing) {
+      Tracing tracing,
+      SigningKeys signingKeys) {
   }
 
   private final Function<Settings, TxnProducer> factory;
@@ -69,6 +72,7 @@ public final class TxnProducerBuilder {
   private ProducerMetrics metrics = ProducerMetrics.NONE;
   private Clock clock = Clock.systemUTC();
   private Tracing tracing = Tracing.global();
+  private SigningKeys signingKeys;
 
   TxnProducerBuilder(Function<Settings, TxnProducer> factory) {
     this.factory = factory;
@@ -165,6 +169,18 @@ public final class TxnProducerBuilder {
   }
 
   /**
+   * Signs every message with {@code keys.current()}: header {@link io.converge.core.Envelope#SIGNATURE}, HMAC-SHA256
+   * over the topic, the {@code converge-} headers and the payload ({@link io.converge.core.MessageSignature}).
+   * Consumers verify it with {@code IdempotentHandler.Builder.requireSignature}. A signed message needs a body:
+   * publishing one with an empty payload fails with {@link io.converge.core.InvalidMessageException}. Default: no
+   * signature.
+   */
+  public TxnProducerBuilder sign(SigningKeys keys) {
+    this.signingKeys = Require.present("producer.sign", keys);
+    return this;
+  }
+
+  /**
    * Validates the settings, starts the backend and returns the producer.
    *
    * @throws IllegalArgumentException naming the setting and its bad value
@@ -193,6 +209,6 @@ public final class TxnProducerBuilder {
     Require.notNegative("producer.purgeInterval", purgeInterval);
     return factory.apply(new Settings(group, dataSource, backend, List.copyOf(topics), maxPayloadBytes,
         localTransactionTimeout, logRetention, brokerCheckWindow, purgeInterval, Require.present("metrics", metrics),
-        Require.present("clock", clock), Require.present("producer.tracing", tracing)));
+        Require.present("clock", clock), Require.present("producer.tracing", tracing), signingKeys));
   }
 }

@@ -56,6 +56,37 @@ record FailureRecorder(GroupSetup g, BusinessFailureHook onBusinessFailure) {
     return Outcome.DEAD_LETTERED;
   }
 
+  /**
+   * Parks a message its {@link EnvelopeRules} refused, whole, with the rejection's reason code and reason: never run,
+   * no attempt counted, no ticket; its key is held like behind any parked row. A rejection that
+   * {@linkplain RejectedMessage#claims() claims} the id claims it first ({@link Outcome#DUPLICATE} when the dedup
+   * table knows it), one that does not (a forged message's id is not trusted) claims nothing.
+   */
+  Outcome parkRejected(IncomingMessage message, String id, RejectedMessage rejected) {
+    String tenant = message.tenant();
+    Long dlqId = run(message, id, () -> g.tx().inTransaction(c -> {
+      if (rejected.claims()) {
+        if (!DedupStatements.claim(c, tenant, g.group(), id, "PROCESSED", null, message.topic(),
+            g.clock().instant())) {
+          return null;
+        }
+        DedupStatements.setOutcome(c, tenant, g.group(), id, "DEAD_LETTERED",
+            abbreviate(rejected.toString(), MAX_ERROR_TEXT));
+        DedupStatements.clearAttempts(c, tenant, g.group(), id);
+      }
+      return DeadLetterStore.insertDlq(c, g.group(), message, id, rejected.code(),
+          abbreviate(rejected.reason(), MAX_ERROR_TEXT), 0, g.clock().instant());
+    }));
+    if (dlqId == null) {
+      return Outcome.DUPLICATE;
+    }
+    log.warn("Message {} (broker id {}, key {}) of group {} on {} parked ({}) as converge_dlq.id={}, never run: {}", id,
+        message.brokerMessageId(), message.brokerKey(), g.group(), message.topic(), rejected.code(), dlqId,
+        rejected.reason());
+    g.metrics().parked(g.group(), message.topic(), rejected.code());
+    return Outcome.DEAD_LETTERED;
+  }
+
   Outcome businessFailure(IncomingMessage message, String tenant, String id, Exception failure) {
     return run(message, id, () -> g.tx().inTransaction(c -> {
       if (!DedupStatements.claim(c, tenant, g.group(), id, "PROCESSED", null, message.topic(), g.clock().instant())) {

@@ -4,6 +4,7 @@ import io.converge.consumer.FailureKind;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.Outcome;
 import io.converge.core.ConvergeException;
+import java.sql.Connection;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -132,8 +133,12 @@ final class HeldMessages {
         throw new ConvergeException("Releasing held converge_dlq.id " + dlqId + " of group " + g.group()
             + " failed; it stays held and is tried again", e);
       }
-      g.metrics().failure(g.group(), m.topic(), kind);
       String id = ResolvedId.of(g.idResolver(), m);
+      if (e instanceof RejectedMessage rejected) {
+        retries.settled(dlqId); // its schema is not read here: it heads its key, parked, until re-driven
+        return failures.run(m, id, () -> g.tx().inTransaction(c -> parkRejectedInPlace(c, dlqId, m, id, rejected)));
+      }
+      g.metrics().failure(g.group(), m.topic(), kind);
       Outcome outcome = switch (kind) {
         case BUSINESS -> failures.run(m, id, () -> g.tx().inTransaction(c -> {
           if (DeadLetterStore.lockHeldHead(c, dlqId, g.group(), topics) == null) {
@@ -166,6 +171,22 @@ final class HeldMessages {
       }
       return outcome;
     }
+  }
+
+  /** A released row whose envelope the rules refuse becomes the parked head of its key, at its place; no ticket. */
+  private Outcome parkRejectedInPlace(Connection c, long dlqId, IncomingMessage m, String id,
+      RejectedMessage rejected) throws Exception {
+    String reason = FailureRecorder.abbreviate(rejected.reason(), FailureRecorder.MAX_ERROR_TEXT);
+    if (!DeadLetterStore.heldToParked(c, dlqId, rejected.code(), reason, 0)) {
+      return null;
+    }
+    DedupStatements.setOutcome(c, m.tenant(), g.group(), id, "DEAD_LETTERED", rejected.code() + ": " + reason);
+    DedupStatements.clearAttempts(c, m.tenant(), g.group(), id);
+    log.warn("Held message {} of group {} parked ({}) when released as converge_dlq.id={}, never run: {}", id,
+        g.group(), rejected.code(), dlqId, reason);
+    g.metrics().parked(g.group(), m.topic(), rejected.code());
+    g.metrics().outcome(g.group(), m.topic(), Outcome.DEAD_LETTERED);
+    return Outcome.DEAD_LETTERED;
   }
 
   /** A released row that failed for good becomes the parked head of its key, at its own place. */

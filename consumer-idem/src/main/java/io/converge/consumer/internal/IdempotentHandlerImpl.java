@@ -46,9 +46,17 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
       FailurePolicy policy, FailureClassifier classifier, BusinessFailureHook onBusinessFailure,
       ConsumerMetrics metrics,
       Clock clock, boolean claimWithFirstStatement) {
+    this(group, handler, tx, idResolver, policy, classifier, onBusinessFailure, metrics, clock, claimWithFirstStatement,
+        EnvelopeRules.NONE);
+  }
+
+  /** Use {@link IdempotentHandler#builder()}; {@code rules}: what the handler accepts of an envelope. */
+  public IdempotentHandlerImpl(String group, MessageHandler handler, TransactionRunner tx, MessageIdResolver idResolver,
+      FailurePolicy policy, FailureClassifier classifier, BusinessFailureHook onBusinessFailure,
+      ConsumerMetrics metrics, Clock clock, boolean claimWithFirstStatement, EnvelopeRules rules) {
     this.claimWithFirstStatement = claimWithFirstStatement && tx instanceof JdbcTransactionRunner;
     this.g = new GroupSetup(group, handler, tx, idResolver, policy, classifier,
-        metrics, clock);
+        metrics, clock, rules);
     this.failures = new FailureRecorder(g, onBusinessFailure);
     this.held = new HeldMessages(g, failures);
     this.parked = new ParkedMessages(g);
@@ -65,11 +73,19 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
     if (invalid != null) {
       return failures.parkInvalidEnvelope(message, invalid); // else the claim fails for ever and its queue stops
     }
+    RejectedMessage forged = g.rules().signature(message); // before the claim: a forged id is not trusted
+    if (forged != null) {
+      return refused(message, ResolvedId.orNull(g.idResolver(), message), forged);
+    }
     String id;
     try {
       id = ResolvedId.of(g.idResolver(), message);
     } catch (MissingMessageIdException e) {
       return failures.deadLetterWithoutId(message, e);
+    }
+    RejectedMessage replayed = g.rules().age(message, g.clock().instant());
+    if (replayed != null) {
+      return refused(message, id, replayed);
     }
     String tenant = message.tenant();
     int outageWaits = 0;
@@ -120,6 +136,11 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
         }
         kind = null;
         failure = null;
+      } catch (RejectedMessage rejected) {
+        // its schema is not read here: parked, not a failure, no attempt counted, no retry
+        outcome = failures.parkRejected(message, id, rejected);
+        kind = null;
+        failure = null;
       } catch (Exception e) {
         // Whatever the kind, the handler's whole transaction has rolled back: its writes, its claim and the
         // messages it published (a savepoint would keep published messages alive). The outcome of a failure
@@ -165,6 +186,13 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
       g.metrics().outcome(g.group(), message.topic(), outcome);
       return outcome;
     }
+  }
+
+  /** Parks {@code message} refused on arrival by the envelope rules and counts its outcome. */
+  private Outcome refused(IncomingMessage message, String id, RejectedMessage rejected) {
+    Outcome outcome = failures.parkRejected(message, id, rejected);
+    g.metrics().outcome(g.group(), message.topic(), outcome);
+    return outcome;
   }
 
   /**

@@ -76,7 +76,8 @@ final class ParkedMessages {
         failure = e;
       }
       FailureKind kind = failure == null ? null
-          : failure instanceof NotResumableException ? FailureKind.BUSINESS : g.classifier().classify(failure);
+          : failure instanceof NotResumableException || failure instanceof RejectedMessage ? FailureKind.BUSINESS
+              : g.classifier().classify(failure);
       if (kind == FailureKind.UNAVAILABLE) {
         throw failure instanceof RuntimeException re ? re
             : new ConvergeException("Re-drive of group " + g.group() + " met an outage; the marks stay", failure);
@@ -148,6 +149,11 @@ final class ParkedMessages {
       throw new NotResumableException("converge_dlq.id " + dlqId + " of group " + g.group()
           + " is held behind a parked message of its key: resume or discard that one, the held ones follow");
     }
+    if (EnvelopeRules.SIGNATURE_INVALID.equals(reasonCode)) {
+      // a forged message never reaches the handler, whoever asks: a genuine one is published again by its producer
+      throw new NotResumableException("converge_dlq.id " + dlqId + " of group " + g.group()
+          + " failed its signature check and never runs: discard it (its producer publishes a genuine message again)");
+    }
     if (EnvelopeCheck.REASON_CODE.equals(reasonCode)) {
       throw new NotResumableException("converge_dlq.id " + dlqId + " of group " + g.group()
           + " has an envelope the tables cannot hold: publish its payload again with a valid envelope, then discard"
@@ -164,6 +170,12 @@ final class ParkedMessages {
     IncomingMessage m = DeadLetterStore.lockParked(c, dlqId, g.group());
     if (m == null) {
       throw new NotResumableException("No parked message with converge_dlq.id " + dlqId + " for group " + g.group());
+    }
+    RejectedMessage forged = g.rules().signature(m);
+    if (forged != null) {
+      // parked for another reason before the handler required signatures, or marked by hand: verified here too
+      throw new NotResumableException("converge_dlq.id " + dlqId + " of group " + g.group()
+          + " cannot run: its signature does not verify: " + forged.reason());
     }
     String id = ResolvedId.of(g.idResolver(), m);
     DeadLetterStore.releaseParkedClaim(c, m.tenant(), g.group(), id);

@@ -16,7 +16,9 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * Consumer metrics on Micrometer: {@code consumer.duplicates}, {@code consumer.processed},
  * {@code consumer.business.failures}, {@code consumer.dead.lettered}, {@code consumer.tickets}
- * (counters tagged {@code group}, {@code topic}), {@code consumer.failures} (tagged {@code kind}) and
+ * (counters tagged {@code group}, {@code topic}), {@code consumer.failures} (tagged {@code kind}),
+ * {@code consumer.parked} (messages parked unrun for their envelope, tagged {@code reason}: {@code SIGNATURE_INVALID},
+ * {@code REPLAYED}, {@code SCHEMA_UNSUPPORTED}) and
  * the gauge {@code dlq.size} (parked messages, read from the database at most every 10 s).
  * Thread-safe. Needs {@code io.micrometer:micrometer-core}.
  */
@@ -60,6 +62,12 @@ public final class MicrometerConsumerMetrics implements ConsumerMetrics {
   @Override
   public void failure(String group, String topic, FailureKind kind) {
     Counter.builder("consumer.failures").tag("group", group).tag("topic", topic).tag("kind", kind.name())
+        .register(registry).increment();
+  }
+
+  @Override
+  public void parked(String group, String topic, String reasonCode) {
+    Counter.builder("consumer.parked").tag("group", group).tag("topic", topic).tag("reason", reasonCode)
         .register(registry).increment();
   }
 

@@ -22,6 +22,13 @@ public final class Envelope {
   public static final String CREATED_AT = "converge-created-at";
   /** W3C trace context, set when a trace is active. */
   public static final String TRACEPARENT = "traceparent";
+  /**
+   * The HMAC-SHA256 signature of the message, {@code v1:<key id>:<64 lower-case hex digits>}, set when the producer
+   * signs ({@link MessageSignature} defines what it covers).
+   */
+  public static final String SIGNATURE = "converge-signature";
+  /** The payload's schema, {@code <type>/<major>.<minor>} ({@link SchemaVersion}), set when the message names one. */
+  public static final String SCHEMA = "converge-schema";
 
   /** The tenant of a message that names none. */
   public static final String DEFAULT_TENANT = "default";

@@ -37,7 +37,7 @@ final class PublishSpan implements AutoCloseable {
     if (system != null && system.equals("rocketmq")) {
       span.attribute("messaging.rocketmq.message.type", "transaction");
     }
-    return new PublishSpan(span, context.isEmpty() ? message : with(message, context));
+    return new PublishSpan(span, context.isEmpty() ? message : message.withHeaders(context));
   }
 
   /** The message to send: the one published, with the creation context when a span records. */
@@ -55,11 +55,4 @@ final class PublishSpan implements AutoCloseable {
     span.close();
   }
 
-  private static OutgoingMessage with(OutgoingMessage m, Map<String, String> context) {
-    OutgoingMessage.Builder b = OutgoingMessage.builder(m.topic()).id(m.id()).key(m.key()).tag(m.tag())
-        .tenant(m.tenant()).payload(m.payload());
-    m.headers().forEach(b::header);
-    context.forEach(b::header);
-    return b.build();
-  }
 }

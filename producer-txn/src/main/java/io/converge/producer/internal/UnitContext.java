@@ -179,7 +179,8 @@ final class UnitContext implements TxnContext, SavepointConnection.Unit {
   }
 
   @Override
-  public String publish(OutgoingMessage message) {
+  public String publish(OutgoingMessage unsigned) {
+    OutgoingMessage message = settings.signingKeys() == null ? unsigned : unsigned.signedWith(settings.signingKeys());
     if (message.payload().length > settings.maxPayloadBytes()) {
       throw new PayloadTooLargeException("Payload of message " + message.id() + " is " + message.payload().length
           + " bytes, over the limit of " + settings.maxPayloadBytes(), message.id(), null);

@@ -17,6 +17,8 @@ import io.converge.core.Envelope;
 import io.converge.core.InvalidMessageException;
 import io.converge.core.LateCommitFencedException;
 import io.converge.core.MessageIds;
+import io.converge.core.MessageSignature;
+import io.converge.core.SigningKeys;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.PayloadTooLargeException;
 import io.converge.producer.TxnProducer;
@@ -569,7 +571,14 @@ public abstract class TxnProducerContract {
     awaitDelivered(u.sink(), Set.of(slow), Duration.ofSeconds(30));
   }
 
-  // ---- 6. several messages: all or none; envelope preserved ----
+  // ---- 6. several messages: all or none; envelope preserved, signed with a schema (issue 34) ----
+
+  /**
+   * Several messages of a unit are delivered all or none, each with its id, key, tenant and headers intact. They name
+   * a schema ({@code converge-schema}) and are signed ({@code signedWith}, what {@code TxnProducerBuilder.sign} does to
+   * every message, over the envelope the backend stamps): each signature verifies on the consumer's side
+   * ({@link MessageSignature#verify}, what {@code IdempotentHandler.Builder.requireSignature} runs).
+   */
 
   @ContractTest
   void severalMessagesAreAllOrNoneWithIdKeyAndHeadersPreserved() throws Exception {
@@ -577,11 +586,12 @@ public abstract class TxnProducerContract {
     String topic = u.topic();
     List<String> committed = List.of(MessageIds.shared().next(), MessageIds.shared().next(),
         MessageIds.shared().next());
+    SigningKeys keys = SigningKeys.of("k1", Map.of("k1", "contract-signing-key-of-32-bytes".getBytes(UTF_8)));
     u.p().inTransaction(tx -> {
       for (String id : committed) {
         insertOrder(tx.connection(), id, "many");
-        tx.publish(OutgoingMessage.builder(topic).id(id).key("customer-7").tenant("acme")
-            .header("trace-note", "n-" + id).payload(id.getBytes(UTF_8)).build());
+        tx.publish(OutgoingMessage.builder(topic).id(id).key("customer-7").tenant("acme").schema("order-created", 2, 1)
+            .header("trace-note", "n-" + id).payload(id.getBytes(UTF_8)).build().signedWith(keys));
       }
       return null;
     });
@@ -603,9 +613,11 @@ public abstract class TxnProducerContract {
           .containsEntry(Envelope.KEY, "customer-7")
           .containsEntry(Envelope.TENANT, "acme")
           .containsEntry("trace-note", "n-" + d.id())
+          .containsEntry(Envelope.SCHEMA, "order-created/2.1")
           .containsKey(Envelope.SOURCE)
           .containsKey(Envelope.CREATED_AT);
       assertThat(new String(d.payload(), UTF_8)).isEqualTo(d.id());
+      MessageSignature.verify(keys, topic, d.headers(), d.payload());
     }
   }
 

@@ -60,7 +60,8 @@ class InspectorIT {
             + " ('o-fresh', 'g', 'refunds', 'k-fresh', 'k-fresh', '{converge-tenant}', '{t1}', '\\x00', now(), 0, NULL, NULL)",
         "INSERT INTO converge_dlq (tenant, consumer_group, topic, message_id, message_key, reason_code, reason,"
             + " attempts, headers, payload, status, created_at) VALUES"
-            + " ('t1', 'billing', 'charges', 'd-old', 'c-1', 'RETRIES_EXHAUSTED', 'deadlock', 8, '', '\\x00', 'PARKED',"
+            + " ('t1', 'billing', 'charges', 'd-old', 'c-1', 'RETRIES_EXHAUSTED', 'deadlock', 8,"
+            + "  'converge-message-id=d-old' || chr(10) || 'converge-schema=order-created%2F2.1' || chr(10), '\\x00', 'PARKED',"
             + "  now() - interval '2 days'),"
             + " ('t2', 'billing', 'charges', 'd-new', 'c-2', 'MONEY_ANOMALY', 'debit > total', 1, '', '\\x00', 'PARKED',"
             + "  now() - interval '3 minutes'),"
@@ -158,7 +159,9 @@ class InspectorIT {
 
     assertThat(ids(StuckKind.CONSUMER_DLQ, Filter.stuck())).containsExactly(dlqId("d-old"), dlqId("d-new"));
     assertThat(inspector.list(StuckKind.CONSUMER_DLQ, Filter.stuck()).get(0).details())
-        .containsEntry("attempts", "8").containsEntry("message id", "d-old");
+        .containsEntry("attempts", "8").containsEntry("message id", "d-old")
+        .as("the schema's type and version (issue 34)").containsEntry("schema", "order-created/2.1");
+    assertThat(inspector.list(StuckKind.CONSUMER_DLQ, Filter.stuck()).get(1).details()).doesNotContainKey("schema");
     assertThat(inspector.list(StuckKind.TICKET, Filter.stuck())).singleElement()
         .satisfies(t -> assertThat(t.reason()).isEqualTo("MONEY_ANOMALY: debit exceeds the total"));
 

@@ -89,12 +89,17 @@ public final class KindQueries {
                      'written', o.created_at::text] AS details
           FROM converge_outbox o WHERE o.published_at IS NULL AND o.parked_at IS NOT NULL
         """.formatted(OutboxLines.COUNT_BEHIND)));
+    // details: the converge-schema header (type/major.minor, issue 34) out of the percent-encoded name=value lines
     SOURCES.put(StuckKind.CONSUMER_DLQ, new Source("converge_dlq", """
         SELECT d.id::text AS id, d.message_key AS item_key, d.tenant, d.topic, d.created_at AS since,
                d.reason_code || ': ' || d.reason AS reason,
                ARRAY['group', d.consumer_group, 'message id', coalesce(d.message_id, '(none)'),
-                     'attempts', d.attempts::text, 'reason code', d.reason_code] AS details
-          FROM converge_dlq d WHERE d.status = 'PARKED'
+                     'attempts', d.attempts::text, 'reason code', d.reason_code]
+                 || CASE WHEN h.schema IS NULL THEN ARRAY[]::text[] ELSE ARRAY['schema', h.schema] END AS details
+          FROM converge_dlq d
+          CROSS JOIN LATERAL (SELECT replace(substring(d.headers from '(?:^|\\n)converge-schema=([^\\n]*)'), '%2F',
+                                             '/') AS schema) h
+         WHERE d.status = 'PARKED'
         """));
     SOURCES.put(StuckKind.TICKET, new Source("converge_ticket", """
         SELECT t.id::text AS id, (SELECT d.message_key FROM converge_dlq d WHERE d.id = t.dlq_id) AS item_key,
