@@ -69,8 +69,13 @@ class TccCoordinatorIT {
   }
 
   private void setUp(TccDefinition<?>... defs) {
-    coordinator = SagaCoordinator.builder().producer(producer).tcc(defs).replyTopic(TccTestParticipant.REPLIES)
-        .replyPolicy(FailurePolicy.defaults().withBackoff(Duration.ofMillis(5), Duration.ofMillis(20))).clock(clock)
+    setUp(b -> b, defs);
+  }
+
+  private void setUp(java.util.function.UnaryOperator<SagaCoordinatorBuilder> settings, TccDefinition<?>... defs) {
+    coordinator = settings.apply(SagaCoordinator.builder().producer(producer).tcc(defs)
+        .replyTopic(TccTestParticipant.REPLIES)
+        .replyPolicy(FailurePolicy.defaults().withBackoff(Duration.ofMillis(5), Duration.ofMillis(20))).clock(clock))
         .build();
     open.add(0, coordinator);
   }
@@ -300,7 +305,8 @@ class TccCoordinatorIT {
     TccDefinition<String> misconfigured = tcc("http-404").branch("nowhere", b -> b.http(base.resolve("/nowhere"))
         .retry(once)).build();
     setUp(refused, slow, hanging, misconfigured);
-    participant.script("h3", "slow", TccOperation.TRY, "SLOW:1500");
+    // the Try answers after 3.5 s (its timeout: 0.3 s), when the Cancel of the third poll ran, even on a loaded machine
+    participant.script("h3", "slow", TccOperation.TRY, "SLOW:3500");
     participant.script("h5", "nowhere", TccOperation.TRY, "404");
     assertThat(participant.cancelFirst("h4", "h")).isEqualTo(TccTestParticipant.Result.EMPTY_ROLLBACK);
     coordinator.start(refused, "h2", "{}");
@@ -342,6 +348,76 @@ class TccCoordinatorIT {
         "h try HANGING_REFUSED", "h cancel DUPLICATE", "ok cancel RAN");
     assertThat(one("SELECT payload FROM converge_saga_event WHERE saga_id = 'h4' AND kind = 'REPLIED'"
         + " AND step = 'h'")).startsWith("BUSINESS_FAILURE HANGING_REFUSED");
+  }
+
+  @Test
+  void overHttpA200WithoutTheOutcomeHeaderIsAMisconfigurationNeverASuccess() throws Exception {
+    URI base = participant.serve();
+    TccDefinition<String> def = tcc("http-page").branch("p", b -> b.http(base.resolve("/p")).timeout(TIMEOUT)
+        .retry(RETRY)).build();
+    setUp(def);
+    participant.script("g1", "p", TccOperation.TRY, "200", "200", "200"); // a login page, three times
+    participant.script("g2", "p", TccOperation.CONFIRM, "200");
+    coordinator.start(def, "g1", "{}");
+    coordinator.start(def, "g2", "{}");
+    for (int i = 0; i < 3; i++) {
+      coordinator.poll();
+      clock.advance(Duration.ofSeconds(1));
+    }
+    assertThat(state("g1")).as("nothing reserved: never a success").isEqualTo("RUNNING");
+    assertThat(participant.calls("g1")).containsExactly("p try 200", "p try 200", "p try 200");
+    assertThat(tickets("g1")).containsExactly("MISCONFIGURED p OPEN");
+    assertThat(one("SELECT payload FROM converge_saga_event WHERE saga_id = 'g1' AND kind = 'REPLIED' LIMIT 1"))
+        .startsWith("TECHNICAL_FAILURE MISCONFIGURED HTTP 200 without converge-tcc-outcome");
+    assertThat(state("g2")).isEqualTo("COMPLETED");
+    assertThat(participant.calls("g2")).as("the Confirm answered by a page is asked again").containsExactly(
+        "p try RAN", "p confirm 200", "p confirm RAN");
+  }
+
+  @Test
+  void overHttpALargeAnswerIsReadInPartAndStoredBounded() throws Exception {
+    URI base = participant.serve();
+    TccDefinition<String> def = tcc("http-big").branch("p", b -> b.http(base.resolve("/p")).timeout(TIMEOUT)
+        .retry(RETRY)).build();
+    setUp(def);
+    participant.script("g3", "p", TccOperation.TRY, "BIG503"); // a 1 MiB error page
+    coordinator.start(def, "g3", "{}");
+    coordinator.poll();
+    assertThat(state("g3")).isEqualTo("RUNNING");
+    assertThat(Integer.parseInt(one("SELECT length(last_error) FROM converge_saga WHERE id = 'g3'")))
+        .isLessThan(4200);
+    clock.advance(Duration.ofSeconds(1));
+    coordinator.poll();
+    assertThat(state("g3")).isEqualTo("COMPLETED");
+    assertThat(participant.calls("g3")).containsExactly("p try BIG503", "p try RAN", "p confirm RAN");
+    assertThat(Integer.parseInt(one("SELECT max(length(payload)) FROM converge_saga_event WHERE saga_id = 'g3'")))
+        .isLessThan(4200);
+    assertThat(one("SELECT payload FROM converge_saga_event WHERE saga_id = 'g3' AND kind = 'REPLIED'"
+        + " ORDER BY seq LIMIT 1")).startsWith("TECHNICAL_FAILURE HTTP_503 xxx").endsWith("characters in all]");
+  }
+
+  @Test
+  void aPollClaimsNoMoreHttpCallsThanItCanStartAtOnce() throws Exception {
+    URI base = participant.serve();
+    TccDefinition<String> def = tcc("http-slots").branch("s", b -> b.http(base.resolve("/s")).timeout(TIMEOUT)
+        .retry(RETRY)).build();
+    setUp(b -> b.httpConcurrency(1), def);
+    participant.script("q1", "s", TccOperation.TRY, "SLOW:300");
+    participant.script("q2", "s", TccOperation.TRY, "SLOW:300");
+    coordinator.start(def, "q1", "{}");
+    coordinator.start(def, "q2", "{}");
+    coordinator.poll(); // (it may also set aside sagas of the other tests, whose definitions it does not know)
+    assertThat(state("q1")).isEqualTo("COMPLETED");
+    assertThat(state("q2")).isEqualTo("COMPLETED");
+    // one HTTP thread: the second saga's intent (its timeout's start) is recorded when the first's calls are done,
+    // not while its call would wait in a queue
+    List<String> order = list("SELECT saga_id || ' ' || kind FROM converge_saga_event WHERE saga_id IN ('q1', 'q2')"
+        + " AND kind IN ('SENT', 'COMPLETED') AND coalesce(step, '') <> 's/confirm' ORDER BY seq");
+    assertThat(order).hasSize(4);
+    String first = order.get(0).substring(0, 2);
+    String second = first.equals("q1") ? "q2" : "q1";
+    assertThat(order).containsExactly(first + " SENT", first + " COMPLETED", second + " SENT",
+        second + " COMPLETED");
   }
 
   private static String state(String id) throws Exception {

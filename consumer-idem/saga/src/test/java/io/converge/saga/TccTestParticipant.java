@@ -29,7 +29,9 @@ import javax.sql.DataSource;
  * ({@code ON CONFLICT DO NOTHING}), a Cancel that takes the Try's row first (an empty rollback; a later Try is refused
  * as hanging), answering saga commands (messages) and the HTTP protocol of the README. Every call is recorded in
  * {@code tcc_calls} as {@code global branch op outcome}. A script per (global, branch, op) makes the next calls
- * fail: {@code FAIL} (technical), {@code REFUSE} (business), {@code 503} or {@code 404} (HTTP only), {@code SLOW:<ms>} (sleeps first).
+ * fail: {@code FAIL} (technical), {@code REFUSE} (business), {@code 503} or {@code 404} (HTTP only), {@code 200} (HTTP only: a page
+ * without the outcome header, nothing run), {@code BIG503} (HTTP only: a 503 with a 1 MiB body), {@code SLOW:<ms>}
+ * (sleeps first).
  * Thread-safe.
  */
 final class TccTestParticipant implements AutoCloseable {
@@ -185,6 +187,24 @@ final class TccTestParticipant implements AutoCloseable {
       if (action.startsWith("SLOW:")) {
         Thread.sleep(Long.parseLong(action.substring(5)));
         action = "";
+      }
+      if (action.equals("200")) { // a load balancer's or a login page: no outcome header, nothing ran
+        record(g, b, op, action);
+        byte[] page = "<html><body>Please log in</body></html>".getBytes(StandardCharsets.UTF_8);
+        ex.sendResponseHeaders(200, page.length);
+        ex.getResponseBody().write(page);
+        return;
+      }
+      if (action.equals("BIG503")) { // a 503 with a large error page
+        record(g, b, op, action);
+        byte[] page = "x".repeat(1024 * 1024).getBytes(StandardCharsets.UTF_8);
+        ex.sendResponseHeaders(503, page.length);
+        try {
+          ex.getResponseBody().write(page);
+        } catch (java.io.IOException e) {
+          // the coordinator reads a part and closes: expected
+        }
+        return;
       }
       if (action.equals("503") || action.equals("404")) {
         record(g, b, op, action);

@@ -24,6 +24,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,6 +39,8 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
   private final Driver driver;
   private final IdempotentHandler replies;
   private final HttpBranches http;
+  /** Free HTTP threads: a poll claims a saga only with one in hand (see {@link #poll}). */
+  private final Semaphore slots;
   private ScheduledExecutorService poller;
   private ExecutorService httpCalls;
 
@@ -50,6 +53,7 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
     this.replies = IdempotentHandler.builder().group(settings.replyGroup())
         .transactions(new ProducerTransactions(settings.producer())).policy(settings.replyPolicy())
         .clock(settings.clock()).handler((c, m) -> driver.onReply(ProducerTransactions.current(), m)).build();
+    this.slots = new Semaphore(settings.httpConcurrency());
     this.http = new HttpBranches(settings.httpClient() != null ? settings.httpClient()
         : HttpClient.newBuilder().connectTimeout(settings.httpConnectTimeout()).build());
   }
@@ -101,43 +105,68 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
     List<Future<?>> calls = new ArrayList<>();
     try {
       while (driven < settings.batchSize()) {
-        AtomicReference<SagaRow> claimed = new AtomicReference<>();
-        List<HttpBranches.Call> made = HttpBranches.list();
-        boolean more;
+        // a saga is claimed only when a call it may lead to can start at once: its intent's timeout (the saga's
+        // due time) runs from the commit just before, as the call's own does; a queued call would pass it waiting,
+        // and another instance would ask again
         try {
-          more = Boolean.TRUE.equals(HttpBranches.collect(made, () -> settings.producer().inTransaction(tx -> {
-            Optional<SagaRow> due = SagaStore.claimDue(tx.connection(), moves.now());
-            if (due.isEmpty()) {
-              return false;
-            }
-            claimed.set(due.get());
-            driver.due(tx, due.get());
-            return true;
-          })));
-        } catch (DatabaseUnavailableException | BrokerUnavailableException e) {
-          made.clear(); // rolled back, or of unknown outcome: the intents' timeouts ask again
-          throw e; // an outage (a commit of unknown outcome too): every saga waits for it alike, the next poll tries
-        } catch (RuntimeException e) {
-          made.clear(); // rolled back: nothing to call
-          if (claimed.get() == null) {
-            throw e;
-          }
-          // this saga cannot be driven (a definition this instance does not know, data its codec cannot read, a
-          // command the producer refuses): set it aside, or it would be claimed first again by every poll of every
-          // instance and no other saga's timeout, deadline or compensation would ever run
-          setAside(claimed.get(), e);
-          more = true;
-        } catch (Exception e) {
-          made.clear();
-          throw new SagaException("Saga poll failed: " + e, null, e);
-        }
-        for (HttpBranches.Call call : made) { // committed: the intent is recorded, the call may go
-          calls.add(httpCalls().submit(() -> callAndApply(call)));
-        }
-        if (!more) {
+          slots.acquire();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
           break;
         }
-        driven++;
+        int held = 1;
+        try {
+          AtomicReference<SagaRow> claimed = new AtomicReference<>();
+          List<HttpBranches.Call> made = HttpBranches.list();
+          boolean more;
+          try {
+            more = Boolean.TRUE.equals(HttpBranches.collect(made, () -> settings.producer().inTransaction(tx -> {
+              Optional<SagaRow> due = SagaStore.claimDue(tx.connection(), moves.now());
+              if (due.isEmpty()) {
+                return false;
+              }
+              claimed.set(due.get());
+              driver.due(tx, due.get());
+              return true;
+            })));
+          } catch (DatabaseUnavailableException | BrokerUnavailableException e) {
+            made.clear(); // rolled back, or of unknown outcome: the intents' timeouts ask again
+            throw e; // an outage (a commit of unknown outcome too): every saga waits for it alike, the next poll tries
+          } catch (RuntimeException e) {
+            made.clear(); // rolled back: nothing to call
+            if (claimed.get() == null) {
+              throw e;
+            }
+            // this saga cannot be driven (a definition this instance does not know, data its codec cannot read, a
+            // command the producer refuses): set it aside, or it would be claimed first again by every poll of every
+            // instance and no other saga's timeout, deadline or compensation would ever run
+            setAside(claimed.get(), e);
+            more = true;
+          } catch (Exception e) {
+            made.clear();
+            throw new SagaException("Saga poll failed: " + e, null, e);
+          }
+          for (HttpBranches.Call call : made) { // committed: the intent is recorded, the call may go
+            if (held == 0) {
+              slots.acquireUninterruptibly(); // one transition makes one call; never more than the slots in all
+              held = 1;
+            }
+            calls.add(httpCalls().submit(() -> {
+              try {
+                callAndApply(call);
+              } finally {
+                slots.release();
+              }
+            }));
+            held = 0; // the call's, released when its chain ends
+          }
+          if (!more) {
+            break;
+          }
+          driven++;
+        } finally {
+          slots.release(held);
+        }
       }
     } finally {
       awaitCalls(calls);

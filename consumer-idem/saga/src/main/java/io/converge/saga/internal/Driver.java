@@ -117,7 +117,8 @@ final class Driver {
     Connection c = tx.connection();
     String body = new String(m.payload(), StandardCharsets.UTF_8);
     String reason = m.header(SagaHeaders.REASON);
-    String note = m.header(SagaHeaders.OUTCOME) + (reason == null ? "" : " " + reason) + " " + body;
+    // bounded: it goes into events, last_error and tickets, on every retry (an answer may be a whole error page)
+    String note = note(m.header(SagaHeaders.OUTCOME) + (reason == null ? "" : " " + reason) + " " + body);
     Optional<SagaRow> found = SagaStore.lock(c, id);
     if (found.isEmpty()) {
       SagaStore.event(c, id, step, attempt, "LATE_REPLY", m.envelopeMessageId(), "no such saga; " + note,
@@ -221,6 +222,15 @@ final class Driver {
           + "': " + note);
       default -> moves.compensationFailed(tx, def, row, row, row.failures() + 1, "participant replied " + note);
     }
+  }
+
+  /** At most this many characters of a reply go into an event's payload, {@code last_error} or a ticket. */
+  static final int MAX_NOTE = 4096;
+
+  /** {@code text}, cut to {@link #MAX_NOTE} characters (marked as cut). */
+  static String note(String text) {
+    return text.length() <= MAX_NOTE ? text
+        : text.substring(0, MAX_NOTE) + "... [cut: " + text.length() + " characters in all]";
   }
 
   private static int indexOf(SagaDefinition<?> def, String step) {

@@ -6,6 +6,7 @@ import io.converge.saga.ReplyClass;
 import io.converge.saga.SagaHeaders;
 import io.converge.saga.tcc.TccHeaders;
 import io.converge.saga.tcc.TccOperation;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
@@ -13,10 +14,16 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Flow;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -74,9 +81,9 @@ final class HttpBranches {
         .header(TccHeaders.OPERATION, c.operation().wireName()).header(Envelope.TENANT, c.tenant())
         .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofByteArray(c.payload()))
         .build();
-    HttpResponse<byte[]> response;
+    HttpResponse<Body> response;
     try {
-      response = client.send(request, HttpResponse.BodyHandlers.ofByteArray());
+      response = client.send(request, info -> new Bounded(MAX_ANSWER));
     } catch (HttpTimeoutException e) {
       return answer(c, ReplyClass.TECHNICAL_FAILURE, "TIMEOUT", null, "no answer within " + c.timeout());
     } catch (ConnectException e) {
@@ -86,11 +93,22 @@ final class HttpBranches {
     }
     int status = response.statusCode();
     String outcome = response.headers().firstValue(TccHeaders.OUTCOME).orElse(null);
-    String body = new String(response.body(), java.nio.charset.StandardCharsets.UTF_8);
+    Body answer = response.body();
+    String body = answer.text();
+    boolean isTry = c.operation() == TccOperation.TRY;
     if (status == 200) {
+      if (outcome == null || !SUCCESSES.contains(outcome)) {
+        // a load balancer's page, a login page, a wrong URL: nothing says the branch ran; never a success
+        return misconfigured(c, status, outcome, "HTTP 200 without " + TccHeaders.OUTCOME + " RAN, DUPLICATE or"
+            + " EMPTY_ROLLBACK (" + (outcome == null ? "none" : "'" + outcome + "'") + ") from " + c.url() + ": "
+            + body);
+      }
+      if (answer.cut()) { // the participant's result, cut: applying it would change the data with half of it
+        return misconfigured(c, status, outcome, "HTTP 200 with a body above " + MAX_ANSWER + " bytes from "
+            + c.url() + ": " + body);
+      }
       return answer(c, ReplyClass.SUCCESS, null, outcome, body);
     }
-    boolean isTry = c.operation() == TccOperation.TRY;
     if (status == 409 && isTry && "HANGING_REFUSED".equals(outcome)) {
       return answer(c, ReplyClass.BUSINESS_FAILURE, "HANGING_REFUSED", outcome, body);
     }
@@ -101,11 +119,82 @@ final class HttpBranches {
     if (status >= 500 && status <= 599) {
       return answer(c, ReplyClass.TECHNICAL_FAILURE, "HTTP_" + status, outcome, body);
     }
-    log.warn("TCC branch '{}' of {} answered {} with HTTP status {} at {}: not part of the protocol (200, 409,"
-        + " 422, 5xx), a misconfiguration? Counted as a technical failure and asked again", c.branch(), c.sagaId(),
-        c.operation().wireName(), status, c.url());
-    return answer(c, ReplyClass.TECHNICAL_FAILURE, MISCONFIGURED, outcome,
-        "HTTP " + status + " from " + c.url() + ": " + body);
+    return misconfigured(c, status, outcome, "HTTP " + status + " from " + c.url() + ": " + body);
+  }
+
+  private static IncomingMessage misconfigured(Call c, int status, String outcome, String note) {
+    log.warn("TCC branch '{}' of {} answered {} with HTTP status {} ({} {}) at {}: not part of the protocol (200"
+        + " with {} RAN, DUPLICATE or EMPTY_ROLLBACK, 409 HANGING_REFUSED, 422, 5xx), a misconfiguration? Counted"
+        + " as a technical failure and asked again", c.branch(), c.sagaId(), c.operation().wireName(), status,
+        TccHeaders.OUTCOME, outcome, c.url(), TccHeaders.OUTCOME);
+    return answer(c, ReplyClass.TECHNICAL_FAILURE, MISCONFIGURED, outcome, note);
+  }
+
+  /** The {@code converge-tcc-outcome} values of a 200 that is a success. */
+  private static final Set<String> SUCCESSES = Set.of("RAN", "DUPLICATE", "EMPTY_ROLLBACK");
+
+  /** How much of an answer's body is read; the rest is discarded (the stream cancelled, the connection closed). */
+  static final int MAX_ANSWER = 64 * 1024;
+
+  /** An answer's body, at most {@link #MAX_ANSWER} bytes; {@code cut} when there was more. */
+  record Body(byte[] bytes, boolean cut) {
+
+    String text() {
+      String t = new String(bytes, StandardCharsets.UTF_8);
+      return cut ? t + "... [cut at " + bytes.length + " bytes]" : t;
+    }
+  }
+
+  /** Reads at most {@code limit} bytes of a body, then cancels the stream (its connection is not reused). */
+  static final class Bounded implements HttpResponse.BodySubscriber<Body> {
+
+    private final int limit;
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final CompletableFuture<Body> result = new CompletableFuture<>();
+    private Flow.Subscription subscription;
+
+    Bounded(int limit) {
+      this.limit = limit;
+    }
+
+    @Override
+    public CompletionStage<Body> getBody() {
+      return result;
+    }
+
+    @Override
+    public void onSubscribe(Flow.Subscription s) {
+      subscription = s;
+      s.request(Long.MAX_VALUE);
+    }
+
+    @Override
+    public void onNext(List<ByteBuffer> items) {
+      if (result.isDone()) {
+        return;
+      }
+      for (ByteBuffer b : items) {
+        int n = Math.min(b.remaining(), limit - out.size());
+        byte[] chunk = new byte[n];
+        b.get(chunk);
+        out.write(chunk, 0, n);
+        if (b.hasRemaining()) {
+          result.complete(new Body(out.toByteArray(), true));
+          subscription.cancel();
+          return;
+        }
+      }
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      result.completeExceptionally(t);
+    }
+
+    @Override
+    public void onComplete() {
+      result.complete(new Body(out.toByteArray(), false));
+    }
   }
 
   /** The reason of a technical failure that is an HTTP status outside the protocol. */
