@@ -12,7 +12,9 @@ import io.converge.saga.SagaMetrics;
 import io.converge.saga.SagaOps;
 import io.converge.saga.SagaParticipant;
 import io.converge.saga.TccDefinition;
+import io.converge.saga.tcc.TccBarrierPurger;
 import io.converge.saga.tcc.TccParticipant;
+import io.converge.saga.tcc.TccRetention;
 import io.converge.saga.micrometer.MicrometerSagaMetrics;
 import java.util.List;
 import javax.sql.DataSource;
@@ -33,7 +35,8 @@ import org.springframework.util.ClassUtils;
  * definition or a participant), a {@link SagaCoordinator} for
  * the application's {@link SagaDefinition} and {@link TccDefinition} beans (on its {@link TxnProducer}, {@code converge.saga.*}, Micrometer
  * meters when a registry is present), its reply consumer and polling, and the consumers of every
- * {@link SagaParticipant} and {@link TccParticipant} bean (the barrier's migration with a TCC participant) ({@code converge.saga.participants.<name>.*}), through the application's
+ * {@link SagaParticipant} and {@link TccParticipant} bean (the barrier's migration, and its purge of finished
+ * branches on {@code converge.saga.tcc.*}, with a TCC participant) ({@code converge.saga.participants.<name>.*}), through the application's
  * {@link ConsumerBinding} (RocketMQ on {@code converge.consumer.rocketmq.*} when it defines none). Every bean backs
  * off when the application defines its own.
  */
@@ -76,6 +79,15 @@ class ConvergeSagaAutoConfiguration {
     }
     properties.participantRates().forEach((name, rate) -> b.compensationRate(name, rate.perSecond(), rate.burst()));
     return b.build();
+  }
+
+  /** The barrier's finished branches purged, in a service with a TCC participant. */
+  @Bean
+  @ConditionalOnBean(TccParticipant.class)
+  @ConditionalOnMissingBean
+  TccPurgeScheduler convergeTccPurgeScheduler(DataSource dataSource, SagaProperties properties) {
+    return new TccPurgeScheduler(new TccBarrierPurger(dataSource, TccRetention.of(properties.tcc().retention()),
+        TccBarrierPurger.DEFAULT_BATCH_SIZE), properties.tcc().purgeInterval());
   }
 
   @Bean

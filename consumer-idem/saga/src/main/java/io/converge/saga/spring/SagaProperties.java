@@ -19,17 +19,28 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param participantRates compensation rates per participant name
  * @param participants where each {@code SagaParticipant} or {@code TccParticipant} bean (by its name) consumes its
  *     commands
+ * @param tcc the TCC participants' barrier purge
  */
 @ConfigurationProperties("converge.saga")
 public record SagaProperties(@DefaultValue("true") boolean enabled, @DefaultValue("true") boolean migrate,
     String replyTopic, String replyGroup, @DefaultValue("1s") Duration pollInterval,
     @DefaultValue("100") int batchSize, @DefaultValue Rate compensationRate, Map<String, Rate> participantRates,
-    Map<String, Participant> participants) {
+    Map<String, Participant> participants, @DefaultValue Tcc tcc) {
 
   /** Null maps become empty. */
   public SagaProperties {
     participantRates = participantRates == null ? Map.of() : Map.copyOf(participantRates);
     participants = participants == null ? Map.of() : Map.copyOf(participants);
+  }
+
+  /**
+   * The purge of the TCC barrier's finished branches, {@code converge.saga.tcc.*}, scheduled when the context has a
+   * {@code TccParticipant} bean.
+   *
+   * @param retention how long a finished branch's rows are kept; at least 6 h; default 7 d
+   * @param purgeInterval the time between purges; default 10m (as the dedup purge's)
+   */
+  public record Tcc(@DefaultValue("7d") Duration retention, @DefaultValue("10m") Duration purgeInterval) {
   }
 
   /**

@@ -10,6 +10,7 @@ import io.converge.saga.ReplyClass;
 import io.converge.saga.SagaDefinition;
 import io.converge.saga.internal.ProducerTransactions;
 import io.converge.saga.tcc.internal.TccCommands;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -28,13 +29,20 @@ import java.util.Objects;
  * replied again) and {@code EMPTY_ROLLBACK}; {@code BUSINESS_FAILURE} with reason {@code HANGING_REFUSED} for a
  * refused hanging Try, or with the exception's reason code for a Try that refused (a
  * {@link io.converge.consumer.BusinessException}; nothing stored); {@code TECHNICAL_FAILURE} for any other exception
- * (nothing stored; a Confirm without its Try has reason {@link ConfirmWithoutTryException#REASON}).
+ * (nothing stored; a Confirm without its Try has reason {@link ConfirmWithoutTryException#REASON}; a row lock not
+ * granted within the lock timeout, {@code SET LOCAL lock_timeout} of the unit, default
+ * {@link #DEFAULT_LOCK_TIMEOUT}, is one too); {@code ANOMALY} with reason
+ * {@link CancelAfterConfirmException#REASON} or {@link ConfirmAfterCancelException#REASON} for a Cancel of a branch
+ * confirmed here or a Confirm of a branch cancelled here (nothing ran, nothing stored).
  *
  * <p>Bind {@link #handler(String)} to the consumers of the branch's command topics. Apply
  * {@code Migrations.apply(dataSource, "tcc")} and {@code Migrations.apply(dataSource, "consumer")} to the
  * participant's database. Thread-safe.
  */
 public final class TccParticipant {
+
+  /** The default lock timeout of a command's unit of work: 5 s. */
+  public static final Duration DEFAULT_LOCK_TIMEOUT = Duration.ofSeconds(5);
 
   private final String name;
   private final TxnProducer producer;
@@ -43,7 +51,7 @@ public final class TccParticipant {
   private TccParticipant(Builder b) {
     this.name = b.name;
     this.producer = b.producer;
-    this.commands = new TccCommands(name, b.barrier, b.branches);
+    this.commands = new TccCommands(name, b.barrier, b.branches, b.lockTimeout);
   }
 
   /** A builder for the participant {@code name} (used in logs and refusals). */
@@ -109,6 +117,7 @@ public final class TccParticipant {
     private TxnProducer producer;
     private TccBarrier barrier;
     private final Map<String, Branch> branches = new HashMap<>();
+    private Duration lockTimeout = DEFAULT_LOCK_TIMEOUT;
 
     private Builder(String name) {
       this.name = name;
@@ -136,6 +145,16 @@ public final class TccParticipant {
     }
 
     /**
+     * How long a statement of a command's unit waits for a row lock ({@code SET LOCAL lock_timeout}) before the
+     * command is replied {@code TECHNICAL_FAILURE} (nothing stored); 1 ms..10 min, default
+     * {@link #DEFAULT_LOCK_TIMEOUT}.
+     */
+    public Builder lockTimeout(Duration lockTimeout) {
+      this.lockTimeout = lockTimeout;
+      return this;
+    }
+
+    /**
      * Validates and builds.
      *
      * @throws IllegalArgumentException naming the setting and quoting the bad value
@@ -143,6 +162,8 @@ public final class TccParticipant {
     public TccParticipant build() {
       Require.matches("tcc.participant.name", name, SagaDefinition.NAME);
       Require.present("tcc.participant.producer", producer);
+      Require.between("tcc.participant.lockTimeout", lockTimeout, Duration.ofMillis(1), Duration.ofMinutes(10),
+          "1 ms and 10 min");
       Require.that(!branches.isEmpty(), "tcc.participant.branches", "hold at least one branch", "none");
       if (barrier == null) {
         barrier = TccBarrier.builder().build();

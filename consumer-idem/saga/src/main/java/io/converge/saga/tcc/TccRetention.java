@@ -8,8 +8,8 @@ import java.time.Duration;
  * late Try only while it exists, so the rows must outlive every Try the coordinator can still send, that is its
  * global timeout plus its retry window. Immutable; validated on construction.
  *
- * @param retention how long a row is kept after it was written, by the database's clock; positive; default
- *     {@link #DEFAULT_RETENTION}
+ * @param retention how long a finished branch's rows are kept after its Confirm or Cancel was written, by the
+ *     database's clock; at least {@link #MIN_RETENTION}; default {@link #DEFAULT_RETENTION}
  * @param globalTimeout the coordinator's global timeout (a Try is sent at most this long after the global transaction
  *     began), or null when not configured
  * @param retryWindow how long the coordinator may still re-send a Try past the global timeout, or null when not
@@ -17,17 +17,24 @@ import java.time.Duration;
  */
 public record TccRetention(Duration retention, Duration globalTimeout, Duration retryWindow) {
 
+  /**
+   * The shortest retention: 6 hours, longer than a broker's redelivery window (about 4 h 46 min): a command
+   * redelivered after its rows were purged would run again.
+   */
+  public static final Duration MIN_RETENTION = Duration.ofHours(6);
+
   /** The default retention: 7 days. */
   public static final Duration DEFAULT_RETENTION = Duration.ofDays(7);
 
   /**
-   * Validates: a positive retention; the coordinator's window given whole (both durations or neither), each positive
+   * Validates: a retention of at least {@link #MIN_RETENTION}; the coordinator's window given whole (both durations or neither), each positive
    * or zero; and, when given, a retention at least {@code globalTimeout + retryWindow}.
    *
    * @throws IllegalArgumentException naming the setting and quoting the bad value
    */
   public TccRetention {
-    Require.positive("tcc.retention", retention);
+    Require.atLeast("tcc.retention", retention, MIN_RETENTION,
+        MIN_RETENTION + " (longer than the broker's redelivery window)");
     Require.that((globalTimeout == null) == (retryWindow == null), "tcc.retention.coordinator",
         "give both the global timeout and the retry window, or neither",
         "globalTimeout=" + globalTimeout + ", retryWindow=" + retryWindow);

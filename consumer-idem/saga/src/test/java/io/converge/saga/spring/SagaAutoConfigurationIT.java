@@ -111,7 +111,8 @@ class SagaAutoConfigurationIT {
           .withBean(io.converge.consumer.spi.ConsumerBinding.class, () -> recording)
           .withPropertyValues("converge.saga.reply-topic=tcc-replies", "converge.saga.reply-group=tcc-coordinator",
               "converge.saga.participants.points.command-topic=points-tcc",
-              "converge.saga.participants.points.confirm-topic=points-confirm")
+              "converge.saga.participants.points.confirm-topic=points-confirm",
+              "converge.saga.tcc.purge-interval=5m")
           .run(context -> {
             assertThat(context).hasNotFailed().hasSingleBean(SagaCoordinator.class);
             assertThat(context.getBean(SagaCoordinator.class).start(transfer, "t-1", "{}")).isTrue();
@@ -119,6 +120,12 @@ class SagaAutoConfigurationIT {
                 "tcc-replies tcc-coordinator");
             assertThat(new org.springframework.jdbc.core.JdbcTemplate(ds).queryForObject(
                 "SELECT count(*) FROM converge_tcc_barrier", Long.class)).as("the barrier's table").isZero();
+            // the barrier's finished branches are purged on a schedule
+            assertThat(context).hasSingleBean(TccPurgeScheduler.class);
+            TccPurgeScheduler purge = context.getBean(TccPurgeScheduler.class);
+            assertThat(purge.isRunning()).isTrue();
+            assertThat(purge.interval()).isEqualTo(java.time.Duration.ofMinutes(5));
+            assertThat(purge.purger().retention().retention()).isEqualTo(java.time.Duration.ofDays(7));
           });
     }
     assertThat(subscribed).as("closed with the context").contains("closed points-tcc", "closed tcc-replies");

@@ -296,7 +296,7 @@ class TccBarrierIT {
     String old = unique();
     committed(call(young, TccOperation.CANCEL));
     committed(call(old, TccOperation.CANCEL));
-    Duration retention = Duration.ofHours(2);
+    Duration retention = Duration.ofHours(7);
     age(young, retention.minusMinutes(1));
     age(old, retention.plusMinutes(1));
     TccBarrierPurger purger = new TccBarrierPurger(ds, TccRetention.of(retention), 1);
@@ -315,6 +315,132 @@ class TccBarrierIT {
       ps.setString(2, branch);
       assertThat(ps.executeUpdate()).isEqualTo(2);
     }
+  }
+
+  /** Sets the created_at of every row of {@code branch} {@code by} in the past. */
+  private static void ageAll(String branch, Duration by) throws Exception {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement(
+            "UPDATE converge_tcc_barrier SET created_at = now() - make_interval(secs => ?) WHERE branch_id = ?")) {
+      ps.setDouble(1, by.toSeconds());
+      ps.setString(2, branch);
+      assertThat(ps.executeUpdate()).isPositive();
+    }
+  }
+
+  private static int rows(String branch) throws Exception {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM converge_tcc_barrier WHERE branch_id = ?")) {
+      ps.setString(1, branch);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getInt(1);
+      }
+    }
+  }
+
+  @Test
+  void thePurgeDeletesOldFinishedBranchesOnlySoALateCancelOrConfirmOfAnOldTryStillFindsIt() throws Exception {
+    String finished = unique();
+    String toCancel = unique();
+    String toConfirm = unique();
+    committed(call(finished, TccOperation.TRY));
+    committed(call(finished, TccOperation.CONFIRM));
+    committed(call(toCancel, TccOperation.TRY));
+    committed(call(toConfirm, TccOperation.TRY));
+    Duration eightDays = Duration.ofDays(8);
+    ageAll(finished, eightDays);
+    ageAll(toCancel, eightDays);
+    ageAll(toConfirm, eightDays);
+
+    TccBarrierPurger purger = new TccBarrierPurger(ds, TccRetention.defaults(), 1);
+    assertThat(purger.countExpired()).isGreaterThanOrEqualTo(2);
+    assertThat(purger.purgeExpired(100)).isGreaterThanOrEqualTo(2);
+    assertThat(rows(finished)).as("the old finished branch is purged").isZero();
+    assertThat(rows(toCancel)).as("an old unfinished Try is kept").isOne();
+    assertThat(rows(toConfirm)).isOne();
+    // ops sees them
+    TccBarrierOps ops = TccBarrierOps.of(ds);
+    assertThat(ops.unfinished(Duration.ofDays(7), 10_000)).extracting(TccBarrierOps.UnfinishedBranch::branchId)
+        .contains(toCancel, toConfirm).doesNotContain(finished);
+    assertThat(ops.countUnfinished(Duration.ofDays(7))).isGreaterThanOrEqualTo(2);
+    assertThat(ops.unfinished(Duration.ofDays(9), 10_000)).extracting(TccBarrierOps.UnfinishedBranch::branchId)
+        .doesNotContain(toCancel);
+
+    // the Cancel asked on day 8 releases what the Try froze; the Confirm consumes it
+    assertThat(committed(call(toCancel, TccOperation.CANCEL)).outcome()).isEqualTo(TccOutcome.RAN);
+    assertThat(runs(TccOperation.CANCEL, toCancel)).isOne();
+    assertThat(committed(call(toConfirm, TccOperation.CONFIRM)).outcome()).isEqualTo(TccOutcome.RAN);
+    assertThat(runs(TccOperation.CONFIRM, toConfirm)).isOne();
+    assertThat(committed(call(toCancel, TccOperation.TRY)).outcome()).isEqualTo(TccOutcome.DUPLICATE);
+    assertThat(runs(TccOperation.TRY, toCancel)).isOne();
+  }
+
+  @Test
+  void aCancelAfterTheConfirmAndAConfirmAfterTheCancelAreRefusedAndRunNothing() throws Exception {
+    String confirmed = unique();
+    committed(call(confirmed, TccOperation.TRY));
+    committed(call(confirmed, TccOperation.CONFIRM));
+    for (int i = 0; i < 2; i++) { // nothing stored: refused again
+      assertThatThrownBy(() -> committed(call(confirmed, TccOperation.CANCEL)))
+          .isInstanceOf(CancelAfterConfirmException.class).isInstanceOf(TccBarrierException.class);
+    }
+    assertThat(runs(TccOperation.CANCEL, confirmed)).isZero();
+    assertThat(committed(call(confirmed, TccOperation.CONFIRM)).outcome()).isEqualTo(TccOutcome.DUPLICATE);
+
+    String cancelled = unique();
+    committed(call(cancelled, TccOperation.TRY));
+    committed(call(cancelled, TccOperation.CANCEL));
+    assertThatThrownBy(() -> committed(call(cancelled, TccOperation.CONFIRM)))
+        .isInstanceOf(ConfirmAfterCancelException.class);
+    assertThat(runs(TccOperation.CONFIRM, cancelled)).isZero();
+    assertThat(committed(call(cancelled, TccOperation.CANCEL)).outcome()).isEqualTo(TccOutcome.DUPLICATE);
+  }
+
+  /** As {@link #race}, the second call expected to fail: its exception, its transaction rolled back. */
+  private Throwable raceRefused(TccCall first, TccCall second) throws Exception {
+    try (Connection a = ds.getConnection(); Connection b = ds.getConnection()) {
+      a.setAutoCommit(false);
+      b.setAutoCommit(false);
+      int pidB = pid(b);
+      barrier.run(a, first, body(first));
+      CompletableFuture<Throwable> r2 = CompletableFuture.supplyAsync(() -> {
+        try {
+          barrier.run(b, second, body(second));
+          b.commit();
+          return null;
+        } catch (Exception e) {
+          try {
+            b.rollback();
+          } catch (Exception ignored) {
+            e.addSuppressed(ignored);
+          }
+          return e;
+        }
+      });
+      Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+          .until(() -> waitingOnLock(pidB));
+      assertThat(r2).isNotDone();
+      a.commit();
+      return r2.get(10, TimeUnit.SECONDS);
+    }
+  }
+
+  @Test
+  void aConfirmAndACancelRacingNeverBothRun() throws Exception {
+    String b1 = unique();
+    committed(call(b1, TccOperation.TRY));
+    assertThat(raceRefused(call(b1, TccOperation.CONFIRM), call(b1, TccOperation.CANCEL)))
+        .isInstanceOf(CancelAfterConfirmException.class);
+    assertThat(runs(TccOperation.CONFIRM, b1)).isOne();
+    assertThat(runs(TccOperation.CANCEL, b1)).isZero();
+
+    String b2 = unique();
+    committed(call(b2, TccOperation.TRY));
+    assertThat(raceRefused(call(b2, TccOperation.CANCEL), call(b2, TccOperation.CONFIRM)))
+        .isInstanceOf(ConfirmAfterCancelException.class);
+    assertThat(runs(TccOperation.CANCEL, b2)).isOne();
+    assertThat(runs(TccOperation.CONFIRM, b2)).isZero();
   }
 
   @Test

@@ -60,7 +60,7 @@ class TccParticipantIT {
           }
           return update(c, m, "balance = balance - ?, frozen = frozen - ?", 2);
         }, (c, m) -> update(c, m, "frozen = frozen - ?", 1))
-        .build();
+        .lockTimeout(Duration.ofMillis(300)).build();
     handler = account.handler("tcc-account", FailurePolicy.defaults().withBackoff(Duration.ofMillis(5),
         Duration.ofMillis(10)));
   }
@@ -226,6 +226,38 @@ class TccParticipantIT {
     assertThat(last(g2).h(SagaHeaders.OUTCOME)).isEqualTo("TECHNICAL_FAILURE");
     handler.handle(command(g2, TccOperation.CONFIRM, "2", "{}"));
     assertThat(last(g2).h(TccHeaders.OUTCOME)).isEqualTo("RAN"); // the failed confirm left no row behind
+    assertThat(account(g2)).containsExactly(70, 0);
+  }
+
+  @Test
+  void aCancelAfterTheConfirmIsAnAnomalyAndACallBlockedOnALockATechnicalFailureBothStoringNothing()
+      throws Exception {
+    String g = "acct-" + UUID.randomUUID();
+    handler.handle(command(g, TccOperation.TRY, "1", "{}"));
+    handler.handle(command(g, TccOperation.CONFIRM, "1", "{}"));
+    handler.handle(command(g, TccOperation.CANCEL, "1", "{}"));
+    assertThat(last(g).h(SagaHeaders.OUTCOME)).isEqualTo("ANOMALY");
+    assertThat(last(g).h(SagaHeaders.REASON)).isEqualTo(CancelAfterConfirmException.REASON);
+    assertThat(account(g)).as("the cancel did not unfreeze after the debit").containsExactly(70, 0);
+
+    String g2 = "acct-" + UUID.randomUUID();
+    handler.handle(command(g2, TccOperation.TRY, "1", "{}"));
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      // another transaction holds the Confirm's row, uncommitted
+      try (PreparedStatement ps = c.prepareStatement("INSERT INTO converge_tcc_barrier (tenant, global_id, "
+          + "branch_id, operation, origin, outcome, result) VALUES ('shop', ?, 'debit', 'confirm', 'confirm', "
+          + "'RAN', ''::bytea)")) {
+        ps.setString(1, g2);
+        ps.executeUpdate();
+      }
+      org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(10),
+          () -> handler.handle(command(g2, TccOperation.CONFIRM, "1", "{}")));
+      c.rollback();
+    }
+    assertThat(last(g2).h(SagaHeaders.OUTCOME)).isEqualTo("TECHNICAL_FAILURE");
+    handler.handle(command(g2, TccOperation.CONFIRM, "2", "{}"));
+    assertThat(last(g2).h(TccHeaders.OUTCOME)).isEqualTo("RAN"); // nothing stored by the blocked one
     assertThat(account(g2)).containsExactly(70, 0);
   }
 

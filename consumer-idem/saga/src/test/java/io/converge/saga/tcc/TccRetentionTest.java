@@ -11,18 +11,17 @@ class TccRetentionTest {
 
   @Test
   void aRetentionShorterThanTheCoordinatorsGlobalTimeoutPlusRetryWindowIsRefused() {
-    assertThatThrownBy(() -> TccRetention.of(Duration.ofHours(1)).covering(Duration.ofMinutes(45),
-        Duration.ofMinutes(30))).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> TccRetention.of(Duration.ofHours(6)).covering(Duration.ofHours(5),
+        Duration.ofHours(2))).isInstanceOf(IllegalArgumentException.class)
         .hasMessageStartingWith("tcc.retention must be at least the coordinator's global timeout + retry window "
-            + "(PT45M + PT30M = PT1H15M)")
-        .hasMessageEndingWith("but was PT1H");
+            + "(PT5H + PT2H = PT7H)")
+        .hasMessageEndingWith("but was PT6H");
   }
 
   @Test
   void aRetentionCoveringTheWindowIsAccepted() {
-    TccRetention r = TccRetention.of(Duration.ofMinutes(75)).covering(Duration.ofMinutes(45),
-        Duration.ofMinutes(30));
-    assertThat(r.retention()).isEqualTo(Duration.ofMinutes(75));
+    TccRetention r = TccRetention.of(Duration.ofHours(7)).covering(Duration.ofHours(5), Duration.ofHours(2));
+    assertThat(r.retention()).isEqualTo(Duration.ofHours(7));
     assertThat(TccRetention.defaults().retention()).isEqualTo(Duration.ofDays(7));
     assertThat(TccRetention.defaults().covering(Duration.ofMinutes(30), Duration.ofDays(1)).globalTimeout())
         .isEqualTo(Duration.ofMinutes(30));
@@ -32,9 +31,19 @@ class TccRetentionTest {
   void halfAWindowAndBadDurationsAreRefused() {
     assertThatThrownBy(() -> new TccRetention(Duration.ofDays(1), Duration.ofMinutes(1), null))
         .hasMessageStartingWith("tcc.retention.coordinator must give both");
-    assertThatThrownBy(() -> TccRetention.of(Duration.ZERO)).hasMessage("tcc.retention must be positive, but was PT0S");
+    assertThatThrownBy(() -> TccRetention.of(Duration.ZERO))
+        .hasMessage("tcc.retention must be at least PT6H (longer than the broker's redelivery window), but was PT0S");
     assertThatThrownBy(() -> TccRetention.defaults().covering(Duration.ofMinutes(-1), Duration.ZERO))
         .hasMessage("tcc.retention.globalTimeout must be zero or positive, but was PT-1M");
+  }
+
+  @Test
+  void aRetentionUnderSixHoursIsRefusedQuotingIt() {
+    assertThatThrownBy(() -> TccRetention.of(Duration.ofHours(5).plusMinutes(59)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("tcc.retention must be at least PT6H (longer than the broker's redelivery window), "
+            + "but was PT5H59M");
+    assertThat(TccRetention.of(TccRetention.MIN_RETENTION).retention()).isEqualTo(Duration.ofHours(6));
   }
 
   @Test

@@ -5,6 +5,8 @@ import io.converge.core.Envelope;
 import io.converge.core.internal.DatabaseErrors;
 import io.converge.core.internal.Json;
 import io.converge.core.internal.Require;
+import io.converge.saga.tcc.CancelAfterConfirmException;
+import io.converge.saga.tcc.ConfirmAfterCancelException;
 import io.converge.saga.tcc.ConfirmWithoutTryException;
 import io.converge.saga.tcc.TccBarrier;
 import io.converge.saga.tcc.TccCall;
@@ -19,6 +21,8 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,10 +45,19 @@ import org.slf4j.LoggerFactory;
  *       {@link BusinessException}; nothing stored);</li>
  *   <li>400 ({@code application/problem+json}, quoting the bad header) for missing or malformed TCC headers, 413
  *       for a body over the limit;</li>
+ *   <li>422 ({@code application/problem+json}, type {@code urn:converge:tcc:cancel-after-confirm} or
+ *       {@code urn:converge:tcc:confirm-after-cancel}) for a Cancel of a branch confirmed here or a Confirm of a
+ *       branch cancelled here: an anomaly for the coordinator, nothing ran, nothing stored;</li>
  *   <li>500 ({@code application/problem+json}) for a technical failure, 503 with {@code Retry-After} when the database
- *       is unreachable; nothing stored, the coordinator asks again. A Confirm without its Try is a 500 of type
- *       {@code urn:converge:tcc:confirm-without-try}.</li>
+ *       is unreachable or a row lock was not granted within the lock timeout; nothing stored, the coordinator asks
+ *       again. A Confirm without its Try is a 500 of type {@code urn:converge:tcc:confirm-without-try}. The bodies of
+ *       500 and 503 carry a stable type and text, never the exception (its details are in the log).</li>
  * </ul>
+ * Each transaction sets {@code SET LOCAL lock_timeout} (default {@link #DEFAULT_LOCK_TIMEOUT}): a call blocked on
+ * a row lock gives its pooled connection back rather than wait while the coordinator asks again.
+ *
+ * <p>Mount it where only the coordinator reaches it (mTLS, or the gateway's authentication): global and branch ids
+ * are guessable, and a forged Cancel releases a branch's resources.
  * Thread-safe.
  */
 public final class TccServlet extends HttpServlet {
@@ -54,6 +67,10 @@ public final class TccServlet extends HttpServlet {
 
   /** The default largest request body: 1 MiB. */
   public static final int DEFAULT_MAX_BODY_BYTES = 1 << 20;
+  /** The default lock timeout of a request's transaction: 5 s. */
+  public static final Duration DEFAULT_LOCK_TIMEOUT = Duration.ofSeconds(5);
+  /** The SQLState of a lock not granted within {@code lock_timeout}. */
+  private static final String LOCK_NOT_AVAILABLE = "55P03";
   static final String PROBLEM = "application/problem+json";
   private static final String TYPE = "urn:converge:tcc:";
 
@@ -63,6 +80,7 @@ public final class TccServlet extends HttpServlet {
   private final transient TccHttpWork onConfirm;
   private final transient TccHttpWork onCancel;
   private final int maxBodyBytes;
+  private final long lockTimeoutMillis;
 
   private TccServlet(Builder b) {
     this.dataSource = b.dataSource;
@@ -71,6 +89,7 @@ public final class TccServlet extends HttpServlet {
     this.onConfirm = b.onConfirm;
     this.onCancel = b.onCancel;
     this.maxBodyBytes = b.maxBodyBytes;
+    this.lockTimeoutMillis = b.lockTimeout.toMillis();
   }
 
   /** A builder. */
@@ -111,6 +130,16 @@ public final class TccServlet extends HttpServlet {
     } catch (ConfirmWithoutTryException e) {
       failed(resp, call, e, "confirm-without-try");
       return;
+    } catch (CancelAfterConfirmException e) {
+      log.error("TCC: a Cancel after its Confirm refused (422), nothing ran: the {}", call);
+      problem(resp, 422, "cancel-after-confirm", "The Cancel was refused: the branch was confirmed",
+          "the branch was confirmed here; the cancel did not run");
+      return;
+    } catch (ConfirmAfterCancelException e) {
+      log.error("TCC: a Confirm after its Cancel refused (422), nothing ran: the {}", call);
+      problem(resp, 422, "confirm-after-cancel", "The Confirm was refused: the branch was cancelled",
+          "the branch was cancelled here; the confirm did not run");
+      return;
     } catch (Exception e) {
       failed(resp, call, e, "failed");
       return;
@@ -132,6 +161,9 @@ public final class TccServlet extends HttpServlet {
       boolean auto = c.getAutoCommit();
       c.setAutoCommit(false);
       try {
+        try (Statement s = c.createStatement()) {
+          s.execute("SET LOCAL lock_timeout = " + lockTimeoutMillis);
+        }
         TccResult r = barrier.run(c, call, conn -> work.run(conn, request));
         c.commit();
         return r;
@@ -150,11 +182,18 @@ public final class TccServlet extends HttpServlet {
 
   private void failed(HttpServletResponse resp, TccCall call, Exception e, String type) throws IOException {
     log.warn("TCC branch call failed, nothing stored: the {}", call, e);
+    // the body is stable text: the exception (SQL states, constraint names, values) stays in the log
     if (DatabaseErrors.isOutage(e)) {
       resp.setHeader("Retry-After", "1");
-      problem(resp, 503, "unavailable", "The participant's database is unreachable", e.toString());
+      problem(resp, 503, "unavailable", "The participant's database is unreachable",
+          "nothing was stored; ask again");
+    } else if (LOCK_NOT_AVAILABLE.equals(DatabaseErrors.sqlState(e))) {
+      resp.setHeader("Retry-After", "1");
+      problem(resp, 503, "lock-timeout", "The branch is busy", "a lock was not granted within "
+          + lockTimeoutMillis + " ms; nothing was stored; ask again");
     } else {
-      problem(resp, 500, type, "The " + call.operation().wireName() + " failed; nothing was stored", e.toString());
+      problem(resp, 500, type, "The " + call.operation().wireName() + " failed; nothing was stored",
+          "nothing was stored; ask again");
     }
   }
 
@@ -202,6 +241,7 @@ public final class TccServlet extends HttpServlet {
     private TccHttpWork onConfirm;
     private TccHttpWork onCancel;
     private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
+    private Duration lockTimeout = DEFAULT_LOCK_TIMEOUT;
 
     private Builder() {
     }
@@ -233,6 +273,15 @@ public final class TccServlet extends HttpServlet {
     }
 
     /**
+     * How long a statement of a request's transaction waits for a row lock ({@code SET LOCAL lock_timeout}) before
+     * the request is answered 503 (nothing stored); 1 ms..10 min, default {@link #DEFAULT_LOCK_TIMEOUT}.
+     */
+    public Builder lockTimeout(Duration lockTimeout) {
+      this.lockTimeout = lockTimeout;
+      return this;
+    }
+
+    /**
      * Validates and builds.
      *
      * @throws NullPointerException naming a missing setting
@@ -244,6 +293,8 @@ public final class TccServlet extends HttpServlet {
       Require.present("tcc.http.onConfirm", onConfirm);
       Require.present("tcc.http.onCancel", onCancel);
       Require.between("tcc.http.maxBodyBytes", maxBodyBytes, 1, 64 << 20);
+      Require.between("tcc.http.lockTimeout", lockTimeout, Duration.ofMillis(1), Duration.ofMinutes(10),
+          "1 ms and 10 min");
       if (barrier == null) {
         barrier = TccBarrier.builder().build();
       }

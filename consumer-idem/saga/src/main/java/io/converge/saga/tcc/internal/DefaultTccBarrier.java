@@ -1,5 +1,7 @@
 package io.converge.saga.tcc.internal;
 
+import io.converge.saga.tcc.CancelAfterConfirmException;
+import io.converge.saga.tcc.ConfirmAfterCancelException;
 import io.converge.saga.tcc.ConfirmWithoutTryException;
 import io.converge.saga.tcc.TccBarrier;
 import io.converge.saga.tcc.TccBody;
@@ -31,6 +33,10 @@ public final class DefaultTccBarrier implements TccBarrier {
   private static final String READ = """
       SELECT origin, result FROM converge_tcc_barrier
        WHERE tenant = ? AND global_id = ? AND branch_id = ? AND operation = ?""";
+  /** The branch's Confirm and Cancel serialize on its try row (it exists for both when they get here). */
+  private static final String LOCK_TRY = """
+      SELECT origin FROM converge_tcc_barrier
+       WHERE tenant = ? AND global_id = ? AND branch_id = ? AND operation = 'try' FOR UPDATE""";
   private static final String SET_RESULT = """
       UPDATE converge_tcc_barrier SET outcome = ?, result = ?
        WHERE tenant = ? AND global_id = ? AND branch_id = ? AND operation = ?""";
@@ -86,10 +92,16 @@ public final class DefaultTccBarrier implements TccBarrier {
     if (!insert(c, call, TccOperation.CONFIRM.wireName(), RAN)) {
       return new TccResult(TccOutcome.DUPLICATE, read(c, call).result());
     }
-    // a plain read: the Try committed before the coordinator sent this Confirm, or it never ran here
-    Row tried = find(c, call.with(TccOperation.TRY));
-    if (tried == null || !ORIGIN_TRY.equals(tried.origin())) {
+    // the Try committed before the coordinator sent this Confirm, or it never ran here: its row is locked, so that a
+    // racing Cancel waits for this Confirm's end, then sees its row (and the reverse)
+    String tried = lockTry(c, call);
+    if (tried == null || !ORIGIN_TRY.equals(tried)) {
       throw new ConfirmWithoutTryException(call, tried == null ? "no Try row" : "the Try was refused as hanging");
+    }
+    if (find(c, call.with(TccOperation.CANCEL)) != null) {
+      log.error("TCC barrier refused a Confirm after the Cancel of global {} branch {} (tenant {}): the confirm body "
+          + "did not run", call.globalId(), call.branchId(), call.tenant());
+      throw new ConfirmAfterCancelException(call);
     }
     return ran(c, call, body);
   }
@@ -103,6 +115,14 @@ public final class DefaultTccBarrier implements TccBarrier {
     if (empty) {
       log.debug("TCC barrier: {} is an empty rollback (its Try never ran)", call);
       return new TccResult(TccOutcome.EMPTY_ROLLBACK, NONE);
+    }
+    // the Try's row exists (the insert above found it taken): locked, so that a racing Confirm waits for this
+    // Cancel's end, then sees its row (and the reverse); the next statement reads what committed meanwhile
+    lockTry(c, call);
+    if (find(c, call.with(TccOperation.CONFIRM)) != null) {
+      log.error("TCC barrier refused a Cancel after the Confirm of global {} branch {} (tenant {}): the cancel body "
+          + "did not run", call.globalId(), call.branchId(), call.tenant());
+      throw new CancelAfterConfirmException(call);
     }
     return ran(c, call, body);
   }
@@ -139,6 +159,17 @@ public final class DefaultTccBarrier implements TccBarrier {
           "40001");
     }
     return row;
+  }
+
+  private static String lockTry(Connection c, TccCall call) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(LOCK_TRY)) {
+      ps.setString(1, call.tenant());
+      ps.setString(2, call.globalId());
+      ps.setString(3, call.branchId());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getString(1) : null;
+      }
+    }
   }
 
   private static Row find(Connection c, TccCall call) throws SQLException {

@@ -6,6 +6,8 @@ import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnContext;
 import io.converge.saga.ReplyClass;
 import io.converge.saga.SagaHeaders;
+import io.converge.saga.tcc.CancelAfterConfirmException;
+import io.converge.saga.tcc.ConfirmAfterCancelException;
 import io.converge.saga.tcc.ConfirmWithoutTryException;
 import io.converge.saga.tcc.TccBarrier;
 import io.converge.saga.tcc.TccCall;
@@ -17,6 +19,8 @@ import io.converge.saga.tcc.TccResult;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.Savepoint;
+import java.sql.Statement;
+import java.time.Duration;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,12 +38,18 @@ public final class TccCommands {
   private final String participant;
   private final TccBarrier barrier;
   private final Map<String, TccParticipant.Branch> branches;
+  private final long lockTimeoutMillis;
 
-  /** The commands of {@code participant}'s {@code branches} (by saga step) through {@code barrier}. */
-  public TccCommands(String participant, TccBarrier barrier, Map<String, TccParticipant.Branch> branches) {
+  /**
+   * The commands of {@code participant}'s {@code branches} (by saga step) through {@code barrier}, each unit waiting
+   * at most {@code lockTimeout} for a row lock.
+   */
+  public TccCommands(String participant, TccBarrier barrier, Map<String, TccParticipant.Branch> branches,
+      Duration lockTimeout) {
     this.participant = participant;
     this.barrier = barrier;
     this.branches = Map.copyOf(branches);
+    this.lockTimeoutMillis = lockTimeout.toMillis();
   }
 
   /** Handles one command in {@code tx}; returns the class of the reply published. */
@@ -53,6 +63,10 @@ public final class TccCommands {
           + call.branchId() + "'");
     }
     Connection c = tx.connection();
+    try (Statement s = c.createStatement()) {
+      // a call blocked on a row lock gives up (a technical failure, nothing stored) rather than hold the unit
+      s.execute("SET LOCAL lock_timeout = " + lockTimeoutMillis);
+    }
     Savepoint start = c.setSavepoint();
     try {
       TccResult r = barrier.run(c, call, conn -> branch.work(call.operation()).run(conn, m));
@@ -73,6 +87,12 @@ public final class TccCommands {
     } catch (ConfirmWithoutTryException e) {
       c.rollback(start);
       return failed(tx, m, call, e, ConfirmWithoutTryException.REASON);
+    } catch (CancelAfterConfirmException e) {
+      c.rollback(start);
+      return anomaly(tx, m, call, e, CancelAfterConfirmException.REASON);
+    } catch (ConfirmAfterCancelException e) {
+      c.rollback(start);
+      return anomaly(tx, m, call, e, ConfirmAfterCancelException.REASON);
     } catch (Exception e) {
       // an SQLException of a broken connection fails the rollback too and propagates: the handler retries
       c.rollback(start);
@@ -85,6 +105,13 @@ public final class TccCommands {
     log.warn("Participant '{}': the {} failed; replied TECHNICAL_FAILURE", participant, call, e);
     reply(tx, m, ReplyClass.TECHNICAL_FAILURE, reason, null, bytes(e.toString()));
     return ReplyClass.TECHNICAL_FAILURE;
+  }
+
+  /** A Cancel after the Confirm, or the reverse: nothing ran, nothing is kept; the coordinator stops with a ticket. */
+  private ReplyClass anomaly(TxnContext tx, IncomingMessage m, TccCall call, Exception e, String reason) {
+    log.error("Participant '{}': the {} refused ({}); replied ANOMALY", participant, call, reason, e);
+    reply(tx, m, ReplyClass.ANOMALY, reason, null, bytes(e.getMessage()));
+    return ReplyClass.ANOMALY;
   }
 
   private TccCall call(IncomingMessage m) {
