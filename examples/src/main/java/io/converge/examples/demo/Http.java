@@ -105,6 +105,16 @@ final class Http {
     return send(postRequest(path, body, key), false);
   }
 
+  /**
+   * As {@link #post}, with {@code Prefer: wait=<seconds>}: the order service may answer with the order's outcome
+   * (201, 402, 409) or 202 when it has not ended within the wait.
+   */
+  Reply postPreferWait(String path, Map<String, ?> body, String key, int seconds) throws InterruptedException {
+    HttpRequest r = postRequest(path, body, key);
+    return send(HttpRequest.newBuilder(r, (name, value) -> true).header("Prefer", "wait=" + seconds).build(),
+        key != null);
+  }
+
   /** GETs {@code path}; retries. */
   Reply get(String path) throws InterruptedException {
     return send(HttpRequest.newBuilder(URI.create(base + path)).timeout(ATTEMPT_TIMEOUT).GET().build(), false);

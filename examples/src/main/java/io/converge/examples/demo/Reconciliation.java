@@ -142,6 +142,7 @@ record Reconciliation(Backend backend, Duration settleTimeout) {
         "no dead letter and no ticket (" + parked.deadLetters() + " in converge_dlq, "
             + parked.tickets() + " in converge_ticket)");
     check(violations, stored5xx == 0, "no 5xx stored as an Idempotency-Key's answer (" + stored5xx + ")");
+    violations.addAll(FlowChecks.violations(s, traffic));
     check(violations, client.gaveUp() == 0, "every HTTP request answered within " + Http.DEADLINE.toMinutes()
         + " min of retries (" + client.gaveUp() + " gave up)");
     return new Report(backend, traffic, payments, created, paid, canceledStock, canceledPayment, open, paidCents,

@@ -109,10 +109,14 @@ public final class SagaRun {
     }
   }
 
-  /** Re-sends every seventh order's {@code OrderCreated} with its original message id. */
+  /**
+   * Re-sends every seventh order's {@code OrderCreated} (choreography), or its saga's first {@code reserve} command
+   * (orchestration), with its original message id.
+   */
   private int injectDuplicates(Services s) throws Exception {
     try (DuplicateInjector raw = injector.get()) {
-      return redeliverOrderCreated(s, raw, 7, 1);
+      return Flow.of(transport) == Flow.ORCHESTRATION ? SagaCommandDuplicates.redeliverReserveCommands(s, raw, 7)
+          : redeliverOrderCreated(s, raw, 7, 1);
     }
   }
 

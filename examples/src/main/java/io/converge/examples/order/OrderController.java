@@ -1,7 +1,10 @@
 package io.converge.examples.order;
 
 import java.net.URI;
+import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -19,9 +22,19 @@ import io.converge.consumer.http.IdempotencyFilter;
  * Converge's {@code Idempotency-Key} filter (configured in {@code order.properties}): a retried request with the
  * same key gets the first response, and never a second order. A client whose answer was lost (the filter's
  * {@code 409 answer-lost}: the order committed, its response did not reach the client) finds its order by its key.
+ *
+ * <p>{@code Prefer: wait=N} ({@link PreferWait}) makes {@code POST /orders} wait up to N seconds (at most 10) for the
+ * order's outcome, after its transaction committed and without holding a connection (the order is read again every
+ * {@value #POLL_MS} ms, each read a short transaction of its own): 201 paid, 402 payment refused, 409 out of stock,
+ * or 202 with the order's {@code Location} when it has not ended yet. The Idempotency-Key filter stores that answer as
+ * it stores any: a retry of the key gets the first answer (a 202 too, with its {@code Location}: the order's status
+ * is then read there, not by posting again).
  */
 @RestController
 class OrderController {
+
+  /** How often a waiting {@code POST /orders} reads its order again. */
+  static final long POLL_MS = 50;
 
   private final OrderService service;
   private final OrderRepository orders;
@@ -39,7 +52,9 @@ class OrderController {
   ResponseEntity<Map<String, Object>> place(@RequestBody PlaceOrder body,
       @RequestHeader(name = "Idempotency-Key", required = false) String idempotencyKey,
       @RequestHeader(name = "X-Tenant-Id", required = false) String tenant,
-      @RequestAttribute(name = IdempotencyFilter.KEY_ATTRIBUTE, required = false) String filteredKey) {
+      @RequestHeader(name = "Prefer", required = false) List<String> prefer,
+      @RequestAttribute(name = IdempotencyFilter.KEY_ATTRIBUTE, required = false) String filteredKey)
+      throws InterruptedException {
     if (body == null || blank(body.customerId()) || blank(body.sku()) || body.quantity() == null || body.quantity() < 1
         || body.amountCents() == null || body.amountCents() < 1) {
       return ResponseEntity.badRequest().body(Map.of("error", "invalid-order",
@@ -48,7 +63,25 @@ class OrderController {
     // the key as the filter keys it ("abc" and abc are one key), so that a look-up by key finds the order
     PurchaseOrder o = service.place(body.customerId(), body.sku(), body.quantity(), body.amountCents(),
         filteredKey != null ? filteredKey : idempotencyKey, tenant);
-    return ResponseEntity.created(URI.create("/orders/" + o.getId())).body(view(o));
+    URI location = URI.create("/orders/" + o.getId());
+    Optional<Duration> wait = PreferWait.parse(prefer);
+    if (wait.isEmpty()) {
+      return ResponseEntity.created(location).body(view(o));
+    }
+    PurchaseOrder ended = awaitEnd(o, wait.get());
+    return ResponseEntity.status(PreferWait.status(ended.getState(), ended.getCancelReason())).location(location)
+        .body(view(ended));
+  }
+
+  /** The order once PAID or CANCELED, or as it is after {@code wait}; read outside any transaction held open. */
+  private PurchaseOrder awaitEnd(PurchaseOrder placed, Duration wait) throws InterruptedException {
+    long deadline = System.nanoTime() + wait.toNanos();
+    PurchaseOrder o = placed;
+    while (o.getState() == OrderState.CREATED && System.nanoTime() < deadline) {
+      Thread.sleep(Math.min(POLL_MS, Math.max(1, (deadline - System.nanoTime()) / 1_000_000)));
+      o = orders.findById(placed.getId()).orElse(o);
+    }
+    return o;
   }
 
   @GetMapping("/orders/{id}")

@@ -1,5 +1,6 @@
 package io.converge.saga.spring;
 
+import io.converge.consumer.ConsumerMetrics;
 import io.converge.consumer.spi.ConsumerBinding;
 import io.converge.consumer.spring.ConsumerProperties;
 import io.converge.consumer.spring.RocketMQConsumerBinding;
@@ -74,7 +75,8 @@ class ConvergeSagaAutoConfiguration {
   @Bean
   SagaSubscriptions convergeSagaSubscriptions(ObjectProvider<SagaCoordinator> coordinator,
       ObjectProvider<SagaParticipant> participants, SagaProperties properties, ObjectProvider<ConsumerBinding> binding,
-      ObjectProvider<ConsumerProperties> consumerProperties, DataSource dataSource) {
+      ObjectProvider<ConsumerProperties> consumerProperties, ObjectProvider<ConsumerMetrics> consumerMetrics,
+      DataSource dataSource) {
     SagaCoordinator c = coordinator.getIfUnique();
     List<SagaParticipant> ps = participants.orderedStream().toList();
     if (!ps.isEmpty()) {
@@ -90,7 +92,8 @@ class ConvergeSagaAutoConfiguration {
       }
       chosen = RocketMQConsumerBinding.orDefault(null, consumer);
     }
-    return new SagaSubscriptions(c, properties.replyTopic(), ps, properties, chosen);
+    return new SagaSubscriptions(c, properties.replyTopic(), ps, properties, chosen,
+        consumerMetrics.getIfUnique(() -> ConsumerMetrics.NONE));
   }
 
   /** A service with neither a saga nor a participant (a starter user) gets no saga tables. */
