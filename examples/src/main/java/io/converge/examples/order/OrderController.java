@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.springframework.http.HttpStatus;
+import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -25,7 +26,7 @@ import io.converge.consumer.http.IdempotencyFilter;
  *
  * <p>{@code Prefer: wait=N} ({@link PreferWait}) makes {@code POST /orders} wait up to N seconds (at most 10) for the
  * order's outcome, after its transaction committed and without holding a connection (the order is read again every
- * {@value #POLL_MS} ms, each read a short transaction of its own): 201 paid, 402 payment refused, 409 out of stock,
+ * {@value #POLL_MS} ms, each read one auto-commit query): 201 paid, 402 payment refused, 409 out of stock,
  * or 202 with the order's {@code Location} when it has not ended yet. The Idempotency-Key filter stores that answer as
  * it stores any: a retry of the key gets the first answer (a 202 too, with its {@code Location}: the order's status
  * is then read there, not by posting again).
@@ -38,10 +39,12 @@ class OrderController {
 
   private final OrderService service;
   private final OrderRepository orders;
+  private final JdbcTemplate jdbc;
 
-  OrderController(OrderService service, OrderRepository orders) {
+  OrderController(OrderService service, OrderRepository orders, JdbcTemplate jdbc) {
     this.service = service;
     this.orders = orders;
+    this.jdbc = jdbc;
   }
 
   /** The body of {@code POST /orders}. */
@@ -68,20 +71,29 @@ class OrderController {
     if (wait.isEmpty()) {
       return ResponseEntity.created(location).body(view(o));
     }
-    PurchaseOrder ended = awaitEnd(o, wait.get());
-    return ResponseEntity.status(PreferWait.status(ended.getState(), ended.getCancelReason())).location(location)
-        .body(view(ended));
+    End end = awaitEnd(o, wait.get());
+    return ResponseEntity.status(PreferWait.status(end.state(), end.cancelReason())).location(location)
+        .body(view(o, end.state(), end.cancelReason()));
   }
 
-  /** The order once PAID or CANCELED, or as it is after {@code wait}; read outside any transaction held open. */
-  private PurchaseOrder awaitEnd(PurchaseOrder placed, Duration wait) throws InterruptedException {
+  /** An order's state and cancel reason as read. */
+  private record End(OrderState state, String cancelReason) {
+  }
+
+  /**
+   * The order's state once PAID or CANCELED, or as it is after {@code wait}. Each read is one auto-commit query
+   * ({@link JdbcTemplate}, no Spring transaction: the Idempotency-Key filter marks its claim in every transaction of
+   * the request, and a read-only one cannot), so no connection is held between reads.
+   */
+  private End awaitEnd(PurchaseOrder placed, Duration wait) throws InterruptedException {
     long deadline = System.nanoTime() + wait.toNanos();
-    PurchaseOrder o = placed;
-    while (o.getState() == OrderState.CREATED && System.nanoTime() < deadline) {
+    End end = new End(placed.getState(), placed.getCancelReason());
+    while (end.state() == OrderState.CREATED && System.nanoTime() < deadline) {
       Thread.sleep(Math.min(POLL_MS, Math.max(1, (deadline - System.nanoTime()) / 1_000_000)));
-      o = orders.findById(placed.getId()).orElse(o);
+      end = jdbc.query("SELECT state, cancel_reason FROM orders WHERE id = ?",
+          rs -> rs.next() ? new End(OrderState.valueOf(rs.getString(1)), rs.getString(2)) : null, placed.getId());
     }
-    return o;
+    return end;
   }
 
   @GetMapping("/orders/{id}")
@@ -105,9 +117,13 @@ class OrderController {
   }
 
   private static Map<String, Object> view(PurchaseOrder o) {
+    return view(o, o.getState(), o.getCancelReason());
+  }
+
+  private static Map<String, Object> view(PurchaseOrder o, OrderState state, String cancelReason) {
     return Map.of("orderId", o.getId(), "customerId", o.getCustomerId(), "sku", o.getSku(), "quantity", o.getQuantity(),
-        "amountCents", o.getAmountCents(), "state", o.getState().name(),
-        "cancelReason", o.getCancelReason() == null ? "" : o.getCancelReason());
+        "amountCents", o.getAmountCents(), "state", state.name(), "cancelReason",
+        cancelReason == null ? "" : cancelReason);
   }
 
   private static boolean blank(String s) {
