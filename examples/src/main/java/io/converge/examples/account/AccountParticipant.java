@@ -33,7 +33,7 @@ class AccountParticipant {
   private static final byte[] DONE = "{}".getBytes(StandardCharsets.UTF_8);
 
   @Bean
-  SagaParticipant accountParticipant(TxnProducer producer, EventCodec codec, Clock clock) {
+  SagaParticipant accountSagaParticipant(TxnProducer producer, EventCodec codec, Clock clock) {
     return SagaParticipant.builder("account").producer(producer)
         .step("debit", (c, m) -> debit(c, codec.read(m, SagaOrder.class), clock))
         .compensation("debit", (c, m) -> refund(c, codec.read(m, SagaOrder.class)))

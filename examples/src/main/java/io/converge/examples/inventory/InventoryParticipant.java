@@ -34,7 +34,7 @@ class InventoryParticipant {
   private static final byte[] DONE = "{}".getBytes(StandardCharsets.UTF_8);
 
   @Bean
-  SagaParticipant inventoryParticipant(TxnProducer producer, EventCodec codec) {
+  SagaParticipant inventorySagaParticipant(TxnProducer producer, EventCodec codec) {
     return SagaParticipant.builder("inventory").producer(producer)
         .step("reserve", (c, m) -> take(c, codec.read(m, SagaOrder.class)))
         .compensation("reserve", (c, m) -> giveBack(c, codec.read(m, SagaOrder.class)))

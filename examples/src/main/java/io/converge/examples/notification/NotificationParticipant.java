@@ -24,7 +24,7 @@ class NotificationParticipant {
   private static final byte[] DONE = "{}".getBytes(StandardCharsets.UTF_8);
 
   @Bean
-  SagaParticipant notificationParticipant(TxnProducer producer, EventCodec codec, Clock clock) {
+  SagaParticipant notificationSagaParticipant(TxnProducer producer, EventCodec codec, Clock clock) {
     return SagaParticipant.builder("notification").producer(producer).step("notify", (c, m) -> {
       SagaOrder o = codec.read(m, SagaOrder.class);
       try (PreparedStatement ps = c.prepareStatement("""
