@@ -19,3 +19,14 @@ CREATE TABLE IF NOT EXISTS refund (
   created_at    timestamptz NOT NULL DEFAULT now(),
   UNIQUE (charge_id, out_refund_no)
 );
+-- the payment provider's callbacks (POST /charges/{id}/provider-callback): one row per run of the handler, no unique
+-- event id on purpose, so that the demo's reconciliation sees a copy that ran twice; the signed-callback filter runs
+-- each callback once
+ALTER TABLE charge ADD COLUMN IF NOT EXISTS provider_status varchar(16);
+CREATE TABLE IF NOT EXISTS provider_callback (
+  id          bigserial   PRIMARY KEY,
+  charge_id   varchar(64) NOT NULL REFERENCES charge (id),
+  event_id    varchar(64) NOT NULL,
+  outcome     varchar(16) NOT NULL,
+  received_at timestamptz NOT NULL DEFAULT now()
+);

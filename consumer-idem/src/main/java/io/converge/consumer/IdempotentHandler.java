@@ -1,6 +1,8 @@
 package io.converge.consumer;
 
 import io.converge.consumer.internal.IdempotentHandlerImpl;
+import io.converge.consumer.internal.TracedHandler;
+import io.converge.core.tracing.Tracing;
 import io.converge.core.internal.Require;
 import java.sql.Connection;
 import java.time.Clock;
@@ -99,6 +101,8 @@ public interface IdempotentHandler {
     private ConsumerMetrics metrics = ConsumerMetrics.NONE;
     private Clock clock = Clock.systemUTC();
     private boolean claimWithFirstStatement;
+    private Tracing tracing = Tracing.global();
+    private boolean traceAsParent;
 
     private Builder() {
     }
@@ -182,6 +186,26 @@ public interface IdempotentHandler {
       return this;
     }
 
+    /**
+     * Where the CONSUMER span {@code "process {topic}"} of each delivery goes; it is current while the delivery runs,
+     * so the handler's own spans and the messages it publishes are in its trace. Default {@link Tracing#global()}
+     * (nothing without the OpenTelemetry API); {@code OpenTelemetryTracing.of(openTelemetry)} names an instance.
+     */
+    public Builder tracing(Tracing tracing) {
+      this.tracing = Objects.requireNonNull(tracing, "tracing");
+      return this;
+    }
+
+    /**
+     * With {@code true} the process span is a child of the message's creation context (its {@code traceparent}): one
+     * trace from the producer's request to this handler. Default {@code false}: the span is linked to it (the
+     * OpenTelemetry messaging conventions' default, since a message may be processed long after, and more than once).
+     */
+    public Builder traceAsParent(boolean asParent) {
+      this.traceAsParent = asParent;
+      return this;
+    }
+
     /** The handler. @throws IllegalArgumentException naming the first missing or invalid setting */
     public IdempotentHandler build() {
       Require.matches("consumer.group", group, GROUP);
@@ -191,8 +215,8 @@ public interface IdempotentHandler {
         Require.that(dataSource != null, "consumer.dataSource (or transactions)", "be set", null);
         tx = TransactionRunner.jdbc(dataSource);
       }
-      return new IdempotentHandlerImpl(group, handler, tx, idResolver, policy, classifier, onBusinessFailure, metrics,
-          clock, claimWithFirstStatement);
+      return TracedHandler.wrap(new IdempotentHandlerImpl(group, handler, tx, idResolver, policy, classifier,
+          onBusinessFailure, metrics, clock, claimWithFirstStatement), tracing, traceAsParent);
     }
   }
 

@@ -1,6 +1,8 @@
 package io.converge.outbox;
 
+import io.converge.core.tracing.Tracing;
 import io.converge.outbox.internal.PollingRelay;
+import io.converge.outbox.internal.TracedSink;
 import io.converge.outbox.spi.OutboxSink;
 import io.converge.outbox.spi.RelayMetrics;
 import io.converge.core.internal.Require;
@@ -50,6 +52,7 @@ public final class OutboxRelayBuilder {
   private String name = "outbox-relay-" + UUID.randomUUID().toString().substring(0, 8);
   private DataSource dataSource;
   private OutboxSink sink;
+  private Tracing tracing = Tracing.global();
   private int batchSize = 200;
   private int maxAttempts = DeliverySettings.DEFAULT_MAX_ATTEMPTS;
   private Duration retryBase = DeliverySettings.DEFAULT_RETRY_BASE;
@@ -161,6 +164,16 @@ public final class OutboxRelayBuilder {
   }
 
   /**
+   * Where the PRODUCER span {@code "send {topic}"} of each row sent goes, linked to the creation context stored with
+   * the row; default {@link Tracing#global()} (nothing without the OpenTelemetry API).
+   * {@code OpenTelemetryTracing.of(openTelemetry)} names an instance.
+   */
+  public OutboxRelayBuilder tracing(Tracing tracing) {
+    this.tracing = Objects.requireNonNull(tracing, "relay.tracing");
+    return this;
+  }
+
+  /**
    * Validates the settings and returns the relay, not started.
    *
    * @throws IllegalArgumentException naming the setting and its bad value
@@ -179,8 +192,9 @@ public final class OutboxRelayBuilder {
     Require.atLeast("relay.idlePollMax", idlePollMax, idlePollMin, "relay.idlePollMin (" + idlePollMin + ")");
     Require.notNegative("relay.retention", retention);
     Require.notNegative("relay.purgeInterval", purgeInterval);
-    return new PollingRelay(new Settings(name, dataSource, sink, batchSize, delivery, idlePollMin, idlePollMax,
-        retention, purgeInterval, purgeBatchSize, metricsInterval,
-        Objects.requireNonNull(metrics, "relay.metrics")));
+    return new PollingRelay(
+        new Settings(name, dataSource, TracedSink.wrap(sink, tracing), batchSize, delivery, idlePollMin, idlePollMax,
+            retention, purgeInterval, purgeBatchSize, metricsInterval,
+            Objects.requireNonNull(metrics, "relay.metrics")));
   }
 }

@@ -10,6 +10,11 @@ import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.core.Envelope;
 import io.converge.producer.TxnProducer;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanContext;
+import io.opentelemetry.api.trace.TraceFlags;
+import io.opentelemetry.api.trace.TraceState;
+import io.opentelemetry.context.Scope;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,7 +43,11 @@ class RelayKillIT {
     String topic = RocketMQExtension.uniqueTopic("kill");
     mq.createTopic(topic);
     List<String> committed = new ArrayList<>();
-    try (TxnProducer p = RelayFixture.producer(ds)) {
+    // the rows are written in a trace (its context stored with each row): the re-sent ones continue it too
+    String trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    try (TxnProducer p = RelayFixture.producer(ds);
+        Scope ignored = Span.wrap(SpanContext.createFromRemoteParent(
+            trace, "00f067aa0ba902b7", TraceFlags.getSampled(), TraceState.getDefault())).makeCurrent()) {
       for (int i = 0; i < ROWS; i++) {
         committed.add(RelayFixture.publish(p, topic, "cart-" + (i % 17)));
       }
@@ -67,6 +76,8 @@ class RelayKillIT {
           ROWS, deliveries.raw().size(), duplicated);
       assertThat(duplicated).as("the rows sent by the dead relay before its halt come again, same id").isEqualTo(25);
       assertThat(RelayFixture.count(ds, "published_at IS NULL")).isZero();
+      assertThat(deliveries.raw()).allSatisfy(
+          m -> assertThat(m.getUserProperty(Envelope.TRACEPARENT)).startsWith("00-" + trace + "-"));
       assertThat(perId.values().stream().mapToLong(Long::longValue).max().orElseThrow()).isLessThanOrEqualTo(2);
     }
   }

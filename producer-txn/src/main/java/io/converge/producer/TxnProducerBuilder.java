@@ -1,6 +1,7 @@
 package io.converge.producer;
 
 import io.converge.core.ConvergeException;
+import io.converge.core.tracing.Tracing;
 import io.converge.producer.spi.BackendFactory;
 import io.converge.producer.spi.ProducerMetrics;
 import io.converge.core.internal.Require;
@@ -35,6 +36,7 @@ public final class TxnProducerBuilder {
    * @param purgeInterval how often old rows are purged; default 10 minutes; zero disables
    * @param metrics where to count; default nothing
    * @param clock the time source; default the system UTC clock
+   * @param tracing where the publish spans go; default {@link Tracing#global()}
    */
   public record Settings(
       String group,
@@ -47,7 +49,8 @@ public final class TxnProducerBuilder {
       Duration brokerCheckWindow,
       Duration purgeInterval,
       ProducerMetrics metrics,
-      Clock clock) {
+      Clock clock,
+      Tracing tracing) {
   }
 
   private final Function<Settings, TxnProducer> factory;
@@ -65,6 +68,7 @@ public final class TxnProducerBuilder {
   private Duration purgeInterval = Duration.ofMinutes(10);
   private ProducerMetrics metrics = ProducerMetrics.NONE;
   private Clock clock = Clock.systemUTC();
+  private Tracing tracing = Tracing.global();
 
   TxnProducerBuilder(Function<Settings, TxnProducer> factory) {
     this.factory = factory;
@@ -150,6 +154,17 @@ public final class TxnProducerBuilder {
   }
 
   /**
+   * Where the PRODUCER span of each {@code publish} goes, whose W3C {@code traceparent} the message carries (stored
+   * with it until it is sent, so every re-send continues its trace); default {@link Tracing#global()} (nothing
+   * without the OpenTelemetry API). {@code OpenTelemetryTracing.of(openTelemetry)} names an instance,
+   * {@link Tracing#none()} turns it off.
+   */
+  public TxnProducerBuilder tracing(Tracing tracing) {
+    this.tracing = tracing;
+    return this;
+  }
+
+  /**
    * Validates the settings, starts the backend and returns the producer.
    *
    * @throws IllegalArgumentException naming the setting and its bad value
@@ -178,6 +193,6 @@ public final class TxnProducerBuilder {
     Require.notNegative("producer.purgeInterval", purgeInterval);
     return factory.apply(new Settings(group, dataSource, backend, List.copyOf(topics), maxPayloadBytes,
         localTransactionTimeout, logRetention, brokerCheckWindow, purgeInterval, Require.present("metrics", metrics),
-        Require.present("clock", clock)));
+        Require.present("clock", clock), Require.present("producer.tracing", tracing)));
   }
 }

@@ -11,7 +11,11 @@ import io.converge.core.MessageIds;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.internal.CrashPoints;
+import io.converge.core.Envelope;
 import io.converge.producer.testing.Delivered;
+import io.converge.producer.testing.GlobalSpans;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.context.Scope;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
@@ -66,10 +70,16 @@ class PulsarRecoveryIT {
     String topic = "rec-" + UUID.randomUUID().toString().substring(0, 8);
     String group = "g-" + UUID.randomUUID().toString().substring(0, 8);
     String id = MessageIds.shared().next();
-    try (PulsarSink sink = new PulsarSink(pulsar.serviceUrl(), topic)) {
-      diesAfterTheDbCommitAndItsTransactionTimesOut(group, topic, pulsar, sink,
-          OutgoingMessage.builder(topic).id(id).key("k-1").header("h", "v").payload("republished".getBytes(UTF_8))
-              .build());
+    try (PulsarSink sink = new PulsarSink(pulsar.serviceUrl(), topic); GlobalSpans spans = GlobalSpans.install()) {
+      Span request = spans.tracer().spanBuilder("POST /orders").startSpan(); // the trace the unit runs in
+      try (Scope ignored = request.makeCurrent()) {
+        diesAfterTheDbCommitAndItsTransactionTimesOut(group, topic, pulsar, sink,
+            OutgoingMessage.builder(topic).id(id).key("k-1").header("h", "v").payload("republished".getBytes(UTF_8))
+                .build());
+      } finally {
+        request.end();
+      }
+      String trace = request.getSpanContext().getTraceId();
 
       SimpleMeterRegistry heirRegistry = new SimpleMeterRegistry();
       try (TxnProducer heir = producer(group, topic, pulsar, heirRegistry)) {
@@ -79,6 +89,11 @@ class PulsarRecoveryIT {
         assertThat(got).extracting(Delivered::id).containsExactly(id);
         assertThat(got.get(0).key()).isEqualTo("k-1");
         assertThat(got.get(0).headers()).containsEntry("h", "v");
+        // the re-published message continues the original trace; the re-publish is a send span linked to it
+        assertThat(got.get(0).headers().get(Envelope.TRACEPARENT)).startsWith("00-" + trace + "-");
+        assertThat(spans.all()).filteredOn(s -> s.getName().equals("send " + topic)).singleElement()
+            .satisfies(s -> assertThat(s.getLinks()).singleElement()
+                .satisfies(l -> assertThat(l.getSpanContext().getTraceId()).isEqualTo(trace)));
         assertThat(new String(got.get(0).payload(), UTF_8)).isEqualTo("republished");
         assertThat(openRows()).isZero();
         await("the open gauge updated").atMost(Duration.ofSeconds(5))

@@ -42,6 +42,22 @@ public interface SagaCoordinator extends AutoCloseable {
   <D> boolean start(TxnContext tx, SagaDefinition<D> definition, String sagaId, D data);
 
   /**
+   * Starts the TCC global transaction {@code globalId} of {@code definition} (registered with
+   * {@link SagaCoordinatorBuilder#tcc}) in a unit of work of its own: its row and its first Try (a branch reached over
+   * HTTP is called by the next poll) commit together. The global id is the saga id.
+   *
+   * @return false when one of this id exists already
+   */
+  default <D> boolean start(TccDefinition<D> definition, String globalId, D data) {
+    return start(definition.saga(), globalId, data);
+  }
+
+  /** As {@link #start(TccDefinition, String, Object)}, inside the caller's unit of work {@code tx}. */
+  default <D> boolean start(TxnContext tx, TccDefinition<D> definition, String globalId, D data) {
+    return start(tx, definition.saga(), globalId, data);
+  }
+
+  /**
    * The handler of the reply topic: deduplicates deliveries (a reply message delivered twice is applied once),
    * matches a reply by saga id, step, attempt and direction, and applies it with the transition it causes in one
    * unit of work. A duplicate or late reply is recorded as an event ({@code DUPLICATE_REPLY}, {@code LATE_REPLY})

@@ -6,6 +6,7 @@ import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.saga.internal.DefaultSagaCoordinator;
 import java.lang.management.ManagementFactory;
+import java.net.http.HttpClient;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
@@ -39,11 +40,16 @@ public final class SagaCoordinatorBuilder {
    * @param metrics where to count; default nothing
    * @param clock the time of the saga tables (timeouts, deadlines); default the system UTC clock
    * @param nanoTime the time source of the rate limits; default {@link System#nanoTime()}
+   * @param httpClient the client of TCC branches reached over HTTP; null (the default): one of the coordinator's
+   *     own, with {@code httpConnectTimeout}
+   * @param httpConcurrency HTTP branch calls made at once at most (the threads that make them); default 8
+   * @param httpConnectTimeout the connect timeout of the coordinator's own HTTP client; default 5 s (a call's
+   *     whole timeout is its branch's {@link TccBranchSpec#timeout})
    */
   public record Settings(TxnProducer producer, Map<String, SagaDefinition<?>> definitions, String replyTopic,
       String replyGroup, FailurePolicy replyPolicy, String instanceId, Duration pollInterval, int batchSize,
       CompensationRate compensationRate, Map<String, CompensationRate> participantRates, SagaMetrics metrics,
-      Clock clock, LongSupplier nanoTime) {
+      Clock clock, LongSupplier nanoTime, HttpClient httpClient, int httpConcurrency, Duration httpConnectTimeout) {
   }
 
   private TxnProducer producer;
@@ -59,6 +65,9 @@ public final class SagaCoordinatorBuilder {
   private SagaMetrics metrics = SagaMetrics.NONE;
   private Clock clock = Clock.systemUTC();
   private LongSupplier nanoTime = System::nanoTime;
+  private HttpClient httpClient;
+  private int httpConcurrency = 8;
+  private Duration httpConnectTimeout = Duration.ofSeconds(5);
 
   SagaCoordinatorBuilder() {
   }
@@ -72,6 +81,41 @@ public final class SagaCoordinatorBuilder {
   /** Sagas this coordinator drives (names unique); at least one. */
   public SagaCoordinatorBuilder definitions(SagaDefinition<?>... defs) {
     definitions.addAll(List.of(defs));
+    return this;
+  }
+
+  /**
+   * TCC global transactions this coordinator drives (each as its {@link TccDefinition#saga() saga shape}; names
+   * unique among the sagas and the TCC definitions).
+   */
+  public SagaCoordinatorBuilder tcc(TccDefinition<?>... defs) {
+    for (TccDefinition<?> d : defs) {
+      definitions.add(Require.present("saga.tcc[]", d).saga());
+    }
+    return this;
+  }
+
+  /**
+   * The HTTP client of TCC branches reached over HTTP; default one of the coordinator's own (with
+   * {@link #httpConnectTimeout(Duration)}).
+   */
+  public SagaCoordinatorBuilder httpClient(HttpClient client) {
+    this.httpClient = client;
+    return this;
+  }
+
+  /**
+   * HTTP branch calls made at once at most, by threads of the coordinator's own (a poll hands them its calls and
+   * waits for them); 1..1000; default 8.
+   */
+  public SagaCoordinatorBuilder httpConcurrency(int calls) {
+    this.httpConcurrency = calls;
+    return this;
+  }
+
+  /** The connect timeout of the coordinator's own HTTP client; 1 ms..10 min; default 5 s. */
+  public SagaCoordinatorBuilder httpConnectTimeout(Duration timeout) {
+    this.httpConnectTimeout = timeout;
     return this;
   }
 
@@ -169,10 +213,13 @@ public final class SagaCoordinatorBuilder {
     Require.between("saga.batchSize", batchSize, 1, 10_000);
     rate("saga.compensationRate", compensationRate);
     participantRates.forEach((p, r) -> rate("saga.compensationRate[" + p + "]", r));
+    Require.between("saga.httpConcurrency", httpConcurrency, 1, 1000);
+    Require.between("saga.httpConnectTimeout", httpConnectTimeout, Duration.ofMillis(1), Duration.ofMinutes(10),
+        "1 ms and 10 min");
     return new DefaultSagaCoordinator(new Settings(producer, Map.copyOf(byName), replyTopic, group, replyPolicy,
         instanceId, pollInterval, batchSize, compensationRate, Map.copyOf(participantRates),
         Require.present("saga.metrics", metrics), Require.present("saga.clock", clock),
-        Require.present("saga.nanoTime", nanoTime)));
+        Require.present("saga.nanoTime", nanoTime), httpClient, httpConcurrency, httpConnectTimeout));
   }
 
   private static void rate(String property, CompensationRate r) {

@@ -45,14 +45,22 @@ public final class SagaDefinition<D> {
   private final Duration deadline;
   private final int compensationAttempts;
   private final Duration compensationTimeout;
+  private final int tccBranches;
 
   private SagaDefinition(Builder<D> b, List<SagaStep<D>> steps) {
-    this.name = b.name;
-    this.codec = b.codec;
+    this(b.name, b.codec, steps, b.deadline, b.compensationAttempts, b.compensationTimeout, 0);
+  }
+
+  /** The saga shape of a {@link TccDefinition}: its Try steps, then its Confirm steps. */
+  SagaDefinition(String name, SagaCodec<D> codec, List<SagaStep<D>> steps, Duration deadline,
+      int compensationAttempts, Duration compensationTimeout, int tccBranches) {
+    this.name = name;
+    this.codec = codec;
     this.steps = List.copyOf(steps);
-    this.deadline = b.deadline;
-    this.compensationAttempts = b.compensationAttempts;
-    this.compensationTimeout = b.compensationTimeout;
+    this.deadline = deadline;
+    this.compensationAttempts = compensationAttempts;
+    this.compensationTimeout = compensationTimeout;
+    this.tccBranches = tccBranches;
   }
 
   /** A builder for the saga {@code name} whose data {@code codec} turns into JSON. */
@@ -95,9 +103,22 @@ public final class SagaDefinition<D> {
     return compensationTimeout;
   }
 
+  /**
+   * The number of branches when this is the saga shape of a {@link TccDefinition} (its steps are then the Try of each
+   * branch, compensated by its Cancel, followed by the Confirm of each branch), else 0.
+   */
+  public int tccBranches() {
+    return tccBranches;
+  }
+
+  /** Whether this is the saga shape of a {@link TccDefinition}. */
+  public boolean tcc() {
+    return tccBranches > 0;
+  }
+
   @Override
   public String toString() {
-    return "SagaDefinition[" + name + ", steps=" + steps + "]";
+    return (tcc() ? "TccDefinition[" : "SagaDefinition[") + name + ", steps=" + steps + "]";
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.converge.saga;
 
+import io.converge.saga.tcc.TccOperation;
 import java.time.Duration;
 import java.util.function.BiFunction;
 import java.util.function.Function;
@@ -34,8 +35,17 @@ public final class SagaStep<D> {
   private final RetryPolicy retry;
   private final LocalAction<D> action;
   private final LocalAction<D> undo;
+  private final String branch;
+  private final TccOperation operation;
+  private final TccBranchSpec.Http http;
 
   SagaStep(String name, Kind kind, RemoteSpec<D> r, LocalAction<D> action, LocalAction<D> undo) {
+    this(name, kind, r, action, undo, null, null, null);
+  }
+
+  /** A step of a TCC shape ({@link TccDefinition}): the Try or the Confirm of {@code branch}. */
+  SagaStep(String name, Kind kind, RemoteSpec<D> r, LocalAction<D> action, LocalAction<D> undo, String branch,
+      TccOperation operation, TccBranchSpec.Http http) {
     this.name = name;
     this.kind = kind;
     this.participant = r == null ? null : r.participant;
@@ -49,6 +59,9 @@ public final class SagaStep<D> {
     this.retry = r == null ? null : r.retry;
     this.action = action;
     this.undo = undo;
+    this.branch = branch;
+    this.operation = operation;
+    this.http = http;
   }
 
   /** The step's name, unique in its saga. */
@@ -119,6 +132,34 @@ public final class SagaStep<D> {
   /** A local step's compensation, or null. */
   public LocalAction<D> undo() {
     return undo;
+  }
+
+  /** The TCC branch this step calls (its {@link io.converge.saga.tcc.TccHeaders#BRANCH_ID}), or null for a saga step. */
+  public String branch() {
+    return branch;
+  }
+
+  /**
+   * The TCC operation of this step's forward command ({@link TccOperation#TRY} or {@link TccOperation#CONFIRM}; its
+   * compensation is always {@link TccOperation#CANCEL}), or null for a saga step.
+   */
+  public TccOperation operation() {
+    return operation;
+  }
+
+  /** Whether this step is the Confirm of a TCC branch (retried until it succeeds; no deadline applies). */
+  public boolean confirm() {
+    return operation == TccOperation.CONFIRM;
+  }
+
+  /** The URL of {@code op} of an HTTP branch, or null for a step reached by messages. */
+  public java.net.URI url(TccOperation op) {
+    return http == null ? null : http.url(op);
+  }
+
+  /** Whether the step's branch is reached over HTTP. */
+  public boolean overHttp() {
+    return http != null;
   }
 
   @Override

@@ -1,5 +1,6 @@
 package io.converge.consumer.spring;
 
+import io.converge.core.tracing.Tracing;
 import io.converge.consumer.ConsumerMetrics;
 import io.converge.consumer.IdempotentConsumer;
 import io.converge.consumer.IdempotentHandler;
@@ -91,7 +92,8 @@ final class IdempotentConsumerRegistrar implements SmartLifecycle {
     String topic = context.getEnvironment().resolveRequiredPlaceholders(annotation.topic());
     String group = context.getEnvironment().resolveRequiredPlaceholders(annotation.group());
     IdempotentHandler idempotent = IdempotentHandler.builder().group(group).handler(handler)
-        .transactions(transactions).policy(properties.policy(annotation.policy())).metrics(metrics).build();
+        .transactions(transactions).policy(properties.policy(annotation.policy())).metrics(metrics)
+        .tracing(context.getBeanProvider(Tracing.class).getIfAvailable(Tracing::global)).build();
     try {
       running.add(binding.subscribe(topic, idempotent));
     } catch (RuntimeException e) {

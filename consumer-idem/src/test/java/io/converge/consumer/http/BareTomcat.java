@@ -20,7 +20,7 @@ final class BareTomcat implements AutoCloseable {
   }
 
   /** Serves {@code servlet} at {@code contextPath}/*, every request through {@code filter}. */
-  BareTomcat mount(String contextPath, IdempotencyFilter filter, HttpServlet servlet) {
+  BareTomcat mount(String contextPath, jakarta.servlet.Filter filter, HttpServlet servlet) {
     Context context = tomcat.addContext(contextPath, null);
     Tomcat.addServlet(context, "app", servlet);
     context.addServletMappingDecoded("/*", "app");

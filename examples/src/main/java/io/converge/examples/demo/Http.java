@@ -115,6 +115,16 @@ final class Http {
         key != null);
   }
 
+  /**
+   * POSTs {@code body} exactly as given (JSON) with header {@code name: value} (a signed callback); retries like an
+   * unkeyed request.
+   */
+  Reply postSigned(String path, byte[] body, String name, String value) throws InterruptedException {
+    return send(HttpRequest.newBuilder(URI.create(base + path)).timeout(ATTEMPT_TIMEOUT)
+        .header("Content-Type", "application/json").header(name, value)
+        .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(), false);
+  }
+
   /** GETs {@code path}; retries. */
   Reply get(String path) throws InterruptedException {
     return send(HttpRequest.newBuilder(URI.create(base + path)).timeout(ATTEMPT_TIMEOUT).GET().build(), false);

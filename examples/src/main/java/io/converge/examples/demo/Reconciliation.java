@@ -73,7 +73,7 @@ record Reconciliation(Backend backend, Duration settleTimeout) {
   }
 
   Report reconcile(Services s, OrderTraffic.Result traffic, PaymentTraffic.Result payments,
-      Http.Counts client,
+      CallbackTraffic.Result callbacks, Http.Counts client,
       int injected, boolean settled, Duration took) throws SQLException {
     DataSource orders = s.db("order");
     DataSource inventory = s.db("inventory");
@@ -106,6 +106,10 @@ record Reconciliation(Backend backend, Duration settleTimeout) {
 
     List<String> violations = new ArrayList<>(traffic.anomalies());
     violations.addAll(payments.anomalies());
+    violations.addAll(callbacks.anomalies());
+    if (callbacks.chargeId() != null) {
+      checkCallbacks(violations, s.db("payment"), callbacks.chargeId());
+    }
     check(violations, settled, "every order ended within " + settleTimeout.toSeconds() + " s (open orders: " + open
         + ", stock still held: " + held + ")");
     check(violations, created == traffic.orderIds().size() && created == traffic.keys(),
@@ -126,8 +130,9 @@ record Reconciliation(Backend backend, Duration settleTimeout) {
     check(violations, released == canceledPayment, "one compensation (stock released) per order canceled for payment ("
         + released + " vs " + canceledPayment + ")");
     check(violations, notified == paid, "one notification per paid order (" + notified + " vs " + paid + ")");
-    check(violations, charges == payments.charges(),
-        "one charge per out_trade_no (" + charges + " for " + payments.charges() + ")");
+    long requestedCharges = payments.charges() + (callbacks.chargeId() == null ? 0 : 1); // the callbacks' charge
+    check(violations, charges == requestedCharges,
+        "one charge per out_trade_no (" + charges + " for " + requestedCharges + ")");
     check(violations, refundRows == payments.refunds() && refundedCharges == payments.refunds(),
         "one refund per refunded charge (" + refundRows + " refunds, " + refundedCharges + " refunded charges, "
             + payments.refunds() + " requested)");
@@ -145,9 +150,31 @@ record Reconciliation(Backend backend, Duration settleTimeout) {
     violations.addAll(FlowChecks.violations(s, traffic));
     check(violations, client.gaveUp() == 0, "every HTTP request answered within " + Http.DEADLINE.toMinutes()
         + " min of retries (" + client.gaveUp() + " gave up)");
-    return new Report(backend, traffic, payments, created, paid, canceledStock, canceledPayment, open, paidCents,
+    return new Report(backend, traffic, payments, callbacks, created, paid, canceledStock, canceledPayment, open,
+        paidCents,
         debited,
         released, notified, injected, absorbed, client, parked.total(), stored5xx, took, violations);
+  }
+
+  /** Only the valid callback was applied, once: not the forged nor the stale one, not the copy again. */
+  private static void checkCallbacks(List<String> violations, DataSource payment, String chargeId)
+      throws SQLException {
+    long rows;
+    String status;
+    try (Connection c = payment.getConnection();
+        PreparedStatement ps = c
+            .prepareStatement("SELECT (SELECT count(*) FROM provider_callback WHERE charge_id = ?), "
+                + "(SELECT provider_status FROM charge WHERE id = ?)")) {
+      ps.setString(1, chargeId);
+      ps.setString(2, chargeId);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        rows = rs.getLong(1);
+        status = rs.getString(2);
+      }
+    }
+    check(violations, rows == 1 && "CONFIRMED".equals(status), "only the valid provider callback applied, once ("
+        + rows + " applied to charge " + chargeId + ", provider status " + status + ")");
   }
 
   private static void check(List<String> violations, boolean holds, String invariant) {

@@ -5,7 +5,8 @@ import java.time.Duration;
 import java.util.List;
 
 /** The reconciliation of one run; {@link #consistent()} is false when any invariant failed. */
-public record Report(Backend backend, OrderTraffic.Result traffic, PaymentTraffic.Result payments, long orders,
+public record Report(Backend backend, OrderTraffic.Result traffic, PaymentTraffic.Result payments,
+    CallbackTraffic.Result callbacks, long orders,
     long paid,
     long canceledForStock, long canceledForPayment, long open, long paidCents, long debitedCents,
     long compensations, long notifications, int duplicatesInjected, long duplicatesAbsorbed, Http.Counts client,
@@ -14,6 +15,10 @@ public record Report(Backend backend, OrderTraffic.Result traffic, PaymentTraffi
   /** Whether every invariant held. */
   public boolean consistent() {
     return violations.isEmpty();
+  }
+
+  private static String yes(boolean b) {
+    return b ? "yes" : "NO";
   }
 
   /** Prints the reconciliation. */
@@ -49,6 +54,11 @@ public record Report(Backend backend, OrderTraffic.Result traffic, PaymentTraffi
     out.printf("  out_trade_no reused -> 400 + first    %7d%n", payments.reuse400());
     out.printf("  refunds / retried, same answer        %7d / %d   second refund -> 409: %d%n", payments.refunds(),
         payments.refundRetriesSame(), payments.secondRefund409());
+    if (callbacks.chargeId() != null) {
+      out.printf("  signed provider callbacks               valid applied once: %s, forged -> 401: %s, stale -> 400:"
+          + " %s, copy -> first answer: %s%n", yes(callbacks.validApplied()), yes(callbacks.forged401()),
+          yes(callbacks.stale400()), yes(callbacks.replayedFirst()));
+    }
     if (violations.isEmpty()) {
       out.println("  all invariants hold");
     } else {

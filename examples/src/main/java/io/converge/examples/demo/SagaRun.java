@@ -64,8 +64,9 @@ public final class SagaRun {
   }
 
   /**
-   * Runs {@code orders} orders (and a tenth as many charges) through the services; the outages, if
-   * any, during the order traffic; the duplicates, payments and reconciliation once they are over.
+   * Runs {@code orders} orders (and a tenth as many charges, and the provider's signed callbacks) through the
+   * services; the outages, if any, during the order traffic; the duplicates, payments, callbacks and reconciliation
+   * once they are over.
    */
   public Report run(String run, int orders) throws Exception {
     long started = System.nanoTime();
@@ -78,8 +79,9 @@ public final class SagaRun {
       int injected = injectDuplicates(services);
       PaymentTraffic.Result payments = new PaymentTraffic(http.port(services.port("payment")), run)
           .run(Math.max(10, orders / 10));
+      CallbackTraffic.Result callbacks = new CallbackTraffic(http.port(services.port("payment")), run).send();
       boolean settled = reconciliation.awaitSettled(services);
-      return reconciliation.reconcile(services, traffic, payments, http.counts(), injected, settled,
+      return reconciliation.reconcile(services, traffic, payments, callbacks, http.counts(), injected, settled,
           Duration.ofNanos(System.nanoTime() - started));
     }
   }

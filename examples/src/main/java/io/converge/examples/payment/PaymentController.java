@@ -10,16 +10,19 @@ import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * {@code POST /charges}, {@code GET /charges/{id}}, {@code POST /charges/{id}/refunds}. A repeated
- * request answers exactly what the first one did (200 and the same body).
+ * {@code POST /charges}, {@code GET /charges/{id}}, {@code POST /charges/{id}/refunds}, and the payment provider's
+ * {@code POST /charges/{id}/provider-callback} ({@link ProviderCallbacks}). A repeated request answers exactly what
+ * the first one did (200 and the same body).
  */
 @RestController
 class PaymentController {
 
   private final Charges charges;
+  private final ProviderCallbacks callbacks;
 
-  PaymentController(Charges charges) {
+  PaymentController(Charges charges, ProviderCallbacks callbacks) {
     this.charges = charges;
+    this.callbacks = callbacks;
   }
 
   /** The body of {@code POST /charges}. */
@@ -43,6 +46,16 @@ class PaymentController {
   @PostMapping("/charges/{id}/refunds")
   Map<String, Object> refund(@PathVariable String id, @RequestBody RefundRequest r) {
     return charges.refund(id, r.outRefundNo(), r.amountCents());
+  }
+
+  /** The body of {@code POST /charges/{id}/provider-callback}, the payment provider's notification. */
+  record ProviderEvent(String eventId, String chargeId, String outcome) {
+  }
+
+  /** Reached only through the signed-callback filter: verified, and run once per callback. */
+  @PostMapping(ProviderCallbacks.PATH)
+  Map<String, Object> providerCallback(@PathVariable String id, @RequestBody ProviderEvent e) {
+    return callbacks.apply(id, e.chargeId(), e.eventId(), e.outcome());
   }
 
   @ExceptionHandler(PaymentException.class)

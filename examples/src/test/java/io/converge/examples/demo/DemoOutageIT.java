@@ -74,6 +74,9 @@ class DemoOutageIT {
       assertThat(r.compensations()).isEqualTo(r.canceledForPayment());
       assertThat(r.duplicatesAbsorbed()).isGreaterThanOrEqualTo(r.duplicatesInjected()).isPositive();
       assertThat(r.traffic().retriesReplayed()).isEqualTo(r.traffic().retries()).isPositive();
+      // signed provider callbacks (issue 34.3): forged 401, stale 400, the copy answered with the first answer
+      assertThat(r.callbacks()).extracting(c -> c.validApplied() && c.forged401() && c.stale400() && c.replayedFirst())
+          .as(printed).isEqualTo(true);
     });
     assertThat(printed).contains("backend rocketmq", "backend outbox", "backend pulsar");
     assertThat(runner.flows()).containsExactly(Flow.ORCHESTRATION, Flow.CHOREOGRAPHY, Flow.ORCHESTRATION);

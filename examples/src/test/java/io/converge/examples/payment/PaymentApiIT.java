@@ -140,6 +140,50 @@ class PaymentApiIT {
     assertThat(post("/charges/ch-none/refunds", Map.of("outRefundNo", "r", "amountCents", 5)).status()).isEqualTo(404);
   }
 
+  @Test
+  void providerCallbacksAreVerifiedAndAppliedOnce() throws Exception {
+    String id = (String) post("/charges", Map.of("merchantId", "m-7", "outTradeNo", "t-" + UUID.randomUUID(),
+        "amountCents", 700, "currency", "EUR")).body().get("id");
+    String path = "/charges/" + id + "/provider-callback";
+    long now = System.currentTimeMillis() / 1000;
+    byte[] ok = ("{\"eventId\":\"e-1\",\"chargeId\":\"" + id + "\",\"outcome\":\"confirmed\"}")
+        .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    byte[] failed = ("{\"eventId\":\"e-2\",\"chargeId\":\"" + id + "\",\"outcome\":\"failed\"}")
+        .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    String signature = sign(ProviderCallbacks.DEMO_SECRET, now, ok);
+    HttpResponse<String> first = callback(path, ok, signature);
+    assertThat(first.statusCode()).as(first.body()).isEqualTo(200);
+    assertThat(first.body()).contains("\"providerStatus\":\"CONFIRMED\"", "\"callbacksApplied\":1");
+    HttpResponse<String> copy = callback(path, ok, signature);
+    assertThat(copy.body()).isEqualTo(first.body());
+    assertThat(copy.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    assertThat(callback(path, failed, sign("whsec_guessed", now, failed)).statusCode()).isEqualTo(401);
+    assertThat(callback(path, failed, sign(ProviderCallbacks.DEMO_SECRET, now - 600, failed)).statusCode())
+        .isEqualTo(400);
+    assertThat(callback(path, failed, "t=" + now).statusCode()).isEqualTo(400);
+    assertThat(jdbc.queryForObject("SELECT count(*) FROM provider_callback WHERE charge_id = ?", Long.class, id))
+        .isEqualTo(1);
+    assertThat(jdbc.queryForObject("SELECT provider_status FROM charge WHERE id = ?", String.class, id))
+        .isEqualTo("CONFIRMED");
+    // each refusal counted with its reason
+    String metrics = http.send(HttpRequest.newBuilder(URI.create(base + "/actuator/prometheus")).build(),
+        HttpResponse.BodyHandlers.ofString()).body();
+    assertThat(metrics).containsPattern("callback_refused_total\\{.*reason=\"signature-mismatch\".*} [1-9]")
+        .containsPattern("callback_refused_total\\{.*reason=\"timestamp-out-of-tolerance\".*} [1-9]")
+        .containsPattern("callback_replayed_total\\{.*} [1-9]");
+  }
+
+  private static String sign(String secret, long t, byte[] body) {
+    return io.converge.consumer.http.SignedCallbackFilter
+        .sign(secret.getBytes(java.nio.charset.StandardCharsets.UTF_8), t, body);
+  }
+
+  private HttpResponse<String> callback(String path, byte[] body, String signature) throws Exception {
+    return http.send(HttpRequest.newBuilder(URI.create(base + path)).header("Content-Type", "application/json")
+        .header("Converge-Signature", signature).POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
   record Reply(int status, Map<String, Object> body) {
   }
 

@@ -11,6 +11,7 @@ import io.converge.ops.bench.outbox.DrainScenario;
 import io.converge.ops.bench.peer.ModulithOutboxWrite;
 import io.converge.ops.bench.peer.RocketMQNativeTxn;
 import io.converge.ops.bench.peer.SpringIdempotentReceiver;
+import io.converge.ops.bench.saga.OrchestratedSagaScenario;
 import io.converge.ops.bench.saga.SagaScenario;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -44,6 +45,7 @@ public final class Scenarios {
     register("modulith-outbox-write", ModulithOutboxWrite::new);
     RocketMQConsumerScenario.NAMES.forEach(n -> register(n, () -> RocketMQConsumerScenario.named(n)));
     SagaScenario.NAMES.forEach(n -> register(n, () -> SagaScenario.named(n)));
+    OrchestratedSagaScenario.NAMES.forEach(n -> register(n, () -> OrchestratedSagaScenario.named(n)));
   }
 
   private Scenarios() {

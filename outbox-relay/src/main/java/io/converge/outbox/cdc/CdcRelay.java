@@ -1,5 +1,7 @@
 package io.converge.outbox.cdc;
 
+import io.converge.core.tracing.Tracing;
+import io.converge.outbox.internal.TracedSink;
 import io.converge.outbox.DeliverySettings;
 import io.converge.outbox.spi.OutboxSink;
 import io.converge.outbox.spi.RelayMetrics;
@@ -127,6 +129,7 @@ public interface CdcRelay extends AutoCloseable {
     String password;
     String schema = "public";
     OutboxSink sink;
+    Tracing tracing = Tracing.global();
     int maxAttempts = DeliverySettings.DEFAULT_MAX_ATTEMPTS;
     Duration retryBase = DEFAULT_RETRY_BASE;
     Duration retryMax = DEFAULT_RETRY_MAX;
@@ -254,13 +257,22 @@ public interface CdcRelay extends AutoCloseable {
     }
 
     /**
+     * Where the PRODUCER span {@code "send {topic}"} of each row sent goes, linked to the creation context stored with
+     * the row; default {@link Tracing#global()} (nothing without the OpenTelemetry API).
+     */
+    public Builder tracing(Tracing tracing) {
+      this.tracing = java.util.Objects.requireNonNull(tracing, "cdc.tracing");
+      return this;
+    }
+
+    /**
      * Validates and builds (does not start).
      *
      * @throws IllegalArgumentException naming the setting and its value
      * @throws ConvergeException naming the Debezium artifacts when they are not on the class path
      */
     public CdcRelay build() {
-      CdcSettings settings = new CdcSettings(name, jdbcUrl, user, password, schema, sink,
+      CdcSettings settings = new CdcSettings(name, jdbcUrl, user, password, schema, TracedSink.wrap(sink, tracing),
           DeliverySettings.validated("cdc", maxAttempts, retryBase, retryMax, brokerBackoffBase, brokerBackoffMax),
           offsetFlushInterval, sweepAge, sweepInterval, heartbeatInterval, metricsInterval, metrics);
       OptionalDependency.require("The CDC relay",

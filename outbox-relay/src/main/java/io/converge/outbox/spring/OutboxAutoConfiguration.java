@@ -1,5 +1,6 @@
 package io.converge.outbox.spring;
 
+import io.converge.core.tracing.Tracing;
 import io.converge.outbox.DeliverySettings;
 import io.converge.outbox.micrometer.MicrometerRelayMetrics;
 import io.converge.outbox.OutboxBackend;
@@ -48,12 +49,13 @@ class OutboxAutoConfiguration {
   @ConditionalOnBean(DataSource.class)
   @ConditionalOnProperty(prefix = "converge.outbox", name = "relay-enabled", havingValue = "true", matchIfMissing = true)
   OutboxRelay convergeOutboxRelay(OutboxProperties p, DataSource dataSource, ObjectProvider<RelayMetrics> metrics,
-      ObjectProvider<OutboxSink> sinks) {
+      ObjectProvider<OutboxSink> sinks, ObjectProvider<Tracing> tracing) {
     OutboxSink sink = sinks.getIfUnique();
     if (sink == null) {
       sink = defaultSink(p);
     }
-    OutboxRelayBuilder b = OutboxRelay.builder().dataSource(dataSource).sink(sink);
+    OutboxRelayBuilder b = OutboxRelay.builder().dataSource(dataSource).sink(sink)
+        .tracing(tracing.getIfAvailable(Tracing::global));
     if (p.batchSize() != null) {
       b.batchSize(p.batchSize());
     }

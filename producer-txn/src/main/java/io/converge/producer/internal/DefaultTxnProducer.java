@@ -43,7 +43,8 @@ public final class DefaultTxnProducer implements TxnProducer, JoinableProducer {
     this.settings = settings;
     this.log = new TxnLog(settings.dataSource(), settings.logRetention());
     this.backend = settings.backend().create(new BackendContext(settings.group(), settings.dataSource(), log,
-        settings.localTransactionTimeout(), settings.topics(), settings.metrics(), settings.clock()));
+        settings.localTransactionTimeout(), settings.topics(), settings.metrics(), settings.clock(),
+        settings.tracing()));
     this.purger = settings.purgeInterval().isZero() ? null
         : PurgeSchedule.start("converge-txn-log-purge-" + settings.group(), settings.purgeInterval(),
             () -> log.purge(settings.group(), PURGE_BATCH));

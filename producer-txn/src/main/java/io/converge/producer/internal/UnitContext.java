@@ -185,8 +185,15 @@ final class UnitContext implements TxnContext, SavepointConnection.Unit {
           + " bytes, over the limit of " + settings.maxPayloadBytes(), message.id(), null);
     }
     lastId = message.id();
-    call(() -> btx.publish(message, connection), "Cannot record message " + message.id() + " in the transaction log",
-        "Cannot publish message " + message.id(), message.id());
+    try (PublishSpan span = PublishSpan.start(settings.tracing(), settings.backend().name(), message)) {
+      try {
+        call(() -> btx.publish(span.message(), connection), "Cannot record message " + message.id()
+            + " in the transaction log", "Cannot publish message " + message.id(), message.id());
+      } catch (RuntimeException e) {
+        span.failed(e);
+        throw e;
+      }
+    }
     published++;
     settings.metrics().pending(1);
     return message.id();

@@ -1,5 +1,6 @@
 package io.converge.producer.spi;
 
+import io.converge.core.tracing.Tracing;
 import io.converge.producer.internal.TxnLog;
 import java.time.Clock;
 import java.time.Duration;
@@ -16,6 +17,7 @@ import javax.sql.DataSource;
  * @param topics the topics declared at build time (registered at start), possibly empty
  * @param metrics where to count
  * @param clock the time source
+ * @param tracing where a backend's own sends go (e.g. a recovery's re-publish), as the producer's publish spans
  */
 public record BackendContext(
     String group,
@@ -24,5 +26,12 @@ public record BackendContext(
     Duration localTransactionTimeout,
     List<String> topics,
     ProducerMetrics metrics,
-    Clock clock) {
+    Clock clock,
+    Tracing tracing) {
+
+  /** A context that traces with {@link Tracing#global()}. */
+  public BackendContext(String group, DataSource dataSource, TxnLog log, Duration localTransactionTimeout,
+      List<String> topics, ProducerMetrics metrics, Clock clock) {
+    this(group, dataSource, log, localTransactionTimeout, topics, metrics, clock, Tracing.global());
+  }
 }

@@ -1,5 +1,6 @@
 package io.converge.producer.spring;
 
+import io.converge.core.tracing.Tracing;
 import io.converge.producer.micrometer.MicrometerProducerMetrics;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.TxnProducerBuilder;
@@ -34,12 +35,13 @@ public class ConvergeProducerConfiguration {
   @ConditionalOnMissingBean
   @ConditionalOnBean(DataSource.class)
   TxnProducer convergeTxnProducer(ConvergeProducerProperties p, DataSource dataSource, ProducerBackend backend,
-      ObjectProvider<ProducerMetricsFactory> metrics) {
+      ObjectProvider<ProducerMetricsFactory> metrics, ObjectProvider<Tracing> tracing) {
     String group = Objects.requireNonNull(p.group(), "converge.producer.group is required");
     if (!Boolean.FALSE.equals(p.migrate())) {
       backend.migrations().forEach(module -> Migrations.apply(dataSource, module));
     }
     TxnProducerBuilder b = p.applyTo(TxnProducer.builder(), dataSource).backend(backend.factory().get());
+    b.tracing(tracing.getIfAvailable(Tracing::global)); // the OpenTelemetry bean's, with the API
     ProducerMetricsFactory factory = metrics.getIfAvailable();
     if (factory != null) {
       b.metrics(factory.forGroup(group));

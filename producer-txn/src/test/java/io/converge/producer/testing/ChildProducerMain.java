@@ -7,6 +7,11 @@ import io.converge.core.BrokerUnavailableException;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.internal.CrashPoints;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanContext;
+import io.opentelemetry.api.trace.TraceFlags;
+import io.opentelemetry.api.trace.TraceState;
+import io.opentelemetry.context.Scope;
 import java.sql.PreparedStatement;
 import java.util.HashMap;
 import java.util.Map;
@@ -47,17 +52,28 @@ public final class ChildProducerMain {
         ChildJvm.halt(HALTING + point);
       }
     });
-    producer.inTransaction(tx -> {
-      try (PreparedStatement ps = tx.connection().prepareStatement(TxnProducerContract.INSERT_ORDER)) {
-        ps.setString(1, id);
-        ps.setString(2, "crash-" + crash);
-        ps.executeUpdate();
-      }
-      return tx.publish(OutgoingMessage.builder(topic).id(id).key(id).payload(("order " + id).getBytes(UTF_8)).build());
-    });
+    // a trace is current (the process's own tracing is the no-op default): the message carries its context
+    try (Scope ignored = Span.wrap(SpanContext.createFromRemoteParent(id.replace("-", ""),
+        id.replace("-", "").substring(16), TraceFlags.getSampled(), TraceState.getDefault())).makeCurrent()) {
+      producer.inTransaction(tx -> {
+        try (PreparedStatement ps = tx.connection().prepareStatement(TxnProducerContract.INSERT_ORDER)) {
+          ps.setString(1, id);
+          ps.setString(2, "crash-" + crash);
+          ps.executeUpdate();
+        }
+        return tx.publish(
+            OutgoingMessage.builder(topic).id(id).key(id).payload(("order " + id).getBytes(UTF_8)).build());
+      });
+    }
     System.out.println("CHILD-COMPLETED without reaching " + crash);
     producer.close();
     System.exit(3);
+  }
+
+  /** The {@code traceparent} current when the child publishes message {@code id} (made of the id's hex digits). */
+  static String traceparent(String id) {
+    String hex = id.replace("-", "");
+    return "00-" + hex + "-" + hex.substring(16) + "-01";
   }
 
   /**

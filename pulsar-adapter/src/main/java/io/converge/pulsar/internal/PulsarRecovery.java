@@ -1,5 +1,6 @@
 package io.converge.pulsar.internal;
 
+import io.converge.core.tracing.MessageSpan;
 import io.converge.core.ConvergeException;
 import io.converge.core.internal.Backoff;
 import io.converge.producer.spi.BackendContext;
@@ -141,12 +142,17 @@ final class PulsarRecovery {
     Transaction txn = backend.newTransaction();
     try {
       for (PulsarTxnStore.Logged m : messages) {
-        try {
-          backend.sendAsync(txn, m.topic(), m.key(), m.properties(), m.payload()).get(timeout, TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-          throw e;
-        } catch (Exception e) {
-          throw PulsarErrors.classify(e, m.id(), m.topic());
+        // the logged properties hold the creation context: the re-published message continues the original trace
+        try (MessageSpan span = context.tracing().send("pulsar", m.topic(), m.id(), m.properties())) {
+          try {
+            backend.sendAsync(txn, m.topic(), m.key(), m.properties(), m.payload()).get(timeout, TimeUnit.MILLISECONDS);
+          } catch (InterruptedException e) {
+            span.failed(e);
+            throw e;
+          } catch (Exception e) {
+            span.failed(e);
+            throw PulsarErrors.classify(e, m.id(), m.topic());
+          }
         }
       }
       txn.commit().get(timeout, TimeUnit.MILLISECONDS);

@@ -2,6 +2,9 @@ package io.converge.saga.internal;
 
 import io.converge.producer.OutgoingMessage;
 import io.converge.saga.SagaHeaders;
+import io.converge.saga.SagaStep;
+import io.converge.saga.tcc.TccHeaders;
+import io.converge.saga.tcc.TccOperation;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
 
@@ -26,14 +29,28 @@ public final class Commands {
     return uuid(sagaId + '\n' + version + '\n' + step + '\n' + direction + "\nsend");
   }
 
-  /** A command of one step. */
-  static OutgoingMessage command(String topic, SagaRow saga, String step, int attempt, String direction,
+  /**
+   * A command of one step; a TCC branch's call carries the {@link TccHeaders} too (global id = the saga id, branch
+   * id, operation).
+   */
+  static OutgoingMessage command(String topic, SagaRow saga, SagaStep<?> step, int attempt, String direction,
       long version, String replyTopic, byte[] payload) {
-    return OutgoingMessage.builder(topic).id(envelopeId(saga.id(), version, step, direction)).key(saga.id())
-        .tenant(saga.tenant()).header(SagaHeaders.SAGA_ID, saga.id()).header(SagaHeaders.STEP, step)
-        .header(SagaHeaders.ATTEMPT, Integer.toString(attempt)).header(SagaHeaders.DIRECTION, direction)
-        .header(SagaHeaders.COMMAND_ID, commandId(saga.id(), step, attempt, direction))
-        .header(SagaHeaders.REPLY_TO, replyTopic).payload(payload).build();
+    OutgoingMessage.Builder b = OutgoingMessage.builder(topic).id(envelopeId(saga.id(), version, step.name(),
+        direction)).key(saga.id()).tenant(saga.tenant()).header(SagaHeaders.SAGA_ID, saga.id())
+        .header(SagaHeaders.STEP, step.name()).header(SagaHeaders.ATTEMPT, Integer.toString(attempt))
+        .header(SagaHeaders.DIRECTION, direction)
+        .header(SagaHeaders.COMMAND_ID, commandId(saga.id(), step.name(), attempt, direction))
+        .header(SagaHeaders.REPLY_TO, replyTopic).payload(payload);
+    if (step.branch() != null) {
+      b.header(TccHeaders.GLOBAL_ID, saga.id()).header(TccHeaders.BRANCH_ID, step.branch())
+          .header(TccHeaders.OPERATION, operation(step, direction).wireName());
+    }
+    return b.build();
+  }
+
+  /** The TCC operation of {@code step}'s command in {@code direction}: a compensation is a Cancel. */
+  static TccOperation operation(SagaStep<?> step, String direction) {
+    return SagaHeaders.COMPENSATE.equals(direction) ? TccOperation.CANCEL : step.operation();
   }
 
   private static String uuid(String name) {

@@ -4,6 +4,7 @@ import io.converge.core.internal.DatabaseErrors;
 import io.converge.saga.SagaOperationRefusedException;
 import io.converge.saga.SagaOps;
 import io.converge.saga.SagaState;
+import io.converge.saga.TccDefinition;
 import io.converge.saga.StaleSagaException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -173,6 +174,11 @@ public final class SagaOpsStore {
       SagaOps.Saga before = current(c, id);
       if (before.state() != SagaState.RUNNING) {
         throw refused(before, "compensate applies to RUNNING sagas only");
+      }
+      if (before.stepName() != null && before.stepName().endsWith(TccDefinition.CONFIRM_SUFFIX)) {
+        // a TCC global transaction past its Try phase: the decision is Confirm, and some branches may be confirmed
+        throw refused(before, "it is a TCC global transaction confirming its branches (step '" + before.stepName()
+            + "'): a Confirm is never cancelled");
       }
       Instant now = clock.instant();
       SagaOps.Saga after = swap(c, before, COMPENSATE, ps -> {

@@ -11,6 +11,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Savepoint;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -76,11 +77,27 @@ final class Transitions {
       String kind, D data) throws SQLException {
     SagaStep<D> s = def.step(row.step());
     Instant now = now();
-    Instant next = min(now.plus(s.timeout()), row.deadline());
+    // a Confirm is asked until it succeeds: the global timeout is no longer the saga's limit
+    Instant next = s.confirm() ? now.plus(s.timeout()) : min(now.plus(s.timeout()), row.deadline());
+    if (s.overHttp() && !HttpBranches.collecting()) {
+      SagaStore.update(tx.connection(), before, row.pending(attempt, row.failures(), now, row.lastError()), s.name(),
+          now); // no call can follow this unit of work's commit here: the next poll makes it
+      return;
+    }
     SagaRow saved = SagaStore.update(tx.connection(), before, row.sent(attempt, sends, next), s.name(), now);
-    String id = tx.publish(Commands.command(s.commandTopic(), saved, s.name(), attempt, SagaHeaders.FORWARD,
-        saved.version(), replyTopic, s.command(data)));
+    String id = null;
+    if (s.overHttp()) {
+      call(saved, s, attempt, SagaHeaders.FORWARD, s.command(data));
+    } else {
+      id = tx.publish(Commands.command(s.commandTopic(), saved, s, attempt, SagaHeaders.FORWARD, saved.version(),
+          replyTopic, s.command(data)));
+    }
     event(tx.connection(), saved, s.name(), attempt, kind, id, null);
+  }
+
+  private static void call(SagaRow saga, SagaStep<?> s, int attempt, String direction, byte[] payload) {
+    HttpBranches.add(new HttpBranches.Call(saga.id(), saga.tenant(), s.name(), s.branch(), attempt, direction,
+        Commands.operation(s, direction), s.url(Commands.operation(s, direction)), payload, s.timeout()));
   }
 
   /**
@@ -145,10 +162,21 @@ final class Transitions {
           row.lastError()), s.name(), now);
       return;
     }
-    SagaRow saved = SagaStore.update(tx.connection(), before,
-        row.sent(attempt, row.sends() + 1, now.plus(def.compensationTimeout())), s.name(), now);
-    String id = tx.publish(Commands.command(s.compensationTopic(), saved, s.name(), attempt, SagaHeaders.COMPENSATE,
-        saved.version(), replyTopic, s.compensation(data)));
+    if (s.overHttp() && !HttpBranches.collecting()) {
+      SagaStore.update(tx.connection(), before, row.pending(attempt, row.failures(), now, row.lastError()), s.name(),
+          now); // the next poll makes the call
+      return;
+    }
+    Duration timeout = s.branch() != null ? s.timeout() : def.compensationTimeout(); // a Cancel: its branch's
+    SagaRow saved = SagaStore.update(tx.connection(), before, row.sent(attempt, row.sends() + 1, now.plus(timeout)),
+        s.name(), now);
+    String id = null;
+    if (s.overHttp()) {
+      call(saved, s, attempt, SagaHeaders.COMPENSATE, s.compensation(data));
+    } else {
+      id = tx.publish(Commands.command(s.compensationTopic(), saved, s, attempt, SagaHeaders.COMPENSATE,
+          saved.version(), replyTopic, s.compensation(data)));
+    }
     event(tx.connection(), saved, s.name(), attempt, "COMPENSATION_SENT", id, null);
     metrics.compensationSent(s.participant());
   }
@@ -162,6 +190,10 @@ final class Transitions {
     Connection c = tx.connection();
     SagaStep<D> s = def.step(row.step());
     Instant now = now();
+    if (def.tcc()) {
+      tccFailed(tx, def, before, row, failures, reason);
+      return;
+    }
     if (failures < def.compensationAttempts()) {
       SagaRow saved = SagaStore.update(c, before,
           row.pending(row.attempt() + 1, failures, now.plus(backoff(s, failures)), reason), s.name(), now);
@@ -220,6 +252,54 @@ final class Transitions {
     event(c, row, s.name(), null, "TICKET", null, anomaly);
     log.error("Saga {} (COMPENSATION_FAILED, ticket resolved): {}; a new ANOMALY ticket is open", row.id(), anomaly);
     return true;
+  }
+
+  /**
+   * A failed Confirm or Cancel of a TCC branch (a failure answer, or no answer in time): asked again with a new
+   * attempt after its branch's backoff, for as long as it takes (the participant promised at Try that both can
+   * succeed); the {@link SagaDefinition#compensationAttempts()}-th failure in a row opens a ticket (kind
+   * {@code CONFIRM_FAILING} or {@code CANCEL_FAILING}) and the asking goes on.
+   */
+  <D> void tccFailed(TxnContext tx, SagaDefinition<D> def, SagaRow before, SagaRow row, int failures, String reason)
+      throws SQLException {
+    Connection c = tx.connection();
+    SagaStep<D> s = def.step(row.step());
+    Instant now = now();
+    boolean confirm = row.state() == SagaState.RUNNING;
+    SagaRow saved = SagaStore.update(c, before,
+        row.pending(row.attempt() + 1, failures, now.plus(backoff(s, failures)), reason), s.name(), now);
+    event(c, saved, s.name(), row.attempt(), confirm ? "RETRIED" : "COMPENSATION_RETRIED", null, reason);
+    if (failures == def.compensationAttempts()) {
+      String kind = confirm ? "CONFIRM_FAILING" : "CANCEL_FAILING";
+      String why = (confirm ? "Confirm" : "Cancel") + " of branch '" + s.branch() + "' failed " + failures
+          + " times in a row; still asked (a new attempt after each backoff); last: " + reason;
+      ticket(c, saved, s.name(), kind, why);
+    }
+  }
+
+  /** Opens a ticket of {@code kind} for {@code saga} (which goes on): a {@code TICKET} event and a warning. */
+  void ticket(Connection c, SagaRow saga, String step, String kind, String why) throws SQLException {
+    SagaStore.ticket(c, saga, step, kind, why, now());
+    event(c, saga, step, null, "TICKET", null, why);
+    log.warn("Saga {} needs a person: {} (ticket {} opened)", saga.id(), why, kind);
+  }
+
+  /**
+   * A Confirm or Cancel of a TCC branch that succeeded after its failures opened a ticket: the success is noted on
+   * the ticket ({@code TICKET_NOTED}); the ticket stays open for the person to resolve.
+   */
+  <D> void tccSucceeded(Connection c, SagaDefinition<D> def, SagaRow row, String step) throws SQLException {
+    if (row.failures() < def.compensationAttempts()) {
+      return;
+    }
+    boolean confirm = row.state() == SagaState.RUNNING;
+    String text = now() + ": the " + (confirm ? "Confirm" : "Cancel") + " of step '" + step + "' succeeded (attempt "
+        + row.attempt() + ", after " + row.failures() + " failures)";
+    int tickets = SagaStore.noteTicket(c, row, step, confirm ? "CONFIRM_FAILING" : "CANCEL_FAILING", text);
+    if (tickets > 0) {
+      event(c, row, step, row.attempt(), "TICKET_NOTED", null, text);
+      log.info("TCC {}: {}; noted on {} ticket(s)", row.id(), text, tickets);
+    }
   }
 
   /** Stops the saga where it is (a money anomaly) with a ticket. */

@@ -12,25 +12,29 @@ import io.converge.saga.SagaDefinition;
 import io.converge.saga.SagaMetrics;
 import io.converge.saga.SagaOps;
 import io.converge.saga.SagaParticipant;
+import io.converge.saga.TccDefinition;
+import io.converge.saga.tcc.TccParticipant;
 import io.converge.saga.micrometer.MicrometerSagaMetrics;
 import java.util.List;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.util.ClassUtils;
 
 /**
  * Spring Boot auto-configuration of converge-saga: {@link SagaOps}, the saga tables (only in a service with a saga
  * definition or a participant), a {@link SagaCoordinator} for
- * the application's {@link SagaDefinition} beans (on its {@link TxnProducer}, {@code converge.saga.*}, Micrometer
+ * the application's {@link SagaDefinition} and {@link TccDefinition} beans (on its {@link TxnProducer}, {@code converge.saga.*}, Micrometer
  * meters when a registry is present), its reply consumer and polling, and the consumers of every
- * {@link SagaParticipant} bean ({@code converge.saga.participants.<name>.*}), through the application's
+ * {@link SagaParticipant} and {@link TccParticipant} bean (the barrier's migration with a TCC participant) ({@code converge.saga.participants.<name>.*}), through the application's
  * {@link ConsumerBinding} (RocketMQ on {@code converge.consumer.rocketmq.*} when it defines none). Every bean backs
  * off when the application defines its own.
  */
@@ -55,13 +59,16 @@ class ConvergeSagaAutoConfiguration {
   }
 
   @Bean
-  @ConditionalOnBean({TxnProducer.class, SagaDefinition.class})
+  @ConditionalOnBean(TxnProducer.class)
+  @Conditional(OnDefinitions.class)
   @ConditionalOnMissingBean
-  SagaCoordinator convergeSagaCoordinator(TxnProducer producer, List<SagaDefinition<?>> definitions,
-      SagaProperties properties, ApplicationContext context, DataSource dataSource) {
+  SagaCoordinator convergeSagaCoordinator(TxnProducer producer, ObjectProvider<SagaDefinition<?>> definitions,
+      ObjectProvider<TccDefinition<?>> tcc, SagaProperties properties, ApplicationContext context,
+      DataSource dataSource) {
     migrate(dataSource, properties);
     SagaCoordinatorBuilder b = SagaCoordinator.builder().producer(producer)
-        .definitions(definitions.toArray(SagaDefinition<?>[]::new))
+        .definitions(definitions.orderedStream().toArray(SagaDefinition<?>[]::new))
+        .tcc(tcc.orderedStream().toArray(TccDefinition<?>[]::new))
         .replyTopic(properties.replyTopic()).pollInterval(properties.pollInterval()).batchSize(properties.batchSize())
         .compensationRate(properties.compensationRate().perSecond(), properties.compensationRate().burst())
         .metrics(MicrometerSupport.metrics(context));
@@ -74,17 +81,22 @@ class ConvergeSagaAutoConfiguration {
 
   @Bean
   SagaSubscriptions convergeSagaSubscriptions(ObjectProvider<SagaCoordinator> coordinator,
-      ObjectProvider<SagaParticipant> participants, SagaProperties properties, ObjectProvider<ConsumerBinding> binding,
+      ObjectProvider<SagaParticipant> participants, ObjectProvider<TccParticipant> tccParticipants,
+      SagaProperties properties, ObjectProvider<ConsumerBinding> binding,
       ObjectProvider<ConsumerProperties> consumerProperties, ObjectProvider<ConsumerMetrics> consumerMetrics,
       DataSource dataSource) {
     SagaCoordinator c = coordinator.getIfUnique();
     List<SagaParticipant> ps = participants.orderedStream().toList();
+    List<TccParticipant> tcc = tccParticipants.orderedStream().toList();
     if (!ps.isEmpty()) {
       migrate(dataSource, properties); // the participants' stored replies (converge_saga_branch)
     }
+    if (!tcc.isEmpty() && properties.migrate()) {
+      Migrations.apply(dataSource, "tcc"); // the TCC participants' barrier
+    }
     ConsumerBinding own = binding.getIfUnique();
     ConsumerBinding chosen = own;
-    if (own == null && (c != null || !ps.isEmpty())) {
+    if (own == null && (c != null || !ps.isEmpty() || !tcc.isEmpty())) {
       ConsumerProperties consumer = consumerProperties.getIfAvailable();
       if (consumer == null) {
         throw new IllegalStateException("The saga consumers need a ConsumerBinding bean or consumer-idem's"
@@ -92,8 +104,24 @@ class ConvergeSagaAutoConfiguration {
       }
       chosen = RocketMQConsumerBinding.orDefault(null, consumer);
     }
-    return new SagaSubscriptions(c, properties.replyTopic(), ps, properties, chosen,
+    return new SagaSubscriptions(c, properties.replyTopic(), ps, tcc, properties, chosen,
         consumerMetrics.getIfUnique(() -> ConsumerMetrics.NONE));
+  }
+
+  /** The application defines a saga or a TCC global transaction. */
+  static final class OnDefinitions extends AnyNestedCondition {
+
+    OnDefinitions() {
+      super(ConfigurationPhase.REGISTER_BEAN);
+    }
+
+    @ConditionalOnBean(SagaDefinition.class)
+    static final class Saga {
+    }
+
+    @ConditionalOnBean(TccDefinition.class)
+    static final class Tcc {
+    }
   }
 
   /** A service with neither a saga nor a participant (a starter user) gets no saga tables. */

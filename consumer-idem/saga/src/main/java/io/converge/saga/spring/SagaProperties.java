@@ -17,7 +17,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param batchSize due sagas driven per poll at most; default 100
  * @param compensationRate the compensation rate of participants without one of their own; default 50/s, burst 50
  * @param participantRates compensation rates per participant name
- * @param participants where each {@code SagaParticipant} bean (by its name) consumes its commands
+ * @param participants where each {@code SagaParticipant} or {@code TccParticipant} bean (by its name) consumes its
+ *     commands
  */
 @ConfigurationProperties("converge.saga")
 public record SagaProperties(@DefaultValue("true") boolean enabled, @DefaultValue("true") boolean migrate,
@@ -45,11 +46,14 @@ public record SagaProperties(@DefaultValue("true") boolean enabled, @DefaultValu
    * are consumed by two consumers of their own (own pools, own groups), so a compensation storm never waits behind
    * the forward path.
    *
-   * @param commandTopic the topic of its step commands; required
-   * @param compensationTopic the topic of its compensation commands; null when it has none
+   * @param commandTopic the topic of its step commands (a TCC participant's: its Tries, and its Confirms and Cancels
+   *     unless they have topics of their own); required
+   * @param compensationTopic the topic of its compensation commands (a TCC participant's Cancels); null when it has
+   *     none
+   * @param confirmTopic a TCC participant's Confirms, when they have a topic of their own; null otherwise
    * @param group the consumer group of its commands; default the participant's name ({@code <group>-compensation}
-   *     for its compensations)
+   *     for its compensations, {@code <group>-confirm} for its Confirms)
    */
-  public record Participant(String commandTopic, String compensationTopic, String group) {
+  public record Participant(String commandTopic, String compensationTopic, String confirmTopic, String group) {
   }
 }

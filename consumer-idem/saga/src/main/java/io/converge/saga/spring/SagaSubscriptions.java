@@ -7,16 +7,18 @@ import io.converge.consumer.Outcome;
 import io.converge.consumer.spi.ConsumerBinding;
 import io.converge.saga.SagaCoordinator;
 import io.converge.saga.SagaParticipant;
+import io.converge.saga.tcc.TccParticipant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
 
 /**
- * Starts the saga coordinator's reply consumer and its polling, and each {@link SagaParticipant} bean's command and
- * compensation consumers, when the context starts; stops them first when it closes. Every subscription goes through
+ * Starts the saga coordinator's reply consumer and its polling, and each {@link SagaParticipant} and
+ * {@link TccParticipant} bean's command and compensation (and a TCC participant's confirm) consumers, when the context starts; stops them first when it closes. Every subscription goes through
  * the application's consumer binding (RocketMQ on {@code converge.consumer.rocketmq.*} when it defines none), and
  * every delivery's outcome is counted in the application's {@link ConsumerMetrics} ({@code consumer.duplicates},
  * {@code consumer.processed}, ...), as an {@code @IdempotentConsumer} method's is.
@@ -28,6 +30,7 @@ final class SagaSubscriptions implements SmartLifecycle {
   private final SagaCoordinator coordinator;
   private final String replyTopic;
   private final List<SagaParticipant> participants;
+  private final List<TccParticipant> tccParticipants;
   private final SagaProperties properties;
   private final ConsumerBinding binding;
   private final ConsumerMetrics metrics;
@@ -40,11 +43,13 @@ final class SagaSubscriptions implements SmartLifecycle {
    * @param metrics where the deliveries' outcomes are counted
    */
   SagaSubscriptions(SagaCoordinator coordinator, String replyTopic, List<SagaParticipant> participants,
-      SagaProperties properties, ConsumerBinding binding, ConsumerMetrics metrics) {
+      List<TccParticipant> tccParticipants, SagaProperties properties, ConsumerBinding binding,
+      ConsumerMetrics metrics) {
     this.metrics = metrics;
     this.coordinator = coordinator;
     this.replyTopic = replyTopic;
     this.participants = List.copyOf(participants);
+    this.tccParticipants = List.copyOf(tccParticipants);
     this.properties = properties;
     this.binding = binding;
   }
@@ -53,17 +58,10 @@ final class SagaSubscriptions implements SmartLifecycle {
   public synchronized void start() {
     try {
       for (SagaParticipant participant : participants) {
-        SagaProperties.Participant where = properties.participants().get(participant.name());
-        String prefix = "converge.saga.participants." + participant.name();
-        if (where == null || where.commandTopic() == null || where.commandTopic().isBlank()) {
-          throw new IllegalStateException(prefix + ".command-topic must be set for the SagaParticipant bean named "
-              + participant.name() + ", but was " + (where == null ? null : where.commandTopic()));
-        }
-        String group = where.group() == null || where.group().isBlank() ? participant.name() : where.group();
-        subscribe(where.commandTopic(), participant.handler(group));
-        if (where.compensationTopic() != null && !where.compensationTopic().isBlank()) {
-          subscribe(where.compensationTopic(), participant.handler(group + "-compensation"));
-        }
+        subscribe("SagaParticipant", participant.name(), participant::handler);
+      }
+      for (TccParticipant participant : tccParticipants) {
+        subscribe("TccParticipant", participant.name(), participant::handler);
       }
       if (coordinator != null) {
         subscribe(replyTopic, coordinator.replyHandler());
@@ -74,6 +72,27 @@ final class SagaSubscriptions implements SmartLifecycle {
       throw e;
     }
     started = true;
+  }
+
+  /** Subscribes participant {@code name}'s topics, each with a handler of its own group. */
+  private void subscribe(String kind, String name, Function<String, IdempotentHandler> handler) {
+    SagaProperties.Participant where = properties.participants().get(name);
+    if (where == null || blank(where.commandTopic())) {
+      throw new IllegalStateException("converge.saga.participants." + name + ".command-topic must be set for the "
+          + kind + " bean named " + name + ", but was " + (where == null ? null : where.commandTopic()));
+    }
+    String group = blank(where.group()) ? name : where.group();
+    subscribe(where.commandTopic(), handler.apply(group));
+    if (!blank(where.compensationTopic())) {
+      subscribe(where.compensationTopic(), handler.apply(group + "-compensation"));
+    }
+    if (!blank(where.confirmTopic())) {
+      subscribe(where.confirmTopic(), handler.apply(group + "-confirm"));
+    }
+  }
+
+  private static boolean blank(String s) {
+    return s == null || s.isBlank();
   }
 
   private void subscribe(String topic, IdempotentHandler handler) {

@@ -81,6 +81,49 @@ class SagaAutoConfigurationIT {
     }
   }
 
+  /**
+   * A service with only a TCC global transaction and a TCC participant: the coordinator drives it and the
+   * participant's Try and Confirm topics are subscribed with groups of their own, through the application's binding
+   * (here one that records the subscriptions: what is wired, not how a broker delivers, which the test above proves).
+   */
+  @Test
+  void aTccDefinitionAloneGetsACoordinatorAndATccParticipantItsConsumers() throws Exception {
+    DataSource ds = ConvergePostgres.shared().newSchema("saga_spring_tcc");
+    for (String module : List.of("producer", "outbox", "consumer")) {
+      Migrations.apply(ds, module);
+    }
+    List<String> subscribed = new java.util.concurrent.CopyOnWriteArrayList<>();
+    io.converge.consumer.spi.ConsumerBinding recording = (topic, handler) -> {
+      subscribed.add(topic + " " + handler.group());
+      return () -> subscribed.add("closed " + topic);
+    };
+    try (TxnProducer producer = TxnProducer.builder().group("tcc-spring").dataSource(ds)
+        .backend(io.converge.outbox.OutboxBackend.outbox()).build()) {
+      io.converge.saga.TccDefinition<String> transfer = io.converge.saga.TccDefinition
+          .builder("transfer", SagaCodec.json()).branch("points", b -> b.messages("points-tcc")
+              .confirmTopic("points-confirm"))
+          .build();
+      io.converge.saga.tcc.TccParticipant points = io.converge.saga.tcc.TccParticipant.builder("points")
+          .producer(producer).branch("points", (c, m) -> null, (c, m) -> null, (c, m) -> null).build();
+      runner(ds).withBean(TxnProducer.class, () -> producer)
+          .withBean("transfer", io.converge.saga.TccDefinition.class, () -> transfer)
+          .withBean(io.converge.saga.tcc.TccParticipant.class, () -> points)
+          .withBean(io.converge.consumer.spi.ConsumerBinding.class, () -> recording)
+          .withPropertyValues("converge.saga.reply-topic=tcc-replies", "converge.saga.reply-group=tcc-coordinator",
+              "converge.saga.participants.points.command-topic=points-tcc",
+              "converge.saga.participants.points.confirm-topic=points-confirm")
+          .run(context -> {
+            assertThat(context).hasNotFailed().hasSingleBean(SagaCoordinator.class);
+            assertThat(context.getBean(SagaCoordinator.class).start(transfer, "t-1", "{}")).isTrue();
+            assertThat(subscribed).containsExactly("points-tcc points", "points-confirm points-confirm",
+                "tcc-replies tcc-coordinator");
+            assertThat(new org.springframework.jdbc.core.JdbcTemplate(ds).queryForObject(
+                "SELECT count(*) FROM converge_tcc_barrier", Long.class)).as("the barrier's table").isZero();
+          });
+    }
+    assertThat(subscribed).as("closed with the context").contains("closed points-tcc", "closed tcc-replies");
+  }
+
   @Test
   void withoutADefinitionThereIsNoCoordinatorAndAnUnconfiguredParticipantFailsTheStartUp() throws Exception {
     DataSource ds = ConvergePostgres.shared().newSchema("saga_spring_bad");

@@ -53,7 +53,7 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
     this.tenants = tenants;
     this.rules = new EndpointRules(endpoints, settings);
     this.settings = settings;
-    this.metrics = metrics;
+    this.metrics = SpanOutcomes.wrap(metrics); // the outcome on the server span too
     this.store = new KeyStore(dataSource, settings.ttl(), settings.lease());
     this.dataSource = dataSource;
     this.leases = new LeaseKeeper(leaseDataSource, settings.lease());
@@ -96,6 +96,7 @@ public final class DefaultIdempotencyFilter implements IdempotencyFilter {
     RequestReader.Read read;
     try {
       key = Keys.key(request, settings.keyHeader());
+      SpanOutcomes.key(key);
       if (key == null && !rule.endpoint().required()) {
         chain.doFilter(req, res);
         return;

@@ -16,8 +16,12 @@ final class Problems {
 
   /** Answers {@code problem} with {@code detail} (null: none) on {@code response}. */
   static void write(HttpServletResponse response, IdempotencyProblem problem, String detail) throws IOException {
-    byte[] body = body(problem, detail);
-    response.setStatus(problem.status());
+    write(response, problem.status(), body(problem, detail));
+  }
+
+  /** Answers {@code status} with the problem {@code body}. */
+  static void write(HttpServletResponse response, int status, byte[] body) throws IOException {
+    response.setStatus(status);
     response.setContentType(CONTENT_TYPE);
     response.setContentLength(body.length);
     response.getOutputStream().write(body);
