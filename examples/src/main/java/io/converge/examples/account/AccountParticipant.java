@@ -4,6 +4,7 @@ import io.converge.consumer.BusinessException;
 import io.converge.examples.events.EventCodec;
 import io.converge.examples.events.Events.SagaOrder;
 import io.converge.examples.events.Orchestrated;
+import io.converge.examples.events.Rows;
 import io.converge.producer.TxnProducer;
 import io.converge.saga.SagaParticipant;
 import java.nio.charset.StandardCharsets;
@@ -48,7 +49,7 @@ class AccountParticipant {
       ps.setString(2, o.customerId());
       ps.setLong(3, o.amountCents());
       if (ps.executeUpdate() != 1) {
-        boolean known = exists(c, o.customerId());
+        boolean known = Rows.exists(c, "account", "customer_id", o.customerId());
         log.info("order {}: debit of {} cents refused ({})", o.orderId(), o.amountCents(),
             known ? "insufficient funds" : "unknown account");
         throw known ? new BusinessException("insufficient-funds", "insufficient funds")
@@ -85,14 +86,5 @@ class AccountParticipant {
       }
     }
     return DONE;
-  }
-
-  private static boolean exists(Connection c, String customerId) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM account WHERE customer_id = ?")) {
-      ps.setString(1, customerId);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next();
-      }
-    }
   }
 }

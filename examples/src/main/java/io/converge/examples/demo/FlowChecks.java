@@ -1,7 +1,6 @@
 package io.converge.examples.demo;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -50,8 +49,8 @@ final class FlowChecks {
     if (!disagree.isEmpty()) {
       violations.add("FAILED: every answer after Prefer: wait agrees with the order's end (" + disagree + ")");
     }
-    if (!hasTable(orders, "converge_saga")) {
-      return violations;
+    if (Reconciliation.countIfTable(orders, "converge_saga", "SELECT count(*) FROM converge_saga") == 0) {
+      return violations; // the choreographed flow: no saga (an orchestrated one has a saga per order)
     }
     Map<String, Long> states = new HashMap<>();
     long ticketsOpen;
@@ -80,16 +79,5 @@ final class FlowChecks {
           + " vs " + paid + ", " + compensated + " vs " + canceled + ")");
     }
     return violations;
-  }
-
-  private static boolean hasTable(DataSource db, String table) throws SQLException {
-    try (Connection c = db.getConnection();
-        PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
-      ps.setString(1, table);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getBoolean(1);
-      }
-    }
   }
 }

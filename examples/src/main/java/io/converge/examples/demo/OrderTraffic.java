@@ -48,9 +48,18 @@ final class OrderTraffic {
   private final List<String> anomalies = java.util.Collections.synchronizedList(new ArrayList<>());
   private final Map<String, Integer> waited = new java.util.concurrent.ConcurrentHashMap<>();
 
+  private final boolean preferWait;
+
+  /** Clients of which none waits for the outcome (as {@code converge chaos} and the bench drive them). */
   OrderTraffic(Http http, String run) {
+    this(http, run, false);
+  }
+
+  /** Clients of which, with {@code preferWait}, every fourth waits for the outcome ({@code Prefer: wait}). */
+  OrderTraffic(Http http, String run, boolean preferWait) {
     this.http = http;
     this.run = run;
+    this.preferWait = preferWait;
   }
 
   /** Places {@code orders} orders from 8 client threads, as fast as they are answered. */
@@ -105,15 +114,15 @@ final class OrderTraffic {
   }
 
   /**
-   * Places order {@code i} as the clients of {@link #run(int)} do; its id, or null after an anomaly. Every fourth
-   * client waits for the outcome ({@code Prefer: wait}): 201 paid, 402, 409 or 202, each recorded to be reconciled
+   * Places order {@code i} as the clients of {@link #run(int)} do; its id, or null after an anomaly. With
+   * {@code preferWait}, every fourth client waits for the outcome ({@code Prefer: wait}): 201 paid, 402, 409 or 202, each recorded to be reconciled
    * with the order's end.
    */
   String place(int i) throws Exception {
     String key = run + "-order-" + i;
     Map<String, Object> body = body(i);
     boolean burst = i % 25 == 7;
-    boolean waits = i % 4 == 1 && !burst; // a burst's requests do not wait
+    boolean waits = preferWait && i % 4 == 1 && !burst; // a burst's requests do not wait
     Http.Reply first;
     if (burst) {
       first = burst(key, body);

@@ -191,7 +191,7 @@ record Reconciliation(Backend backend, Duration settleTimeout) {
   }
 
   /** {@code sql}'s count, or 0 when {@code table} does not exist in the data source's schema. */
-  private static long countIfTable(DataSource db, String table, String sql) throws SQLException {
+  static long countIfTable(DataSource db, String table, String sql) throws SQLException {
     try (Connection c = db.getConnection();
         PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
       ps.setString(1, table);

@@ -4,6 +4,7 @@ import io.converge.consumer.BusinessException;
 import io.converge.examples.events.EventCodec;
 import io.converge.examples.events.Events.SagaOrder;
 import io.converge.examples.events.Orchestrated;
+import io.converge.examples.events.Rows;
 import io.converge.producer.TxnProducer;
 import io.converge.saga.SagaParticipant;
 import java.nio.charset.StandardCharsets;
@@ -50,7 +51,7 @@ class InventoryParticipant {
       ps.setString(3, o.sku());
       ps.setLong(4, o.quantity());
       if (ps.executeUpdate() != 1) {
-        boolean known = exists(c, o.sku());
+        boolean known = Rows.exists(c, "stock", "sku", o.sku());
         log.info("order {}: {} x {} refused ({})", o.orderId(), o.quantity(), o.sku(),
             known ? "insufficient stock" : "unknown sku");
         throw known ? new BusinessException("insufficient-stock", "insufficient stock")
@@ -93,14 +94,5 @@ class InventoryParticipant {
     }
     log.info("order {}: compensated, {} x {} given back", o.orderId(), o.quantity(), o.sku());
     return DONE;
-  }
-
-  private static boolean exists(Connection c, String sku) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM stock WHERE sku = ?")) {
-      ps.setString(1, sku);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next();
-      }
-    }
   }
 }
