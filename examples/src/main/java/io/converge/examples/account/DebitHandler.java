@@ -2,6 +2,7 @@ package io.converge.examples.account;
 
 import io.converge.consumer.IdempotentConsumer;
 import io.converge.consumer.IncomingMessage;
+import io.converge.examples.events.Choreographed;
 import io.converge.examples.events.Events.PaymentFailed;
 import io.converge.examples.events.Events.PaymentSucceeded;
 import io.converge.examples.events.Events.StockReserved;
@@ -20,6 +21,7 @@ import org.springframework.stereotype.Component;
  * inventory compensates); it is not an exception, so the dedup row commits with it.
  */
 @Component
+@Choreographed
 record DebitHandler(AccountRepository accounts, AccountEntryRepository entries, SagaEvents events, Clock clock) {
 
   private static final Logger log = LoggerFactory.getLogger(DebitHandler.class);

@@ -9,7 +9,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
-/** Runs the saga on each named backend in turn and prints their reports. */
+/**
+ * Runs the saga on each named backend in turn, each in both flows (choreographed, then orchestrated) unless the
+ * backend names one ({@code rocketmq:orchestration}), and prints their reports.
+ */
 public final class DemoRunner {
 
   private final DevPlatform platform;
@@ -17,6 +20,7 @@ public final class DemoRunner {
   private final Outages outages;
   private final Map<String, String> properties;
   private final List<Report> reports = new ArrayList<>();
+  private final List<Flow> flows = new ArrayList<>();
 
   private static final Duration SETTLE_TIMEOUT = Duration.ofSeconds(120);
 
@@ -37,31 +41,37 @@ public final class DemoRunner {
   }
 
   /**
-   * Runs {@code orders} orders on each backend of {@code backends} ({@code rocketmq,outbox,pulsar}).
+   * Runs {@code orders} orders on each backend of {@code backends} ({@code rocketmq,outbox,pulsar}), in both flows, or
+   * in the flow a backend names ({@code rocketmq:orchestration,outbox:choreography}).
    *
    * @return true when every invariant held on every backend
    */
   public boolean run(int orders, String backends) throws Exception {
     boolean ok = true;
-    for (String name : backends.split(",")) {
-      Backend backend = Backend.parse(name);
-      String run = backend.mode() + "-" + UUID.randomUUID().toString().substring(0, 6);
-      out.println(
-          "Running " + orders + " orders on backend " + backend.mode() + (outages.any() ? ", outages: " + outages : "")
-              + " ...");
-      Report report = saga(backend, run).run(run, orders);
-      out.println("  RocketMQ name server " + platform.rocketmq().nameServerAddress() + ", PostgreSQL "
-          + platform.postgres().jdbcUrl() + (backend.onPulsar() ? ", Pulsar " + platform.pulsar().serviceUrl() : ""));
-      report.print(out);
-      reports.add(report);
-      ok &= report.consistent();
+    for (String spec : backends.split(",")) {
+      String[] backendFlow = spec.split(":", 2);
+      Backend backend = Backend.parse(backendFlow[0]);
+      for (Flow flow : backendFlow.length > 1 ? List.of(Flow.parse(backendFlow[1])) : Flow.ALL) {
+        String run = backend.mode() + "-" + UUID.randomUUID().toString().substring(0, 6);
+        out.println("Running " + orders + " orders on backend " + backend.mode() + ", flow " + flow.value()
+            + (outages.any() ? ", outages: " + outages : "") + " ...");
+        Report report = saga(backend, flow, run).run(run, orders);
+        out.println("  RocketMQ name server " + platform.rocketmq().nameServerAddress() + ", PostgreSQL "
+            + platform.postgres().jdbcUrl() + (backend.onPulsar() ? ", Pulsar " + platform.pulsar().serviceUrl() : "")
+            + ", flow " + flow.value());
+        report.print(out);
+        reports.add(report);
+        flows.add(flow);
+        ok &= report.consistent();
+      }
     }
     return ok;
   }
 
-  /** One run of the saga on {@code backend}: its topics created, its broker properties and the outages set. */
-  private SagaRun saga(Backend backend, String run) {
+  /** One run of the saga on {@code backend} in {@code flow}: its topics created, its broker properties and the outages set. */
+  private SagaRun saga(Backend backend, Flow flow, String run) {
     Map<String, String> transport = new LinkedHashMap<>(Transport.properties(platform, backend, run));
+    transport.put(Flow.PROPERTY, flow.value());
     transport.putAll(properties);
     OutageRun outage = new OutageRun(outages, OutageRun.Servers.of(platform, backend), out);
     String ns = platform.rocketmq().nameServerAddress();
@@ -74,5 +84,10 @@ public final class DemoRunner {
   /** The reports of the runs so far. */
   public List<Report> reports() {
     return List.copyOf(reports);
+  }
+
+  /** The flow of each report of {@link #reports()}, in the same order. */
+  public List<Flow> flows() {
+    return List.copyOf(flows);
   }
 }

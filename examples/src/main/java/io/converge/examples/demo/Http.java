@@ -106,6 +106,16 @@ final class Http {
   }
 
   /**
+   * As {@link #post}, with {@code Prefer: wait=<seconds>}: the order service may answer with the order's outcome
+   * (201, 402, 409) or 202 when it has not ended within the wait.
+   */
+  Reply postPreferWait(String path, Map<String, ?> body, String key, int seconds) throws InterruptedException {
+    HttpRequest r = postRequest(path, body, key);
+    return send(HttpRequest.newBuilder(r, (name, value) -> true).header("Prefer", "wait=" + seconds).build(),
+        key != null);
+  }
+
+  /**
    * POSTs {@code body} exactly as given (JSON) with header {@code name: value} (a signed callback); retries like an
    * unkeyed request.
    */

@@ -26,10 +26,16 @@ final class OrderTraffic {
   /** The last two customers can pay for about two orders: later orders of theirs are compensated. */
   static final Set<String> POOR = Set.of("c-18", "c-19");
 
-  /** What the clients saw. */
+  /**
+   * What the clients saw; {@code waited}: the status answered to each order placed with {@code Prefer: wait}, by
+   * order id.
+   */
   record Result(int keys, Set<String> orderIds, int retries, int retriesReplayed, int concurrentBursts,
-      int inProgress409, int mismatch422, List<String> anomalies, int answerLostLookups) {
+      int inProgress409, int mismatch422, List<String> anomalies, int answerLostLookups, Map<String, Integer> waited) {
   }
+
+  /** How long the clients that wait for the outcome ask to wait ({@code Prefer: wait}). */
+  static final int WAIT_SECONDS = 10;
 
   private final Http http;
   private final String run;
@@ -40,10 +46,20 @@ final class OrderTraffic {
   private final AtomicInteger mismatches = new AtomicInteger();
   private final AtomicInteger lookups = new AtomicInteger();
   private final List<String> anomalies = java.util.Collections.synchronizedList(new ArrayList<>());
+  private final Map<String, Integer> waited = new java.util.concurrent.ConcurrentHashMap<>();
 
+  private final boolean preferWait;
+
+  /** Clients of which none waits for the outcome (as {@code converge chaos} and the bench drive them). */
   OrderTraffic(Http http, String run) {
+    this(http, run, false);
+  }
+
+  /** Clients of which, with {@code preferWait}, every fourth waits for the outcome ({@code Prefer: wait}). */
+  OrderTraffic(Http http, String run, boolean preferWait) {
     this.http = http;
     this.run = run;
+    this.preferWait = preferWait;
   }
 
   /** Places {@code orders} orders from 8 client threads, as fast as they are answered. */
@@ -94,16 +110,24 @@ final class OrderTraffic {
   /** What the clients saw, for {@code keys} orders placed one by one with {@link #place(int)}. */
   Result result(int keys, Set<String> orderIds) {
     return new Result(keys, Set.copyOf(orderIds), retries.get(), replayed.get(), bursts.get(), conflicts.get(),
-        mismatches.get(), List.copyOf(anomalies), lookups.get());
+        mismatches.get(), List.copyOf(anomalies), lookups.get(), Map.copyOf(waited));
   }
 
-  /** Places order {@code i} as the clients of {@link #run(int)} do; its id, or null after an anomaly. */
+  /**
+   * Places order {@code i} as the clients of {@link #run(int)} do; its id, or null after an anomaly. With
+   * {@code preferWait}, every fourth client waits for the outcome ({@code Prefer: wait}): 201 paid, 402, 409 or 202, each recorded to be reconciled
+   * with the order's end.
+   */
   String place(int i) throws Exception {
     String key = run + "-order-" + i;
     Map<String, Object> body = body(i);
+    boolean burst = i % 25 == 7;
+    boolean waits = preferWait && i % 4 == 1 && !burst; // a burst's requests do not wait
     Http.Reply first;
-    if (i % 25 == 7) {
+    if (burst) {
       first = burst(key, body);
+    } else if (waits) {
+      first = http.postPreferWait("/orders", body, key, WAIT_SECONDS);
     } else {
       first = http.post("/orders", body, key);
     }
@@ -114,19 +138,23 @@ final class OrderTraffic {
       if (orderId == null) {
         return null;
       }
-    } else if (first.status() != 201) {
+    } else if (waits ? !WAITED.contains(first.status()) || first.field("orderId") == null : first.status() != 201) {
       anomalies.add("order " + i + ": POST /orders answered " + first.status() + " " + first.body());
       return null;
     } else {
       orderId = first.field("orderId");
+      if (waits) {
+        waited.put(orderId, first.status());
+      }
     }
     if (i % 10 == 3) {
       retries.incrementAndGet();
       Http.Reply again = http.postNo409Retry("/orders", body, key);
-      if (again.status() == 409 && !answerLost(again)) {
+      if (again.status() == 409 && inProgress(again)) {
         again = http.post("/orders", body, key); // still in progress: retried as the clients do
       }
-      if (again.status() == 201 && orderId.equals(again.field("orderId")) && again.replayed()) {
+      // the first answer again, a waited one (202 included) too
+      if (again.status() == first.status() && orderId.equals(again.field("orderId")) && again.replayed()) {
         replayed.incrementAndGet();
       } else if (answerLost(again) && again.replayed() && orderId.equals(lookUp(i, key))) {
         // a crash (e.g. PostgreSQL's) took the answer while the order committed: the filter answers every retry
@@ -164,6 +192,14 @@ final class OrderTraffic {
     anomalies.add("order " + i + ": answer-lost, and its order was not found by its key " + key + ": "
         + found.status() + " " + found.body());
     return null;
+  }
+
+  /** The answers to a client that waits for the outcome: paid, payment refused, out of stock, not ended yet. */
+  private static final Set<Integer> WAITED = Set.of(201, 402, 409, 202);
+
+  /** The Idempotency-Key filter's 409 while the first request of the key runs. */
+  private static boolean inProgress(Http.Reply r) {
+    return r.status() == 409 && IdempotencyProblem.IN_PROGRESS.type().equals(r.field("type"));
   }
 
   /** The Idempotency-Key filter's final answer for a request carried out whose answer was lost with a crash. */

@@ -147,6 +147,7 @@ record Reconciliation(Backend backend, Duration settleTimeout) {
         "no dead letter and no ticket (" + parked.deadLetters() + " in converge_dlq, "
             + parked.tickets() + " in converge_ticket)");
     check(violations, stored5xx == 0, "no 5xx stored as an Idempotency-Key's answer (" + stored5xx + ")");
+    violations.addAll(FlowChecks.violations(s, traffic));
     check(violations, client.gaveUp() == 0, "every HTTP request answered within " + Http.DEADLINE.toMinutes()
         + " min of retries (" + client.gaveUp() + " gave up)");
     return new Report(backend, traffic, payments, callbacks, created, paid, canceledStock, canceledPayment, open,
@@ -190,7 +191,7 @@ record Reconciliation(Backend backend, Duration settleTimeout) {
   }
 
   /** {@code sql}'s count, or 0 when {@code table} does not exist in the data source's schema. */
-  private static long countIfTable(DataSource db, String table, String sql) throws SQLException {
+  static long countIfTable(DataSource db, String table, String sql) throws SQLException {
     try (Connection c = db.getConnection();
         PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
       ps.setString(1, table);

@@ -42,6 +42,9 @@ public record Report(Backend backend, OrderTraffic.Result traffic, PaymentTraffi
         traffic.inProgress409());
     out.printf("  same key, other body -> 422           %7d%n", traffic.mismatch422());
     out.printf("  answer-lost, order found by its key   %7d%n", traffic.answerLostLookups());
+    out.printf("  Prefer: wait, 201/402/409/202         %7d   %s%n", traffic.waited().size(),
+        traffic.waited().values().stream().collect(java.util.stream.Collectors.groupingBy(st -> st,
+            java.util.TreeMap::new, java.util.stream.Collectors.counting())));
     out.printf("  client retries (timeout/409/503/conn) %7d   gave up: %d%n", client.retries(), client.gaveUp());
     out.printf("  dead letters + tickets                %7d%n", parkedOrTickets);
     out.printf("  stored 5xx Idempotency-Key answers    %7d%n", stored5xx);

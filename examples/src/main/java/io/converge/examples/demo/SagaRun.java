@@ -34,6 +34,8 @@ public final class SagaRun {
   private final Disturbance outage;
   private final Services.Starter starter;
   private final Duration trafficSpread;
+  /** Whether a fourth of the clients wait for the outcome ({@code Prefer: wait}): the demo's runs, not chaos'. */
+  private boolean preferWait;
 
   /**
    * @param transport the properties of every service: {@code backend}'s broker ({@code converge.*}) and any other
@@ -44,6 +46,7 @@ public final class SagaRun {
   SagaRun(Backend backend, ConvergePostgres pg, Map<String, String> transport, Supplier<DuplicateInjector> injector,
       Duration settleTimeout, OutageRun outage, Duration trafficSpread) {
     this(backend, pg, transport, injector, settleTimeout, outage, trafficSpread, SagaServices::start);
+    this.preferWait = true;
   }
 
   /**
@@ -74,7 +77,7 @@ public final class SagaRun {
       seed(services);
       Http http = new Http(services.port("order"));
       outages.begin();
-      OrderTraffic.Result traffic = new OrderTraffic(http, run).run(orders, trafficSpread);
+      OrderTraffic.Result traffic = new OrderTraffic(http, run, preferWait).run(orders, trafficSpread);
       outages.awaitEnd(Duration.ofMinutes(1));
       int injected = injectDuplicates(services);
       PaymentTraffic.Result payments = new PaymentTraffic(http.port(services.port("payment")), run)
@@ -111,10 +114,14 @@ public final class SagaRun {
     }
   }
 
-  /** Re-sends every seventh order's {@code OrderCreated} with its original message id. */
+  /**
+   * Re-sends every seventh order's {@code OrderCreated} (choreography), or its saga's first {@code reserve} command
+   * (orchestration), with its original message id.
+   */
   private int injectDuplicates(Services s) throws Exception {
     try (DuplicateInjector raw = injector.get()) {
-      return redeliverOrderCreated(s, raw, 7, 1);
+      return Flow.of(transport) == Flow.ORCHESTRATION ? SagaCommandDuplicates.redeliverReserveCommands(s, raw, 7)
+          : redeliverOrderCreated(s, raw, 7, 1);
     }
   }
 

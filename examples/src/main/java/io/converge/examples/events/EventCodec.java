@@ -3,6 +3,7 @@ package io.converge.examples.events;
 import io.converge.consumer.BusinessException;
 import io.converge.consumer.IncomingMessage;
 import io.converge.producer.OutgoingMessage;
+import io.converge.saga.SagaCodec;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.json.JsonMapper;
@@ -42,5 +43,21 @@ public final class EventCodec {
               + " is not a " + type.getSimpleName() + ": " + e.getOriginalMessage(),
           e);
     }
+  }
+
+  /** The saga data codec of {@code type}: its JSON (stored in {@code converge_saga.data}) and back. */
+  public <T> SagaCodec<T> saga(Class<T> type) {
+    return new SagaCodec<>() {
+
+      @Override
+      public String encode(T data) {
+        return json.writeValueAsString(data);
+      }
+
+      @Override
+      public T decode(String text) {
+        return json.readValue(text, type);
+      }
+    };
   }
 }

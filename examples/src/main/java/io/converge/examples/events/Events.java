@@ -28,4 +28,11 @@ public final class Events {
   /** account → order, inventory: the debit was refused; inventory releases the stock (compensation). */
   public record PaymentFailed(String orderId, String customerId, long amountCents, String reason) {
   }
+
+  /**
+   * The orchestrated saga's data (saga id: the order id) and the payload of its commands to inventory, account and
+   * notification.
+   */
+  public record SagaOrder(String orderId, String customerId, String sku, int quantity, long amountCents) {
+  }
 }

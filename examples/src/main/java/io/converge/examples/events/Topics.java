@@ -22,6 +22,19 @@ public record Topics(String suffix) {
   /** Base name of {@link Events.PaymentFailed}'s topic. */
   public static final String PAYMENT_FAILED = "payment-failed";
 
+  /** Base name of the orchestrated saga's commands to inventory (take the stock). */
+  public static final String INVENTORY_COMMANDS = "inventory-commands";
+  /** Base name of the orchestrated saga's compensations to inventory (give the stock back). */
+  public static final String INVENTORY_COMPENSATIONS = "inventory-compensations";
+  /** Base name of the orchestrated saga's commands to account (debit). */
+  public static final String ACCOUNT_COMMANDS = "account-commands";
+  /** Base name of the orchestrated saga's compensations to account (refund a debit). */
+  public static final String ACCOUNT_COMPENSATIONS = "account-compensations";
+  /** Base name of the orchestrated saga's commands to notification (notify the buyer). */
+  public static final String NOTIFICATION_COMMANDS = "notification-commands";
+  /** Base name of the topic where the orchestrated saga's participants reply to the order service's coordinator. */
+  public static final String ORDER_SAGA_REPLIES = "order-saga-replies";
+
   /** A set of names with {@code suffix}; null means none. */
   public Topics {
     suffix = suffix == null ? "" : suffix;
@@ -32,9 +45,10 @@ public record Topics(String suffix) {
     return base + suffix;
   }
 
-  /** Every topic of the saga, full names. */
+  /** Every topic of the saga, both flows, full names. */
   public List<String> all() {
     return List.of(of(ORDER_CREATED), of(STOCK_RESERVED), of(STOCK_REJECTED), of(PAYMENT_SUCCEEDED),
-        of(PAYMENT_FAILED));
+        of(PAYMENT_FAILED), of(INVENTORY_COMMANDS), of(INVENTORY_COMPENSATIONS), of(ACCOUNT_COMMANDS),
+        of(ACCOUNT_COMPENSATIONS), of(NOTIFICATION_COMMANDS), of(ORDER_SAGA_REPLIES));
   }
 }

@@ -3,6 +3,7 @@ package io.converge.examples.inventory;
 import io.converge.consumer.IdempotentConsumer;
 import io.converge.consumer.IllegalTransitionException;
 import io.converge.consumer.IncomingMessage;
+import io.converge.examples.events.Choreographed;
 import io.converge.examples.events.Events.OrderCreated;
 import io.converge.examples.events.Events.PaymentFailed;
 import io.converge.examples.events.Events.PaymentSucceeded;
@@ -21,6 +22,7 @@ import org.springframework.stereotype.Component;
  * {@link SagaEvents} in that same transaction: stock moved ⇔ event sent.
  */
 @Component
+@Choreographed
 record InventoryHandlers(StockRepository stock, ReservationRepository reservations, SagaEvents events) {
 
   private static final Logger log = LoggerFactory.getLogger(InventoryHandlers.class);

@@ -2,6 +2,7 @@ package io.converge.examples.notification;
 
 import io.converge.consumer.IdempotentConsumer;
 import io.converge.consumer.IncomingMessage;
+import io.converge.examples.events.Choreographed;
 import io.converge.examples.events.EventCodec;
 import io.converge.examples.events.Events.PaymentSucceeded;
 import java.time.Clock;
@@ -9,6 +10,7 @@ import org.springframework.stereotype.Component;
 
 /** Notifies on {@code PaymentSucceeded}; a redelivery sends nothing more. */
 @Component
+@Choreographed
 record PaidNotifier(NotificationRepository notifications, EventCodec codec, Clock clock) {
 
   @IdempotentConsumer(topic = "payment-succeeded${examples.topic-suffix:}", group = "notification-on-payment-succeeded")

@@ -4,6 +4,7 @@ import io.converge.consumer.IdempotentConsumer;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.StateMachine;
 import io.converge.consumer.spring.TransitionHistory;
+import io.converge.examples.events.Choreographed;
 import io.converge.examples.events.EventCodec;
 import io.converge.examples.events.Events.PaymentFailed;
 import io.converge.examples.events.Events.PaymentSucceeded;
@@ -16,9 +17,11 @@ import org.springframework.stereotype.Component;
 /**
  * Ends the saga in the order service: paid on {@code PaymentSucceeded}, canceled on
  * {@code StockRejected} or {@code PaymentFailed}. Each runs in the dedup transaction of
- * {@code @IdempotentConsumer}, so a redelivered event changes nothing.
+ * {@code @IdempotentConsumer}, so a redelivered event changes nothing. The choreographed flow only (in the
+ * orchestrated one, {@link OrderSaga}'s local steps end the order).
  */
 @Component
+@Choreographed
 record OrderOutcomes(OrderRepository orders, EventCodec codec, Clock clock, SagaMetrics metrics,
     TransitionHistory history) {
 

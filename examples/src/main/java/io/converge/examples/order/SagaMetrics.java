@@ -45,7 +45,12 @@ public class SagaMetrics {
 
   /** Records the end of {@code order} in {@code outcome}: its step latency. */
   void ended(PurchaseOrder order, OrderState outcome) {
+    ended(order.getCreatedAt(), outcome);
+  }
+
+  /** Records the end in {@code outcome} of an order created at {@code createdAt}: its step latency. */
+  void ended(java.time.Instant createdAt, OrderState outcome) {
     Timer.builder("saga.step_latency").tag("outcome", outcome.name().toLowerCase(java.util.Locale.ROOT))
-        .register(registry).record(Duration.between(order.getCreatedAt(), clock.instant()));
+        .register(registry).record(Duration.between(createdAt, clock.instant()));
   }
 }

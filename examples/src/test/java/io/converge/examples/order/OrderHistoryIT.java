@@ -26,6 +26,7 @@ import java.net.http.HttpResponse;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -108,6 +109,8 @@ class OrderHistoryIT {
       assertThat(timeline).containsSubsequence("request POST /orders claimed", "order (new) -> CREATED (version 0)",
           "order CREATED -> PAID (version 1), final");
 
+      preferWaitAnswersTheOutcomeOrAStatusUrlAndARetryGetsTheFirstAnswer(port, codec, handlers, run);
+
       // in the transaction of the transition: rolled back with it; refused outside of one
       TransitionHistory history = ctx.getBean(TransitionHistory.class);
       new TransactionTemplate(ctx.getBean(PlatformTransactionManager.class)).executeWithoutResult(status -> {
@@ -118,6 +121,71 @@ class OrderHistoryIT {
       assertThatThrownBy(() -> history.transition(OrderState.MACHINE, canceled, OrderState.CREATED, OrderState.PAID,
           9, null)).isInstanceOf(IllegalStateException.class).hasMessageContaining("no Spring transaction");
     }
+  }
+
+  /**
+   * {@code Prefer: wait=N}: an order that does not end within the wait is answered 202 with its status URL, and a
+   * retry of its key gets that first answer (replayed), not a wait of its own nor a second order; an order whose
+   * outcome arrives during the wait is answered with it (402 payment refused, 409 out of stock, 201 paid) as soon
+   * as it arrives, well before the wait ends.
+   */
+  private static void preferWaitAnswersTheOutcomeOrAStatusUrlAndARetryGetsTheFirstAnswer(int port, EventCodec codec,
+      Map<String, IdempotentHandler> handlers, String run) throws Exception {
+    String key = UUID.randomUUID().toString();
+    HttpResponse<String> open = post(port, key, "wait=1");
+    assertThat(open.statusCode()).as(open.body()).isEqualTo(202);
+    String id = open.body().replaceAll(".*\"orderId\":\"([^\"]+)\".*", "$1");
+    assertThat(open.headers().firstValue("Location")).contains("/orders/" + id);
+    assertThat(open.body()).contains("\"state\":\"CREATED\"");
+    HttpResponse<String> retry = post(port, key, "wait=1");
+    assertThat(retry.statusCode()).as("the first answer, replayed").isEqualTo(202);
+    assertThat(retry.headers().firstValue("Idempotent-Replayed")).isPresent();
+    assertThat(retry.headers().firstValue("Location")).contains("/orders/" + id);
+    assertThat(post(port, UUID.randomUUID().toString(), "wait=oops").statusCode()).as("a bad wait is ignored")
+        .isEqualTo(201);
+
+    String[] outcomes = {"payment-failed", "stock-rejected", "payment-succeeded"};
+    int[] statuses = {402, 409, 201};
+    for (int k = 0; k < outcomes.length; k++) {
+      String waitingKey = UUID.randomUUID().toString();
+      long started = System.nanoTime();
+      java.util.concurrent.CompletableFuture<HttpResponse<String>> waiting = java.util.concurrent.CompletableFuture
+          .supplyAsync(() -> {
+            try {
+              return post(port, waitingKey, "wait=10");
+            } catch (Exception e) {
+              throw new IllegalStateException(e);
+            }
+          });
+      String waitingId = null;
+      while (waitingId == null) {
+        HttpResponse<String> found = lookUp(port, waitingKey, "t-9");
+        waitingId = found.statusCode() == 200 ? found.body().replaceAll(".*\"orderId\":\"([^\"]+)\".*", "$1")
+            : null;
+        Thread.sleep(20);
+      }
+      Object event = switch (k) {
+        case 0 -> new io.converge.examples.events.Events.PaymentFailed(waitingId, "c-1", 500, "insufficient funds");
+        case 1 -> new StockRejected(waitingId, "sku-1", 2, "insufficient stock");
+        default -> new PaymentSucceeded(waitingId, "c-1", 500);
+      };
+      OutgoingMessage outcome = codec.message(outcomes[k] + "-" + run, waitingId, event);
+      assertThat(handlers.get(outcomes[k] + "-" + run).handle(incoming(outcome))).isEqualTo(Outcome.PROCESSED);
+      HttpResponse<String> answered = waiting.get(30, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(answered.statusCode()).as(outcomes[k] + ": " + answered.body()).isEqualTo(statuses[k]);
+      assertThat(answered.body()).contains("\"orderId\":\"" + waitingId + "\"");
+      assertThat(Duration.ofNanos(System.nanoTime() - started)).as("answered on the outcome, not at the wait's end")
+          .isLessThan(Duration.ofSeconds(9));
+    }
+  }
+
+  private static HttpResponse<String> post(int port, String idempotencyKey, String prefer) throws Exception {
+    return HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+        URI.create("http://127.0.0.1:" + port + "/orders")).header("Content-Type", "application/json")
+        .header("Idempotency-Key", idempotencyKey).header("X-Tenant-Id", "t-9").header("Prefer", prefer)
+        .POST(HttpRequest.BodyPublishers.ofString(
+            "{\"customerId\":\"c-1\",\"sku\":\"sku-1\",\"quantity\":2,\"amountCents\":500}"))
+        .build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private static String place(int port, String idempotencyKey) throws Exception {

@@ -1,5 +1,6 @@
 package io.converge.saga.spring;
 
+import io.converge.consumer.ConsumerMetrics;
 import io.converge.consumer.spi.ConsumerBinding;
 import io.converge.consumer.spring.ConsumerProperties;
 import io.converge.consumer.spring.RocketMQConsumerBinding;
@@ -94,7 +95,8 @@ class ConvergeSagaAutoConfiguration {
   SagaSubscriptions convergeSagaSubscriptions(ObjectProvider<SagaCoordinator> coordinator,
       ObjectProvider<SagaParticipant> participants, ObjectProvider<TccParticipant> tccParticipants,
       SagaProperties properties, ObjectProvider<ConsumerBinding> binding,
-      ObjectProvider<ConsumerProperties> consumerProperties, DataSource dataSource) {
+      ObjectProvider<ConsumerProperties> consumerProperties, ObjectProvider<ConsumerMetrics> consumerMetrics,
+      DataSource dataSource) {
     SagaCoordinator c = coordinator.getIfUnique();
     List<SagaParticipant> ps = participants.orderedStream().toList();
     List<TccParticipant> tcc = tccParticipants.orderedStream().toList();
@@ -114,7 +116,8 @@ class ConvergeSagaAutoConfiguration {
       }
       chosen = RocketMQConsumerBinding.orDefault(null, consumer);
     }
-    return new SagaSubscriptions(c, properties.replyTopic(), ps, tcc, properties, chosen);
+    return new SagaSubscriptions(c, properties.replyTopic(), ps, tcc, properties, chosen,
+        consumerMetrics.getIfUnique(() -> ConsumerMetrics.NONE));
   }
 
   /** The application defines a saga or a TCC global transaction. */

@@ -1,11 +1,15 @@
 package io.converge.saga.spring;
 
+import io.converge.consumer.ConsumerMetrics;
 import io.converge.consumer.IdempotentHandler;
+import io.converge.consumer.IncomingMessage;
+import io.converge.consumer.Outcome;
 import io.converge.consumer.spi.ConsumerBinding;
 import io.converge.saga.SagaCoordinator;
 import io.converge.saga.SagaParticipant;
 import io.converge.saga.tcc.TccParticipant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -15,7 +19,9 @@ import org.springframework.context.SmartLifecycle;
 /**
  * Starts the saga coordinator's reply consumer and its polling, and each {@link SagaParticipant} and
  * {@link TccParticipant} bean's command and compensation (and a TCC participant's confirm) consumers, when the context starts; stops them first when it closes. Every subscription goes through
- * the application's consumer binding (RocketMQ on {@code converge.consumer.rocketmq.*} when it defines none).
+ * the application's consumer binding (RocketMQ on {@code converge.consumer.rocketmq.*} when it defines none), and
+ * every delivery's outcome is counted in the application's {@link ConsumerMetrics} ({@code consumer.duplicates},
+ * {@code consumer.processed}, ...), as an {@code @IdempotentConsumer} method's is.
  */
 final class SagaSubscriptions implements SmartLifecycle {
 
@@ -27,15 +33,19 @@ final class SagaSubscriptions implements SmartLifecycle {
   private final List<TccParticipant> tccParticipants;
   private final SagaProperties properties;
   private final ConsumerBinding binding;
+  private final ConsumerMetrics metrics;
   private final List<ConsumerBinding.Subscription> running = new ArrayList<>();
   private volatile boolean started;
 
   /**
    * @param coordinator null when the application defines no saga
    * @param replyTopic the coordinator's reply topic
+   * @param metrics where the deliveries' outcomes are counted
    */
   SagaSubscriptions(SagaCoordinator coordinator, String replyTopic, List<SagaParticipant> participants,
-      List<TccParticipant> tccParticipants, SagaProperties properties, ConsumerBinding binding) {
+      List<TccParticipant> tccParticipants, SagaProperties properties, ConsumerBinding binding,
+      ConsumerMetrics metrics) {
+    this.metrics = metrics;
     this.coordinator = coordinator;
     this.replyTopic = replyTopic;
     this.participants = List.copyOf(participants);
@@ -87,7 +97,7 @@ final class SagaSubscriptions implements SmartLifecycle {
 
   private void subscribe(String topic, IdempotentHandler handler) {
     try {
-      running.add(binding.subscribe(topic, handler));
+      running.add(binding.subscribe(topic, metrics == ConsumerMetrics.NONE ? handler : new Counted(handler, metrics)));
     } catch (RuntimeException e) {
       throw e;
     } catch (Exception e) {
@@ -117,5 +127,31 @@ final class SagaSubscriptions implements SmartLifecycle {
   @Override
   public int getPhase() {
     return Integer.MAX_VALUE - 100; // as @IdempotentConsumer methods: after what the handlers use, stopped before it
+  }
+
+  /** A handler whose deliveries' outcomes are counted (the handlers of converge-saga are built without metrics). */
+  private record Counted(IdempotentHandler handler, ConsumerMetrics metrics) implements IdempotentHandler {
+
+    @Override
+    public Outcome handle(IncomingMessage message) {
+      Outcome outcome = handler.handle(message);
+      metrics.outcome(handler.group(), message.topic(), outcome);
+      return outcome;
+    }
+
+    @Override
+    public Outcome resume(long dlqId) {
+      return handler.resume(dlqId);
+    }
+
+    @Override
+    public int releaseHeld(Collection<String> topics) {
+      return handler.releaseHeld(topics);
+    }
+
+    @Override
+    public String group() {
+      return handler.group();
+    }
   }
 }

@@ -1,0 +1,83 @@
+package io.converge.examples.demo;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import javax.sql.DataSource;
+
+/**
+ * The reconciliation's checks of the two flows, beyond the books: every answer to a client that waited
+ * ({@code Prefer: wait}) agrees with its order's end, and, in the orchestrated flow (the order service's
+ * {@code converge_saga} table), every saga ended as its order did: none left {@code RUNNING} or
+ * {@code COMPENSATING}, none {@code STOPPED} or {@code COMPENSATION_FAILED}, no saga ticket.
+ */
+final class FlowChecks {
+
+  private FlowChecks() {
+  }
+
+  /** The violated invariants, each worded as the reconciliation words them. */
+  static List<String> violations(Services s, OrderTraffic.Result traffic) throws SQLException {
+    List<String> violations = new ArrayList<>();
+    DataSource orders = s.db("order");
+    Map<String, String> ends = new HashMap<>();
+    try (Connection c = orders.getConnection();
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT id, state, coalesce(cancel_reason, '') FROM orders")) {
+      while (rs.next()) {
+        ends.put(rs.getString(1), rs.getString(2) + " " + rs.getString(3));
+      }
+    }
+    List<String> disagree = new ArrayList<>();
+    traffic.waited().forEach((id, status) -> {
+      String end = ends.getOrDefault(id, "missing");
+      boolean agrees = switch (status) {
+        case 201 -> end.startsWith("PAID");
+        case 402 -> end.startsWith("CANCELED payment:");
+        case 409 -> end.startsWith("CANCELED stock:");
+        default -> status == 202;
+      };
+      if (!agrees) {
+        disagree.add(id + " answered " + status + ", ended " + end);
+      }
+    });
+    if (!disagree.isEmpty()) {
+      violations.add("FAILED: every answer after Prefer: wait agrees with the order's end (" + disagree + ")");
+    }
+    if (Reconciliation.countIfTable(orders, "converge_saga", "SELECT count(*) FROM converge_saga") == 0) {
+      return violations; // the choreographed flow: no saga (an orchestrated one has a saga per order)
+    }
+    Map<String, Long> states = new HashMap<>();
+    long ticketsOpen;
+    try (Connection c = orders.getConnection(); Statement st = c.createStatement()) {
+      try (ResultSet rs = st.executeQuery("SELECT state, count(*) FROM converge_saga GROUP BY state")) {
+        while (rs.next()) {
+          states.put(rs.getString(1), rs.getLong(2));
+        }
+      }
+      try (ResultSet rs = st.executeQuery("SELECT count(*) FROM converge_saga_ticket")) {
+        rs.next();
+        ticketsOpen = rs.getLong(1);
+      }
+    }
+    long paid = ends.values().stream().filter(e -> e.startsWith("PAID")).count();
+    long canceled = ends.values().stream().filter(e -> e.startsWith("CANCELED")).count();
+    long completed = states.getOrDefault("COMPLETED", 0L);
+    long compensated = states.getOrDefault("COMPENSATED", 0L);
+    if (completed + compensated != ends.size() || ticketsOpen != 0) {
+      violations.add("FAILED: every saga ended, none left RUNNING/COMPENSATING, none STOPPED/COMPENSATION_FAILED,"
+          + " no saga ticket (sagas by state " + states + " for " + ends.size() + " orders, " + ticketsOpen
+          + " tickets)");
+    }
+    if (completed != paid || compensated != canceled) {
+      violations.add("FAILED: one COMPLETED saga per paid order, one COMPENSATED per canceled order (" + completed
+          + " vs " + paid + ", " + compensated + " vs " + canceled + ")");
+    }
+    return violations;
+  }
+}
