@@ -126,6 +126,23 @@ public final class SagaRun {
   }
 
   /**
+   * A forced redelivery in {@code flow}: the {@code OrderCreated} of every {@code every}-th order
+   * ({@link #redeliverOrderCreated}) in the choreographed flow, the first {@code reserve} command of every
+   * {@code every}-th saga with its original message id in the orchestrated one, {@code times} times each; returns how
+   * many messages it sent.
+   */
+  public static int redeliver(Flow flow, Services s, DuplicateInjector raw, int every, int times) throws Exception {
+    if (flow == Flow.CHOREOGRAPHY) {
+      return redeliverOrderCreated(s, raw, every, times);
+    }
+    int sent = 0;
+    for (int k = 0; k < times; k++) {
+      sent += SagaCommandDuplicates.redeliverReserveCommands(s, raw, every);
+    }
+    return sent;
+  }
+
+  /**
    * Re-sends the {@code OrderCreated} of every {@code every}-th order stored so far {@code times} times through
    * {@code raw}, each with its original message id (a forced redelivery); returns how many messages it sent.
    */

@@ -129,10 +129,12 @@ public final class Chaos {
           : RocketMQInjector.open(ns);
       FaultPlan plan = FaultPlan.of(options.seed() + backend.ordinal(), options.duration(), options.faults(),
           options.perKind(), ServiceProcesses.GROUPS.size());
-      ChaosRun faults = new ChaosRun(plan, platform, backend, dbProxy, brokerProxy, services, injector, out);
-      out.printf("Chaos on backend %s: %d orders over %d s, %d faults (seed %d); services %s as 3 processes; "
-          + "logs in %s%n", backend.mode(), options.orders(), options.duration().toSeconds(), plan.steps().size(),
-          options.seed(), ServiceProcesses.GROUPS, runDir);
+      ChaosRun faults = new ChaosRun(plan, platform, backend, dbProxy, brokerProxy, services, injector,
+          io.converge.examples.demo.Flow.of(transport), out);
+      out.printf("Chaos on backend %s, flow %s: %d orders over %d s, %d faults (seed %d); services %s as 3"
+          + " processes; logs in %s%n", backend.mode(), io.converge.examples.demo.Flow.of(transport).value(),
+          options.orders(), options.duration().toSeconds(), plan.steps().size(), options.seed(),
+          ServiceProcesses.GROUPS, runDir);
       Progress progress = new Progress(services, backend, out);
       Report report;
       try {

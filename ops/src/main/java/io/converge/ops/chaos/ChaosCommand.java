@@ -2,6 +2,7 @@ package io.converge.ops.chaos;
 
 import io.converge.broker.DevPlatform;
 import io.converge.examples.demo.Backend;
+import io.converge.examples.demo.Flow;
 import io.converge.examples.demo.Outages;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -52,6 +53,11 @@ public final class ChaosCommand implements Callable<Integer> {
   @Option(names = "--settle", defaultValue = "PT3M", description = "bound on the quiescence after the traffic (default ${DEFAULT-VALUE})")
   Duration settle;
 
+  @Option(names = "--flow", defaultValue = "choreography", description = "the order flow of the services:"
+      + " choreography (events chained by the services) or orchestration (the saga coordinator in the order service,"
+      + " killed with it by the kill and skew faults) (default ${DEFAULT-VALUE})")
+  String flow;
+
   @Spec
   CommandSpec spec;
 
@@ -59,6 +65,7 @@ public final class ChaosCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     List<Backend> backends = new ArrayList<>();
     List<Fault> kinds = new ArrayList<>();
+    Flow orderFlow;
     try {
       if (backend.equalsIgnoreCase("all")) {
         backends.addAll(List.of(Backend.values()));
@@ -66,6 +73,7 @@ public final class ChaosCommand implements Callable<Integer> {
         backends.add(Backend.parse(backend));
       }
       faults.stream().filter(s -> !s.isBlank()).map(Fault::parse).forEach(kinds::add);
+      orderFlow = Flow.parse(flow);
     } catch (IllegalArgumentException e) {
       throw new ParameterException(spec.commandLine(), e.getMessage());
     }
@@ -80,7 +88,7 @@ public final class ChaosCommand implements Callable<Integer> {
       times = Math.max(perKind, (int) traffic.toMinutes());
     }
     Chaos.Options options = new Chaos.Options(traffic, soak != null ? soak / (double) traffic.toSeconds()
-        : ordersPerSecond, kinds, times, seed, settle, Outages.SHORT_POOL_TIMEOUT);
+        : ordersPerSecond, kinds, times, seed, settle, withFlow(Outages.SHORT_POOL_TIMEOUT, orderFlow));
     PrintStream out = System.out;
     Path dir = Files.createTempDirectory("converge-chaos-");
     boolean passed = true;
@@ -93,5 +101,12 @@ public final class ChaosCommand implements Callable<Integer> {
     }
     out.println(passed ? "converge chaos: PASSED (seed " + seed + ")" : "converge chaos: FAILED (seed " + seed + ")");
     return passed ? 0 : 1;
+  }
+
+  /** The services' properties with the order flow. */
+  static java.util.Map<String, String> withFlow(java.util.Map<String, String> properties, Flow flow) {
+    java.util.Map<String, String> p = new java.util.HashMap<>(properties);
+    p.put(Flow.PROPERTY, flow.value());
+    return java.util.Map.copyOf(p);
   }
 }

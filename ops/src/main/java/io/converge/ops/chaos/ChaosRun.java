@@ -5,6 +5,7 @@ import io.converge.examples.demo.Backend;
 import io.converge.examples.demo.Cancellation;
 import io.converge.examples.demo.Disturbance;
 import io.converge.examples.demo.DuplicateInjector;
+import io.converge.examples.demo.Flow;
 import io.converge.examples.demo.SagaRun;
 import io.converge.examples.demo.ServiceProcesses;
 import java.io.PrintStream;
@@ -40,11 +41,13 @@ final class ChaosRun implements Disturbance {
   private final List<String> failures = Collections.synchronizedList(new ArrayList<>());
   private final Map<Integer, Map<String, String>> skews = new ConcurrentHashMap<>();
   private final AtomicInteger redelivered = new AtomicInteger();
+  private final Flow flow;
   private Thread thread;
   private long started;
 
   ChaosRun(FaultPlan plan, DevPlatform platform, Backend backend, FaultProxy dbProxy, FaultProxy brokerProxy,
-      AtomicReference<ServiceProcesses> services, Supplier<DuplicateInjector> injector, PrintStream out) {
+      AtomicReference<ServiceProcesses> services, Supplier<DuplicateInjector> injector, Flow flow, PrintStream out) {
+    this.flow = flow;
     this.plan = plan;
     this.platform = platform;
     this.backend = backend;
@@ -134,7 +137,7 @@ final class ChaosRun implements Disturbance {
       }
       case REDELIVERY -> {
         try (DuplicateInjector raw = injector.get()) {
-          int n = SagaRun.redeliverOrderCreated(sp, raw, 5, step.times());
+          int n = SagaRun.redeliver(flow, sp, raw, 5, step.times());
           redelivered.addAndGet(n);
           return ": " + n + " messages";
         }

@@ -10,6 +10,7 @@ import io.converge.broker.pulsar.PulsarExtension;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.examples.demo.Backend;
+import io.converge.examples.demo.Flow;
 import io.converge.examples.demo.Outages;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
@@ -74,12 +75,20 @@ class ChaosIT {
     return Map.copyOf(m);
   }
 
+  /**
+   * The order flow per backend: Pulsar's run is the orchestrated one (the saga coordinator in the order service, so its
+   * kill -9 kills the coordinator mid-saga, and its forced redelivery duplicates commands and replies); the others
+   * choreographed. The demo's suite run (DemoOutageIT) splits the flows the other way.
+   */
+  static final Map<Backend, Flow> FLOWS = Map.of(Backend.ROCKETMQ, Flow.CHOREOGRAPHY, Backend.OUTBOX,
+      Flow.CHOREOGRAPHY, Backend.PULSAR, Flow.ORCHESTRATION);
+
   private static Chaos.Verdict run(DevPlatform platform, Backend backend, Path dir) throws Exception {
     List<Fault> faults = KINDS.get(backend);
     ByteArrayOutputStream text = new ByteArrayOutputStream();
     PrintStream out = new PrintStream(new Tee(text), true, StandardCharsets.UTF_8);
     Chaos.Options options = new Chaos.Options(TRAFFIC, 2, faults, 1, 1, Duration.ofMinutes(2),
-        SERVICES, LOCKS);
+        ChaosCommand.withFlow(SERVICES, FLOWS.get(backend)), LOCKS);
     Chaos.Verdict v = new Chaos(platform, options, dir, out).run(backend);
     String printed = text.toString(StandardCharsets.UTF_8);
     assertThat(v.injected()).as(printed).hasSize(faults.size());
