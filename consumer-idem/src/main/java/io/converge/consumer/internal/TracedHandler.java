@@ -1,11 +1,11 @@
 package io.converge.consumer.internal;
 
 import io.converge.consumer.IdempotentHandler;
+import io.converge.consumer.spi.ForwardingIdempotentHandler;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.Outcome;
 import io.converge.core.tracing.MessageSpan;
 import io.converge.core.tracing.Tracing;
-import java.util.Collection;
 import java.util.Locale;
 
 /**
@@ -14,14 +14,13 @@ import java.util.Locale;
  * the message's creation context ({@code traceparent}) or, with {@code asParent}, a child of it. The span carries the
  * group, the message id and the outcome ({@code converge.outcome}). Thread-safe, as the handler it wraps.
  */
-public final class TracedHandler implements IdempotentHandler {
+public final class TracedHandler extends ForwardingIdempotentHandler {
 
-  private final IdempotentHandler handler;
   private final Tracing tracing;
   private final boolean asParent;
 
   private TracedHandler(IdempotentHandler handler, Tracing tracing, boolean asParent) {
-    this.handler = handler;
+    super(handler);
     this.tracing = tracing;
     this.asParent = asParent;
   }
@@ -34,10 +33,10 @@ public final class TracedHandler implements IdempotentHandler {
   @Override
   public Outcome handle(IncomingMessage message) {
     // the binding is not known here: messaging.system is left to the broker client's own instrumentation
-    MessageSpan span = tracing.process(null, message.topic(), message.envelopeMessageId(), handler.group(),
+    MessageSpan span = tracing.process(null, message.topic(), message.envelopeMessageId(), group(),
         message.headers(), asParent);
     try {
-      Outcome outcome = handler.handle(message);
+      Outcome outcome = delegate().handle(message);
       span.attribute("converge.outcome", outcome.name().toLowerCase(Locale.ROOT));
       return outcome;
     } catch (RuntimeException | Error e) {
@@ -46,20 +45,5 @@ public final class TracedHandler implements IdempotentHandler {
     } finally {
       span.close();
     }
-  }
-
-  @Override
-  public Outcome resume(long dlqId) {
-    return handler.resume(dlqId);
-  }
-
-  @Override
-  public int releaseHeld(Collection<String> topics) {
-    return handler.releaseHeld(topics);
-  }
-
-  @Override
-  public String group() {
-    return handler.group();
   }
 }

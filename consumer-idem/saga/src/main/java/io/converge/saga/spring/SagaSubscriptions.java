@@ -5,11 +5,11 @@ import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.Outcome;
 import io.converge.consumer.spi.ConsumerBinding;
+import io.converge.consumer.spi.ForwardingIdempotentHandler;
 import io.converge.saga.SagaCoordinator;
 import io.converge.saga.SagaParticipant;
 import io.converge.saga.tcc.TccParticipant;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -130,28 +130,20 @@ final class SagaSubscriptions implements SmartLifecycle {
   }
 
   /** A handler whose deliveries' outcomes are counted (the handlers of converge-saga are built without metrics). */
-  private record Counted(IdempotentHandler handler, ConsumerMetrics metrics) implements IdempotentHandler {
+  private static final class Counted extends ForwardingIdempotentHandler {
+
+    private final ConsumerMetrics metrics;
+
+    Counted(IdempotentHandler handler, ConsumerMetrics metrics) {
+      super(handler);
+      this.metrics = metrics;
+    }
 
     @Override
     public Outcome handle(IncomingMessage message) {
-      Outcome outcome = handler.handle(message);
-      metrics.outcome(handler.group(), message.topic(), outcome);
+      Outcome outcome = delegate().handle(message);
+      metrics.outcome(group(), message.topic(), outcome);
       return outcome;
-    }
-
-    @Override
-    public Outcome resume(long dlqId) {
-      return handler.resume(dlqId);
-    }
-
-    @Override
-    public int releaseHeld(Collection<String> topics) {
-      return handler.releaseHeld(topics);
-    }
-
-    @Override
-    public String group() {
-      return handler.group();
     }
   }
 }

@@ -208,13 +208,18 @@ public final class OrchestratedSagaScenario extends NamedScenario {
    * The coordinator's reply handler, telling the waiting worker when the last step's success reply was applied: when
    * {@link IdempotentHandler#handle} returns, the transition it caused (the saga's completion) has committed.
    */
-  private record Watched(IdempotentHandler handler, Map<String, CompletableFuture<Void>> inFlight)
-      implements
-        IdempotentHandler {
+  private static final class Watched extends io.converge.consumer.spi.ForwardingIdempotentHandler {
+
+    private final Map<String, CompletableFuture<Void>> inFlight;
+
+    Watched(IdempotentHandler handler, Map<String, CompletableFuture<Void>> inFlight) {
+      super(handler);
+      this.inFlight = inFlight;
+    }
 
     @Override
     public Outcome handle(IncomingMessage message) {
-      Outcome outcome = handler.handle(message);
+      Outcome outcome = delegate().handle(message);
       if (outcome == Outcome.PROCESSED && STEPS.get(STEPS.size() - 1).equals(message.header(SagaHeaders.STEP))
           && ReplyClass.SUCCESS.name().equals(message.header(SagaHeaders.OUTCOME))) {
         CompletableFuture<Void> f = inFlight.get(message.header(SagaHeaders.SAGA_ID));
@@ -223,21 +228,6 @@ public final class OrchestratedSagaScenario extends NamedScenario {
         }
       }
       return outcome;
-    }
-
-    @Override
-    public Outcome resume(long dlqId) {
-      return handler.resume(dlqId);
-    }
-
-    @Override
-    public int releaseHeld(java.util.Collection<String> topics) {
-      return handler.releaseHeld(topics);
-    }
-
-    @Override
-    public String group() {
-      return handler.group();
     }
   }
 }
