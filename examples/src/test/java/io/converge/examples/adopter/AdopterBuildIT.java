@@ -35,7 +35,8 @@ class AdopterBuildIT {
   /** This build's modules the adopter resolves: the parent, the BOM, the starter and what they pull in. */
   private static final List<String> MODULES = List.of(".", "producer-txn/bom", "producer-txn/starter",
       "producer-txn/core", "producer-txn",
-      "consumer-idem", "outbox-relay", "pulsar-adapter", "broker-embedded", "broker-embedded/pulsar-server");
+      "consumer-idem", "consumer-idem/saga", "outbox-relay", "pulsar-adapter", "broker-embedded",
+      "broker-embedded/pulsar-server");
   private static final long TIMEOUT_MINUTES = 8;
 
   private final Path root = Path.of(System.getProperty("user.dir")).getParent().toAbsolutePath();
