@@ -17,7 +17,7 @@ class ScenariosTest {
       }
       try (Scenario s = Scenarios.create(name)) {
         assertThat(s.name()).isEqualTo(name);
-        assertThat(s.unit()).isIn("msg", "tx", "order", "unit");
+        assertThat(s.unit()).isIn("msg", "tx", "order", "saga", "unit");
       }
       checked++;
     }
