@@ -1,6 +1,8 @@
 package io.converge.examples.demo;
 
+import io.converge.saga.SagaHeaders;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -14,9 +16,15 @@ import javax.sql.DataSource;
  * The reconciliation's checks of the two flows, beyond the books: every answer to a client that waited
  * ({@code Prefer: wait}) agrees with its order's end, and, in the orchestrated flow (the order service's
  * {@code converge_saga} table), every saga ended as its order did: none left {@code RUNNING} or
- * {@code COMPENSATING}, none {@code STOPPED} or {@code COMPENSATION_FAILED}, no saga ticket.
+ * {@code COMPENSATING}, none {@code STOPPED} or {@code COMPENSATION_FAILED}, no saga ticket; and every compensation
+ * ran once, counted from the participants' own tables ({@link #COMPENSATIONS_ONCE}).
  */
-final class FlowChecks {
+public final class FlowChecks {
+
+  /** The wording of the invariant that every saga ended (the start of its violation's text). */
+  public static final String SAGAS_ENDED = "FAILED: every saga ended";
+  /** The wording of the invariant that every compensation ran once (the start of its violation's text). */
+  public static final String COMPENSATIONS_ONCE = "FAILED: compensations run once";
 
   private FlowChecks() {
   }
@@ -70,14 +78,83 @@ final class FlowChecks {
     long completed = states.getOrDefault("COMPLETED", 0L);
     long compensated = states.getOrDefault("COMPENSATED", 0L);
     if (completed + compensated != ends.size() || ticketsOpen != 0) {
-      violations.add("FAILED: every saga ended, none left RUNNING/COMPENSATING, none STOPPED/COMPENSATION_FAILED,"
+      violations.add(SAGAS_ENDED + ", none left RUNNING/COMPENSATING, none STOPPED/COMPENSATION_FAILED,"
           + " no saga ticket (sagas by state " + states + " for " + ends.size() + " orders, " + ticketsOpen
           + " tickets)");
     }
+    violations.addAll(compensationsOnce(s));
     if (completed != paid || compensated != canceled) {
       violations.add("FAILED: one COMPLETED saga per paid order, one COMPENSATED per canceled order (" + completed
           + " vs " + paid + ", " + compensated + " vs " + canceled + ")");
     }
     return violations;
+  }
+
+  /**
+   * Every compensation ran once per saga and step, counted from the participants' barrier rows
+   * ({@code converge_saga_branch}) and their business tables, not from logs: a COMPENSATED saga's step whose forward
+   * work succeeded at inventory or account was undone (one {@code compensate} row with outcome {@code SUCCESS}), a
+   * COMPLETED saga's never; inventory's undos released one reservation each; the coordinator applied at most one
+   * successful compensation reply per saga and step (a second copy is a {@code DUPLICATE_REPLY}).
+   */
+  static List<String> compensationsOnce(Services s) throws SQLException {
+    Map<String, String> sagas = new HashMap<>();
+    Map<String, Long> applied = new HashMap<>();
+    try (Connection c = s.db("order").getConnection(); Statement st = c.createStatement()) {
+      try (ResultSet rs = st.executeQuery("SELECT id, state FROM converge_saga")) {
+        while (rs.next()) {
+          sagas.put(rs.getString(1), rs.getString(2));
+        }
+      }
+      // an applied compensation reply's payload starts with its outcome ("SUCCESS ...")
+      try (ResultSet rs = st.executeQuery("""
+          SELECT saga_id || ' ' || step, count(*) FROM converge_saga_event
+           WHERE kind = 'COMPENSATION_REPLIED' AND payload LIKE 'SUCCESS%' GROUP BY saga_id, step""")) {
+        while (rs.next()) {
+          applied.put(rs.getString(1), rs.getLong(2));
+        }
+      }
+    }
+    List<String> wrong = new ArrayList<>();
+    applied.forEach((k, n) -> {
+      if (n > 1) {
+        wrong.add(k + " compensation applied " + n + " times");
+      }
+    });
+    long undone = 0;
+    for (String participant : List.of("inventory", "account")) {
+      Map<String, String> forward = new HashMap<>();
+      Map<String, String> undo = new HashMap<>();
+      try (Connection c = s.db(participant).getConnection();
+          PreparedStatement ps = c.prepareStatement("""
+              SELECT saga_id, step, direction, outcome FROM converge_saga_branch WHERE participant = ?""")) {
+        ps.setString(1, participant);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            (SagaHeaders.FORWARD.equals(rs.getString(3)) ? forward : undo)
+                .put(rs.getString(1) + " " + rs.getString(2), rs.getString(4));
+          }
+        }
+      }
+      for (Map.Entry<String, String> f : forward.entrySet()) {
+        String state = sagas.get(f.getKey().substring(0, f.getKey().indexOf(' ')));
+        boolean ranUndo = "SUCCESS".equals(undo.get(f.getKey()));
+        if ("COMPLETED".equals(state) && ranUndo) {
+          wrong.add(participant + " " + f.getKey() + " undone, but the saga COMPLETED");
+        } else if ("COMPENSATED".equals(state) && "SUCCESS".equals(f.getValue()) && !ranUndo) {
+          wrong.add(participant + " " + f.getKey() + " succeeded, the saga COMPENSATED, no undo ran");
+        }
+      }
+      if (participant.equals("inventory")) {
+        undone = undo.values().stream().filter("SUCCESS"::equals).count();
+      }
+    }
+    long released = Reconciliation.countIfTable(s.db("inventory"), "reservation",
+        "SELECT count(*) FROM reservation WHERE state = 'RELEASED'");
+    if (released != undone) {
+      wrong.add(released + " reservations released by " + undone + " inventory undos");
+    }
+    return wrong.isEmpty() ? List.of()
+        : List.of(COMPENSATIONS_ONCE + " per saga and step, counted from the participants' tables (" + wrong + ")");
   }
 }

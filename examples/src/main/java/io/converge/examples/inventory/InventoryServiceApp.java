@@ -1,6 +1,7 @@
 package io.converge.examples.inventory;
 
 import io.converge.examples.events.SagaEvents;
+import io.converge.examples.events.ChaosReplyFaults;
 import io.converge.examples.events.ServiceCommons;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -12,7 +13,7 @@ import org.springframework.context.annotation.Import;
  * {@code inventory.properties}.
  */
 @SpringBootApplication
-@Import({ServiceCommons.class, SagaEvents.class})
+@Import({ServiceCommons.class, SagaEvents.class, ChaosReplyFaults.class})
 public class InventoryServiceApp {
 
   /** Runs the service alone, against the servers named in its configuration. */

@@ -1,7 +1,10 @@
 package io.converge.ops.chaos;
 
 import io.converge.broker.DevPlatform;
+import io.converge.examples.events.ChaosReplyFaults;
 import io.converge.examples.demo.Backend;
+import io.converge.examples.demo.FlowChecks;
+import io.converge.examples.demo.SagaReplyFaults;
 import io.converge.examples.demo.DuplicateInjector;
 import io.converge.examples.demo.PulsarInjector;
 import io.converge.examples.demo.Report;
@@ -114,6 +117,11 @@ public final class Chaos {
       Transport.properties(platform, backend, run)
           .forEach((k, v) -> transport.put(k, v.replace(broker, brokerProxy.address())));
       transport.putAll(options.serviceProperties());
+      boolean replyFaults = options.faults().contains(Fault.REPLY)
+          && io.converge.examples.demo.Flow.of(transport) == io.converge.examples.demo.Flow.ORCHESTRATION;
+      if (replyFaults) {
+        transport.put(ChaosReplyFaults.PROPERTY, "true");
+      }
       String pgAuthority = pg.getAuthority();
       AtomicReference<ServiceProcesses> services = new AtomicReference<>();
       Services.Starter base = ServiceProcesses.starter(runDir,
@@ -130,7 +138,7 @@ public final class Chaos {
       FaultPlan plan = FaultPlan.of(options.seed() + backend.ordinal(), options.duration(), options.faults(),
           options.perKind(), ServiceProcesses.GROUPS.size());
       ChaosRun faults = new ChaosRun(plan, platform, backend, dbProxy, brokerProxy, services, injector,
-          io.converge.examples.demo.Flow.of(transport), out);
+          io.converge.examples.demo.Flow.of(transport), out).replyDelay(replyDelay(transport));
       out.printf("Chaos on backend %s, flow %s: %d orders over %d s, %d faults (seed %d); services %s as 3"
           + " processes; logs in %s%n", backend.mode(), io.converge.examples.demo.Flow.of(transport).value(),
           options.orders(), options.duration().toSeconds(), plan.steps().size(), options.seed(),
@@ -143,6 +151,7 @@ public final class Chaos {
       } finally {
         progress.close();
       }
+      SagaReplyFaults.Outcome replies = faults.checkReplies();
       Map<String, Double> figures = new LinkedHashMap<>();
       ServiceProcesses sp = services.get();
       for (String name : ABSORBED.keySet()) {
@@ -154,10 +163,22 @@ public final class Chaos {
       figures.put("saga.compensation_rate", sp.gauge("saga.compensation_rate"));
       figures.put("saga.stuck_count", sp.gauge("saga.stuck_count"));
       figures.put("redelivered", (double) faults.redelivered());
+      figures.put("reply.dropped", (double) replies.dropped());
+      figures.put("reply.delayed", (double) replies.delayed());
+      figures.put("reply.duplicates_recorded", (double) replies.duplicatesRecorded());
       Verdict v = new Verdict(backend, report, faults.timeline(), faults.failures(), figures);
       print(v);
       return v;
     }
+  }
+
+  /**
+   * How long a held-back reply waits: twice the step timeout ({@code examples.saga.step-timeout}, default 10 s) and
+   * a second, so that the coordinator's poll (1 s) surely timed the step out before the reply arrives.
+   */
+  static Duration replyDelay(Map<String, String> serviceProperties) {
+    Duration timeout = Duration.parse(serviceProperties.getOrDefault("examples.saga.step-timeout", "PT10S"));
+    return timeout.multipliedBy(2).plusSeconds(1);
   }
 
   private void print(Verdict v) {
@@ -175,6 +196,13 @@ public final class Chaos {
         n == 0 ? 0 : v.figures().get("saga.step_latency.total_ms") / n, v.figures().get("saga.step_latency.max_ms"));
     out.printf("    saga.compensation_rate %.3f%n", v.figures().get("saga.compensation_rate"));
     out.printf("    saga.stuck_count       %.0f%n", v.figures().get("saga.stuck_count"));
+    out.printf("    replies dropped %.0f, held back past the step timeout %.0f (each timed out, asked again, applied"
+        + " once), second copies recorded as DUPLICATE_REPLY %.0f%n", v.figures().get("reply.dropped"),
+        v.figures().get("reply.delayed"), v.figures().get("reply.duplicates_recorded"));
+    boolean ended = v.report().violations().stream().noneMatch(l -> l.startsWith(FlowChecks.SAGAS_ENDED));
+    boolean once = v.report().violations().stream().noneMatch(l -> l.startsWith(FlowChecks.COMPENSATIONS_ONCE));
+    out.println("    every saga completed or compensated, none running: " + (ended ? "yes" : "NO")
+        + "; compensations run once (participants' tables): " + (once ? "yes" : "NO"));
     out.println("  Verdict, backend " + v.backend().mode() + ": " + (v.passed() ? "PASSED" : "FAILED"));
   }
 

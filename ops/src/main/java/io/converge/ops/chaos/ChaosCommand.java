@@ -26,7 +26,9 @@ import picocli.CommandLine.Spec;
     "fault proxies on embedded RocketMQ, PostgreSQL (and Pulsar), drives orders and charges over HTTP with retries",
     "and Idempotency-Keys, injects faults on a --seed reproducible schedule (kill -9 + restart, broker restart or",
     "Pulsar SIGSTOP/SIGCONT, PostgreSQL crash restart, proxy latency/drops/resets/blackouts, forced redelivery,",
-    "clock skew), then reconciles: exit 0 only when every invariant holds and nothing is stuck."})
+    "clock skew; with --flow orchestration also saga replies dropped, held back past the step timeout and",
+    "duplicated), then reconciles: exit 0 only when every invariant holds, every saga completed or compensated",
+    "with each compensation run once, and nothing is stuck."})
 public final class ChaosCommand implements Callable<Integer> {
 
   @Option(names = "--backend", defaultValue = "all", description = "rocketmq, outbox, pulsar or all (default ${DEFAULT-VALUE})")
@@ -38,7 +40,7 @@ public final class ChaosCommand implements Callable<Integer> {
   @Option(names = "--orders-per-second", defaultValue = "2", description = "order rate (default ${DEFAULT-VALUE}; at least 40 orders per backend)")
   double ordersPerSecond;
 
-  @Option(names = "--faults", split = ",", defaultValue = "kill,broker,postgres,network,redelivery,skew", description = "fault kinds (default ${DEFAULT-VALUE})")
+  @Option(names = "--faults", split = ",", defaultValue = "kill,broker,postgres,network,redelivery,skew,reply", description = "fault kinds (default ${DEFAULT-VALUE}; reply: orchestrated flow only)")
   List<String> faults;
 
   @Option(names = "--faults-per-kind", defaultValue = "1", description = "how often each kind is injected per backend (default ${DEFAULT-VALUE})")
@@ -55,7 +57,8 @@ public final class ChaosCommand implements Callable<Integer> {
 
   @Option(names = "--flow", defaultValue = "choreography", description = "the order flow of the services:"
       + " choreography (events chained by the services) or orchestration (the saga coordinator in the order service,"
-      + " killed with it by the kill and skew faults) (default ${DEFAULT-VALUE})")
+      + " killed with it by the kill and skew faults; the reply fault drops, holds back and duplicates its participants'"
+      + " replies) (default ${DEFAULT-VALUE})")
   String flow;
 
   @Spec

@@ -6,6 +6,7 @@ import io.converge.examples.demo.Cancellation;
 import io.converge.examples.demo.Disturbance;
 import io.converge.examples.demo.DuplicateInjector;
 import io.converge.examples.demo.Flow;
+import io.converge.examples.demo.SagaReplyFaults;
 import io.converge.examples.demo.SagaRun;
 import io.converge.examples.demo.ServiceProcesses;
 import java.io.PrintStream;
@@ -42,6 +43,9 @@ final class ChaosRun implements Disturbance {
   private final Map<Integer, Map<String, String>> skews = new ConcurrentHashMap<>();
   private final AtomicInteger redelivered = new AtomicInteger();
   private final Flow flow;
+  private final AtomicInteger repliesDropped = new AtomicInteger();
+  private final AtomicInteger repliesDelayed = new AtomicInteger();
+  private Duration replyDelay = Duration.ofSeconds(21);
   private Thread thread;
   private long started;
 
@@ -85,10 +89,10 @@ final class ChaosRun implements Disturbance {
       long t0 = elapsedMillis();
       try {
         String detail = apply(step);
-        record(t0, step.describe() + detail + " (back at +" + elapsedMillis() / 1000 + " s)");
+        record(t0, step.describe(flow == Flow.ORCHESTRATION) + detail + " (back at +" + elapsedMillis() / 1000 + " s)");
       } catch (Exception e) {
-        failures.add(step.describe() + " failed: " + e);
-        record(t0, step.describe() + " FAILED: " + e);
+        failures.add(step.describe(flow == Flow.ORCHESTRATION) + " failed: " + e);
+        record(t0, step.describe(flow == Flow.ORCHESTRATION) + " FAILED: " + e);
       }
     }
   }
@@ -142,8 +146,45 @@ final class ChaosRun implements Disturbance {
           return ": " + n + " messages";
         }
       }
+      case REPLY -> {
+        return flow == Flow.ORCHESTRATION ? replies(sp, step.times()) : "";
+      }
     }
     return "";
+  }
+
+  /**
+   * The reply faults: {@code drops} lost reserve replies and one held-back notify reply armed for the services' hook
+   * (taken by the next replies of those steps), and the reserve reply of every 5th saga so far sent again twice.
+   */
+  private String replies(ServiceProcesses sp, int drops) throws Exception {
+    SagaReplyFaults.arm(sp, drops, 1, replyDelay);
+    repliesDropped.addAndGet(drops);
+    repliesDelayed.incrementAndGet();
+    try (DuplicateInjector raw = injector.get()) {
+      int n = SagaReplyFaults.duplicateReplies(sp, raw, 5);
+      redelivered.addAndGet(n);
+      return ": armed, hold " + replyDelay.toMillis() + " ms; " + n + " replies sent again";
+    }
+  }
+
+  /** How long a held-back reply waits: past the step timeout ({@code examples.saga.step-timeout}); default 21 s. */
+  ChaosRun replyDelay(Duration delay) {
+    this.replyDelay = delay;
+    return this;
+  }
+
+  /**
+   * After the run settled: whether the saga absorbed every reply fault (each taken, timed out, asked again, applied
+   * once, never compensated for the timeout); its broken promises join {@link #failures()}. Empty when none was armed.
+   */
+  SagaReplyFaults.Outcome checkReplies() throws java.sql.SQLException {
+    if (repliesDropped.get() == 0 && repliesDelayed.get() == 0) {
+      return new SagaReplyFaults.Outcome(0, 0, 0, List.of());
+    }
+    SagaReplyFaults.Outcome o = SagaReplyFaults.check(services.get(), repliesDropped.get(), repliesDelayed.get());
+    failures.addAll(o.failures());
+    return o;
   }
 
   /**

@@ -16,7 +16,12 @@ public enum Fault {
   /** A topic's messages delivered again N times through the broker's raw client, with their original ids. */
   REDELIVERY,
   /** A service process restarted with its clock skewed by minutes ({@code examples.clock-skew}). */
-  SKEW;
+  SKEW,
+  /**
+   * The orchestrated flow's saga replies: participants' replies dropped and held back past the step timeout (the
+   * examples' chaos-only hook, {@code examples.chaos.reply-faults}), replies duplicated through the broker's raw client.
+   */
+  REPLY;
 
   /** The name on the command line. */
   public String label() {
@@ -31,6 +36,6 @@ public enum Fault {
       }
     }
     throw new IllegalArgumentException(
-        "--faults takes kill, broker, postgres, network, redelivery, skew, but was '" + s + "'");
+        "--faults takes kill, broker, postgres, network, redelivery, skew, reply, but was '" + s + "'");
   }
 }

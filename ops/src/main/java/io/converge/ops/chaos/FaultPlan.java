@@ -27,13 +27,19 @@ public record FaultPlan(List<Step> steps) {
    * @param fault its kind
    * @param group the service process it hits (kill, skew), or the proxy (network: 0 the database, 1 the broker)
    * @param length how long it lasts (kill: before the restart; broker, network: the outage; skew: the skew itself)
-   * @param times redelivery: how many times each message is sent again; skew: the sign (+1/-1)
+   * @param times redelivery: how many times each message is sent again; skew: the sign (+1/-1); reply: the replies
+   *     dropped
    * @param net network: what it does
    */
   public record Step(Duration at, Fault fault, int group, Duration length, int times, Net net) {
 
-    /** A line for the verdict. */
+    /** A line for the verdict, in the choreographed flow. */
     public String describe() {
+      return describe(false);
+    }
+
+    /** A line for the verdict; {@code orchestrated}: the services run the orchestrated flow (commands, replies). */
+    public String describe(boolean orchestrated) {
       return switch (fault) {
         case KILL -> "kill -9 of service process " + group + ", restarted " + length.toMillis() + " ms later";
         case BROKER -> "broker out for " + length.toSeconds() + " s";
@@ -44,7 +50,12 @@ public record FaultPlan(List<Step> steps) {
           case RESET -> "every connection reset (RST)";
           case BLACKOUT -> "blackout for " + length.toSeconds() + " s";
         };
-        case REDELIVERY -> "OrderCreated of every 5th order sent " + times + " more times (raw client)";
+        case REDELIVERY -> (orchestrated ? "the first reserve command (saga command, original message and command id)"
+            + " of every 5th saga" : "OrderCreated of every 5th order") + " sent " + times
+            + " more times (raw client)";
+        case REPLY -> orchestrated ? times + " reserve replies dropped, 1 notify reply held back past the step timeout,"
+            + " the reserve reply of every 5th saga sent again with its id and with a new one (raw client)"
+            : "none: the choreographed flow has no saga replies";
         case SKEW -> "service process " + group + " restarted with its clock " + (times > 0 ? "+" : "-")
             + length.toMinutes() + " min";
       };
@@ -72,6 +83,7 @@ public record FaultPlan(List<Step> steps) {
           case REDELIVERY -> new Step(at, f, 0, Duration.ZERO, 2 + r.nextInt(4), null);
           case SKEW -> new Step(at, f, r.nextInt(groups), Duration.ofMinutes(1 + r.nextInt(5)),
               r.nextBoolean() ? 1 : -1, null);
+          case REPLY -> new Step(at, f, 0, Duration.ZERO, 2, null);
         };
         steps.add(s);
       }

@@ -40,13 +40,13 @@ class ChaosIT {
    * Per backend: RocketMQ's broker restart on its store (half messages checked back) and PostgreSQL's crash restart
    * on the half-message path; on the outbox, PostgreSQL's crash restart (the relay's own database) and a skew (a
    * kill -9 and a restart with a skewed clock, which covers kill on its own; each restart costs 15-25 s); on Pulsar,
-   * kill -9 mid-flight, a proxy fault and forced redelivery (Pulsar's SIGSTOP stays with the command: it would freeze
-   * the Pulsar server this test JVM shares).
+   * kill -9 mid-flight, a proxy fault, forced redelivery and the saga's reply faults (Pulsar's SIGSTOP stays with the
+   * command: it would freeze the Pulsar server this test JVM shares).
    */
   static final Map<Backend, List<Fault>> KINDS = Map.of(
       Backend.ROCKETMQ, List.of(Fault.BROKER, Fault.POSTGRES, Fault.REDELIVERY),
       Backend.OUTBOX, List.of(Fault.POSTGRES, Fault.SKEW),
-      Backend.PULSAR, List.of(Fault.KILL, Fault.NETWORK, Fault.REDELIVERY));
+      Backend.PULSAR, List.of(Fault.KILL, Fault.NETWORK, Fault.REDELIVERY, Fault.REPLY));
 
   /**
    * The RocketMQ client's queue locks (orderly consumers), as this module's failsafe configuration sets them for its
@@ -62,7 +62,8 @@ class ChaosIT {
       System.getProperty("rocketmq.client.rebalance.lockMaxLiveTime", "30000"));
 
   /**
-   * The services' configuration: the demo's short pool timeout, and a 10 s Idempotency-Key lease instead of the
+   * The services' configuration: the demo's short pool timeout, a 3 s saga step timeout, and a 10 s Idempotency-Key
+   * lease instead of the
    * default minute (the order endpoint expects 2 s; the lease must be longer). A request whose process was killed
    * leaves its key claimed until the lease ends; the client retries it until then: with the default lease the run's
    * order traffic waited up to a minute for each such key.
@@ -72,6 +73,9 @@ class ChaosIT {
   private static Map<String, String> services() {
     Map<String, String> m = new java.util.HashMap<>(Outages.SHORT_POOL_TIMEOUT);
     m.put("converge.idempotency.lease", "10s");
+    // the orchestrated run's step timeout: a held-back reply waits twice as long and a second (Chaos#replyDelay),
+    // 7 s instead of 21 s with the default PT10S
+    m.put("examples.saga.step-timeout", "PT3S");
     return Map.copyOf(m);
   }
 
@@ -98,6 +102,15 @@ class ChaosIT {
     assertThat(v.figures().get("saga.step_latency.count")).as(printed).isPositive();
     if (faults.contains(Fault.REDELIVERY)) {
       assertThat(v.figures().get("redelivered")).as(printed).isPositive();
+    }
+    if (faults.contains(Fault.REPLY)) {
+      // every armed shot was taken (and checked: timed out, asked again, applied once, not compensated for it), and
+      // the second copies with a new id were recorded, not applied
+      assertThat(v.figures().get("reply.dropped")).as(printed).isEqualTo(2.0);
+      assertThat(v.figures().get("reply.delayed")).as(printed).isEqualTo(1.0);
+      assertThat(v.figures().get("reply.duplicates_recorded")).as(printed).isPositive();
+      assertThat(printed).contains("every saga completed or compensated, none running: yes;"
+          + " compensations run once (participants' tables): yes");
     }
     assertThat(v.passed()).as(printed).isTrue();
     assertThat(printed).contains("Verdict, backend " + backend.mode() + ": PASSED");

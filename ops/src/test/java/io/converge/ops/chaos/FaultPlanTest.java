@@ -37,6 +37,29 @@ class FaultPlanTest {
         .allSatisfy(s -> assertThat(s.times()).isBetween(2, 5));
   }
 
+  /** The orchestrated flow re-sends saga commands, not OrderCreated; the reply fault is named for what it does. */
+  @Test
+  void labelsNameWhatIsReallySentInEachFlow() {
+    FaultPlan p = FaultPlan.of(3, Duration.ofSeconds(60), List.of(Fault.REDELIVERY, Fault.REPLY), 1, 3);
+    FaultPlan.Step redelivery = p.steps().stream().filter(s -> s.fault() == Fault.REDELIVERY).findFirst().get();
+    assertThat(redelivery.describe(false)).startsWith("OrderCreated of every 5th order");
+    assertThat(redelivery.describe(true)).doesNotContain("OrderCreated").contains("reserve command")
+        .contains("every 5th saga");
+    FaultPlan.Step reply = p.steps().stream().filter(s -> s.fault() == Fault.REPLY).findFirst().get();
+    assertThat(reply.times()).isEqualTo(2);
+    assertThat(reply.describe(true)).contains("2 reserve replies dropped").contains("held back past the step timeout")
+        .contains("sent again");
+    assertThat(reply.describe(false)).startsWith("none");
+    assertThat(Fault.parse("reply")).isEqualTo(Fault.REPLY);
+  }
+
+  @Test
+  void aHeldBackReplyOutlastsTheStepTimeout() {
+    assertThat(Chaos.replyDelay(java.util.Map.of())).isEqualTo(Duration.ofSeconds(21));
+    assertThat(Chaos.replyDelay(java.util.Map.of("examples.saga.step-timeout", "PT3S")))
+        .isEqualTo(Duration.ofSeconds(7));
+  }
+
   @Test
   void unknownFaultIsNamed() {
     assertThat(Fault.parse(" Kill ")).isEqualTo(Fault.KILL);
