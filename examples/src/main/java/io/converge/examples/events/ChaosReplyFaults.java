@@ -3,6 +3,8 @@ package io.converge.examples.events;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnContext;
 import io.converge.producer.TxnProducer;
+import io.converge.producer.spi.JoinableProducer;
+import io.converge.producer.spi.JoinedTransaction;
 import io.converge.saga.SagaHeaders;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -76,13 +78,26 @@ public class ChaosReplyFaults {
     };
   }
 
-  /** A producer whose units of work may lose or hold back a forward saga reply. */
-  static final class Faulty implements TxnProducer {
+  /**
+   * A producer whose units of work may lose or hold back a forward saga reply. It joins Spring's transactions as the
+   * producer it wraps does ({@link JoinableProducer}, which {@code TransactionalPublisher} requires): those publish
+   * events, never a participant's reply, and pass through untouched.
+   */
+  static final class Faulty implements TxnProducer, JoinableProducer {
 
     private final TxnProducer delegate;
 
     Faulty(TxnProducer delegate) {
       this.delegate = delegate;
+    }
+
+    @Override
+    public JoinedTransaction join(Connection connection) {
+      if (!(delegate instanceof JoinableProducer joinable)) {
+        throw new IllegalStateException("chaos: the producer " + delegate.getClass().getName()
+            + " cannot join a transaction, so neither can its reply-fault wrapper");
+      }
+      return joinable.join(connection);
     }
 
     @Override
