@@ -64,6 +64,18 @@ final class ChaosRun implements Disturbance {
 
   @Override
   public void begin() {
+    // the reply shots are armed before the traffic: a fault played late (after a kill's restart) would find no reply
+    // left to take; each shot is taken by the next forward reply of its step
+    plan.steps().stream().filter(s -> s.fault() == Fault.REPLY && flow == Flow.ORCHESTRATION).findFirst()
+        .ifPresent(s -> {
+          try {
+            SagaReplyFaults.arm(services.get(), s.times(), 1, replyDelay);
+            repliesDropped.addAndGet(s.times());
+            repliesDelayed.incrementAndGet();
+          } catch (java.sql.SQLException e) {
+            failures.add("the reply faults could not be armed: " + e);
+          }
+        });
     started = System.nanoTime();
     thread = new Thread(this::play, "chaos-faults-" + backend.mode());
     thread.setDaemon(true);
@@ -147,24 +159,21 @@ final class ChaosRun implements Disturbance {
         }
       }
       case REPLY -> {
-        return flow == Flow.ORCHESTRATION ? replies(sp, step.times()) : "";
+        return flow == Flow.ORCHESTRATION ? replies(sp) : "";
       }
     }
     return "";
   }
 
   /**
-   * The reply faults: {@code drops} lost reserve replies and one held-back notify reply armed for the services' hook
-   * (taken by the next replies of those steps), and the reserve reply of every 5th saga so far sent again twice.
+   * The reply fault at its time: the reserve reply of every 5th saga so far sent again twice (the lost and held-back
+   * replies were armed by {@link #begin()}).
    */
-  private String replies(ServiceProcesses sp, int drops) throws Exception {
-    SagaReplyFaults.arm(sp, drops, 1, replyDelay);
-    repliesDropped.addAndGet(drops);
-    repliesDelayed.incrementAndGet();
+  private String replies(ServiceProcesses sp) throws Exception {
     try (DuplicateInjector raw = injector.get()) {
       int n = SagaReplyFaults.duplicateReplies(sp, raw, 5);
       redelivered.addAndGet(n);
-      return ": armed, hold " + replyDelay.toMillis() + " ms; " + n + " replies sent again";
+      return ": shots armed at the start, held " + replyDelay.toMillis() + " ms; " + n + " replies sent again";
     }
   }
 

@@ -53,8 +53,9 @@ public record FaultPlan(List<Step> steps) {
         case REDELIVERY -> (orchestrated ? "the first reserve command (saga command, original message and command id)"
             + " of every 5th saga" : "OrderCreated of every 5th order") + " sent " + times
             + " more times (raw client)";
-        case REPLY -> orchestrated ? times + " reserve replies dropped, 1 notify reply held back past the step timeout,"
-            + " the reserve reply of every 5th saga sent again with its id and with a new one (raw client)"
+        case REPLY -> orchestrated ? times + " reserve replies dropped, 1 notify reply held back past the step timeout"
+            + " (the first ones after the traffic starts), the reserve reply of every 5th saga sent again with its id"
+            + " and with a new one (raw client)"
             : "none: the choreographed flow has no saga replies";
         case SKEW -> "service process " + group + " restarted with its clock " + (times > 0 ? "+" : "-")
             + length.toMinutes() + " min";
