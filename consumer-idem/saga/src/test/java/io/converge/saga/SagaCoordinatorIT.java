@@ -557,6 +557,9 @@ class SagaCoordinatorIT {
     pumpHolding(s, mail, m -> !delivered.add(m), new ArrayList<>()); // every message delivered, and kept
     assertThat(s.state("r1")).isEqualTo("RUNNING");
     assertThat(s.events("r1")).endsWith("REPLIED debit 1", "RETRIED debit 1");
+    assertThat(s.one("SELECT payload FROM converge_saga_event WHERE saga_id = 'r1' AND kind = 'REPLIED'"
+        + " AND step = 'debit'")).as("the reply names the exception's class, never its message")
+        .contains("java.lang.IllegalStateException").doesNotContain("failed once");
     assertThat(s.one("SELECT attempt || ' ' || awaiting FROM converge_saga WHERE id = 'r1'"))
         .as("the next attempt, after its backoff").isEqualTo("2 false");
     clock.advance(Duration.ofSeconds(1));
