@@ -1,5 +1,6 @@
 package io.converge.consumer.internal;
 
+import io.converge.core.internal.Text;
 import io.converge.consumer.FailureKind;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.Outcome;
@@ -115,7 +116,7 @@ final class ParkedMessages {
   }
 
   private void redriveFailed(long dlqId, Exception failure) {
-    String text = FailureRecorder.abbreviate(failure.toString(), FailureRecorder.MAX_ERROR_TEXT);
+    String text = Text.abbreviate(failure.toString(), FailureRecorder.MAX_ERROR_TEXT);
     boolean marked;
     try {
       marked = g.tx().inTransaction(c -> DeadLetterStore.redriveFailed(c, dlqId, text));

@@ -1,5 +1,6 @@
 package io.converge.saga.internal;
 
+import io.converge.core.internal.Text;
 import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
 import io.converge.core.BrokerUnavailableException;
@@ -237,7 +238,7 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
     Instant now = moves.now();
     Instant next = now.plus(SET_ASIDE);
     String error = failure.toString();
-    String reason = error.length() > MAX_ERROR ? error.substring(0, MAX_ERROR) + "…" : error;
+    String reason = Text.abbreviate(error, MAX_ERROR); // a NUL in foreign text would make PostgreSQL refuse it
     boolean again = reason.equals(row.lastError());
     boolean recorded = Boolean.TRUE.equals(settings.producer().inTransaction(tx -> {
       if (!SagaStore.setAside(tx.connection(), row, next, reason, now)) {
