@@ -111,15 +111,17 @@ final class HeldMessages {
         }
         ran[0] = m;
         String id = ResolvedId.of(g.idResolver(), m);
-        DeadLetterStore.markResumed(c, dlqId, g.clock().instant());
-        DeadLetterStore.releaseHeldClaim(c, m.tenant(), g.group(), id);
-        if (!DedupStatements.claim(c, m.tenant(), g.group(), id, "PROCESSED", "released from converge_dlq " + dlqId,
-            m.topic(), g.clock().instant())) {
-          return Outcome.DUPLICATE;
-        }
-        DedupStatements.clearAttempts(c, m.tenant(), g.group(), id);
-        g.handle(c, m, id);
-        return Outcome.PROCESSED;
+        return g.again(m, "release", dlqId, () -> {
+          DeadLetterStore.markResumed(c, dlqId, g.clock().instant());
+          DeadLetterStore.releaseHeldClaim(c, m.tenant(), g.group(), id);
+          if (!DedupStatements.claim(c, m.tenant(), g.group(), id, "PROCESSED",
+              "released from converge_dlq " + dlqId, m.topic(), g.clock().instant())) {
+            return Outcome.DUPLICATE;
+          }
+          DedupStatements.clearAttempts(c, m.tenant(), g.group(), id);
+          g.handle(c, m, id);
+          return Outcome.PROCESSED;
+        });
       });
       retries.settled(dlqId);
       if (outcome != null) {

@@ -19,6 +19,7 @@ import io.converge.saga.tcc.TccBarrierPurger;
 import io.converge.saga.tcc.TccParticipant;
 import io.converge.saga.tcc.TccRetention;
 import io.converge.saga.micrometer.MicrometerSagaMetrics;
+import io.converge.core.tracing.Tracing;
 import java.util.List;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
@@ -76,7 +77,8 @@ class ConvergeSagaAutoConfiguration {
         .tcc(tcc.orderedStream().toArray(TccDefinition<?>[]::new))
         .replyTopic(properties.replyTopic()).pollInterval(properties.pollInterval()).batchSize(properties.batchSize())
         .compensationRate(properties.compensationRate().perSecond(), properties.compensationRate().burst())
-        .metrics(MicrometerSupport.metrics(context));
+        .metrics(MicrometerSupport.metrics(context))
+        .tracing(context.getBeanProvider(Tracing.class).getIfAvailable(Tracing::global)); // the OpenTelemetry bean's
     if (properties.replyGroup() != null && !properties.replyGroup().isBlank()) {
       b.replyGroup(properties.replyGroup());
     }

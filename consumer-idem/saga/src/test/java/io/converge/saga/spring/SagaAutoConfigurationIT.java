@@ -106,6 +106,12 @@ class SagaAutoConfigurationIT {
       subscribed.add(topic + " " + handler.group());
       return () -> subscribed.add("closed " + topic);
     };
+    io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter exporter = io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter
+        .create();
+    io.opentelemetry.sdk.OpenTelemetrySdk sdk = io.opentelemetry.sdk.OpenTelemetrySdk.builder().setTracerProvider(
+        io.opentelemetry.sdk.trace.SdkTracerProvider.builder().addSpanProcessor(
+            io.opentelemetry.sdk.trace.export.SimpleSpanProcessor.create(exporter)).build())
+        .build();
     try (TxnProducer producer = TxnProducer.builder().group("tcc-spring").dataSource(ds)
         .backend(io.converge.outbox.OutboxBackend.outbox()).build()) {
       io.converge.saga.TccDefinition<String> transfer = io.converge.saga.TccDefinition
@@ -118,6 +124,7 @@ class SagaAutoConfigurationIT {
           .withBean("transfer", io.converge.saga.TccDefinition.class, () -> transfer)
           .withBean(io.converge.saga.tcc.TccParticipant.class, () -> points)
           .withBean(io.converge.consumer.spi.ConsumerBinding.class, () -> recording)
+          .withBean(io.converge.core.tracing.Tracing.class, () -> io.converge.core.tracing.OpenTelemetryTracing.of(sdk))
           .withPropertyValues("converge.saga.reply-topic=tcc-replies", "converge.saga.reply-group=tcc-coordinator",
               "converge.saga.participants.points.command-topic=points-tcc",
               "converge.saga.participants.points.confirm-topic=points-confirm",
@@ -138,7 +145,13 @@ class SagaAutoConfigurationIT {
                 .isEqualTo(java.time.Duration.ofDays(7));
             assertThat(context.getBean(io.converge.saga.SagaPurger.class).retention())
                 .as("the coordinator's finished sagas too, by default").isEqualTo(Duration.ofDays(7));
+            // the coordinator's reply handler traces with the application's Tracing bean (issue 34)
+            context.getBean(SagaCoordinator.class).replyHandler().handle(io.converge.consumer.IncomingMessage.builder()
+                .topic("tcc-replies").header(io.converge.core.Envelope.MESSAGE_ID, "r-1").payload("{}").build());
+            assertThat(exporter.getFinishedSpanItems()).extracting(s -> s.getName()).contains("process tcc-replies");
           });
+    } finally {
+      sdk.close();
     }
     assertThat(subscribed).as("closed with the context").contains("closed points-tcc", "closed tcc-replies");
   }
