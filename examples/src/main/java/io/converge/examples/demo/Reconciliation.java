@@ -153,7 +153,19 @@ record Reconciliation(Backend backend, Duration settleTimeout) {
     return new Report(backend, traffic, payments, callbacks, created, paid, canceledStock, canceledPayment, open,
         paidCents,
         debited,
-        released, notified, injected, absorbed, client, parked.total(), stored5xx, took, violations);
+        released, notified, injected, absorbed, client, parked.total(), stored5xx, took, tcc(account), violations);
+  }
+
+  /** The account's TCC barrier rows of the debit, counted by what they record. */
+  static Report.Tcc tcc(DataSource account) throws SQLException {
+    String table = "converge_tcc_barrier";
+    String where = "SELECT count(*) FROM converge_tcc_barrier WHERE branch_id = 'debit' AND ";
+    return new Report.Tcc(countIfTable(account, table, where + "operation = 'try' AND origin = 'try'"),
+        countIfTable(account, table, where + "operation = 'confirm'"),
+        countIfTable(account, table, where + "operation = 'cancel' AND outcome = 'RAN'"),
+        countIfTable(account, table, where + "operation = 'cancel' AND outcome = 'EMPTY_ROLLBACK'"),
+        countIfTable(account, table, "SELECT coalesce(sum(refusals), 0) FROM converge_tcc_barrier"
+            + " WHERE branch_id = 'debit' AND operation = 'try'"));
   }
 
   /** Only the valid callback was applied, once: not the forged nor the stale one, not the copy again. */
