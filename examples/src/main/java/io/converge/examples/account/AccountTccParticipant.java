@@ -57,7 +57,7 @@ class AccountTccParticipant {
   private static final byte[] DONE = "{}".getBytes(StandardCharsets.UTF_8);
 
   @Bean
-  TccParticipant accountTccParticipant(TxnProducer producer, EventCodec codec, Clock clock, MeterRegistry registry) {
+  TccParticipant accountDebitBranch(TxnProducer producer, EventCodec codec, Clock clock, MeterRegistry registry) {
     return TccParticipant.builder("account").producer(producer)
         .barrier(TccBarrier.builder().metrics(MicrometerTccMetrics.of(registry)).build())
         .branch(BRANCH, (c, m) -> freeze(c, codec.read(m, SagaOrder.class), clock),

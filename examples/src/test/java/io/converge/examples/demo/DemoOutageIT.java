@@ -38,7 +38,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * sagas (every one ended as its order did, none left running, stopped or failed; the participants absorbed the
  * re-sent commands) and the answers of the clients that waited ({@code Prefer: wait}), and their debit is a TCC
  * branch (issue 33, item 4): one Confirm per paid order, every Try confirmed or cancelled, no frozen balance without
- * an order nor left at the end.
+ * an order nor left at the end, and a Try that arrives after its Cancel (injected for two orders canceled for stock)
+ * refused as hanging after an empty rollback.
  */
 @ExtendWith({RocketMQExtension.class, PostgresExtension.class, PulsarExtension.class})
 class DemoOutageIT {
@@ -90,6 +91,9 @@ class DemoOutageIT {
         assertThat(r.tcc().confirmed()).as("TCC Confirms, backend " + r.backend() + "\n" + printed)
             .isEqualTo(r.paid()).isPositive();
         assertThat(r.tcc().tried()).as("TCC Tries").isEqualTo(r.tcc().confirmed() + r.tcc().cancelled());
+        // the late Tries (LateTries: the debit's Cancel, then its Try, of orders canceled for stock)
+        assertThat(r.tcc().hangingRefused()).as("late Tries refused as hanging").isPositive()
+            .isLessThanOrEqualTo(r.tcc().emptyRollbacks());
       } else {
         assertThat(r.tcc().tried()).as("the choreographed debit freezes nothing").isZero();
       }
