@@ -310,7 +310,8 @@ public interface IdempotentHandler {
       }
       EnvelopeRules rules = new EnvelopeRules(signingKeys, age, skew, schemas, requireSchema);
       return TracedHandler.wrap(new IdempotentHandlerImpl(group, handler, tx, idResolver, policy, classifier,
-          onBusinessFailure, metrics, clock, claimWithFirstStatement, rules), tracing, traceAsParent);
+          onBusinessFailure, metrics, clock, claimWithFirstStatement, rules, tracing, traceAsParent), tracing,
+          traceAsParent);
     }
   }
 

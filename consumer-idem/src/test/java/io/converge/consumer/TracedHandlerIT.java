@@ -12,7 +12,12 @@ import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -79,6 +84,44 @@ class TracedHandlerIT extends LedgerTestBase {
     assertThat(process.getTraceId()).isEqualTo(TRACE);
     assertThat(process.getParentSpanId()).isEqualTo("00f067aa0ba902b7");
     assertThat(span("INSERT ledger").getTraceId()).isEqualTo(TRACE);
+  }
+
+  @Test
+  void aReDrivenDeadLetterContinuesTheOriginalTraceDaysLater() throws Exception {
+    AtomicBoolean failing = new AtomicBoolean(true);
+    IdempotentHandler h = IdempotentHandler.builder().group("redriven").dataSource(ds)
+        .policy(Db.FAST.withMaxAttempts(1)).tracing(OpenTelemetryTracing.of(sdk)).traceAsParent(true)
+        .handler((c, m) -> {
+          if (failing.get()) {
+            throw new IllegalStateException("ledger locked");
+          }
+          Db.insertLedger(c, m);
+        }).build();
+    IncomingMessage parked = message(CREATION);
+    assertThat(h.handle(parked)).isEqualTo(Outcome.DEAD_LETTERED);
+    exporter.reset();
+    failing.set(false);
+    long dlqId;
+    try (Connection c = ds.getConnection();
+        Statement st = c.createStatement();
+        ResultSet rs = st
+            .executeQuery("SELECT id FROM converge_dlq WHERE consumer_group = 'redriven' AND message_id = '"
+                + parked.envelopeMessageId() + "'")) {
+      assertThat(rs.next()).isTrue();
+      dlqId = rs.getLong(1);
+    }
+    assertThat(ConsumerOps.of(ds).redrive(dlqId)).isTrue();
+    assertThat(h.releaseHeld(List.of("payments"))).isEqualTo(1);
+
+    SpanData redrive = span("process payments");
+    assertThat(redrive.getKind()).isEqualTo(SpanKind.CONSUMER);
+    assertThat(redrive.getTraceId()).as("the creation context stored with the dead letter").isEqualTo(TRACE);
+    assertThat(redrive.getParentSpanId()).isEqualTo("00f067aa0ba902b7");
+    assertThat(redrive.getAttributes().get(AttributeKey.stringKey("converge.redrive"))).isEqualTo("redrive");
+    assertThat(redrive.getAttributes().get(AttributeKey.stringKey("converge.dlq.id"))).isEqualTo(Long.toString(dlqId));
+    assertThat(redrive.getAttributes().get(AttributeKey.stringKey("converge.outcome"))).isEqualTo("processed");
+    assertThat(redrive.getAttributes().get(AttributeKey.stringKey("messaging.message.id")))
+        .isEqualTo(parked.envelopeMessageId());
   }
 
   @Test

@@ -8,6 +8,7 @@ import io.converge.saga.internal.DefaultSagaCoordinator;
 import java.lang.management.ManagementFactory;
 import java.net.http.HttpClient;
 import java.time.Clock;
+import io.converge.core.tracing.Tracing;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -59,6 +60,7 @@ public final class SagaCoordinatorBuilder {
   private FailurePolicy replyPolicy = FailurePolicy.defaults();
   private String instanceId = ManagementFactory.getRuntimeMXBean().getName();
   private Duration pollInterval = Duration.ofSeconds(1);
+  private Tracing tracing = Tracing.global();
   private int batchSize = 100;
   private CompensationRate compensationRate = new CompensationRate(50, 50);
   private final Map<String, CompensationRate> participantRates = new HashMap<>();
@@ -189,6 +191,18 @@ public final class SagaCoordinatorBuilder {
   }
 
   /**
+   * Where the reply handler's spans go (default {@link Tracing#global()}). A reply's processing span is a
+   * <b>child</b> of the reply's creation context ({@code traceAsParent}), so the saga stays one trace: the start's
+   * context (e.g. the HTTP request's server span) is the first command's creation context, a
+   * {@link SagaParticipant} replies within that trace, and the next command is published under the reply's
+   * processing span. Build the producer with the same instance ({@code TxnProducer.builder().tracing}).
+   */
+  public SagaCoordinatorBuilder tracing(Tracing tracing) {
+    this.tracing = tracing;
+    return this;
+  }
+
+  /**
    * Validates the settings and builds the coordinator (it does not poll until {@link SagaCoordinator#startPolling()}).
    *
    * @throws IllegalArgumentException naming the setting and quoting its bad value
@@ -219,7 +233,8 @@ public final class SagaCoordinatorBuilder {
     return new DefaultSagaCoordinator(new Settings(producer, Map.copyOf(byName), replyTopic, group, replyPolicy,
         instanceId, pollInterval, batchSize, compensationRate, Map.copyOf(participantRates),
         Require.present("saga.metrics", metrics), Require.present("saga.clock", clock),
-        Require.present("saga.nanoTime", nanoTime), httpClient, httpConcurrency, httpConnectTimeout));
+        Require.present("saga.nanoTime", nanoTime), httpClient, httpConcurrency, httpConnectTimeout),
+        Require.present("saga.tracing", tracing));
   }
 
   private static void rate(String property, CompensationRate r) {

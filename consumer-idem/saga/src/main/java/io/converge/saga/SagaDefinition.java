@@ -2,6 +2,7 @@ package io.converge.saga;
 
 import io.converge.core.internal.Require;
 import io.converge.producer.OutgoingMessage;
+import io.converge.saga.tcc.TccOperation;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -216,13 +217,31 @@ public final class SagaDefinition<D> {
           Require.present(p + ".classifier", r.classifier);
           timeout(p + ".timeout", r.timeout);
           Require.present(p + ".retry", r.retry);
-          built.add(new SagaStep<>(stepName, SagaStep.Kind.REMOTE, r, null, null));
+          if (r.operation != null) {
+            tccStep(p, r, built);
+          }
+          built.add(new SagaStep<>(stepName, SagaStep.Kind.REMOTE, r, null, null, r.branch, r.operation, null));
         } else {
           Require.present(p + ".action", s[3]);
           built.add(new SagaStep<>(stepName, SagaStep.Kind.LOCAL, null, (LocalAction<D>) s[3], (LocalAction<D>) s[4]));
         }
       }
       return new SagaDefinition<>(this, built);
+    }
+
+    /** A TCC step of a saga: a Try has its Cancel; a Confirm has none and follows its branch's Try. */
+    private static <D> void tccStep(String p, SagaStep.RemoteSpec<D> r, List<SagaStep<D>> before) {
+      Require.matches(p + ".branch", r.branch, NAME);
+      boolean tried = before.stream().anyMatch(s -> r.branch.equals(s.branch()) && s.operation() == TccOperation.TRY);
+      if (r.operation == TccOperation.TRY) {
+        Require.that(r.compensation != null, p + ".compensation", "be the Cancel of branch '" + r.branch + "'",
+            "none");
+        Require.that(!tried, p + ".branch", "be tried once in a saga", "'" + r.branch + "'");
+      } else {
+        Require.that(r.compensation == null, p + ".compensation", "be none for a Confirm", "'"
+            + r.compensationTopic + "'");
+        Require.that(tried, p + ".branch", "be tried by an earlier step", "'" + r.branch + "'");
+      }
     }
 
     private static void topic(String property, String topic) {

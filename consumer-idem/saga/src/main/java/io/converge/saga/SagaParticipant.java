@@ -1,5 +1,6 @@
 package io.converge.saga;
 
+import io.converge.core.tracing.Tracing;
 import io.converge.consumer.FailurePolicy;
 import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
@@ -32,6 +33,7 @@ public final class SagaParticipant {
   private final Map<String, StepWork> forward;
   private final Map<String, StepWork> compensations;
   private final ParticipantBranch branch;
+  private final Tracing tracing;
 
   private SagaParticipant(Builder b) {
     this.name = b.name;
@@ -39,6 +41,7 @@ public final class SagaParticipant {
     this.forward = Map.copyOf(b.forward);
     this.compensations = Map.copyOf(b.compensations);
     this.branch = new ParticipantBranch(name, b.clock, b.metrics);
+    this.tracing = b.tracing;
   }
 
   /** A builder for the participant {@code name} (the first column of its barrier rows). */
@@ -73,8 +76,9 @@ public final class SagaParticipant {
 
   /** As {@link #handler(String)}, with a failure policy for the handler. */
   public IdempotentHandler handler(String group, FailurePolicy policy) {
+    // a child of the command's creation context: the step's work and the reply it publishes stay in the saga's trace
     return IdempotentHandler.builder().group(group).transactions(new ProducerTransactions(producer)).policy(policy)
-        .handler((c, m) -> handle(ProducerTransactions.current(), m)).build();
+        .tracing(tracing).traceAsParent(true).handler((c, m) -> handle(ProducerTransactions.current(), m)).build();
   }
 
   /** Builds a {@link SagaParticipant}; not thread-safe; validated in {@link #build()}. */
@@ -86,6 +90,7 @@ public final class SagaParticipant {
     private final Map<String, StepWork> compensations = new HashMap<>();
     private Clock clock = Clock.systemUTC();
     private SagaMetrics metrics = SagaMetrics.NONE;
+    private Tracing tracing = Tracing.global();
 
     private Builder(String name) {
       this.name = name;
@@ -126,6 +131,15 @@ public final class SagaParticipant {
     }
 
     /**
+     * Where the handler's spans go (default {@link Tracing#global()}): each command's processing span is a child of
+     * the command's creation context, so the step's work and the reply are in the saga's trace.
+     */
+    public Builder tracing(Tracing tracing) {
+      this.tracing = tracing;
+      return this;
+    }
+
+    /**
      * Validates and builds.
      *
      * @throws IllegalArgumentException naming the setting and quoting the bad value
@@ -136,6 +150,7 @@ public final class SagaParticipant {
       Require.that(!forward.isEmpty(), "participant.steps", "hold at least one step", "none");
       Require.present("participant.clock", clock);
       Require.present("participant.metrics", metrics);
+      Require.present("participant.tracing", tracing);
       return new SagaParticipant(this);
     }
   }

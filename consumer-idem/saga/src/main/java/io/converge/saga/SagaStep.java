@@ -187,8 +187,37 @@ public final class SagaStep<D> {
     ReplyClassifier classifier = ReplyClassifier.byOutcomeHeader();
     Duration timeout = DEFAULT_TIMEOUT;
     RetryPolicy retry = RetryPolicy.defaults();
+    String branch;
+    TccOperation operation;
 
     RemoteSpec() {
+    }
+
+    /**
+     * Makes this step the Try of the TCC branch {@code branch} of its participant (a
+     * {@link io.converge.saga.tcc.TccParticipant}): its command carries the {@link io.converge.saga.tcc.TccHeaders}
+     * (global id = the saga id, operation {@code try}), and its compensation, required, is the branch's Cancel
+     * (operation {@code cancel}). A refused Try is not cancelled (it left nothing: the barrier's row rolled back with
+     * it). Default: a plain saga step.
+     */
+    public RemoteSpec<D> tccTry(String branch) {
+      this.branch = branch;
+      this.operation = TccOperation.TRY;
+      return this;
+    }
+
+    /**
+     * Makes this step the Confirm of the TCC branch {@code branch}, whose Try is an earlier step: its command carries
+     * the {@link io.converge.saga.tcc.TccHeaders} (operation {@code confirm}); it has no compensation, the saga's
+     * deadline does not apply to it, and it is asked until it succeeds (a failure answer or no answer within the
+     * timeout is asked again after the backoff; the saga's {@code compensationAttempts}-th failure in a row opens a
+     * {@code CONFIRM_FAILING} ticket); a refusal is an anomaly (the saga stops with a ticket). Default: a plain saga
+     * step.
+     */
+    public RemoteSpec<D> tccConfirm(String branch) {
+      this.branch = branch;
+      this.operation = TccOperation.CONFIRM;
+      return this;
     }
 
     /** The participant (a service name); required. Its compensations share one rate limit. */

@@ -3,9 +3,19 @@ package io.converge.saga;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.Outcome;
 import io.converge.core.Envelope;
+import io.converge.core.tracing.OpenTelemetryTracing;
+import io.converge.core.tracing.Tracing;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.context.Scope;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
 import io.converge.outbox.OutboxBackend;
 import io.converge.producer.TxnProducer;
 import java.nio.charset.StandardCharsets;
@@ -137,6 +147,48 @@ class SagaCoordinatorIT {
     assertThat(s.events("s1")).containsExactly("STARTED", "SENT reserve 1", "REPLIED reserve 1", "SENT debit 1",
         "REPLIED debit 1", "SENT ship 1", "REPLIED ship 1", "LOCAL_DONE mark-paid 1", "COMPLETED");
     assertThat(s.one("SELECT next_attempt_at FROM converge_saga WHERE id = 's1'")).isNull();
+  }
+
+  /**
+   * Issue 34: a saga is one trace. The start's context (here the request's span) is the first command's creation
+   * context; the participant's processing is its child and publishes the reply in it; the coordinator processes the
+   * reply as its child and publishes the next command under it.
+   */
+  @Test
+  void aSagasCommandsRepliesAndStepsAreOneTrace() throws Exception {
+    InMemorySpanExporter exporter = InMemorySpanExporter.create();
+    try (OpenTelemetrySdk sdk = OpenTelemetrySdk.builder().setTracerProvider(SdkTracerProvider.builder()
+        .addSpanProcessor(SimpleSpanProcessor.create(exporter)).build()).build()) {
+      Tracing tracing = OpenTelemetryTracing.of(sdk);
+      TxnProducer producer = TxnProducer.builder().group("saga-" + UUID.randomUUID().toString().substring(0, 8))
+          .dataSource(ds).backend(OutboxBackend.outbox()).clock(clock).tracing(tracing).build();
+      open.add(producer);
+      OrderSaga s = new OrderSaga(ds, producer, "", clock, b -> b.tracing(tracing));
+      open.add(s.coordinator);
+      Mailbox mail = Mailbox.fromNow(ds);
+      Span request = sdk.getTracer("test").spanBuilder("POST /orders").setSpanKind(SpanKind.SERVER).startSpan();
+      try (Scope ignored = request.makeCurrent()) {
+        assertThat(s.start("traced-1", "")).isTrue();
+      } finally {
+        request.end();
+      }
+      String trace = request.getSpanContext().getTraceId();
+      IncomingMessage reserve = mail.next().get(0);
+      assertThat(reserve.header(Envelope.TRACEPARENT)).as("the first command").contains(trace);
+      IdempotentHandler inventory = SagaParticipant.builder("inventory").producer(producer).tracing(tracing)
+          .step("reserve", (c, m) -> "{}".getBytes(StandardCharsets.UTF_8)).build().handler("inventory-traced");
+      assertThat(inventory.handle(reserve)).isEqualTo(Outcome.PROCESSED);
+      IncomingMessage reply = mail.next().get(0);
+      assertThat(reply.topic()).isEqualTo(OrderSaga.REPLIES);
+      assertThat(reply.header(Envelope.TRACEPARENT)).as("the participant's reply").contains(trace);
+      assertThat(s.deliver(reply)).isEqualTo(Outcome.PROCESSED);
+      IncomingMessage debit = mail.next().get(0);
+      assertThat(debit.header(SagaHeaders.STEP)).isEqualTo("debit");
+      assertThat(debit.header(Envelope.TRACEPARENT)).as("the next step's command").contains(trace);
+      assertThat(exporter.getFinishedSpanItems()).filteredOn(span -> span.getKind() == SpanKind.CONSUMER)
+          .extracting(span -> span.getName()).containsExactly("process inventory-cmd", "process saga-replies");
+      assertThat(exporter.getFinishedSpanItems()).extracting(span -> span.getTraceId()).containsOnly(trace);
+    }
   }
 
   @Test
@@ -557,6 +609,9 @@ class SagaCoordinatorIT {
     pumpHolding(s, mail, m -> !delivered.add(m), new ArrayList<>()); // every message delivered, and kept
     assertThat(s.state("r1")).isEqualTo("RUNNING");
     assertThat(s.events("r1")).endsWith("REPLIED debit 1", "RETRIED debit 1");
+    assertThat(s.one("SELECT payload FROM converge_saga_event WHERE saga_id = 'r1' AND kind = 'REPLIED'"
+        + " AND step = 'debit'")).as("the reply names the exception's class, never its message")
+        .contains("java.lang.IllegalStateException").doesNotContain("failed once");
     assertThat(s.one("SELECT attempt || ' ' || awaiting FROM converge_saga WHERE id = 'r1'"))
         .as("the next attempt, after its backoff").isEqualTo("2 false");
     clock.advance(Duration.ofSeconds(1));

@@ -78,6 +78,38 @@ class SagaDefinitionTest {
   }
 
   @Test
+  void aSagaStepCanBeTheTryOrTheConfirmOfATccBranchAndIsValidatedAsOne() {
+    SagaDefinition<String> d = order()
+        .remote("debit", s -> s.participant("account").tccTry("debit").command("acc-cmd", SagaCodec::utf8)
+            .compensation("acc-comp", SagaCodec::utf8))
+        .remote("debit-confirm", s -> s.participant("account").tccConfirm("debit").command("acc-cmd", SagaCodec::utf8))
+        .build();
+    assertThat(d.tcc()).isFalse(); // a saga with TCC steps, not the shape of a TccDefinition
+    assertThat(d.step(0).branch()).isNull();
+    assertThat(d.step(3).branch()).isEqualTo("debit");
+    assertThat(d.step(3).operation()).isEqualTo(io.converge.saga.tcc.TccOperation.TRY);
+    assertThat(d.step(3).confirm()).isFalse();
+    assertThat(d.step(4).operation()).isEqualTo(io.converge.saga.tcc.TccOperation.CONFIRM);
+    assertThat(d.step(4).confirm()).isTrue();
+    assertThat(d.step(4).compensable()).isFalse();
+    assertThatThrownBy(() -> order().remote("debit", s -> s.participant("a").tccTry("debit")
+        .command("t", SagaCodec::utf8)).build())
+        .hasMessage("saga.steps[3].compensation must be the Cancel of branch 'debit', but was none");
+    assertThatThrownBy(() -> order().remote("c", s -> s.participant("a").tccConfirm("debit")
+        .command("t", SagaCodec::utf8)).build())
+        .hasMessage("saga.steps[3].branch must be tried by an earlier step, but was 'debit'");
+    assertThatThrownBy(() -> order().remote("debit", s -> s.participant("a").tccTry("debit")
+        .command("t", SagaCodec::utf8).compensation("u", SagaCodec::utf8))
+        .remote("c", s -> s.participant("a").tccConfirm("debit").command("t", SagaCodec::utf8)
+            .compensation("u", SagaCodec::utf8))
+        .build())
+        .hasMessage("saga.steps[4].compensation must be none for a Confirm, but was 'u'");
+    assertThatThrownBy(() -> order().remote("x", s -> s.participant("a").tccTry("bad branch")
+        .command("t", SagaCodec::utf8).compensation("u", SagaCodec::utf8)).build())
+        .hasMessageStartingWith("saga.steps[3].branch must match");
+  }
+
+  @Test
   void retryBackoffStaysWithinItsBounds() {
     RetryPolicy p = new RetryPolicy(3, Duration.ofMillis(100), Duration.ofMillis(300));
     for (int i = 1; i <= 5; i++) {

@@ -5,7 +5,7 @@ package io.converge.consumer.http;
  * {@code application/problem+json} body (RFC 9457) whose {@code type} is {@link #type()}. A replayed callback is not
  * among them: it gets the first callback's stored answer (see {@link SignedCallbackFilter}).
  */
-public enum CallbackProblem {
+public enum CallbackProblem implements HttpProblem {
 
   /** The request has no signature header. */
   SIGNATURE_MISSING(400, "signature-missing", "The callback's signature header is missing"),
@@ -23,33 +23,14 @@ public enum CallbackProblem {
 
   private static final String TYPE_PREFIX = "urn:converge:callback:";
 
-  private final int status;
-  private final String code;
-  private final String title;
+  private final Spec spec;
 
   CallbackProblem(int status, String code, String title) {
-    this.status = status;
-    this.code = code;
-    this.title = title;
+    this.spec = new Spec(TYPE_PREFIX, status, code, title);
   }
 
-  /** The HTTP status. */
-  public int status() {
-    return status;
-  }
-
-  /** The short code, also the {@code reason} tag of the {@code callback.refused} meter. */
-  public String code() {
-    return code;
-  }
-
-  /** The problem {@code type} URI, e.g. {@code urn:converge:callback:signature-mismatch}. */
-  public String type() {
-    return TYPE_PREFIX + code;
-  }
-
-  /** The problem {@code title}. */
-  public String title() {
-    return title;
+  @Override
+  public Spec spec() {
+    return spec;
   }
 }

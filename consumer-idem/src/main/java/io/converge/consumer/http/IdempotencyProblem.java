@@ -5,7 +5,7 @@ package io.converge.consumer.http;
  * {@code application/problem+json} body (RFC 9457) whose {@code type} is {@link #type()}. The status
  * codes follow the IETF draft {@code draft-ietf-httpapi-idempotency-key-header}.
  */
-public enum IdempotencyProblem {
+public enum IdempotencyProblem implements HttpProblem {
 
   /** The endpoint requires an {@code Idempotency-Key} and the request has none. */
   KEY_MISSING(400, "key-missing", "Idempotency-Key header is required on this endpoint"),
@@ -59,33 +59,14 @@ public enum IdempotencyProblem {
 
   private static final String TYPE_PREFIX = "urn:converge:idempotency:";
 
-  private final int status;
-  private final String code;
-  private final String title;
+  private final Spec spec;
 
   IdempotencyProblem(int status, String code, String title) {
-    this.status = status;
-    this.code = code;
-    this.title = title;
+    this.spec = new Spec(TYPE_PREFIX, status, code, title);
   }
 
-  /** The HTTP status. */
-  public int status() {
-    return status;
-  }
-
-  /** The short code, also the {@code reason} tag of the {@code idempotency.rejected} meter. */
-  public String code() {
-    return code;
-  }
-
-  /** The problem {@code type} URI, e.g. {@code urn:converge:idempotency:key-reused}. */
-  public String type() {
-    return TYPE_PREFIX + code;
-  }
-
-  /** The problem {@code title}. */
-  public String title() {
-    return title;
+  @Override
+  public Spec spec() {
+    return spec;
   }
 }

@@ -2,6 +2,7 @@ package io.converge.consumer.internal;
 
 import io.converge.consumer.IncomingMessage;
 import io.converge.core.Envelope;
+import io.converge.core.internal.Text;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -51,7 +52,7 @@ final class EnvelopeCheck {
      * {@value EnvelopeCheck#QUOTED} characters.
      */
     String reason() {
-      return field + ": " + problem + ": '" + printable(value, QUOTED) + "'";
+      return field + ": " + problem + ": '" + Text.printable(value, QUOTED) + "'";
     }
   }
 
@@ -125,35 +126,6 @@ final class EnvelopeCheck {
 
   /** {@code s} as sent when PostgreSQL holds it in a column of {@code max} characters, else printable and cut. */
   private static String fit(String s, int max) {
-    return textProblem(s, max) == null ? s : printable(s, max);
-  }
-
-  /**
-   * {@code s} with control characters, unpaired surrogates and backslashes escaped ({@code \u0000}, {@code \\}), cut
-   * to at most {@code max} characters, the last one then {@code …}: safe in a log line and in any text column.
-   */
-  static String printable(String s, int max) {
-    StringBuilder b = new StringBuilder();
-    int chars = 0;
-    int fits = 0; // the length of b while it held at most max - 1 characters: where a cut value ends
-    int i = 0;
-    while (i < s.length() && chars <= max) {
-      int cp = s.codePointAt(i); // an unpaired surrogate is returned as it is
-      i += Character.charCount(cp);
-      if (Character.isISOControl(cp) || cp >= Character.MIN_SURROGATE && cp <= Character.MAX_SURROGATE) {
-        b.append(String.format("\\u%04x", cp));
-        chars += 6;
-      } else if (cp == '\\') {
-        b.append("\\\\");
-        chars += 2;
-      } else {
-        b.appendCodePoint(cp);
-        chars++;
-      }
-      if (chars < max) {
-        fits = b.length();
-      }
-    }
-    return chars <= max ? b.toString() : b.substring(0, fits) + "…";
+    return textProblem(s, max) == null ? s : Text.printable(s, max);
   }
 }

@@ -1,5 +1,6 @@
 package io.converge.consumer.internal;
 
+import io.converge.core.internal.Text;
 import io.converge.consumer.IncomingMessage;
 import io.converge.core.Envelope;
 import io.converge.core.InvalidMessageException;
@@ -90,7 +91,7 @@ public final class EnvelopeRules {
         millis = Long.parseLong(text);
       } catch (NumberFormatException e) {
         return replayed(m, Envelope.CREATED_AT + " is not epoch milliseconds: '"
-            + EnvelopeCheck.printable(text, EnvelopeCheck.QUOTED) + "'");
+            + Text.printable(text, EnvelopeCheck.QUOTED) + "'");
       }
       Duration age = Duration.between(Instant.ofEpochMilli(millis), now);
       problem = age.compareTo(maxAge) > 0
@@ -126,7 +127,7 @@ public final class EnvelopeRules {
       schema = SchemaVersion.parse(header);
     } catch (InvalidMessageException e) {
       throw unsupported(m, "malformed: " + Envelope.SCHEMA + " must be <type>/<major>.<minor>, but was '"
-          + EnvelopeCheck.printable(header, EnvelopeCheck.QUOTED) + "'");
+          + Text.printable(header, EnvelopeCheck.QUOTED) + "'");
     }
     Set<Integer> majors = accepted.get(schema.type());
     if (majors == null || !majors.contains(schema.major())) {

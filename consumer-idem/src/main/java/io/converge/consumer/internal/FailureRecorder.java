@@ -1,5 +1,6 @@
 package io.converge.consumer.internal;
 
+import io.converge.core.internal.Text;
 import io.converge.consumer.IdempotentHandler.BusinessFailureHook;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.MissingMessageIdException;
@@ -71,11 +72,11 @@ record FailureRecorder(GroupSetup g, BusinessFailureHook onBusinessFailure) {
           return null;
         }
         DedupStatements.setOutcome(c, tenant, g.group(), id, "DEAD_LETTERED",
-            abbreviate(rejected.toString(), MAX_ERROR_TEXT));
+            Text.abbreviate(rejected.toString(), MAX_ERROR_TEXT));
         DedupStatements.clearAttempts(c, tenant, g.group(), id);
       }
       return DeadLetterStore.insertDlq(c, g.group(), message, id, rejected.code(),
-          abbreviate(rejected.reason(), MAX_ERROR_TEXT), 0, g.clock().instant());
+          Text.abbreviate(rejected.reason(), MAX_ERROR_TEXT), 0, g.clock().instant());
     }));
     if (dlqId == null) {
       return Outcome.DUPLICATE;
@@ -99,7 +100,7 @@ record FailureRecorder(GroupSetup g, BusinessFailureHook onBusinessFailure) {
   /** On a connection that holds the claim: records the refusal and runs the hook. */
   Outcome markBusinessFailure(Connection c, IncomingMessage message, String tenant, String id, Exception failure)
       throws Exception {
-    String detail = abbreviate(String.valueOf(failure.getMessage()), MAX_ERROR_TEXT);
+    String detail = Text.abbreviate(String.valueOf(failure.getMessage()), MAX_ERROR_TEXT);
     DedupStatements.setOutcome(c, tenant, g.group(), id, "BUSINESS_FAILURE", detail);
     DedupStatements.clearAttempts(c, tenant, g.group(), id);
     onBusinessFailure.accept(c, message, failure);
@@ -112,7 +113,7 @@ record FailureRecorder(GroupSetup g, BusinessFailureHook onBusinessFailure) {
    * the backoff (the message's own delivery: later messages of its queue wait behind it). Null means: retry now.
    */
   Outcome technicalFailure(IncomingMessage message, String tenant, String id, Exception failure) {
-    String error = abbreviate(failure.toString(), MAX_ERROR_TEXT);
+    String error = Text.abbreviate(failure.toString(), MAX_ERROR_TEXT);
     int attempts = run(message, id,
         () -> g.tx()
             .inTransaction(c -> DedupStatements.recordAttempt(c, tenant, g.group(), id, error, g.clock().instant())));
@@ -133,7 +134,7 @@ record FailureRecorder(GroupSetup g, BusinessFailureHook onBusinessFailure) {
       if (!DedupStatements.claim(c, tenant, g.group(), id, "PROCESSED", null, message.topic(), g.clock().instant())) {
         return Outcome.DUPLICATE;
       }
-      String reason = abbreviate(failure.toString(), MAX_ERROR_TEXT);
+      String reason = Text.abbreviate(failure.toString(), MAX_ERROR_TEXT);
       DedupStatements.setOutcome(c, tenant, g.group(), id, outcome, reasonCode + ": " + reason);
       DedupStatements.clearAttempts(c, tenant, g.group(), id);
       long dlqId = DeadLetterStore.insertDlq(c, g.group(), message, id, reasonCode, reason, attempts,
@@ -171,19 +172,5 @@ record FailureRecorder(GroupSetup g, BusinessFailureHook onBusinessFailure) {
       Thread.currentThread().interrupt();
       throw new OutcomeNotRecordedException(interrupted + "; it must be redelivered", id, failure);
     }
-  }
-
-  /**
-   * {@code s} as a text column can hold it, cut to {@code max} characters: a NUL (which PostgreSQL text refuses:
-   * an error text quoting foreign data would otherwise make its own recording fail, and the message would never
-   * be acked) is written {@code \u0000}; a cut never splits a surrogate pair.
-   */
-  static String abbreviate(String s, int max) {
-    String text = s.indexOf('\u0000') < 0 ? s : s.replace("\u0000", "\\u0000");
-    if (text.length() <= max) {
-      return text;
-    }
-    int end = Character.isHighSurrogate(text.charAt(max - 2)) ? max - 2 : max - 1;
-    return text.substring(0, end) + "…";
   }
 }

@@ -1,5 +1,6 @@
 package io.converge.consumer.internal;
 
+import io.converge.core.internal.Text;
 import io.converge.consumer.FailureKind;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.Outcome;
@@ -110,15 +111,17 @@ final class HeldMessages {
         }
         ran[0] = m;
         String id = ResolvedId.of(g.idResolver(), m);
-        DeadLetterStore.markResumed(c, dlqId, g.clock().instant());
-        DeadLetterStore.releaseHeldClaim(c, m.tenant(), g.group(), id);
-        if (!DedupStatements.claim(c, m.tenant(), g.group(), id, "PROCESSED", "released from converge_dlq " + dlqId,
-            m.topic(), g.clock().instant())) {
-          return Outcome.DUPLICATE;
-        }
-        DedupStatements.clearAttempts(c, m.tenant(), g.group(), id);
-        g.handle(c, m, id);
-        return Outcome.PROCESSED;
+        return g.again(m, "release", dlqId, () -> {
+          DeadLetterStore.markResumed(c, dlqId, g.clock().instant());
+          DeadLetterStore.releaseHeldClaim(c, m.tenant(), g.group(), id);
+          if (!DedupStatements.claim(c, m.tenant(), g.group(), id, "PROCESSED",
+              "released from converge_dlq " + dlqId, m.topic(), g.clock().instant())) {
+            return Outcome.DUPLICATE;
+          }
+          DedupStatements.clearAttempts(c, m.tenant(), g.group(), id);
+          g.handle(c, m, id);
+          return Outcome.PROCESSED;
+        });
       });
       retries.settled(dlqId);
       if (outcome != null) {
@@ -149,7 +152,7 @@ final class HeldMessages {
         }));
         case MONEY_ANOMALY -> parkInPlace(dlqId, m, id, "TICKETED", "MONEY_ANOMALY", e, 0);
         case TECHNICAL -> {
-          String error = FailureRecorder.abbreviate(e.toString(), FailureRecorder.MAX_ERROR_TEXT);
+          String error = Text.abbreviate(e.toString(), FailureRecorder.MAX_ERROR_TEXT);
           int attempts = failures.run(m, id, () -> g.tx().inTransaction(
               c -> DedupStatements.recordAttempt(c, m.tenant(), g.group(), id, error, g.clock().instant())));
           if (attempts >= g.policy().maxAttempts()) {
@@ -176,7 +179,7 @@ final class HeldMessages {
   /** A released row whose envelope the rules refuse becomes the parked head of its key, at its place; no ticket. */
   private Outcome parkRejectedInPlace(Connection c, long dlqId, IncomingMessage m, String id,
       RejectedMessage rejected) throws Exception {
-    String reason = FailureRecorder.abbreviate(rejected.reason(), FailureRecorder.MAX_ERROR_TEXT);
+    String reason = Text.abbreviate(rejected.reason(), FailureRecorder.MAX_ERROR_TEXT);
     if (!DeadLetterStore.heldToParked(c, dlqId, rejected.code(), reason, 0)) {
       return null;
     }
@@ -192,7 +195,7 @@ final class HeldMessages {
   /** A released row that failed for good becomes the parked head of its key, at its own place. */
   private Outcome parkInPlace(long dlqId, IncomingMessage m, String id, String outcome, String reasonCode,
       Exception failure, int attempts) {
-    String reason = FailureRecorder.abbreviate(failure.toString(), FailureRecorder.MAX_ERROR_TEXT);
+    String reason = Text.abbreviate(failure.toString(), FailureRecorder.MAX_ERROR_TEXT);
     return failures.run(m, id, () -> g.tx().inTransaction(c -> {
       if (!DeadLetterStore.heldToParked(c, dlqId, reasonCode, reason, attempts)) {
         return null;

@@ -11,6 +11,7 @@ import io.converge.consumer.MessageIdResolver;
 import io.converge.consumer.MissingMessageIdException;
 import io.converge.consumer.Outcome;
 import io.converge.consumer.TransactionRunner;
+import io.converge.core.tracing.Tracing;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Collection;
@@ -54,9 +55,21 @@ public final class IdempotentHandlerImpl implements IdempotentHandler {
   public IdempotentHandlerImpl(String group, MessageHandler handler, TransactionRunner tx, MessageIdResolver idResolver,
       FailurePolicy policy, FailureClassifier classifier, BusinessFailureHook onBusinessFailure,
       ConsumerMetrics metrics, Clock clock, boolean claimWithFirstStatement, EnvelopeRules rules) {
+    this(group, handler, tx, idResolver, policy, classifier, onBusinessFailure, metrics, clock, claimWithFirstStatement,
+        rules, Tracing.none(), false);
+  }
+
+  /**
+   * Use {@link IdempotentHandler#builder()}; {@code tracing}, {@code traceAsParent}: the spans of the runs of parked
+   * and held messages (a first delivery's span is {@link TracedHandler}'s).
+   */
+  public IdempotentHandlerImpl(String group, MessageHandler handler, TransactionRunner tx, MessageIdResolver idResolver,
+      FailurePolicy policy, FailureClassifier classifier, BusinessFailureHook onBusinessFailure,
+      ConsumerMetrics metrics, Clock clock, boolean claimWithFirstStatement, EnvelopeRules rules, Tracing tracing,
+      boolean traceAsParent) {
     this.claimWithFirstStatement = claimWithFirstStatement && tx instanceof JdbcTransactionRunner;
     this.g = new GroupSetup(group, handler, tx, idResolver, policy, classifier,
-        metrics, clock, rules);
+        metrics, clock, rules, tracing, traceAsParent);
     this.failures = new FailureRecorder(g, onBusinessFailure);
     this.held = new HeldMessages(g, failures);
     this.parked = new ParkedMessages(g);

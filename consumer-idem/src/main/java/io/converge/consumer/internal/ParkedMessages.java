@@ -1,5 +1,6 @@
 package io.converge.consumer.internal;
 
+import io.converge.core.internal.Text;
 import io.converge.consumer.FailureKind;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.Outcome;
@@ -33,7 +34,7 @@ final class ParkedMessages {
   /** Runs parked row {@code dlqId} now; its failure is thrown and the row stays parked. */
   Outcome resume(long dlqId) {
     try {
-      Outcome outcome = g.tx().inTransaction(c -> resumeLocked(c, dlqId));
+      Outcome outcome = g.tx().inTransaction(c -> resumeLocked(c, dlqId, "resume"));
       log.warn("Parked message converge_dlq.id={} of group {} resumed: {}", dlqId, g.group(), outcome);
       return outcome;
     } catch (RuntimeException e) {
@@ -70,7 +71,7 @@ final class ParkedMessages {
           if (dlqId[0] == 0 || retries.waiting(dlqId[0])) {
             return null; // none marked that no other instance holds, or this one backs off
           }
-          return resumeLocked(c, dlqId[0]);
+          return resumeLocked(c, dlqId[0], "redrive");
         });
       } catch (Exception e) {
         failure = e;
@@ -115,7 +116,7 @@ final class ParkedMessages {
   }
 
   private void redriveFailed(long dlqId, Exception failure) {
-    String text = FailureRecorder.abbreviate(failure.toString(), FailureRecorder.MAX_ERROR_TEXT);
+    String text = Text.abbreviate(failure.toString(), FailureRecorder.MAX_ERROR_TEXT);
     boolean marked;
     try {
       marked = g.tx().inTransaction(c -> DeadLetterStore.redriveFailed(c, dlqId, text));
@@ -142,8 +143,11 @@ final class ParkedMessages {
     }
   }
 
-  /** Runs parked row {@code dlqId} through the handler on {@code c}, which then holds the row. */
-  private Outcome resumeLocked(Connection c, long dlqId) throws Exception {
+  /**
+   * Runs parked row {@code dlqId} through the handler on {@code c}, which then holds the row, in the span of
+   * {@link GroupSetup#again} ({@code how}: {@code resume} or {@code redrive}).
+   */
+  private Outcome resumeLocked(Connection c, long dlqId, String how) throws Exception {
     String reasonCode = DeadLetterStore.reasonCode(c, dlqId, g.group());
     if ("HELD".equals(reasonCode)) {
       throw new NotResumableException("converge_dlq.id " + dlqId + " of group " + g.group()
@@ -178,15 +182,16 @@ final class ParkedMessages {
           + " cannot run: its signature does not verify: " + forged.reason());
     }
     String id = ResolvedId.of(g.idResolver(), m);
-    DeadLetterStore.releaseParkedClaim(c, m.tenant(), g.group(), id);
-    DeadLetterStore.markResumed(c, dlqId, g.clock().instant());
-    if (!DedupStatements.claim(c, m.tenant(), g.group(), id, "PROCESSED", "resumed from converge_dlq " + dlqId,
-        m.topic(),
-        g.clock().instant())) {
-      return Outcome.DUPLICATE;
-    }
-    DedupStatements.clearAttempts(c, m.tenant(), g.group(), id);
-    g.handle(c, m, id);
-    return Outcome.PROCESSED;
+    return g.again(m, how, dlqId, () -> {
+      DeadLetterStore.releaseParkedClaim(c, m.tenant(), g.group(), id);
+      DeadLetterStore.markResumed(c, dlqId, g.clock().instant());
+      if (!DedupStatements.claim(c, m.tenant(), g.group(), id, "PROCESSED", "resumed from converge_dlq " + dlqId,
+          m.topic(), g.clock().instant())) {
+        return Outcome.DUPLICATE;
+      }
+      DedupStatements.clearAttempts(c, m.tenant(), g.group(), id);
+      g.handle(c, m, id);
+      return Outcome.PROCESSED;
+    });
   }
 }

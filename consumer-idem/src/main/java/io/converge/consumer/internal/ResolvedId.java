@@ -1,5 +1,6 @@
 package io.converge.consumer.internal;
 
+import io.converge.core.internal.Text;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.MessageIdResolver;
 import io.converge.consumer.MissingMessageIdException;
@@ -32,7 +33,7 @@ final class ResolvedId {
     if (!usable(id.get())) {
       throw new MissingMessageIdException(message.topic(), message.brokerMessageId(),
           "the id must be 1..200 printable ASCII characters without spaces, but was '"
-              + EnvelopeCheck.printable(id.get(), 80) + "'");
+              + Text.printable(id.get(), 80) + "'");
     }
     return id.get();
   }

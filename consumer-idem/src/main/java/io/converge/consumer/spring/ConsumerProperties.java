@@ -1,7 +1,10 @@
 package io.converge.consumer.spring;
 
 import io.converge.consumer.FailurePolicy;
+import io.converge.consumer.IdempotentHandler;
+import io.converge.core.SigningKeys;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
@@ -14,6 +17,14 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param rocketmq the RocketMQ binding
  * @param policies named failure policies; {@code default} is used when a name is not configured
  * @param dedup retention of {@code converge_dedup}
+ * @param requireSignature every {@code @IdempotentConsumer} handler requires a valid {@code converge-signature},
+ *     verified with any active key of the {@code SigningKeys} bean ({@code converge.signing.*}); default false
+ * @param replayWindow the replay window ({@code REPLAYED}); default off, or 7d less 5m and 5m with
+ *     {@code require-signature}
+ * @param acceptSchema the schema majors every handler reads, by type ({@code converge.consumer.accept-schema.order=1,2});
+ *     default none: no schema is checked
+ * @param requireSchema a message without {@code converge-schema} is parked too; needs {@code accept-schema};
+ *     default false
  */
 @ConfigurationProperties("converge.consumer")
 public record ConsumerProperties(
@@ -21,7 +32,44 @@ public record ConsumerProperties(
     @DefaultValue("true") boolean migrate,
     @DefaultValue Rocketmq rocketmq,
     Map<String, Policy> policies,
-    @DefaultValue Dedup dedup) {
+    @DefaultValue Dedup dedup,
+    @DefaultValue("false") boolean requireSignature,
+    @DefaultValue ReplayWindow replayWindow,
+    Map<String, List<Integer>> acceptSchema,
+    @DefaultValue("false") boolean requireSchema) {
+
+  /**
+   * {@code converge.consumer.replay-window.*}: both or neither ({@code IdempotentHandler.Builder.replayWindow}).
+   *
+   * @param maxAge the oldest a message may arrive; 1m..365d
+   * @param clockSkew how far in the future its creation time may be; 0..1h
+   */
+  public record ReplayWindow(Duration maxAge, Duration clockSkew) {
+  }
+
+  /**
+   * Sets the envelope rules of {@code converge.consumer.*} on {@code b}: {@code require-signature} with
+   * {@code keys}, the replay window, the accepted schemas.
+   *
+   * @throws IllegalStateException naming {@code converge.signing.current-key-id} when a signature is required without
+   *     keys
+   */
+  IdempotentHandler.Builder applyEnvelopeRules(IdempotentHandler.Builder b, SigningKeys keys) {
+    if (requireSignature) {
+      if (keys == null) {
+        throw new IllegalStateException("converge.consumer.require-signature=true needs a SigningKeys bean: set "
+            + "converge.signing.current-key-id and converge.signing.secrets.<id>, or declare one");
+      }
+      b.requireSignature(keys);
+    }
+    if (replayWindow.maxAge() != null || replayWindow.clockSkew() != null) {
+      b.replayWindow(replayWindow.maxAge(), replayWindow.clockSkew());
+    }
+    if (acceptSchema != null) {
+      acceptSchema.forEach((type, majors) -> majors.forEach(major -> b.acceptSchema(type, major)));
+    }
+    return b.requireSchema(requireSchema);
+  }
 
   /**
    * {@code converge.consumer.rocketmq.*}.

@@ -1,5 +1,6 @@
 package io.converge.consumer.spring;
 
+import io.converge.core.SigningKeys;
 import io.converge.core.tracing.Tracing;
 import io.converge.consumer.ConsumerMetrics;
 import io.converge.consumer.IdempotentConsumer;
@@ -91,9 +92,10 @@ final class IdempotentConsumerRegistrar implements SmartLifecycle {
     };
     String topic = context.getEnvironment().resolveRequiredPlaceholders(annotation.topic());
     String group = context.getEnvironment().resolveRequiredPlaceholders(annotation.group());
-    IdempotentHandler idempotent = IdempotentHandler.builder().group(group).handler(handler)
-        .transactions(transactions).policy(properties.policy(annotation.policy())).metrics(metrics)
-        .tracing(context.getBeanProvider(Tracing.class).getIfAvailable(Tracing::global)).build();
+    IdempotentHandler idempotent = properties.applyEnvelopeRules(IdempotentHandler.builder().group(group)
+        .handler(handler).transactions(transactions).policy(properties.policy(annotation.policy())).metrics(metrics)
+        .tracing(context.getBeanProvider(Tracing.class).getIfAvailable(Tracing::global)),
+        context.getBeanProvider(SigningKeys.class).getIfAvailable()).build();
     try {
       running.add(binding.subscribe(topic, idempotent));
     } catch (RuntimeException e) {

@@ -50,13 +50,4 @@ class EnvelopeCheckTest {
     assertThat(badBrokerId.key()).as("the rest of the key's line waits behind it").isEqualTo("order-1");
     assertThat(badBrokerId.tenant()).isEqualTo("acme");
   }
-
-  @Test
-  void printableEscapesAndCutsByCharacters() {
-    assertThat(EnvelopeCheck.printable("abc", 3)).isEqualTo("abc");
-    assertThat(EnvelopeCheck.printable("abcd", 3)).isEqualTo("ab…");
-    assertThat(EnvelopeCheck.printable("\u0000", 6)).isEqualTo("\\u0000");
-    assertThat(EnvelopeCheck.printable("\u0000", 5)).isEqualTo("…");
-    assertThat(EnvelopeCheck.printable("\uD83D\uDCB3\uD83D\uDCB3\uD83D\uDCB3", 2)).isEqualTo("\uD83D\uDCB3…");
-  }
 }

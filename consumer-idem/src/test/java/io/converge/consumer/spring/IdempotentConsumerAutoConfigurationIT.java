@@ -1,5 +1,15 @@
 package io.converge.consumer.spring;
 
+import io.converge.consumer.IdempotentHandler;
+import io.converge.consumer.Outcome;
+import io.converge.consumer.spi.ConsumerBinding;
+import io.converge.core.MessageSignature;
+import io.converge.core.SigningKeys;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -155,6 +165,75 @@ class IdempotentConsumerAutoConfigurationIT {
           assertThat(context.getBean(PaymentListener.class).runs).hasValue(1);
         });
     assertThat(closed).hasValue(1);
+  }
+
+  private static final String OLD_SECRET = "an old secret of at least thirty-two bytes";
+  private static final String NEW_SECRET = "the new secret, also thirty-two bytes or more";
+
+  /** A message of {@code key} on {@code topic} created at {@code createdAt}, signed with {@code keys} unless null. */
+  private static IncomingMessage message(String topic, SigningKeys keys, String key, Instant createdAt,
+      String schema) {
+    Map<String, String> h = new LinkedHashMap<>();
+    h.put(Envelope.MESSAGE_ID, UUID.randomUUID().toString());
+    h.put(Envelope.KEY, key);
+    h.put(Envelope.CREATED_AT, Long.toString(createdAt.toEpochMilli()));
+    h.put(Envelope.SCHEMA, schema);
+    byte[] payload = "{\"pay\":3}".getBytes(StandardCharsets.UTF_8);
+    if (keys != null) {
+      h.put(Envelope.SIGNATURE, MessageSignature.sign(keys, topic, h, payload));
+    }
+    return IncomingMessage.builder().topic(topic).headers(h).brokerKey(key).payload(payload).build();
+  }
+
+  @Test
+  void signingReplayAndSchemaPropertiesAreEveryHandlersEnvelopeRules(DataSource ds) throws Exception {
+    String topic = RocketMQExtension.uniqueTopic("rules");
+    String group = RocketMQExtension.uniqueTopic("rules-group");
+    new JdbcTemplate(ds)
+        .execute("CREATE TABLE IF NOT EXISTS spring_ledger (id BIGSERIAL PRIMARY KEY, message_id TEXT, body TEXT)");
+    Map<String, IdempotentHandler> subscribed = new ConcurrentHashMap<>();
+    // converge-core's auto-configuration is package-private, as every auto-configuration: named as its imports do
+    Class<?> signing = Class.forName("io.converge.core.spring.ConvergeSigningAutoConfiguration");
+    ApplicationContextRunner runner = new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(signing, ConvergeConsumerAutoConfiguration.class))
+        .withBean(DataSource.class, () -> ds)
+        .withBean(ConsumerBinding.class, () -> (t, handler) -> {
+          subscribed.put(t, handler);
+          return () -> {
+          };
+        })
+        .withUserConfiguration(App.class)
+        .withPropertyValues("test.topic=" + topic, "test.group=" + group);
+    runner.withPropertyValues("converge.consumer.require-signature=true").run(context -> assertThat(context)
+        .getFailure().rootCause().hasMessageContaining("converge.consumer.require-signature=true needs a SigningKeys"));
+
+    // a rotation in progress: k2 signs, k1 still verifies
+    SigningKeys oldKey = SigningKeys.of("k1", Map.of("k1", OLD_SECRET.getBytes(StandardCharsets.UTF_8)));
+    SigningKeys forger = SigningKeys.of("k2", Map.of("k2", "a forger's key of thirty-two bytes or more"
+        .getBytes(StandardCharsets.UTF_8)));
+    runner.withPropertyValues("converge.signing.current-key-id=k2", "converge.signing.secrets.k1=" + OLD_SECRET,
+        "converge.signing.secrets.k2=" + NEW_SECRET, "converge.consumer.require-signature=true",
+        "converge.consumer.replay-window.max-age=1h", "converge.consumer.replay-window.clock-skew=1m",
+        "converge.consumer.accept-schema.payment=1,3").run(context -> {
+          assertThat(context).hasNotFailed();
+          IdempotentHandler h = subscribed.get(topic);
+          Instant now = Instant.now();
+          assertThat(h.handle(message(topic, oldKey, "a", now, "payment/1.4"))).as("signed with an active key")
+              .isEqualTo(Outcome.PROCESSED);
+          assertThat(h.handle(message(topic, oldKey, "b", now, "payment/3.0"))).isEqualTo(Outcome.PROCESSED);
+          IncomingMessage unsigned = message(topic, null, "c", now, "payment/1.0");
+          IncomingMessage forged = message(topic, forger, "d", now, "payment/1.0");
+          IncomingMessage unread = message(topic, oldKey, "e", now, "payment/2.0");
+          IncomingMessage stale = message(topic, oldKey, "f", now.minus(Duration.ofHours(2)), "payment/1.0");
+          for (IncomingMessage m : List.of(unsigned, forged, unread, stale)) {
+            assertThat(h.handle(m)).isEqualTo(Outcome.DEAD_LETTERED);
+          }
+          JdbcTemplate jdbc = new JdbcTemplate(ds);
+          assertThat(jdbc.queryForList("SELECT reason_code FROM converge_dlq WHERE consumer_group = ? ORDER BY id",
+              String.class, group)).containsExactly("SIGNATURE_INVALID", "SIGNATURE_INVALID", "SCHEMA_UNSUPPORTED",
+                  "REPLAYED");
+          assertThat(context.getBean(PaymentListener.class).runs).hasValue(2);
+        });
   }
 
   @Test

@@ -16,6 +16,7 @@ import java.sql.Timestamp;
 import java.time.Clock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -24,10 +25,12 @@ import org.springframework.context.annotation.Configuration;
  * one conditional update ({@code balance >= amount}: never overdrawn) and writes the order's ledger entry;
  * insufficient funds is a refusal (the saga gives the stock back and cancels the order). Its compensation, the
  * refund, deletes the entry and credits the amount back: only a saga's deadline reaches it (a refused debit did
- * nothing, so it is not compensated). Each runs with the participant's stored reply in one transaction.
+ * nothing, so it is not compensated). Each runs with the participant's stored reply in one transaction. Present with
+ * {@code examples.saga.debit=saga}; with the default, {@code tcc}, the participant is {@link AccountTccParticipant}.
  */
 @Configuration(proxyBeanMethods = false)
 @Orchestrated
+@ConditionalOnProperty(name = AccountTccParticipant.PROPERTY, havingValue = "saga")
 class AccountParticipant {
 
   private static final Logger log = LoggerFactory.getLogger(AccountParticipant.class);

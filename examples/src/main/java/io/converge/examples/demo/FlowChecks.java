@@ -10,14 +10,16 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import javax.sql.DataSource;
 
 /**
  * The reconciliation's checks of the two flows, beyond the books: every answer to a client that waited
  * ({@code Prefer: wait}) agrees with its order's end, and, in the orchestrated flow (the order service's
  * {@code converge_saga} table), every saga ended as its order did: none left {@code RUNNING} or
- * {@code COMPENSATING}, none {@code STOPPED} or {@code COMPENSATION_FAILED}, no saga ticket; and every compensation
- * ran once, counted from the participants' own tables ({@link #COMPENSATIONS_ONCE}).
+ * {@code COMPENSATING}, none {@code STOPPED} or {@code COMPENSATION_FAILED}, no saga ticket; the TCC debit's
+ * frozen balances: none without an order, none left at the end; and every compensation ran once, counted from the
+ * participants' own tables ({@link #COMPENSATIONS_ONCE}).
  */
 public final class FlowChecks {
 
@@ -86,6 +88,13 @@ public final class FlowChecks {
     if (completed != paid || compensated != canceled) {
       violations.add("FAILED: one COMPLETED saga per paid order, one COMPENSATED per canceled order (" + completed
           + " vs " + paid + ", " + compensated + " vs " + canceled + ")");
+    }
+    frozen(violations, s.db("account"), ends.keySet());
+    Report.Tcc tcc = Reconciliation.tcc(s.db("account"));
+    if (tcc.tried() + tcc.emptyRollbacks() > 0 // the debit is a TCC branch: each Try ended in one Confirm or Cancel
+        && (tcc.confirmed() != paid || tcc.confirmed() + tcc.cancelled() != tcc.tried())) {
+      violations.add("FAILED: one TCC Confirm per paid order, every Try confirmed or cancelled (" + tcc + " for "
+          + paid + " paid orders)");
     }
     return violations;
   }
@@ -160,5 +169,37 @@ public final class FlowChecks {
     }
     return wrong.isEmpty() ? List.of()
         : List.of(COMPENSATIONS_ONCE + " per saga and step, counted from the participants' tables (" + wrong + ")");
+  }
+
+  /**
+   * The TCC debit's books (account's {@code account_freeze} and {@code frozen_cents}): no frozen balance without an
+   * order (a hanging Try that froze money after its Cancel would leave one), and none left at the end (every Try
+   * confirmed or cancelled). Both hold trivially with {@code examples.saga.debit=saga}, which freezes nothing.
+   */
+  private static void frozen(List<String> violations, DataSource account, Set<String> orderIds) throws SQLException {
+    List<String> noOrder = new ArrayList<>();
+    long rows = 0;
+    long frozenCents;
+    try (Connection c = account.getConnection(); Statement st = c.createStatement()) {
+      try (ResultSet rs = st.executeQuery("SELECT order_id FROM account_freeze")) {
+        while (rs.next()) {
+          rows++;
+          if (!orderIds.contains(rs.getString(1))) {
+            noOrder.add(rs.getString(1));
+          }
+        }
+      }
+      try (ResultSet rs = st.executeQuery("SELECT coalesce(sum(frozen_cents), 0) FROM account")) {
+        rs.next();
+        frozenCents = rs.getLong(1);
+      }
+    }
+    if (!noOrder.isEmpty()) {
+      violations.add("FAILED: frozen balances with no order = 0 (" + noOrder.size() + ": " + noOrder + ")");
+    }
+    if (rows != 0 || frozenCents != 0) {
+      violations.add("FAILED: frozen balances at the end = 0 (" + frozenCents + " cents frozen, " + rows
+          + " freeze rows)");
+    }
   }
 }

@@ -74,7 +74,7 @@ record Reconciliation(Backend backend, Duration settleTimeout) {
 
   Report reconcile(Services s, OrderTraffic.Result traffic, PaymentTraffic.Result payments,
       CallbackTraffic.Result callbacks, Http.Counts client,
-      int injected, boolean settled, Duration took) throws SQLException {
+      int injected, int lateTries, boolean settled, Duration took) throws SQLException {
     DataSource orders = s.db("order");
     DataSource inventory = s.db("inventory");
     DataSource account = s.db("account");
@@ -148,12 +148,28 @@ record Reconciliation(Backend backend, Duration settleTimeout) {
             + parked.tickets() + " in converge_ticket)");
     check(violations, stored5xx == 0, "no 5xx stored as an Idempotency-Key's answer (" + stored5xx + ")");
     violations.addAll(FlowChecks.violations(s, traffic));
+    Report.Tcc tcc = tcc(account);
+    check(violations, tcc.emptyRollbacks() >= lateTries && tcc.hangingRefused() >= lateTries,
+        "every late Try (its Cancel first) refused as hanging after an empty rollback (" + lateTries + " sent, "
+            + tcc.emptyRollbacks() + " empty rollbacks, " + tcc.hangingRefused() + " refused)");
     check(violations, client.gaveUp() == 0, "every HTTP request answered within " + Http.DEADLINE.toMinutes()
         + " min of retries (" + client.gaveUp() + " gave up)");
     return new Report(backend, traffic, payments, callbacks, created, paid, canceledStock, canceledPayment, open,
         paidCents,
         debited,
-        released, notified, injected, absorbed, client, parked.total(), stored5xx, took, violations);
+        released, notified, injected, absorbed, client, parked.total(), stored5xx, took, tcc, violations);
+  }
+
+  /** The account's TCC barrier rows of the debit, counted by what they record. */
+  static Report.Tcc tcc(DataSource account) throws SQLException {
+    String table = "converge_tcc_barrier";
+    String where = "SELECT count(*) FROM converge_tcc_barrier WHERE branch_id = 'debit' AND ";
+    return new Report.Tcc(countIfTable(account, table, where + "operation = 'try' AND origin = 'try'"),
+        countIfTable(account, table, where + "operation = 'confirm'"),
+        countIfTable(account, table, where + "operation = 'cancel' AND outcome = 'RAN'"),
+        countIfTable(account, table, where + "operation = 'cancel' AND outcome = 'EMPTY_ROLLBACK'"),
+        countIfTable(account, table, "SELECT coalesce(sum(refusals), 0) FROM converge_tcc_barrier"
+            + " WHERE branch_id = 'debit' AND operation = 'try'"));
   }
 
   /** Only the valid callback was applied, once: not the forged nor the stale one, not the copy again. */

@@ -10,7 +10,20 @@ public record Report(Backend backend, OrderTraffic.Result traffic, PaymentTraffi
     long paid,
     long canceledForStock, long canceledForPayment, long open, long paidCents, long debitedCents,
     long compensations, long notifications, int duplicatesInjected, long duplicatesAbsorbed, Http.Counts client,
-    long parkedOrTickets, long stored5xx, Duration took, List<String> violations) {
+    long parkedOrTickets, long stored5xx, Duration took, Tcc tcc, List<String> violations) {
+
+  /**
+   * The TCC debit's barrier rows in the account service ({@code converge_tcc_barrier}; all zero when the debit is no
+   * TCC branch: the choreographed flow, or {@code examples.saga.debit=saga}).
+   *
+   * @param tried Tries that ran (froze)
+   * @param confirmed Confirms that ran (debited the frozen amount)
+   * @param cancelled Cancels that ran (unfroze)
+   * @param emptyRollbacks Cancels that arrived before their Try (nothing to unfreeze)
+   * @param hangingRefused Tries refused because their Cancel came first
+   */
+  public record Tcc(long tried, long confirmed, long cancelled, long emptyRollbacks, long hangingRefused) {
+  }
 
   /** Whether every invariant held. */
   public boolean consistent() {
@@ -36,6 +49,10 @@ public record Report(Backend backend, OrderTraffic.Result traffic, PaymentTraffi
     out.printf("  money debited (cents)                 %7d%n", debitedCents);
     out.printf("  sum of paid orders (cents)            %7d%n", paidCents);
     out.printf("  notifications                         %7d%n", notifications);
+    if (tcc.tried() + tcc.emptyRollbacks() > 0) {
+      out.printf("  TCC debit: tried/confirmed/cancelled  %7d / %d / %d   empty rollbacks: %d, hanging refused: %d%n",
+          tcc.tried(), tcc.confirmed(), tcc.cancelled(), tcc.emptyRollbacks(), tcc.hangingRefused());
+    }
     out.printf("  HTTP retries, same key                %7d   replayed: %d%n", traffic.retries(),
         traffic.retriesReplayed());
     out.printf("  HTTP bursts of 3, same key            %7d   409 in progress: %d%n", traffic.concurrentBursts(),

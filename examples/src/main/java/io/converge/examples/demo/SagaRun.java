@@ -80,12 +80,13 @@ public final class SagaRun {
       OrderTraffic.Result traffic = new OrderTraffic(http, run, preferWait).run(orders, trafficSpread);
       outages.awaitEnd(Duration.ofMinutes(1));
       int injected = injectDuplicates(services);
+      int lateTries = Flow.of(transport) == Flow.ORCHESTRATION ? lateTries(services) : 0;
       PaymentTraffic.Result payments = new PaymentTraffic(http.port(services.port("payment")), run)
           .run(Math.max(10, orders / 10));
       CallbackTraffic.Result callbacks = new CallbackTraffic(http.port(services.port("payment")), run).send();
       boolean settled = reconciliation.awaitSettled(services);
-      return reconciliation.reconcile(services, traffic, payments, callbacks, http.counts(), injected, settled,
-          Duration.ofNanos(System.nanoTime() - started));
+      return reconciliation.reconcile(services, traffic, payments, callbacks, http.counts(), injected, lateTries,
+          settled, Duration.ofNanos(System.nanoTime() - started));
     }
   }
 
@@ -122,6 +123,16 @@ public final class SagaRun {
     try (DuplicateInjector raw = injector.get()) {
       return Flow.of(transport) == Flow.ORCHESTRATION ? SagaCommandDuplicates.redeliverReserveCommands(s, raw, 7)
           : redeliverOrderCreated(s, raw, 7, 1);
+    }
+  }
+
+  /**
+   * The orchestrated flow's late Tries ({@link LateTries}): the debit's Cancel, then its Try, for two orders canceled
+   * for stock; returns how many Tries were sent.
+   */
+  private int lateTries(Services s) throws Exception {
+    try (DuplicateInjector raw = injector.get()) {
+      return LateTries.send(s, raw, 2);
     }
   }
 

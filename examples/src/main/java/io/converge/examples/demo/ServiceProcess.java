@@ -3,7 +3,6 @@ package io.converge.examples.demo;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
-import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -90,18 +89,16 @@ public final class ServiceProcess {
   private static synchronized void write(Path path, List<ConfigurableApplicationContext> contexts) throws IOException {
     Map<String, Double> values = new TreeMap<>();
     for (ConfigurableApplicationContext ctx : contexts) {
-      for (MeterRegistry r : ctx.getBeansOfType(MeterRegistry.class).values()) {
-        for (Meter m : r.getMeters()) {
-          String n = m.getId().getName();
-          if (m instanceof Counter c) {
-            values.merge(n, c.count(), Double::sum);
-          } else if (m instanceof Gauge g && (n.startsWith("saga.") || n.startsWith("txn."))) {
-            values.merge(n, g.value(), Double::sum);
-          } else if (m instanceof Timer t) {
-            values.merge(n + ".count", (double) t.count(), Double::sum);
-            values.merge(n + ".total_ms", t.totalTime(TimeUnit.MILLISECONDS), Double::sum);
-            values.merge(n + ".max_ms", t.max(TimeUnit.MILLISECONDS), Math::max);
-          }
+      for (Meter m : SagaServices.meters(ctx).getMeters()) {
+        String n = m.getId().getName();
+        if (m instanceof Counter c) {
+          values.merge(n, c.count(), Double::sum);
+        } else if (m instanceof Gauge g && (n.startsWith("saga.") || n.startsWith("txn."))) {
+          values.merge(n, g.value(), Double::sum);
+        } else if (m instanceof Timer t) {
+          values.merge(n + ".count", (double) t.count(), Double::sum);
+          values.merge(n + ".total_ms", t.totalTime(TimeUnit.MILLISECONDS), Double::sum);
+          values.merge(n + ".max_ms", t.max(TimeUnit.MILLISECONDS), Math::max);
         }
       }
     }

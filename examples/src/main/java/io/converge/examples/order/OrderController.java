@@ -5,6 +5,11 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.dao.RecoverableDataAccessException;
+import org.springframework.dao.TransientDataAccessException;
 import org.springframework.http.HttpStatus;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.http.ResponseEntity;
@@ -33,6 +38,8 @@ import io.converge.consumer.http.IdempotencyFilter;
  */
 @RestController
 class OrderController {
+
+  private static final Logger log = LoggerFactory.getLogger(OrderController.class);
 
   /** How often a waiting {@code POST /orders} reads its order again. */
   static final long POLL_MS = 50;
@@ -90,8 +97,16 @@ class OrderController {
     End end = new End(placed.getState(), placed.getCancelReason());
     while (end.state() == OrderState.CREATED && System.nanoTime() < deadline) {
       Thread.sleep(Math.min(POLL_MS, Math.max(1, (deadline - System.nanoTime()) / 1_000_000)));
-      end = jdbc.query("SELECT state, cancel_reason FROM orders WHERE id = ?",
-          rs -> rs.next() ? new End(OrderState.valueOf(rs.getString(1)), rs.getString(2)) : null, placed.getId());
+      try {
+        end = jdbc.query("SELECT state, cancel_reason FROM orders WHERE id = ?",
+            rs -> rs.next() ? new End(OrderState.valueOf(rs.getString(1)), rs.getString(2)) : null, placed.getId());
+      } catch (DataAccessResourceFailureException | TransientDataAccessException | RecoverableDataAccessException e) {
+        // the order committed; only its outcome cannot be read now: 202 and its Location, never a 500 stored for
+        // the key (the client reads the outcome at the Location once the database is back)
+        log.warn("order {}: its outcome could not be read while waiting ({}); answered as not finished",
+            placed.getId(), e.toString());
+        return end;
+      }
     }
     return end;
   }

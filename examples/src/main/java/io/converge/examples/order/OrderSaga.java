@@ -29,10 +29,14 @@ import org.springframework.context.annotation.Configuration;
  *   <li>{@code open} (local): nothing forward; its compensation marks the order CANCELED, with the reason of the step
  *       that refused ({@code stock: ...} or {@code payment: ...});</li>
  *   <li>{@code reserve} at inventory: takes the units; its compensation gives them back;</li>
- *   <li>{@code debit} at account: debits the buyer; its compensation refunds (only a deadline reaches it: a refused
- *       debit did nothing);</li>
+ *   <li>{@code debit} at account: the Try of the TCC branch {@code debit} ({@code examples.saga.debit=tcc}, the
+ *       default): freezes the amount; its compensation is the branch's Cancel, which unfreezes it. With
+ *       {@code examples.saga.debit=saga}: debits the buyer, compensated by a refund. A refused debit did nothing and
+ *       is not compensated;</li>
  *   <li>{@code notify} at notification: one notification per order; no compensation (a message sent cannot be taken
  *       back);</li>
+ *   <li>{@code debit-confirm} at account (TCC only): the branch's Confirm, which debits the frozen amount; asked until
+ *       it succeeds, the saga's deadline does not apply to it;</li>
  *   <li>{@code mark-paid} (local): the order PAID, in the transition that applies the last reply.</li>
  * </ol>
  *
@@ -48,27 +52,59 @@ class OrderSaga {
 
   /** The saga's name ({@code converge_saga.definition}). */
   static final String NAME = "order";
+  /** The TCC branch of the account's debit ({@code converge-tcc-branch-id}; the global id is the order id). */
+  static final String DEBIT_BRANCH = "debit";
+  /** {@code examples.saga.debit}: the debit as a TCC branch (the default). */
+  static final String DEBIT_TCC = "tcc";
+  /** {@code examples.saga.debit}: the debit as a saga step, compensated by a refund. */
+  static final String DEBIT_SAGA = "saga";
   private static final StateMachine.Cause CAUSE = StateMachine.Cause.of("saga " + NAME);
 
   @Bean
   SagaDefinition<SagaOrder> orderSagaDefinition(EventCodec codec, Topics topics, Clock clock, SagaMetrics metrics,
       @Value("${examples.saga.step-timeout:PT10S}") Duration stepTimeout,
-      @Value("${examples.saga.deadline:PT10M}") Duration deadline) {
+      @Value("${examples.saga.deadline:PT10M}") Duration deadline,
+      @Value("${examples.saga.debit:" + DEBIT_TCC + "}") String debit) {
+    boolean tcc = tccDebit(debit);
     RetryPolicy retry = new RetryPolicy(5, Duration.ofMillis(200), Duration.ofSeconds(10));
-    return SagaDefinition.builder(NAME, codec.saga(SagaOrder.class))
+    SagaDefinition.Builder<SagaOrder> saga = SagaDefinition.builder(NAME, codec.saga(SagaOrder.class))
         .local("open", (c, data) -> data, (c, data) -> end(c, data, OrderState.CANCELED, reason(c, data), clock,
             metrics))
         .remote("reserve", s -> s.participant("inventory")
             .command(topics.of(Topics.INVENTORY_COMMANDS), codec::bytes)
             .compensation(topics.of(Topics.INVENTORY_COMPENSATIONS), codec::bytes).timeout(stepTimeout).retry(retry))
-        .remote("debit", s -> s.participant("account")
-            .command(topics.of(Topics.ACCOUNT_COMMANDS), codec::bytes)
-            .compensation(topics.of(Topics.ACCOUNT_COMPENSATIONS), codec::bytes).timeout(stepTimeout).retry(retry))
+        .remote("debit", s -> {
+          s.participant("account").command(topics.of(Topics.ACCOUNT_COMMANDS), codec::bytes)
+              .compensation(topics.of(Topics.ACCOUNT_COMPENSATIONS), codec::bytes).timeout(stepTimeout).retry(retry);
+          if (tcc) {
+            s.tccTry(DEBIT_BRANCH); // Try freezes; the compensation is its Cancel (unfreezes)
+          }
+        })
         .remote("notify", s -> s.participant("notification")
-            .command(topics.of(Topics.NOTIFICATION_COMMANDS), codec::bytes).timeout(stepTimeout).retry(retry))
-        .local("mark-paid", (c, data) -> end(c, data, OrderState.PAID, null, clock, metrics))
+            .command(topics.of(Topics.NOTIFICATION_COMMANDS), codec::bytes).timeout(stepTimeout).retry(retry));
+    if (tcc) {
+      // Confirm debits what the Try froze: asked until it succeeds, past the deadline too (a Try promised it can)
+      saga.remote("debit-confirm", s -> s.participant("account").tccConfirm(DEBIT_BRANCH)
+          .command(topics.of(Topics.ACCOUNT_COMMANDS), codec::bytes).timeout(stepTimeout).retry(retry));
+    }
+    return saga.local("mark-paid", (c, data) -> end(c, data, OrderState.PAID, null, clock, metrics))
         .deadline(deadline)
         .build();
+  }
+
+  /**
+   * Whether {@code examples.saga.debit} makes the debit a TCC branch ({@value #DEBIT_TCC}, the default) or a saga
+   * step ({@value #DEBIT_SAGA}).
+   *
+   * @throws IllegalArgumentException for another value, quoting it
+   */
+  static boolean tccDebit(String debit) {
+    return switch (debit) {
+      case DEBIT_TCC -> true;
+      case DEBIT_SAGA -> false;
+      default -> throw new IllegalArgumentException("examples.saga.debit must be " + DEBIT_TCC + " or " + DEBIT_SAGA
+          + ", but was '" + debit + "'");
+    };
   }
 
   /**

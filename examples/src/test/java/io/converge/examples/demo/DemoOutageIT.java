@@ -36,7 +36,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * pulsar orchestrated (converge-saga's coordinator and participants on half messages and on Pulsar transactions, their
  * consumers on the RocketMQ and the Pulsar bindings), outbox choreographed. The orchestrated runs also reconcile the
  * sagas (every one ended as its order did, none left running, stopped or failed; the participants absorbed the
- * re-sent commands) and the answers of the clients that waited ({@code Prefer: wait}).
+ * re-sent commands) and the answers of the clients that waited ({@code Prefer: wait}), and their debit is a TCC
+ * branch (issue 33, item 4): one Confirm per paid order, every Try confirmed or cancelled, no frozen balance without
+ * an order nor left at the end, and a Try that arrives after its Cancel (injected for two orders canceled for stock)
+ * refused as hanging after an empty rollback.
  */
 @ExtendWith({RocketMQExtension.class, PostgresExtension.class, PulsarExtension.class})
 class DemoOutageIT {
@@ -80,6 +83,21 @@ class DemoOutageIT {
     });
     assertThat(printed).contains("backend rocketmq", "backend outbox", "backend pulsar");
     assertThat(runner.flows()).containsExactly(Flow.ORCHESTRATION, Flow.CHOREOGRAPHY, Flow.ORCHESTRATION);
+    for (int i = 0; i < runner.reports().size(); i++) {
+      Report r = runner.reports().get(i);
+      if (runner.flows().get(i) == Flow.ORCHESTRATION) {
+        // the debit is a TCC branch (issue 33, item 4): each paid order's amount frozen by a Try, debited by its
+        // Confirm; the reconciliation's "frozen balances with no order = 0" and "at the end = 0" held (violations)
+        assertThat(r.tcc().confirmed()).as("TCC Confirms, backend " + r.backend() + "\n" + printed)
+            .isEqualTo(r.paid()).isPositive();
+        assertThat(r.tcc().tried()).as("TCC Tries").isEqualTo(r.tcc().confirmed() + r.tcc().cancelled());
+        // the late Tries (LateTries: the debit's Cancel, then its Try, of orders canceled for stock)
+        assertThat(r.tcc().hangingRefused()).as("late Tries refused as hanging").isPositive()
+            .isLessThanOrEqualTo(r.tcc().emptyRollbacks());
+      } else {
+        assertThat(r.tcc().tried()).as("the choreographed debit freezes nothing").isZero();
+      }
+    }
     assertThat(runner.reports()).as("clients waited for the outcome (Prefer: wait) on every backend")
         .allSatisfy(r -> assertThat(r.traffic().waited()).isNotEmpty());
     assertThat(runner.reports()).as("the clients felt the outages: they retried")

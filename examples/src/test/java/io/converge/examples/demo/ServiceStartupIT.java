@@ -12,6 +12,7 @@ import io.converge.examples.ServiceArgs;
 import io.converge.examples.order.OrderServiceApp;
 import java.time.Duration;
 import java.util.ArrayList;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -43,6 +44,9 @@ class ServiceStartupIT {
       started = startWhileFrozen(pg, args);
       try (ConfigurableApplicationContext ctx = started.get(3, TimeUnit.MINUTES)) {
         assertThat(ctx.isActive()).isTrue();
+        // the demo's counts read each event once, although the actuator puts a meter in several registry beans
+        ctx.getBean(MeterRegistry.class).counter("converge.probe").increment();
+        assertThat(SagaServices.counter(List.of(ctx), "converge.probe")).isEqualTo(1.0);
       }
     } finally {
       pg.thaw();

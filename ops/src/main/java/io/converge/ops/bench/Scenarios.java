@@ -13,6 +13,8 @@ import io.converge.ops.bench.peer.RocketMQNativeTxn;
 import io.converge.ops.bench.peer.SpringIdempotentReceiver;
 import io.converge.ops.bench.saga.OrchestratedSagaScenario;
 import io.converge.ops.bench.saga.SagaScenario;
+import io.converge.ops.bench.tcc.TccBarrierScenario;
+import io.converge.ops.bench.tcc.TccGlobalScenario;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -46,6 +48,9 @@ public final class Scenarios {
     RocketMQConsumerScenario.NAMES.forEach(n -> register(n, () -> RocketMQConsumerScenario.named(n)));
     SagaScenario.NAMES.forEach(n -> register(n, () -> SagaScenario.named(n)));
     OrchestratedSagaScenario.NAMES.forEach(n -> register(n, () -> OrchestratedSagaScenario.named(n)));
+    // tcc-barrier against its baseline tcc-handler-plain (run as the pair tcc-barrier:tcc-handler-plain)
+    TccBarrierScenario.NAMES.forEach(n -> register(n, () -> TccBarrierScenario.named(n)));
+    TccGlobalScenario.NAMES.forEach(n -> register(n, () -> TccGlobalScenario.named(n)));
   }
 
   private Scenarios() {

@@ -17,10 +17,28 @@ class ScenariosTest {
       }
       try (Scenario s = Scenarios.create(name)) {
         assertThat(s.name()).isEqualTo(name);
-        assertThat(s.unit()).isIn("msg", "tx", "order", "saga", "unit");
+        assertThat(s.unit()).isIn("msg", "tx", "order", "saga", "unit", "branch", "global");
       }
       checked++;
     }
     assertThat(checked).isGreaterThan(10);
+  }
+
+  @Test
+  void theTccScenariosCountBranchesAgainstTheirBaselineAndGlobalTransactions() throws Exception {
+    assertThat(Scenarios.names()).contains("tcc-barrier", "tcc-handler-plain", "tcc-global-rocketmq",
+        "tcc-global-outbox", "tcc-global-pulsar");
+    for (String name : new String[]{"tcc-barrier", "tcc-handler-plain"}) {
+      try (Scenario s = Scenarios.create(name)) {
+        assertThat(s.unit()).as(name).isEqualTo("branch");
+      }
+    }
+    for (String name : new String[]{"tcc-global-rocketmq", "tcc-global-outbox", "tcc-global-pulsar"}) {
+      try (Scenario s = Scenarios.create(name)) {
+        assertThat(s.unit()).as(name).isEqualTo("global");
+        assertThat(s.latencies()).as(name).isNotNull();
+        assertThat(s.reference()).as(name).contains("DTM", "575");
+      }
+    }
   }
 }

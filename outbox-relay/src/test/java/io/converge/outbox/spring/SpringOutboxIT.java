@@ -18,6 +18,7 @@ import java.time.Duration;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -52,7 +53,7 @@ class SpringOutboxIT {
    * {@code log-retention} are validated, not ignored) and counts into the application's MeterRegistry.
    */
   @Test
-  void producerPropertiesAndMetricsApplyInOutboxMode(EmbeddedRocketMQ mq) {
+  void producerPropertiesAndMetricsApplyInOutboxMode(EmbeddedRocketMQ mq) throws Exception {
     DataSource db = ConvergePostgres.shared().newSchema("springoutboxprops");
     ApplicationContextRunner runner = runner(db, "spring-props", "converge.outbox.relay-enabled=false");
     runner.withPropertyValues("converge.producer.topics=no such topic")
@@ -68,6 +69,20 @@ class SpringOutboxIT {
           assertThat(
               context.getBean(MeterRegistry.class).get("txn.pending").tag("group", "spring-props").gauge().value())
               .isZero();
+        });
+    // converge.producer.sign with the keys of converge.signing.*: the stored row carries the current key's signature
+    runner.withPropertyValues("converge.producer.sign=true").run(context -> assertThat(context).hasFailed()
+        .getFailure().rootCause().hasMessageContaining("converge.producer.sign=true needs a SigningKeys bean"));
+    runner.withConfiguration(AutoConfigurations.of(Class.forName(
+        "io.converge.core.spring.ConvergeSigningAutoConfiguration"))) // package-private, as every auto-configuration
+        .withPropertyValues("converge.producer.sign=true", "converge.signing.current-key-id=k2",
+            "converge.signing.secrets.k1=an old secret of at least thirty-two bytes",
+            "converge.signing.secrets.k2=the new secret, also thirty-two bytes or more")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          String id = SpringPublishing.of(context, db).committed(message("orders", "o-2", "signed"));
+          assertThat(new JdbcTemplate(db).queryForObject("SELECT header_values[array_position(header_names, ?)] FROM "
+              + "converge_outbox WHERE message_id = ?", String.class, Envelope.SIGNATURE, id)).startsWith("v1:k2:");
         });
   }
 

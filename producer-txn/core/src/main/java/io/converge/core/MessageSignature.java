@@ -1,5 +1,6 @@
 package io.converge.core;
 
+import io.converge.core.internal.Text;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -166,7 +167,6 @@ public final class MessageSignature {
   }
 
   private static String quote(String s) {
-    String printable = s.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r");
-    return printable.length() <= QUOTED ? printable : printable.substring(0, QUOTED - 1) + "…";
+    return Text.printable(s, QUOTED);
   }
 }

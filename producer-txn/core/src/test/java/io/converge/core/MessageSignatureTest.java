@@ -92,7 +92,7 @@ class MessageSignatureTest {
     assertThat(refusal(K1, TOPIC, with(h, "converge-key:order", "42"), PAYLOAD))
         .startsWith("malformed: header name 'converge-key:order'");
     assertThat(refusal(K1, TOPIC, with(h, Envelope.KEY, "a\nconverge-x:y"), PAYLOAD))
-        .isEqualTo("malformed: converge-key holds a line break: 'a\\nconverge-x:y'");
+        .isEqualTo("malformed: converge-key holds a line break: 'a\\u000aconverge-x:y'");
   }
 
   @Test

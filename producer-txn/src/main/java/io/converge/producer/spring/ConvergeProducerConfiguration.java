@@ -1,5 +1,6 @@
 package io.converge.producer.spring;
 
+import io.converge.core.SigningKeys;
 import io.converge.core.tracing.Tracing;
 import io.converge.producer.micrometer.MicrometerProducerMetrics;
 import io.converge.producer.TxnProducer;
@@ -35,13 +36,22 @@ public class ConvergeProducerConfiguration {
   @ConditionalOnMissingBean
   @ConditionalOnBean(DataSource.class)
   TxnProducer convergeTxnProducer(ConvergeProducerProperties p, DataSource dataSource, ProducerBackend backend,
-      ObjectProvider<ProducerMetricsFactory> metrics, ObjectProvider<Tracing> tracing) {
+      ObjectProvider<ProducerMetricsFactory> metrics, ObjectProvider<Tracing> tracing,
+      ObjectProvider<SigningKeys> signingKeys) {
     String group = Objects.requireNonNull(p.group(), "converge.producer.group is required");
     if (!Boolean.FALSE.equals(p.migrate())) {
       backend.migrations().forEach(module -> Migrations.apply(dataSource, module));
     }
     TxnProducerBuilder b = p.applyTo(TxnProducer.builder(), dataSource).backend(backend.factory().get());
     b.tracing(tracing.getIfAvailable(Tracing::global)); // the OpenTelemetry bean's, with the API
+    if (Boolean.TRUE.equals(p.sign())) {
+      SigningKeys keys = signingKeys.getIfAvailable();
+      if (keys == null) {
+        throw new IllegalStateException("converge.producer.sign=true needs a SigningKeys bean: set "
+            + "converge.signing.current-key-id and converge.signing.secrets.<id>, or declare one");
+      }
+      b.sign(keys);
+    }
     ProducerMetricsFactory factory = metrics.getIfAvailable();
     if (factory != null) {
       b.metrics(factory.forGroup(group));

@@ -18,6 +18,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param brokerCheckWindow the broker's longest check window (RocketMQ: transactionCheckMax x
  *     transactionCheckInterval); default 7.5 min
  * @param migrate whether to apply the producer's migrations at start; default true
+ * @param sign sign every message with the current key of the {@code SigningKeys} bean ({@code converge.signing.*});
+ *     default false
  */
 @ConfigurationProperties("converge.producer")
 public record ConvergeProducerProperties(
@@ -29,7 +31,8 @@ public record ConvergeProducerProperties(
     Duration localTransactionTimeout,
     Duration logRetention,
     Duration brokerCheckWindow,
-    Boolean migrate) {
+    Boolean migrate,
+    Boolean sign) {
 
   /**
    * Sets on {@code b} the group, the data source and the settings given here ({@code topics},

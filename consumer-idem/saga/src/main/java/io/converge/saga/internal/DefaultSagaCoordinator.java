@@ -1,5 +1,6 @@
 package io.converge.saga.internal;
 
+import io.converge.core.internal.Text;
 import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
 import io.converge.core.BrokerUnavailableException;
@@ -11,6 +12,7 @@ import io.converge.saga.SagaCoordinator;
 import io.converge.saga.SagaCoordinatorBuilder;
 import io.converge.saga.SagaDefinition;
 import io.converge.saga.SagaException;
+import io.converge.core.tracing.Tracing;
 import java.net.http.HttpClient;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -46,13 +48,19 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
 
   /** A coordinator of {@code settings} (validated by the builder). */
   public DefaultSagaCoordinator(SagaCoordinatorBuilder.Settings settings) {
+    this(settings, Tracing.global());
+  }
+
+  /** Use {@link SagaCoordinator#builder()}; {@code tracing}: the reply handler's, a reply's span a child of it. */
+  public DefaultSagaCoordinator(SagaCoordinatorBuilder.Settings settings, Tracing tracing) {
     this.settings = settings;
     this.moves = new Transitions(settings.replyTopic(), settings.clock(), settings.metrics(),
         new RateLimits(settings.compensationRate(), settings.participantRates(), settings.nanoTime()));
     this.driver = new Driver(settings.definitions(), moves, settings.metrics());
     this.replies = IdempotentHandler.builder().group(settings.replyGroup())
         .transactions(new ProducerTransactions(settings.producer())).policy(settings.replyPolicy())
-        .clock(settings.clock()).handler((c, m) -> driver.onReply(ProducerTransactions.current(), m)).build();
+        .clock(settings.clock()).tracing(tracing).traceAsParent(true)
+        .handler((c, m) -> driver.onReply(ProducerTransactions.current(), m)).build();
     this.slots = new Semaphore(settings.httpConcurrency());
     this.http = new HttpBranches(settings.httpClient() != null ? settings.httpClient()
         : HttpClient.newBuilder().connectTimeout(settings.httpConnectTimeout()).build());
@@ -237,7 +245,7 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
     Instant now = moves.now();
     Instant next = now.plus(SET_ASIDE);
     String error = failure.toString();
-    String reason = error.length() > MAX_ERROR ? error.substring(0, MAX_ERROR) + "…" : error;
+    String reason = Text.abbreviate(error, MAX_ERROR); // a NUL in foreign text would make PostgreSQL refuse it
     boolean again = reason.equals(row.lastError());
     boolean recorded = Boolean.TRUE.equals(settings.producer().inTransaction(tx -> {
       if (!SagaStore.setAside(tx.connection(), row, next, reason, now)) {

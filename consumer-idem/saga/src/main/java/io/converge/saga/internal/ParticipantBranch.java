@@ -165,7 +165,9 @@ public final class ParticipantBranch {
     c.rollback(start);
     log.warn("Participant '{}': {} of saga {} step '{}' failed; replied TECHNICAL_FAILURE", participant,
         cmd.direction(), cmd.sagaId(), cmd.step(), e);
-    reply(tx, m, ReplyClass.TECHNICAL_FAILURE.name(), null, e.toString().getBytes(StandardCharsets.UTF_8));
+    // the exception's class only: its message may quote data or SQL, and the reply leaves this service (the log has it)
+    String what = "the participant's work failed with " + e.getClass().getName() + "; its log has the cause";
+    reply(tx, m, ReplyClass.TECHNICAL_FAILURE.name(), null, what.getBytes(StandardCharsets.UTF_8));
     return ParticipantOutcome.FAILED;
   }
 

@@ -2,6 +2,7 @@ package io.converge.saga.spring;
 
 import io.converge.consumer.ConsumerMetrics;
 import io.converge.consumer.spi.ConsumerBinding;
+import io.converge.consumer.spring.PurgeScheduler;
 import io.converge.consumer.spring.ConsumerProperties;
 import io.converge.consumer.spring.RocketMQConsumerBinding;
 import io.converge.core.Migrations;
@@ -11,12 +12,14 @@ import io.converge.saga.SagaCoordinatorBuilder;
 import io.converge.saga.SagaDefinition;
 import io.converge.saga.SagaMetrics;
 import io.converge.saga.SagaOps;
+import io.converge.saga.SagaPurger;
 import io.converge.saga.SagaParticipant;
 import io.converge.saga.TccDefinition;
 import io.converge.saga.tcc.TccBarrierPurger;
 import io.converge.saga.tcc.TccParticipant;
 import io.converge.saga.tcc.TccRetention;
 import io.converge.saga.micrometer.MicrometerSagaMetrics;
+import io.converge.core.tracing.Tracing;
 import java.util.List;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
@@ -74,7 +77,8 @@ class ConvergeSagaAutoConfiguration {
         .tcc(tcc.orderedStream().toArray(TccDefinition<?>[]::new))
         .replyTopic(properties.replyTopic()).pollInterval(properties.pollInterval()).batchSize(properties.batchSize())
         .compensationRate(properties.compensationRate().perSecond(), properties.compensationRate().burst())
-        .metrics(MicrometerSupport.metrics(context));
+        .metrics(MicrometerSupport.metrics(context))
+        .tracing(context.getBeanProvider(Tracing.class).getIfAvailable(Tracing::global)); // the OpenTelemetry bean's
     if (properties.replyGroup() != null && !properties.replyGroup().isBlank()) {
       b.replyGroup(properties.replyGroup());
     }
@@ -82,13 +86,37 @@ class ConvergeSagaAutoConfiguration {
     return b.build();
   }
 
+  /** The finished sagas purged, in the coordinator's service (converge.saga.retention, purge-interval). */
+  @Bean
+  @ConditionalOnBean(SagaCoordinator.class)
+  @ConditionalOnMissingBean
+  SagaPurger convergeSagaPurger(DataSource dataSource, SagaProperties properties) {
+    return new SagaPurger(dataSource, properties.retention(), SagaPurger.DEFAULT_BATCH_SIZE);
+  }
+
+  @Bean
+  @ConditionalOnBean(SagaPurger.class)
+  @ConditionalOnMissingBean(name = "convergeSagaPurgeScheduler")
+  PurgeScheduler convergeSagaPurgeScheduler(SagaPurger purger, SagaProperties properties) {
+    return new PurgeScheduler("converge-saga-purge", purger::purgeExpired, properties.purgeInterval(),
+        "converge.saga.purge-interval");
+  }
+
   /** The barrier's finished branches purged, in a service with a TCC participant. */
   @Bean
   @ConditionalOnBean(TccParticipant.class)
   @ConditionalOnMissingBean
-  TccPurgeScheduler convergeTccPurgeScheduler(DataSource dataSource, SagaProperties properties) {
-    return new TccPurgeScheduler(new TccBarrierPurger(dataSource, TccRetention.of(properties.tcc().retention()),
-        TccBarrierPurger.DEFAULT_BATCH_SIZE), properties.tcc().purgeInterval());
+  TccBarrierPurger convergeTccBarrierPurger(DataSource dataSource, SagaProperties properties) {
+    return new TccBarrierPurger(dataSource, TccRetention.of(properties.tcc().retention()),
+        TccBarrierPurger.DEFAULT_BATCH_SIZE);
+  }
+
+  @Bean
+  @ConditionalOnBean(TccBarrierPurger.class)
+  @ConditionalOnMissingBean(name = "convergeTccPurgeScheduler")
+  PurgeScheduler convergeTccPurgeScheduler(TccBarrierPurger purger, SagaProperties properties) {
+    return new PurgeScheduler("converge-tcc-barrier-purge", purger::purgeExpired, properties.tcc().purgeInterval(),
+        "converge.saga.tcc.purge-interval");
   }
 
   @Bean

@@ -20,12 +20,17 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param participants where each {@code SagaParticipant} or {@code TccParticipant} bean (by its name) consumes its
  *     commands
  * @param tcc the TCC participants' barrier purge
+ * @param retention how long a finished saga (with its events and tickets) is kept before the coordinator's service
+ *     purges it ({@code SagaPurger}: COMPLETED, COMPENSATED, and stopped sagas whose tickets are all resolved); at
+ *     least 6 h; default 7 d
+ * @param purgeInterval the time between purges of finished sagas; default 10m (as the dedup purge's)
  */
 @ConfigurationProperties("converge.saga")
 public record SagaProperties(@DefaultValue("true") boolean enabled, @DefaultValue("true") boolean migrate,
     String replyTopic, String replyGroup, @DefaultValue("1s") Duration pollInterval,
     @DefaultValue("100") int batchSize, @DefaultValue Rate compensationRate, Map<String, Rate> participantRates,
-    Map<String, Participant> participants, @DefaultValue Tcc tcc) {
+    Map<String, Participant> participants, @DefaultValue Tcc tcc, @DefaultValue("7d") Duration retention,
+    @DefaultValue("10m") Duration purgeInterval) {
 
   /** Null maps become empty. */
   public SagaProperties {

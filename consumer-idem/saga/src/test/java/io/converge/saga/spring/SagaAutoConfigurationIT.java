@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
+import io.converge.consumer.spring.PurgeScheduler;
 import io.converge.core.Migrations;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.rocketmq.RocketMQBackend;
@@ -65,7 +66,8 @@ class SagaAutoConfigurationIT {
           .withBean(SagaParticipant.class, () -> account)
           .withPropertyValues("converge.consumer.rocketmq.name-server=" + mq.nameServerAddress(),
               "converge.saga.reply-topic=" + prefix + "replies", "converge.saga.reply-group=" + prefix + "coordinator",
-              "converge.saga.poll-interval=200ms",
+              "converge.saga.poll-interval=200ms", "converge.saga.retention=2d",
+              "converge.saga.purge-interval=30s",
               "converge.saga.participants.account.command-topic=" + prefix + "account-cmd",
               "converge.saga.participants.account.compensation-topic=" + prefix + "account-comp",
               "converge.saga.participants.account.group=" + prefix + "account")
@@ -77,6 +79,13 @@ class SagaAutoConfigurationIT {
                 SagaState.COMPLETED::equals);
             assertThat(ops.show("o-1").orElseThrow().events()).extracting(SagaOps.Event::kind)
                 .containsSubsequence("STARTED", "SENT", "REPLIED", "COMPLETED");
+            // finished sagas are purged on the shared schedule, on converge.saga.retention / purge-interval
+            assertThat(context.getBean(io.converge.saga.SagaPurger.class).retention())
+                .isEqualTo(Duration.ofDays(2));
+            PurgeScheduler purge = context.getBean("convergeSagaPurgeScheduler", PurgeScheduler.class);
+            assertThat(purge.isRunning()).isTrue();
+            assertThat(purge.name()).isEqualTo("converge-saga-purge");
+            assertThat(purge.interval()).isEqualTo(Duration.ofSeconds(30));
           });
     }
   }
@@ -97,6 +106,12 @@ class SagaAutoConfigurationIT {
       subscribed.add(topic + " " + handler.group());
       return () -> subscribed.add("closed " + topic);
     };
+    io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter exporter = io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter
+        .create();
+    io.opentelemetry.sdk.OpenTelemetrySdk sdk = io.opentelemetry.sdk.OpenTelemetrySdk.builder().setTracerProvider(
+        io.opentelemetry.sdk.trace.SdkTracerProvider.builder().addSpanProcessor(
+            io.opentelemetry.sdk.trace.export.SimpleSpanProcessor.create(exporter)).build())
+        .build();
     try (TxnProducer producer = TxnProducer.builder().group("tcc-spring").dataSource(ds)
         .backend(io.converge.outbox.OutboxBackend.outbox()).build()) {
       io.converge.saga.TccDefinition<String> transfer = io.converge.saga.TccDefinition
@@ -109,6 +124,7 @@ class SagaAutoConfigurationIT {
           .withBean("transfer", io.converge.saga.TccDefinition.class, () -> transfer)
           .withBean(io.converge.saga.tcc.TccParticipant.class, () -> points)
           .withBean(io.converge.consumer.spi.ConsumerBinding.class, () -> recording)
+          .withBean(io.converge.core.tracing.Tracing.class, () -> io.converge.core.tracing.OpenTelemetryTracing.of(sdk))
           .withPropertyValues("converge.saga.reply-topic=tcc-replies", "converge.saga.reply-group=tcc-coordinator",
               "converge.saga.participants.points.command-topic=points-tcc",
               "converge.saga.participants.points.confirm-topic=points-confirm",
@@ -121,12 +137,21 @@ class SagaAutoConfigurationIT {
             assertThat(new org.springframework.jdbc.core.JdbcTemplate(ds).queryForObject(
                 "SELECT count(*) FROM converge_tcc_barrier", Long.class)).as("the barrier's table").isZero();
             // the barrier's finished branches are purged on a schedule
-            assertThat(context).hasSingleBean(TccPurgeScheduler.class);
-            TccPurgeScheduler purge = context.getBean(TccPurgeScheduler.class);
+            PurgeScheduler purge = context.getBean("convergeTccPurgeScheduler", PurgeScheduler.class);
             assertThat(purge.isRunning()).isTrue();
+            assertThat(purge.name()).isEqualTo("converge-tcc-barrier-purge");
             assertThat(purge.interval()).isEqualTo(java.time.Duration.ofMinutes(5));
-            assertThat(purge.purger().retention().retention()).isEqualTo(java.time.Duration.ofDays(7));
+            assertThat(context.getBean(io.converge.saga.tcc.TccBarrierPurger.class).retention().retention())
+                .isEqualTo(java.time.Duration.ofDays(7));
+            assertThat(context.getBean(io.converge.saga.SagaPurger.class).retention())
+                .as("the coordinator's finished sagas too, by default").isEqualTo(Duration.ofDays(7));
+            // the coordinator's reply handler traces with the application's Tracing bean (issue 34)
+            context.getBean(SagaCoordinator.class).replyHandler().handle(io.converge.consumer.IncomingMessage.builder()
+                .topic("tcc-replies").header(io.converge.core.Envelope.MESSAGE_ID, "r-1").payload("{}").build());
+            assertThat(exporter.getFinishedSpanItems()).extracting(s -> s.getName()).contains("process tcc-replies");
           });
+    } finally {
+      sdk.close();
     }
     assertThat(subscribed).as("closed with the context").contains("closed points-tcc", "closed tcc-replies");
   }

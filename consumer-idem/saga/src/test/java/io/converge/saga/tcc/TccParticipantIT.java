@@ -224,6 +224,8 @@ class TccParticipantIT {
     failConfirmOnce.set(true);
     handler.handle(command(g2, TccOperation.CONFIRM, "1", "{}"));
     assertThat(last(g2).h(SagaHeaders.OUTCOME)).isEqualTo("TECHNICAL_FAILURE");
+    // the reply leaves the service: it names the exception's class, never its message (data, SQL)
+    assertThat(last(g2).payload()).contains("java.lang.IllegalStateException").doesNotContain("confirm failed once");
     handler.handle(command(g2, TccOperation.CONFIRM, "2", "{}"));
     assertThat(last(g2).h(TccHeaders.OUTCOME)).isEqualTo("RAN"); // the failed confirm left no row behind
     assertThat(account(g2)).containsExactly(70, 0);

@@ -1,5 +1,6 @@
 package io.converge.consumer.http.internal;
 
+import io.converge.core.internal.Text;
 import io.converge.consumer.http.CallbackException;
 import io.converge.consumer.http.CallbackProblem;
 import java.nio.charset.StandardCharsets;
@@ -122,16 +123,7 @@ public record CallbackSignature(long timestamp, String text, List<byte[]> signat
 
   /** {@code text} in quotes, cut to {@value #QUOTED} characters, control characters escaped. */
   private static String quote(String text) {
-    StringBuilder b = new StringBuilder("'");
-    String cut = text.length() > QUOTED ? text.substring(0, QUOTED) : text;
-    for (char ch : cut.toCharArray()) {
-      if (ch < 0x20 || ch == 0x7f) {
-        b.append(String.format("\\u%04x", (int) ch));
-      } else {
-        b.append(ch);
-      }
-    }
-    return b.append(text.length() > QUOTED ? "…'" : "'").toString();
+    return Text.quoted(text, QUOTED);
   }
 
   private static CallbackException malformed(String detail) {

@@ -171,8 +171,7 @@ public final class DefaultSignedCallbackFilter implements SignedCallbackFilter {
       log.error("Refused callback of provider {} on {}: {}", provider, endpoint, e.problem().code(), e);
       response.setHeader("Retry-After", "1");
     }
-    Problems.write(response, e.problem().status(), Problems.body(e.problem().type(), e.problem().title(),
-        e.problem().status(), clientError ? e.getMessage() : null));
+    Problems.write(response, e.problem(), clientError ? e.getMessage() : null);
   }
 
   /** The store's replays counted as the callback's; its other counts are the store's own business. */

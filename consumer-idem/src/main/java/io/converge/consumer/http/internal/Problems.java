@@ -1,7 +1,7 @@
 package io.converge.consumer.http.internal;
 
 import io.converge.core.internal.Json;
-import io.converge.consumer.http.IdempotencyProblem;
+import io.converge.consumer.http.HttpProblem;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -15,7 +15,7 @@ final class Problems {
   }
 
   /** Answers {@code problem} with {@code detail} (null: none) on {@code response}. */
-  static void write(HttpServletResponse response, IdempotencyProblem problem, String detail) throws IOException {
+  static void write(HttpServletResponse response, HttpProblem problem, String detail) throws IOException {
     write(response, problem.status(), body(problem, detail));
   }
 
@@ -28,11 +28,11 @@ final class Problems {
   }
 
   /** {@code problem}, without detail, as a key's stored answer. */
-  static StoredResponse stored(IdempotencyProblem problem) {
+  static StoredResponse stored(HttpProblem problem) {
     return new StoredResponse(problem.status(), java.util.Map.of("Content-Type", CONTENT_TYPE), body(problem, null));
   }
 
-  static byte[] body(IdempotencyProblem problem, String detail) {
+  static byte[] body(HttpProblem problem, String detail) {
     return body(problem.type(), problem.title(), problem.status(), detail);
   }
 

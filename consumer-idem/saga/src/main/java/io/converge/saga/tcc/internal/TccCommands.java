@@ -103,7 +103,9 @@ public final class TccCommands {
   /** Nothing is kept (the barrier rows roll back with the work): the coordinator asks again. */
   private ReplyClass failed(TxnContext tx, IncomingMessage m, TccCall call, Exception e, String reason) {
     log.warn("Participant '{}': the {} failed; replied TECHNICAL_FAILURE", participant, call, e);
-    reply(tx, m, ReplyClass.TECHNICAL_FAILURE, reason, null, bytes(e.toString()));
+    // the exception's class only: its message may quote data or SQL, and the reply leaves this service (the log has it)
+    reply(tx, m, ReplyClass.TECHNICAL_FAILURE, reason, null,
+        bytes("the " + call.operation() + " failed with " + e.getClass().getName() + "; its log has the cause"));
     return ReplyClass.TECHNICAL_FAILURE;
   }
 

@@ -1,0 +1,96 @@
+package io.converge.saga;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.outbox.OutboxBackend;
+import io.converge.producer.TxnProducer;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The purge of finished sagas, on the embedded PostgreSQL, with sagas driven by the real coordinator and
+ * participants (outbox backend, the messages delivered by hand): a COMPLETED and a COMPENSATED saga finished longer
+ * than the retention ago, and a COMPENSATION_FAILED one whose ticket was resolved that long ago, go with their
+ * events and tickets; a RUNNING saga, however old, a stopped one with an open ticket, and a saga finished within the
+ * retention stay whole; events of a saga that no longer exists go once old.
+ */
+class SagaPurgerIT {
+
+  @Test
+  void finishedSagasGoAfterTheRetentionRunningAndTicketedOnesStay() throws Exception {
+    DataSource ds = ConvergePostgres.shared().newSchema("saga_purge");
+    OrderSaga.migrate(ds);
+    try (TxnProducer producer = TxnProducer.builder().group("purge").dataSource(ds)
+        .backend(OutboxBackend.outbox()).build()) {
+      OrderSaga saga = new OrderSaga(ds, producer, "", null, b -> {
+      });
+      Mailbox mail = new Mailbox(ds);
+      saga.start("done", "");
+      saga.start("undone", ",\"refuse\":\"debit\"");
+      saga.start("fresh", "");
+      saga.start("ticketed", "");
+      saga.start("resolved", "");
+      saga.pump(mail);
+      saga.start("running", ""); // its command is never delivered
+      saga.coordinator.close();
+      assertThat(saga.state("done")).isEqualTo("COMPLETED");
+      assertThat(saga.state("undone")).isEqualTo("COMPENSATED");
+      assertThat(saga.state("running")).isEqualTo("RUNNING");
+      // two sagas whose compensation failed (its three attempts) and a person was asked: one ticket stays open
+      sql(ds, "UPDATE converge_saga SET state = 'COMPENSATION_FAILED', next_attempt_at = NULL"
+          + " WHERE id IN ('ticketed', 'resolved')");
+      sql(ds, "INSERT INTO converge_saga_ticket (saga_id, tenant, step, kind, reason, created_at)"
+          + " SELECT id, tenant, 'reserve', 'COMPENSATION_FAILED', 'undo failed 3 times', now() FROM converge_saga"
+          + " WHERE id IN ('ticketed', 'resolved')");
+      assertThat(SagaOps.of(ds).resolve("resolved", "alice", "stock released by hand")).hasSize(1);
+      // everything but "fresh" finished (or was resolved) 8 days ago; "running" was last touched then too
+      sql(ds, "UPDATE converge_saga SET updated_at = now() - interval '8 days' WHERE id <> 'fresh'");
+      sql(ds, "UPDATE converge_saga_ticket SET resolved_at = now() - interval '8 days' WHERE status = 'RESOLVED'");
+      // a late reply recorded after its saga's purge (Driver: "no such saga"), 8 days ago, and a recent one
+      sql(ds, "INSERT INTO converge_saga_event (saga_id, step, attempt, kind, payload, at) VALUES"
+          + " ('gone-old', 'reserve', 1, 'LATE_REPLY', 'no such saga', now() - interval '8 days'),"
+          + " ('gone-new', 'reserve', 1, 'LATE_REPLY', 'no such saga', now())");
+      long keptEvents = saga.count("SELECT count(*) FROM converge_saga_event"
+          + " WHERE saga_id IN ('fresh', 'running', 'ticketed')");
+
+      SagaPurger purger = new SagaPurger(ds, Duration.ofDays(7), 1); // one saga a batch: the batches loop
+      assertThat(purger.countExpired()).isEqualTo(3);
+      assertThat(purger.purgeExpired(100)).isEqualTo(3);
+
+      assertThat(saga.list("SELECT id FROM converge_saga ORDER BY id"))
+          .containsExactly("fresh", "running", "ticketed");
+      assertThat(saga.list("SELECT DISTINCT saga_id FROM converge_saga_event ORDER BY saga_id"))
+          .as("the purged sagas' events and the old orphan event are gone")
+          .containsExactly("fresh", "gone-new", "running", "ticketed");
+      assertThat(saga.count("SELECT count(*) FROM converge_saga_event"
+          + " WHERE saga_id IN ('fresh', 'running', 'ticketed')")).as("the kept sagas' events untouched")
+          .isEqualTo(keptEvents);
+      assertThat(saga.list("SELECT saga_id || ' ' || status FROM converge_saga_ticket"))
+          .containsExactly("ticketed OPEN");
+      assertThat(purger.countExpired()).isZero();
+      assertThat(purger.purgeExpired(100)).as("nothing left to purge").isZero();
+      assertThat(saga.effects("done")).as("a participant's work is not the coordinator's to purge")
+          .containsExactly("reserve forward", "debit forward", "ship forward", "mark-paid forward");
+    }
+  }
+
+  @Test
+  void aRetentionShorterThanTheRedeliveryWindowIsRefused() {
+    DataSource ds = ConvergePostgres.shared().dataSource();
+    assertThatThrownBy(() -> new SagaPurger(ds, Duration.ofHours(1), 100))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("converge.saga.retention");
+    assertThatThrownBy(() -> new SagaPurger(ds, SagaPurger.DEFAULT_RETENTION, 0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("converge.saga.purge-batch-size");
+  }
+
+  private static void sql(DataSource ds, String sql) throws Exception {
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+      s.execute(sql);
+    }
+  }
+}
