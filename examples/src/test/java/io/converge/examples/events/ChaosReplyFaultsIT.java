@@ -4,12 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.broker.postgres.PostgresExtension;
-import io.converge.broker.rocketmq.EmbeddedRocketMQ;
-import io.converge.broker.rocketmq.RocketMQExtension;
-import io.converge.consumer.spi.ConsumerBinding;
-import io.converge.examples.ServiceArgs;
-import io.converge.examples.inventory.InventoryServiceApp;
-import io.converge.producer.spring.TransactionalPublisher;
 import io.converge.core.Migrations;
 import io.converge.outbox.OutboxBackend;
 import io.converge.producer.OutgoingMessage;
@@ -20,16 +14,10 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.UUID;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.postgresql.ds.PGSimpleDataSource;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * The chaos-only reply hook on a real {@link TxnProducer} (the outbox backend, whose published messages are rows one
@@ -38,7 +26,7 @@ import org.springframework.context.ConfigurableApplicationContext;
  * publishes the reply after its wait; commands (no outcome header) and compensation replies are never touched. And
  * the service starts with the hook (its producer still joins Spring's transactions), which is off by default.
  */
-@ExtendWith({RocketMQExtension.class, PostgresExtension.class})
+@ExtendWith(PostgresExtension.class)
 class ChaosReplyFaultsIT {
 
   @Test
@@ -82,29 +70,6 @@ class ChaosReplyFaultsIT {
           + " WHERE (saga_id, step, kind) IN (('s-3', 'reserve', 'drop'), ('s-5', 'notify', 'delay'))"))
           .isEqualTo(2);
       assertThat(count(ds, "SELECT count(*) FROM " + ChaosReplyFaults.HITS)).isEqualTo(2);
-    }
-  }
-
-  /**
-   * In a service (inventory, orchestrated, outbox) with the property, the service's producer is the hook, and the beans
-   * that join Spring's transactions through it ({@code TransactionalPublisher}) still start. (Without the property no
-   * bean of the hook exists: every other service test runs so.)
-   */
-  @Test
-  void theServiceStartsWithTheHook(EmbeddedRocketMQ mq, ConvergePostgres pg) {
-    String run = "chaos-" + UUID.randomUUID().toString().substring(0, 6);
-    PGSimpleDataSource ds = (PGSimpleDataSource) pg.newSchema("inventory_" + run.replace('-', '_'));
-    ConsumerBinding noBroker = (topic, handler) -> () -> {
-    };
-    Map<String, String> p = new HashMap<>(ServiceArgs.properties("inventory", mq, pg, ds.getCurrentSchema(), run));
-    p.put(Orchestrated.PROPERTY, "orchestration");
-    p.put(ChaosReplyFaults.PROPERTY, "true");
-    try (ConfigurableApplicationContext ctx = new SpringApplicationBuilder(InventoryServiceApp.class)
-        .properties("spring.config.name=inventory")
-        .initializers(c -> c.getBeanFactory().registerSingleton("testConsumerBinding", noBroker))
-        .run(ServiceArgs.args(p))) {
-      assertThat(ctx.getBean(TxnProducer.class)).isInstanceOf(ChaosReplyFaults.Faulty.class);
-      assertThat(ctx.getBean(TransactionalPublisher.class)).isNotNull();
     }
   }
 
