@@ -1,26 +1,13 @@
 package io.converge.ops.bench.tcc;
 
-import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
-import io.converge.consumer.Outcome;
-import io.converge.consumer.rocketmq.RocketMQIdempotentConsumer;
 import io.converge.core.Migrations;
 import io.converge.ops.bench.BenchEnv;
-import io.converge.ops.bench.Latencies;
-import io.converge.ops.bench.NamedScenario;
-import io.converge.ops.bench.Teardown;
-import io.converge.outbox.OutboxBackend;
-import io.converge.outbox.OutboxRelay;
-import io.converge.outbox.rocketmq.RocketMQSink;
+import io.converge.ops.bench.saga.CoordinatorScenario;
 import io.converge.producer.TxnProducer;
-import io.converge.producer.rocketmq.RocketMQBackend;
-import io.converge.pulsar.PulsarBackend;
-import io.converge.pulsar.PulsarIdempotentConsumer;
-import io.converge.saga.ReplyClass;
 import io.converge.saga.SagaCodec;
 import io.converge.saga.SagaCoordinator;
 import io.converge.saga.TccDefinition;
-import io.converge.saga.SagaHeaders;
 import io.converge.saga.tcc.TccHeaders;
 import io.converge.saga.tcc.TccParticipant;
 import java.nio.charset.StandardCharsets;
@@ -28,12 +15,10 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
 /**
@@ -48,32 +33,20 @@ import javax.sql.DataSource;
  * {@code saga-orchestrated-<backend>}. Each worker thread has one global transaction in flight. Compare with DTM's
  * published figure (the reference).
  */
-public final class TccGlobalScenario extends NamedScenario {
+public final class TccGlobalScenario extends CoordinatorScenario {
 
   /** The names of the scenarios, one per backend. */
   public static final List<String> NAMES = List.of("tcc-global-rocketmq", "tcc-global-outbox", "tcc-global-pulsar");
 
-  /** How long one global transaction may take to complete before the scenario fails. */
-  static final Duration SETTLE = Duration.ofMinutes(1);
-
   private static final List<String> BRANCHES = List.of("out", "in");
   private static final String LAST = BRANCHES.get(BRANCHES.size() - 1) + TccDefinition.CONFIRM_SUFFIX;
-  private static final String DTM = "DTM publishes 575 two-phase global transactions per second, two SQL statements"
-      + " per branch, on 4 cores.";
 
-  private final String backend;
-  private final Latencies latencies = new Latencies();
-  private final Teardown teardown = new Teardown();
-  private final AtomicLong ids = new AtomicLong();
-  private final Map<String, CompletableFuture<Void>> inFlight = new ConcurrentHashMap<>();
-  private final String run = Long.toString(System.nanoTime(), 36);
   private TccDefinition<String> definition;
   private DataSource pool;
   private SagaCoordinator coordinator;
 
   private TccGlobalScenario(String backend) {
-    super("tcc-global-" + backend, "global");
-    this.backend = backend;
+    super("tcc-global-" + backend, "global", backend, "bench-tcc");
   }
 
   /** The scenario called {@code name}, one of {@link #NAMES}. */
@@ -82,16 +55,6 @@ public final class TccGlobalScenario extends NamedScenario {
       throw new IllegalArgumentException("TCC global scenario must be one of " + NAMES + ", but was " + name);
     }
     return new TccGlobalScenario(name.substring("tcc-global-".length()));
-  }
-
-  @Override
-  public Latencies latencies() {
-    return latencies;
-  }
-
-  @Override
-  public String reference() {
-    return DTM;
   }
 
   @Override
@@ -106,15 +69,14 @@ public final class TccGlobalScenario extends NamedScenario {
       s.execute("CREATE TABLE bench_counter (branch text PRIMARY KEY, n bigint NOT NULL)");
       s.execute("INSERT INTO bench_counter VALUES ('out', 0), ('in', 0)");
     }
-    boolean pulsar = backend.equals("pulsar");
-    String replies = topic(env, pulsar, "tcc-replies");
-    Map<String, String> topics = new java.util.LinkedHashMap<>();
+    String replies = topic(env, "tcc-replies");
+    Map<String, String> topics = new LinkedHashMap<>();
     for (String branch : BRANCHES) {
-      topics.put(branch, topic(env, pulsar, "tcc-" + branch));
+      topics.put(branch, topic(env, "tcc-" + branch));
     }
-    List<String> all = new java.util.ArrayList<>(List.of(replies));
+    List<String> all = new ArrayList<>(List.of(replies));
     all.addAll(topics.values());
-    TxnProducer producer = teardown.add(producer(env, pool, all), TxnProducer::close);
+    TxnProducer producer = producer(env, pool, all);
 
     TccDefinition.Builder<String> b = TccDefinition.builder("bench-transfer", SagaCodec.json())
         .globalTimeout(Duration.ofMinutes(5));
@@ -124,14 +86,19 @@ public final class TccGlobalScenario extends NamedScenario {
     definition = b.build();
     coordinator = teardown.add(SagaCoordinator.builder().producer(producer).tcc(definition)
         .replyTopic(replies).replyGroup("bench-tcc-coordinator-" + run).build(), SagaCoordinator::close);
-    consume(env, pulsar, replies, new Watched(coordinator.replyHandler(), inFlight), threads);
+    consumeReplies(env, replies, coordinator, LAST, threads);
     for (String branch : BRANCHES) {
       TccParticipant participant = TccParticipant.builder(branch).producer(producer)
           .branch(branch, (c, m) -> work(c, m, branch), (c, m) -> work(c, m, branch), (c, m) -> work(c, m, branch))
           .build();
-      consume(env, pulsar, topics.get(branch), participant.handler("bench-tcc-" + branch + "-" + run), threads);
+      consume(env, topics.get(branch), participant.handler("bench-tcc-" + branch + "-" + run), threads);
     }
     coordinator.startPolling();
+  }
+
+  @Override
+  protected void start(String id) {
+    coordinator.start(definition, id, "{}");
   }
 
   /** The participant's work for each operation: two statements, an insert of its row and an update of a counter. */
@@ -146,55 +113,6 @@ public final class TccGlobalScenario extends NamedScenario {
       count.executeUpdate();
     }
     return "{}".getBytes(StandardCharsets.UTF_8);
-  }
-
-  private TxnProducer producer(BenchEnv env, DataSource pool, List<String> topics) {
-    String nameServer = env.platform().rocketmq().nameServerAddress();
-    io.converge.producer.TxnProducerBuilder b = TxnProducer.builder().group("bench-tcc-" + run).dataSource(pool)
-        .topics(topics.toArray(String[]::new));
-    switch (backend) {
-      case "rocketmq" -> b.backend(RocketMQBackend.nameServer(nameServer));
-      case "pulsar" -> b.backend(PulsarBackend.serviceUrl(env.platform().pulsar().serviceUrl()));
-      default -> {
-        b.backend(OutboxBackend.outbox());
-        OutboxRelay relay = OutboxRelay.builder().dataSource(pool)
-            .sink(RocketMQSink.nameServer(nameServer).group("bench-tcc-relay-" + run).build()).build();
-        relay.start();
-        teardown.add(relay);
-      }
-    }
-    return b.build();
-  }
-
-  private String topic(BenchEnv env, boolean pulsar, String prefix) {
-    return pulsar ? env.platform().newPulsarTopic(prefix) : env.platform().newTopic(prefix);
-  }
-
-  private void consume(BenchEnv env, boolean pulsar, String topic, IdempotentHandler handler, int threads) {
-    if (pulsar) {
-      teardown.add(PulsarIdempotentConsumer.builder().serviceUrl(env.platform().pulsar().serviceUrl()).topic(topic)
-          .subscription(handler.group()).handler(handler).start(), PulsarIdempotentConsumer::close);
-    } else {
-      teardown.add(RocketMQIdempotentConsumer.builder().nameServer(env.platform().rocketmq().nameServerAddress())
-          .topic(topic).handler(handler).consumeThreads(Math.max(1, Math.min(threads, 16))).start(),
-          RocketMQIdempotentConsumer::close);
-    }
-  }
-
-  @Override
-  public int runOnce(int worker) throws Exception {
-    String id = "bench-tcc-" + run + "-" + ids.incrementAndGet();
-    CompletableFuture<Void> done = new CompletableFuture<>();
-    inFlight.put(id, done);
-    long start = System.nanoTime();
-    try {
-      coordinator.start(definition, id, "{}");
-      done.get(SETTLE.toMillis(), TimeUnit.MILLISECONDS);
-    } finally {
-      inFlight.remove(id);
-    }
-    latencies.record(System.nanoTime() - start);
-    return 1;
   }
 
   /**
@@ -212,37 +130,5 @@ public final class TccGlobalScenario extends NamedScenario {
       }
     }
     return counts;
-  }
-
-  @Override
-  public void close() throws Exception {
-    teardown.close();
-  }
-
-  /**
-   * The coordinator's reply handler, telling the waiting worker when the last Confirm's success reply was applied:
-   * when {@link IdempotentHandler#handle} returns, the transition it caused (the completion) has committed.
-   */
-  private static final class Watched extends io.converge.consumer.spi.ForwardingIdempotentHandler {
-
-    private final Map<String, CompletableFuture<Void>> inFlight;
-
-    Watched(IdempotentHandler handler, Map<String, CompletableFuture<Void>> inFlight) {
-      super(handler);
-      this.inFlight = inFlight;
-    }
-
-    @Override
-    public Outcome handle(IncomingMessage message) {
-      Outcome outcome = delegate().handle(message);
-      if (outcome == Outcome.PROCESSED && LAST.equals(message.header(SagaHeaders.STEP))
-          && ReplyClass.SUCCESS.name().equals(message.header(SagaHeaders.OUTCOME))) {
-        CompletableFuture<Void> f = inFlight.get(message.header(SagaHeaders.SAGA_ID));
-        if (f != null) {
-          f.complete(null);
-        }
-      }
-      return outcome;
-    }
   }
 }
