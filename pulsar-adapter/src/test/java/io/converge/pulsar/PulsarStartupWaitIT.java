@@ -77,7 +77,9 @@ class PulsarStartupWaitIT {
           .startupWait(Duration.ofSeconds(60))
           .start());
       // past the producer's send timeout: without the wait its start has failed by now
+      CompletableFuture<TxnProducer> starting = producer;
       await().pollDelay(Duration.ofMillis(2500)).atMost(Duration.ofSeconds(10))
+          .failFast("the producer's start failed against the frozen broker", starting::isCompletedExceptionally)
           .until(() -> warnings(log, "the producer of group " + group) >= 2);
     } finally {
       pulsar.thaw();
