@@ -181,7 +181,7 @@ public final class PulsarBackend implements BackendFactory {
     }
 
     /**
-     * How long the start of the producer ({@link #create}) waits for a Pulsar that is unavailable (connection refused
+     * How long the start of the producer ({@link PulsarBackend#create}) waits for a Pulsar that is unavailable (connection refused
      * or timed out, lookup timeout, transaction coordinator not ready): it tries again with backoff (0.5 s doubling up
      * to 5 s), each attempt logged at WARN, then fails with a {@code BrokerUnavailableException} naming this limit; a
      * bad URL or an authorization error fails at once. {@code 0}: one attempt, as before. Between 0 and 1 h;
