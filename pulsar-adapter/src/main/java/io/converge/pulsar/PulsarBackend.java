@@ -5,6 +5,7 @@ import io.converge.core.internal.Require;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendFactory;
 import io.converge.producer.spi.TxnBackend;
+import io.converge.pulsar.internal.BrokerWait;
 import io.converge.pulsar.internal.PulsarTxnBackend;
 import io.converge.pulsar.internal.PulsarSettings;
 import java.time.Duration;
@@ -116,6 +117,7 @@ public final class PulsarBackend implements BackendFactory {
     b.recoveryInterval = settings.recoveryInterval();
     b.meterRegistry = settings.meterRegistry();
     b.recoveryMaxAttempts = settings.recoveryMaxAttempts();
+    b.startupWait = settings.startupWait();
     return b;
   }
 
@@ -129,6 +131,7 @@ public final class PulsarBackend implements BackendFactory {
     private Duration recoveryInterval = Duration.ofSeconds(5);
     private Object meterRegistry;
     private int recoveryMaxAttempts = 10;
+    private Duration startupWait = BrokerWait.DEFAULT_LIMIT;
 
     private Builder(String serviceUrl) {
       this.serviceUrl = serviceUrl;
@@ -178,6 +181,18 @@ public final class PulsarBackend implements BackendFactory {
     }
 
     /**
+     * How long the start of the producer ({@link PulsarBackend#create}) waits for a Pulsar that is unavailable (connection refused
+     * or timed out, lookup timeout, transaction coordinator not ready): it tries again with backoff (0.5 s doubling up
+     * to 5 s), each attempt logged at WARN, then fails with a {@code BrokerUnavailableException} naming this limit; a
+     * bad URL or an authorization error fails at once. {@code 0}: one attempt, as before. Between 0 and 1 h;
+     * default 60 s, as the database's start-up wait. Spring: {@code converge.startup.broker-wait}.
+     */
+    public Builder startupWait(Duration wait) {
+      this.startupWait = wait;
+      return this;
+    }
+
+    /**
      * Registers, per producer group, the gauges {@code txn.pulsar.open} (logged Pulsar transactions whose commit is
      * not confirmed yet), {@code txn.pulsar.oldest.age} (seconds since the oldest was logged) and
      * {@code txn.pulsar.parked} (transactions recovery parked), refreshed by each recovery scan. Default: none.
@@ -207,8 +222,9 @@ public final class PulsarBackend implements BackendFactory {
       atLeast("pulsar.sendTimeout", sendTimeout, Duration.ofMillis(100));
       atLeast("pulsar.recoveryInterval", recoveryInterval, Duration.ofMillis(100));
       Require.between("pulsar.recoveryMaxAttempts", recoveryMaxAttempts, 1, 1000);
+      BrokerWait.check(BrokerWait.SETTING, startupWait);
       PulsarBackend backend = new PulsarBackend(new PulsarSettings(serviceUrl, transactionTimeout, commitMargin,
-          sendTimeout, recoveryInterval, meterRegistry, recoveryMaxAttempts));
+          sendTimeout, recoveryInterval, meterRegistry, recoveryMaxAttempts, startupWait));
       if (acrossSettings) {
         backend.checkMarginCoversSend();
       }

@@ -8,14 +8,18 @@ import io.converge.consumer.spi.HeldReleaser;
 import io.converge.consumer.spi.InFlightHandlers;
 import io.converge.core.ConvergeException;
 import io.converge.core.internal.Require;
+import io.converge.pulsar.internal.BrokerWait;
+import io.converge.pulsar.internal.PulsarErrors;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.pulsar.client.api.Consumer;
+import org.apache.pulsar.client.api.ConsumerBuilder;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageListener;
 import org.apache.pulsar.client.api.PulsarClient;
@@ -48,6 +52,8 @@ import org.slf4j.LoggerFactory;
 public final class PulsarIdempotentConsumer implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(PulsarIdempotentConsumer.class);
+  /** The longest one subscription attempt of a start-up wait may take. */
+  private static final Duration ATTEMPT = Duration.ofSeconds(10);
 
   /** The client this consumer created, closed with it; null when the application gave its own. */
   private final PulsarClient ownedClient;
@@ -166,20 +172,34 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
    * @param redeliveryDelay delay before Pulsar redelivers a message that could not be handled, not negative
    * @param initialPosition where a new subscription starts
    * @param releaseInterval how often held messages are looked for, 10 ms..1 h
+   * @param startupWait how long the subscription waits for an unavailable Pulsar, 0..1 h (0: one attempt)
    */
   public record Settings(String serviceUrl, PulsarClient client, String topic, String subscription,
       IdempotentHandler handler, int consumers, int receiverQueueSize, Duration redeliveryDelay,
-      SubscriptionInitialPosition initialPosition, Duration releaseInterval) {
+      SubscriptionInitialPosition initialPosition, Duration releaseInterval, Duration startupWait) {
+
+    /** Settings with the default start-up wait, 60 s. */
+    public Settings(String serviceUrl, PulsarClient client, String topic, String subscription,
+        IdempotentHandler handler, int consumers, int receiverQueueSize, Duration redeliveryDelay,
+        SubscriptionInitialPosition initialPosition, Duration releaseInterval) {
+      this(serviceUrl, client, topic, subscription, handler, consumers, receiverQueueSize, redeliveryDelay,
+          initialPosition, releaseInterval, BrokerWait.DEFAULT_LIMIT);
+    }
   }
 
   /**
-   * Subscribes with {@code settings}.
+   * Subscribes with {@code settings}, waiting up to {@link Settings#startupWait()} for a Pulsar that is unavailable
+   * (each failed attempt closed, the next one after a backoff, each logged at WARN).
    *
+   * @throws io.converge.core.BrokerUnavailableException naming the start-up wait when Pulsar stayed unavailable
    * @throws ConvergeException when Pulsar refuses the subscription
    */
   public static PulsarIdempotentConsumer start(Settings settings) {
     Objects.requireNonNull(settings, "settings");
-    return Builder.subscribe(settings);
+    BrokerWait.check(BrokerWait.SETTING, settings.startupWait());
+    String url = settings.serviceUrl() != null ? settings.serviceUrl() : "(the application's client)";
+    return BrokerWait.upTo(settings.startupWait()).run("the subscription " + settings.subscription() + " to "
+        + settings.topic(), url, () -> Builder.subscribe(settings));
   }
 
   /** Settings of a {@link PulsarIdempotentConsumer}; validated by {@link #build()}. Not thread-safe. */
@@ -195,8 +215,21 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
     private Duration redeliveryDelay = Duration.ofSeconds(1);
     private SubscriptionInitialPosition initialPosition = SubscriptionInitialPosition.Earliest;
     private Duration releaseInterval = Duration.ofSeconds(5);
+    private Duration startupWait = BrokerWait.DEFAULT_LIMIT;
 
     private Builder() {
+    }
+
+    /**
+     * How long {@link #start()} waits for a Pulsar that is unavailable (connection refused or timed out, lookup
+     * timeout): it subscribes again with backoff (0.5 s doubling up to 5 s; one attempt waits at most 10 s), each
+     * failed attempt closed and logged at WARN, then fails with a {@code BrokerUnavailableException} naming this
+     * limit; a refused subscription or an authorization error fails at once. {@code 0}: one attempt, as before.
+     * Between 0 and 1 h; default 60 s, as the database's start-up wait. Spring: {@code converge.startup.broker-wait}.
+     */
+    public Builder startupWait(Duration wait) {
+      this.startupWait = wait;
+      return this;
     }
 
     /**
@@ -284,9 +317,10 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
       Require.present("pulsar.initialPosition", initialPosition);
       Require.between("pulsar.releaseInterval", releaseInterval, Duration.ofMillis(10), Duration.ofHours(1),
           "10 ms and 1 h");
+      BrokerWait.check(BrokerWait.SETTING, startupWait);
       return new Settings(client == null ? serviceUrl : null, client, topic,
           subscription != null ? subscription : handler.group(), handler, consumers, receiverQueueSize,
-          redeliveryDelay, initialPosition, releaseInterval);
+          redeliveryDelay, initialPosition, releaseInterval, startupWait);
     }
 
     /**
@@ -299,7 +333,8 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
       return PulsarIdempotentConsumer.start(build());
     }
 
-    private static PulsarIdempotentConsumer subscribe(Settings settings) {
+    /** One attempt: the client (when owned) and every consumer, all closed again when one of them fails. */
+    private static PulsarIdempotentConsumer subscribe(Settings settings) throws Exception {
       PulsarClient client = settings.client();
       String topic = settings.topic();
       String sub = settings.subscription();
@@ -307,36 +342,58 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
       PulsarClient owned = null;
       List<Consumer<byte[]>> started = new ArrayList<>();
       InFlightHandlers inFlight = new InFlightHandlers();
+      List<String> names;
       try {
         if (client == null) {
           owned = PulsarClient.builder().serviceUrl(settings.serviceUrl()).listenerThreads(consumers).build();
         }
         PulsarClient c = client == null ? owned : client;
         for (int i = 0; i < consumers; i++) {
-          started.add(c.newConsumer()
+          ConsumerBuilder<byte[]> b = c.newConsumer()
               .topic(topic)
               .subscriptionName(sub)
               .subscriptionType(SubscriptionType.Key_Shared)
               .subscriptionInitialPosition(settings.initialPosition())
               .negativeAckRedeliveryDelay(settings.redeliveryDelay().toMillis(), TimeUnit.MILLISECONDS)
               .receiverQueueSize(settings.receiverQueueSize())
-              .messageListener(new Listener(settings.handler(), inFlight))
-              .subscribe());
+              .messageListener(new Listener(settings.handler(), inFlight));
+          started.add(subscribeOne(b, settings.startupWait()));
         }
-      } catch (PulsarClientException e) {
+        names = topicNames(c, topic);
+      } catch (Exception e) {
         new PulsarIdempotentConsumer(owned, started, sub, inFlight, null).close();
+        if (PulsarErrors.isStartupOutage(e)) {
+          throw e; // the start-up wait tries again
+        }
+        if (e instanceof RuntimeException r) {
+          throw r;
+        }
         throw new ConvergeException("Cannot subscribe " + sub + " to Pulsar topic " + topic + ": " + e.getMessage(), e);
-      }
-      List<String> names;
-      try {
-        names = topicNames(client == null ? owned : client, topic);
-      } catch (RuntimeException e) {
-        new PulsarIdempotentConsumer(owned, started, sub, inFlight, null).close();
-        throw e;
       }
       log.debug("Pulsar consumer {} started on {} ({} consumers)", sub, names, consumers);
       return new PulsarIdempotentConsumer(owned, started, sub, inFlight,
           HeldReleaser.start(settings.handler(), names, settings.releaseInterval()));
+    }
+
+    /**
+     * Subscribes one consumer; with a start-up wait, one attempt waits at most {@link #ATTEMPT} (a frozen broker
+     * would otherwise hold it for the client's operation timeout, 30 s), and a consumer that subscribes after
+     * that is closed.
+     */
+    private static Consumer<byte[]> subscribeOne(ConsumerBuilder<byte[]> b, Duration startupWait) throws Exception {
+      if (startupWait.isZero()) {
+        return b.subscribe();
+      }
+      CompletableFuture<Consumer<byte[]>> subscribing = b.subscribeAsync();
+      long ms = Math.min(ATTEMPT.toMillis(), Math.max(startupWait.toMillis(), 1000));
+      try {
+        return subscribing.get(ms, TimeUnit.MILLISECONDS);
+      } catch (TimeoutException | InterruptedException e) {
+        subscribing.thenAccept(Consumer::closeAsync);
+        throw e;
+      } catch (ExecutionException e) {
+        throw PulsarClientException.unwrap(e.getCause());
+      }
     }
 
     /**

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import org.apache.pulsar.client.api.PulsarClientException;
+import org.apache.pulsar.client.api.transaction.TransactionCoordinatorClientException;
 
 /**
  * The one classification of Pulsar send failures, for the producer backend and the outbox sink: a
@@ -31,7 +32,59 @@ public final class PulsarErrors {
       PulsarClientException.AuthorizationException.class,
       PulsarClientException.IncompatibleSchemaException.class);
 
+  /**
+   * Errors that say the broker could not be reached or is not ready yet: no connection, no answer in time, a lookup
+   * or metadata call that failed, a broker or transaction coordinator still starting.
+   */
+  private static final List<Class<? extends Throwable>> OUTAGES = List.of(
+      PulsarClientException.TimeoutException.class,
+      PulsarClientException.ConnectException.class,
+      PulsarClientException.LookupException.class,
+      PulsarClientException.BrokerMetadataException.class,
+      PulsarClientException.ServiceNotReadyException.class,
+      PulsarClientException.TooManyRequestsException.class,
+      PulsarClientException.NotConnectedException.class,
+      TransactionCoordinatorClientException.CoordinatorNotFoundException.class,
+      TransactionCoordinatorClientException.MetaStoreHandlerNotReadyException.class,
+      java.net.ConnectException.class,
+      java.util.concurrent.TimeoutException.class);
+
   private PulsarErrors() {
+  }
+
+  /**
+   * True when {@code error} (or a cause of it) says Pulsar is unavailable at start-up (refused or timed-out
+   * connection, lookup timeout, coordinator not ready), and no cause is a refusal or another answer of the broker:
+   * what a start-up wait may wait out. A bad service URL, an authentication or authorization error or a refused
+   * subscription (busy, not allowed) is false: waiting cannot change it. An untyped {@code PulsarClientException}
+   * as the innermost Pulsar error is the client's own connection failure ("Connection already closed" when the
+   * handshake of a stalled broker times out): an outage too.
+   */
+  public static boolean isStartupOutage(Throwable error) {
+    boolean outage = false;
+    Throwable innermost = null;
+    for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof PulsarClientException || t instanceof TransactionCoordinatorClientException) {
+        innermost = t;
+      }
+      if (t instanceof PulsarClientException.InvalidServiceURL
+          || t instanceof PulsarClientException.AuthenticationException
+          || t instanceof PulsarClientException.UnsupportedAuthenticationException
+          || t instanceof PulsarClientException.InvalidConfigurationException
+          || t instanceof PulsarClientException.ConsumerBusyException
+          || t instanceof PulsarClientException.ConsumerAssignException) {
+        return false;
+      }
+      for (Class<? extends Throwable> refusal : REFUSALS) {
+        if (refusal.isInstance(t)) {
+          return false;
+        }
+      }
+      for (Class<? extends Throwable> o : OUTAGES) {
+        outage |= o.isInstance(t);
+      }
+    }
+    return outage || innermost != null && innermost.getClass() == PulsarClientException.class;
   }
 
   /** True when {@code error} (or a cause of it) is a refusal of the message rather than an outage. */

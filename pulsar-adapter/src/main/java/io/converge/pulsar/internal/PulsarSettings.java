@@ -10,9 +10,18 @@ import java.util.regex.Pattern;
  * (transactionTimeout is null until the backend is created: then the local-transaction timeout plus the margin)
  * @param meterRegistry a Micrometer {@code MeterRegistry}, or null (typed Object: Micrometer is optional)
  * @param recoveryMaxAttempts recovery attempts after which a transaction Pulsar refuses is parked
+ * @param startupWait how long the start waits for an unavailable Pulsar ({@link BrokerWait}); zero: not at all
  */
 public record PulsarSettings(String serviceUrl, Duration transactionTimeout, Duration commitMargin,
-    Duration sendTimeout, Duration recoveryInterval, Object meterRegistry, int recoveryMaxAttempts) {
+    Duration sendTimeout, Duration recoveryInterval, Object meterRegistry, int recoveryMaxAttempts,
+    Duration startupWait) {
+
+  /** Settings with the default start-up wait, {@link BrokerWait#DEFAULT_LIMIT}. */
+  public PulsarSettings(String serviceUrl, Duration transactionTimeout, Duration commitMargin, Duration sendTimeout,
+      Duration recoveryInterval, Object meterRegistry, int recoveryMaxAttempts) {
+    this(serviceUrl, transactionTimeout, commitMargin, sendTimeout, recoveryInterval, meterRegistry,
+        recoveryMaxAttempts, BrokerWait.DEFAULT_LIMIT);
+  }
 
   private static final Pattern SERVICE_URL = Pattern.compile("pulsar(\\+ssl)?://[A-Za-z0-9.:,_-]+/?");
 
@@ -24,21 +33,21 @@ public record PulsarSettings(String serviceUrl, Duration transactionTimeout, Dur
 
   public PulsarSettings withTransactionTimeout(Duration d) {
     return new PulsarSettings(serviceUrl, d, commitMargin, sendTimeout, recoveryInterval, meterRegistry,
-        recoveryMaxAttempts);
+        recoveryMaxAttempts, startupWait);
   }
 
   public PulsarSettings withSendTimeout(Duration d) {
     return new PulsarSettings(serviceUrl, transactionTimeout, commitMargin, d, recoveryInterval, meterRegistry,
-        recoveryMaxAttempts);
+        recoveryMaxAttempts, startupWait);
   }
 
   public PulsarSettings withMeterRegistry(Object registry) {
     return new PulsarSettings(serviceUrl, transactionTimeout, commitMargin, sendTimeout, recoveryInterval, registry,
-        recoveryMaxAttempts);
+        recoveryMaxAttempts, startupWait);
   }
 
   public PulsarSettings withRecoveryInterval(Duration d) {
     return new PulsarSettings(serviceUrl, transactionTimeout, commitMargin, sendTimeout, d, meterRegistry,
-        recoveryMaxAttempts);
+        recoveryMaxAttempts, startupWait);
   }
 }

@@ -1,7 +1,6 @@
 package io.converge.pulsar.internal;
 
 import io.converge.pulsar.micrometer.PulsarMeters;
-import io.converge.core.BrokerUnavailableException;
 import io.converge.producer.spi.BackendContext;
 import io.converge.producer.spi.BackendTransaction;
 import io.converge.producer.spi.TxnBackend;
@@ -43,17 +42,18 @@ public final class PulsarTxnBackend implements TxnBackend {
   public PulsarTxnBackend(BackendContext context, PulsarSettings settings) {
     this.context = context;
     this.settings = settings;
-    try {
-      this.client = PulsarClient.builder()
-          .serviceUrl(settings.serviceUrl())
-          .enableTransaction(true)
-          .operationTimeout((int) settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS)
-          .connectionTimeout((int) settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS)
-          .build();
-    } catch (PulsarClientException e) {
-      throw new BrokerUnavailableException("Pulsar client of group " + context.group() + " cannot start against "
-          + settings.serviceUrl(), null, e);
-    }
+    // build() connects to the transaction coordinator: a broker that is away (restarting, frozen) is waited for;
+    // a failed build closes its own client (PulsarClientImpl shuts its threads and connections down)
+    this.client = BrokerWait.upTo(settings.startupWait()).run("the producer of group " + context.group(),
+        settings.serviceUrl(), () -> PulsarClient.builder()
+            .serviceUrl(settings.serviceUrl())
+            .enableTransaction(true)
+            .operationTimeout((int) settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS)
+            .connectionTimeout((int) settings.sendTimeout().toMillis(), TimeUnit.MILLISECONDS)
+            // the handshake with a broker that accepts and never answers (frozen, stalled) ends after the
+            // keep-alive interval, 30 s by default: one attempt of the wait then takes about the send timeout
+            .keepAliveInterval((int) Math.max(1, settings.sendTimeout().toSeconds()), TimeUnit.SECONDS)
+            .build());
     this.opener = new TxnOpener(() -> client.newTransaction()
         .withTransactionTimeout(settings.transactionTimeout().toMillis(), TimeUnit.MILLISECONDS)
         .build(), settings, context.localTransactionTimeout(), context.clock());

@@ -8,15 +8,19 @@ import io.converge.producer.spring.TransactionalPublisher;
 import io.converge.producer.spring.internal.ProducerModeAutoConfiguration;
 import io.converge.pulsar.PulsarBackend;
 import io.converge.pulsar.PulsarIdempotentConsumer;
+import io.converge.pulsar.internal.BrokerWait;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
 import java.util.Objects;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -25,7 +29,8 @@ import org.springframework.util.ClassUtils;
  * {@link TxnProducer} and a {@link TransactionalPublisher} on the application's {@code DataSource}, and,
  * unless {@code converge.pulsar.consumer.enabled=false}, the Pulsar {@link ConsumerBinding} under
  * {@code @IdempotentConsumer}. Each bean backs off when the application
- * defines its own.
+ * defines its own. Both wait up to {@code converge.startup.broker-wait} (default 60 s, 0 = fail at once) for a
+ * Pulsar that is unavailable at start-up.
  */
 @ProducerModeAutoConfiguration("pulsar")
 @ConditionalOnClass(name = "org.apache.pulsar.client.api.PulsarClient")
@@ -36,12 +41,23 @@ class PulsarAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
-  ProducerBackend convergeProducerBackend(PulsarProperties pulsar, BeanFactory beans) {
-    return ProducerBackend.of(() -> backend(pulsar, beans), "producer", "pulsar");
+  ProducerBackend convergeProducerBackend(PulsarProperties pulsar, BeanFactory beans, Environment environment) {
+    Duration wait = startupWait(environment);
+    return ProducerBackend.of(() -> backend(pulsar, beans, wait), "producer", "pulsar");
   }
 
-  private static PulsarBackend backend(PulsarProperties pulsar, BeanFactory beans) {
-    PulsarBackend.Builder backend = PulsarBackend.builder(serviceUrl(pulsar));
+  /**
+   * {@code converge.startup.broker-wait}, next to {@code converge.startup.database-wait}: how long a start waits
+   * for the broker (default 60 s, 0..1 h); a bad value fails the start quoting it.
+   */
+  static Duration startupWait(Environment environment) {
+    Duration wait = Binder.get(environment).bind(BrokerWait.PROPERTY, Duration.class)
+        .orElse(BrokerWait.DEFAULT_LIMIT);
+    return BrokerWait.check(BrokerWait.PROPERTY, wait);
+  }
+
+  private static PulsarBackend backend(PulsarProperties pulsar, BeanFactory beans, Duration wait) {
+    PulsarBackend.Builder backend = PulsarBackend.builder(serviceUrl(pulsar)).startupWait(wait);
     if (pulsar.transactionTimeout() != null) {
       backend.transactionTimeout(pulsar.transactionTimeout());
     }
@@ -82,11 +98,12 @@ class PulsarAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    ConsumerBinding convergePulsarConsumerBinding(PulsarProperties pulsar) {
+    ConsumerBinding convergePulsarConsumerBinding(PulsarProperties pulsar, Environment environment) {
       String url = serviceUrl(pulsar);
+      Duration wait = startupWait(environment);
       PulsarProperties.Consumer c = pulsar.consumer();
       return PulsarIdempotentConsumer.binding(() -> {
-        PulsarIdempotentConsumer.Builder b = PulsarIdempotentConsumer.builder().serviceUrl(url);
+        PulsarIdempotentConsumer.Builder b = PulsarIdempotentConsumer.builder().serviceUrl(url).startupWait(wait);
         if (c != null && c.consumers() != null) {
           b.consumers(c.consumers());
         }
