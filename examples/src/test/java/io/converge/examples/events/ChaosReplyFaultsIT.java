@@ -23,8 +23,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * The chaos-only reply hook on a real {@link TxnProducer} (the outbox backend, whose published messages are rows one
  * can count): unarmed, a reply is published; an armed drop takes the next forward reply of its step, which is then
  * never published while the unit of work's own writes commit, and the shot is recorded with its saga; an armed delay
- * publishes the reply after its wait; commands (no outcome header) and compensation replies are never touched. And
- * the service starts with the hook (its producer still joins Spring's transactions), which is off by default.
+ * publishes the reply after its wait; commands (no outcome header) and compensation replies are never touched. That
+ * the services start with the hook on (their producer still joins Spring's transactions) is {@code ChaosIT}'s pulsar
+ * case; without {@code examples.chaos.reply-faults=true} no bean of the hook exists.
  */
 @ExtendWith(PostgresExtension.class)
 class ChaosReplyFaultsIT {

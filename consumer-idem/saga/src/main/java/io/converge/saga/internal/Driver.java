@@ -1,5 +1,6 @@
 package io.converge.saga.internal;
 
+import io.converge.core.internal.Text;
 import io.converge.consumer.BusinessException;
 import io.converge.consumer.IncomingMessage;
 import io.converge.producer.TxnContext;
@@ -227,10 +228,14 @@ final class Driver {
   /** At most this many characters of a reply go into an event's payload, {@code last_error} or a ticket. */
   static final int MAX_NOTE = 4096;
 
-  /** {@code text}, cut to {@link #MAX_NOTE} characters (marked as cut). */
+  /**
+   * {@code text}, cut to {@link #MAX_NOTE} characters (marked as cut), as a text column holds it: foreign text (a
+   * participant's reply, an HTTP branch's error page) may carry a NUL, which PostgreSQL refuses, and a cut never splits
+   * a surrogate pair ({@link Text#abbreviate}).
+   */
   static String note(String text) {
-    return text.length() <= MAX_NOTE ? text
-        : text.substring(0, MAX_NOTE) + "... [cut: " + text.length() + " characters in all]";
+    String kept = Text.abbreviate(text, MAX_NOTE);
+    return text.length() <= MAX_NOTE ? kept : kept + " [cut: " + text.length() + " characters in all]";
   }
 
   private static int indexOf(SagaDefinition<?> def, String step) {
