@@ -134,6 +134,96 @@ class SagaCoordinatorIT {
     return m.header(SagaHeaders.STEP) + " " + m.header(SagaHeaders.DIRECTION) + " " + m.header(SagaHeaders.ATTEMPT);
   }
 
+  /**
+   * A mixed saga (an ordinary saga holding the Try and the Confirm of a TCC branch): debit (Try, its Cancel the
+   * compensation) → ship → debit-confirm → notify; the test answers as the participants.
+   */
+  private SagaCoordinator mixed(OrderSaga s) {
+    Consumer<SagaStep.RemoteSpec<String>> retry = r -> r.timeout(OrderSaga.STEP_TIMEOUT)
+        .retry(new RetryPolicy(3, Duration.ofMillis(10), Duration.ofMillis(20)));
+    SagaDefinition<String> def = SagaDefinition.builder("pay", SagaCodec.json())
+        .remote("debit", r -> retry.accept(r.participant("account").tccTry("debit").command("pay-acc-cmd",
+            SagaCodec::utf8).compensation("pay-acc-comp", SagaCodec::utf8)))
+        .remote("ship", r -> retry.accept(r.participant("shipping").command("pay-ship-cmd", SagaCodec::utf8)
+            .compensation("pay-ship-comp", SagaCodec::utf8)))
+        .remote("debit-confirm", r -> retry.accept(r.participant("account").tccConfirm("debit")
+            .command("pay-acc-cmd", SagaCodec::utf8)))
+        .remote("notify", r -> retry.accept(r.participant("mailer").command("pay-mail-cmd", SagaCodec::utf8)
+            .compensation("pay-mail-comp", SagaCodec::utf8)))
+        .deadline(OrderSaga.DEADLINE).compensationTimeout(OrderSaga.STEP_TIMEOUT).compensationAttempts(2)
+        .build();
+    SagaCoordinator c = SagaCoordinator.builder().producer(s.producer).definitions(def)
+        .replyTopic(OrderSaga.REPLIES).clock(clock).build();
+    open.add(c);
+    mixedDefinition = def;
+    return c;
+  }
+
+  private SagaDefinition<String> mixedDefinition;
+
+  /** The one command of saga {@code id} committed since the last look, as {@code step direction attempt}. */
+  private static IncomingMessage commandOf(Mailbox mail, String id) throws Exception {
+    List<IncomingMessage> l = only(mail.next(), m -> id.equals(m.header(SagaHeaders.SAGA_ID)) && !reply(m));
+    assertThat(l).as("one command of " + id).hasSize(1);
+    return l.get(0);
+  }
+
+  @Test
+  void aMixedSagaNeverCancelsAConfirmedBranchAndAsksItsCancelUntilItSucceeds() throws Exception {
+    OrderSaga s = saga();
+    SagaCoordinator c = mixed(s);
+    Mailbox mail = Mailbox.fromNow(s.ds);
+    // S1: the step after the Confirm is refused: the branch is confirmed (the money moved), its Cancel is never sent
+    c.start(mixedDefinition, "x1", "{\"id\":\"x1\"}");
+    for (String step : List.of("debit forward 1", "ship forward 1", "debit-confirm forward 1")) {
+      IncomingMessage m = commandOf(mail, "x1");
+      assertThat(attemptOf(m)).isEqualTo(step);
+      c.replyHandler().handle(replyTo(m, "SUCCESS", null));
+    }
+    IncomingMessage notify = commandOf(mail, "x1");
+    assertThat(attemptOf(notify)).isEqualTo("notify forward 1");
+    c.replyHandler().handle(replyTo(notify, "BUSINESS_FAILURE", "NO_ADDRESS"));
+    assertThat(only(mail.next(), m -> "x1".equals(m.header(SagaHeaders.SAGA_ID)))).as("no Cancel, no compensation")
+        .isEmpty();
+    assertThat(s.state("x1")).isEqualTo("STOPPED");
+    assertThat(s.events("x1")).endsWith("FAILED notify 1", "COMPENSATING", "STOPPED debit-confirm",
+        "TICKET debit-confirm").noneMatch(e -> e.startsWith("COMPENSATION_SENT"));
+    assertThat(s.list("SELECT kind || ' ' || step || ' ' || status FROM converge_saga_ticket WHERE saga_id = 'x1'"))
+        .containsExactly("ANOMALY debit-confirm OPEN");
+    assertThat(s.one("SELECT reason FROM converge_saga_ticket WHERE saga_id = 'x1'")).contains("branch 'debit'")
+        .contains("confirmed").contains("ship, debit");
+    clock.advance(Duration.ofHours(1));
+    c.poll();
+    assertThat(only(mail.next(), m -> "x1".equals(m.header(SagaHeaders.SAGA_ID)))).as("automation stopped")
+        .isEmpty();
+
+    // S2: a Cancel failing more often than compensationAttempts (2) is still asked, with a ticket, until it succeeds
+    c.start(mixedDefinition, "x2", "{\"id\":\"x2\"}");
+    c.replyHandler().handle(replyTo(commandOf(mail, "x2"), "SUCCESS", null));
+    c.replyHandler().handle(replyTo(commandOf(mail, "x2"), "BUSINESS_FAILURE", "NO_STOCK"));
+    for (int i = 1; i <= 4; i++) {
+      IncomingMessage cancel = commandOf(mail, "x2");
+      assertThat(attemptOf(cancel)).isEqualTo("debit compensate " + i);
+      c.replyHandler().handle(replyTo(cancel, "TECHNICAL_FAILURE", "ACCOUNT_DOWN"));
+      assertThat(s.state("x2")).as("still compensating after failure " + i).isEqualTo("COMPENSATING");
+      clock.advance(Duration.ofSeconds(1));
+      c.poll();
+    }
+    assertThat(s.list("SELECT kind || ' ' || step || ' ' || status FROM converge_saga_ticket WHERE saga_id = 'x2'"))
+        .containsExactly("CANCEL_FAILING debit OPEN");
+    c.replyHandler().handle(replyTo(commandOf(mail, "x2"), "SUCCESS", null));
+    assertThat(s.state("x2")).isEqualTo("COMPENSATED");
+    assertThat(s.events("x2")).contains("TICKET_NOTED debit 5").noneMatch(e -> e.startsWith("COMPENSATION_FAILED"));
+    // a Cancel refused (a business failure) breaks the TCC contract: an anomaly, not a retry
+    c.start(mixedDefinition, "x3", "{\"id\":\"x3\"}");
+    c.replyHandler().handle(replyTo(commandOf(mail, "x3"), "SUCCESS", null));
+    c.replyHandler().handle(replyTo(commandOf(mail, "x3"), "BUSINESS_FAILURE", "NO_STOCK"));
+    c.replyHandler().handle(replyTo(commandOf(mail, "x3"), "BUSINESS_FAILURE", "UNKNOWN_TRY"));
+    assertThat(s.state("x3")).isEqualTo("STOPPED");
+    assertThat(s.list("SELECT kind || ' ' || step FROM converge_saga_ticket WHERE saga_id = 'x3'"))
+        .containsExactly("ANOMALY debit");
+  }
+
   @Test
   void threeStepsAndALocalOneComplete() throws Exception {
     OrderSaga s = saga();

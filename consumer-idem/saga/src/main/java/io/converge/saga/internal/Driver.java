@@ -92,7 +92,7 @@ final class Driver {
     } else {
       moves.event(tx.connection(), row, s.name(), row.attempt(), "TIMED_OUT", null, null);
       int failures = row.failures() + 1;
-      if (def.tcc()) {
+      if (def.tcc() || s.branch() != null) { // a TCC branch's Cancel: a new attempt after its backoff, for ever
         moves.tccFailed(tx, def, row, row, failures, "no answer after " + s.timeout());
       } else if (failures >= def.compensationAttempts()) {
         moves.compensationFailed(tx, def, row, row, failures, "no reply after " + row.sends() + " sends");
@@ -206,12 +206,13 @@ final class Driver {
     Connection c = tx.connection();
     String step = s.name();
     ReplyClass kind = ReplyClassifier.byOutcomeHeader().classify(reply);
-    if (def.tcc() && kind == ReplyClass.BUSINESS_FAILURE) {
+    boolean cancel = def.tcc() || s.branch() != null; // a TCC branch's Cancel, in a TCC or in a mixed saga
+    if (cancel && kind == ReplyClass.BUSINESS_FAILURE) {
       kind = ReplyClass.ANOMALY; // a refused Cancel breaks the TCC contract
     }
     switch (kind) {
       case SUCCESS -> {
-        if (def.tcc()) {
+        if (cancel) {
           moves.tccSucceeded(c, def, row, step);
         }
         moves.event(c, row, step, attempt, "COMPENSATED", null, null);

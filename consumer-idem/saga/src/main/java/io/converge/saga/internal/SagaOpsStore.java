@@ -175,6 +175,10 @@ public final class SagaOpsStore {
       if (before.state() != SagaState.RUNNING) {
         throw refused(before, "compensate applies to RUNNING sagas only");
       }
+      // Only a TccDefinition's Confirm steps are known by name here (no definitions are reachable from SagaOps). A
+      // mixed saga's Confirm step (tccConfirm, any name) passes this guard, harmlessly: the coordinator ignores the
+      // deadline at a Confirm step (asked until it succeeds), and a compensation begun after it stops at the Confirm
+      // (STOPPED, a ticket) without sending the Cancel.
       if (before.stepName() != null && before.stepName().endsWith(TccDefinition.CONFIRM_SUFFIX)) {
         // a TCC global transaction past its Try phase: the decision is Confirm, and some branches may be confirmed
         throw refused(before, "it is a TCC global transaction confirming its branches (step '" + before.stepName()

@@ -102,7 +102,10 @@ final class Transitions {
 
   /**
    * Compensates, last first, the compensable steps from index {@code from} down: local ones here, up to the first
-   * remote one, whose compensation it sends (or schedules, when its participant's rate limit says wait).
+   * remote one, whose compensation it sends (or schedules, when its participant's rate limit says wait). A TCC
+   * Confirm step reached on the way down (a step of a mixed saga, after it) succeeded: its branch is confirmed, the
+   * money moved, and its Try's Cancel would be refused by the branch's barrier. The walk stops there
+   * ({@link #stopAtConfirm}): nothing below it is compensated, the saga is {@code STOPPED} with a ticket.
    */
   <D> void compensate(TxnContext tx, SagaDefinition<D> def, SagaRow before, SagaRow row, int from, D data)
       throws SQLException {
@@ -112,6 +115,10 @@ final class Transitions {
     }
     for (int j = from; j >= 0; j--) {
       SagaStep<D> s = def.step(j);
+      if (s.confirm()) {
+        stopAtConfirm(c, def, before, row.at(SagaState.COMPENSATING, j));
+        return;
+      }
       if (!s.compensable()) {
         continue;
       }
@@ -128,6 +135,36 @@ final class Transitions {
     event(c, done, null, null, "COMPENSATED", null, null);
     metrics.ended(def.name(), SagaState.COMPENSATED);
     log.info("Saga {} compensated", done.id());
+  }
+
+  /**
+   * The compensation of a mixed saga reached the Confirm step {@code at} is at: its branch is confirmed (a Confirm
+   * is asked until it succeeds, and compensation begins only after it), so the Try is not cancelled and the steps
+   * before it are not compensated: undoing them around a confirmed debit would leave the books half undone. The
+   * saga is {@code STOPPED} with an {@code ANOMALY} ticket naming the branch and the steps left as they are: a
+   * person decides (refund, or finish the saga's work by hand).
+   */
+  private <D> void stopAtConfirm(Connection c, SagaDefinition<D> def, SagaRow before, SagaRow at)
+      throws SQLException {
+    SagaStep<D> s = def.step(at.step());
+    StringBuilder left = new StringBuilder();
+    for (int j = at.step() - 1; j >= 0; j--) {
+      if (def.step(j).compensable()) {
+        left.append(left.length() == 0 ? "" : ", ").append(def.step(j).name());
+      }
+    }
+    String why = "compensation reached step '" + s.name() + "', the Confirm of TCC branch '" + s.branch()
+        + "', which succeeded: the branch is confirmed (its Try's Cancel is not sent) and the steps before it are"
+        + " not compensated (" + (left.length() == 0 ? "none" : left) + "); last error: "
+        + (at.lastError() == null ? "unknown" : at.lastError());
+    Instant now = now();
+    SagaRow saved = SagaStore.update(c, before, at.finished(SagaState.STOPPED, why), null, now);
+    event(c, saved, s.name(), null, "STOPPED", null, why);
+    SagaStore.ticket(c, saved, s.name(), "ANOMALY", why, now);
+    event(c, saved, s.name(), null, "TICKET", null, why);
+    metrics.ended(def.name(), SagaState.STOPPED);
+    log.warn("Saga {} stopped at the confirmed step '{}' of branch '{}': {} (ticket opened)", saved.id(), s.name(),
+        s.branch(), why);
   }
 
   /** Runs a local step's compensation; false when it failed (then the saga is updated to retry or to a ticket). */
@@ -183,14 +220,15 @@ final class Transitions {
 
   /**
    * Counts a failed compensation: a new attempt after a backoff, or, at the definition's limit, the end of
-   * automation: {@code COMPENSATION_FAILED} and a ticket.
+   * automation: {@code COMPENSATION_FAILED} and a ticket. The Cancel of a TCC branch (of a {@code TccDefinition}, or
+   * a mixed saga's Try step) is never given up: {@link #tccFailed}.
    */
   <D> void compensationFailed(TxnContext tx, SagaDefinition<D> def, SagaRow before, SagaRow row, int failures,
       String reason) throws SQLException {
     Connection c = tx.connection();
     SagaStep<D> s = def.step(row.step());
     Instant now = now();
-    if (def.tcc()) {
+    if (def.tcc() || s.branch() != null) { // a Cancel, of a TCC or of a mixed saga's Try: asked until it succeeds
       tccFailed(tx, def, before, row, failures, reason);
       return;
     }
