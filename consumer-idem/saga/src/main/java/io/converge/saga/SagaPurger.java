@@ -15,9 +15,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Deletes the finished sagas, with their events and tickets, once they have been finished longer than the retention.
- * Final, and so purged, are: {@code COMPLETED} and {@code COMPENSATED} sagas, counted from their last transition
- * ({@code updated_at}); and {@code COMPENSATION_FAILED} and {@code STOPPED} sagas whose every ticket a person resolved,
- * counted from the last resolution. A {@code RUNNING} or {@code COMPENSATING} saga is never purged, however old, nor a
+ * Final, and so purged, are: {@code COMPLETED} and {@code COMPENSATED} sagas, and {@code COMPENSATION_FAILED} and
+ * {@code STOPPED} sagas that have a ticket; in every state only once every ticket of the saga was resolved by a person,
+ * counted from its last transition ({@code updated_at}) and from the last resolution. A saga ends {@code COMPLETED} or
+ * {@code COMPENSATED} with an open ticket by design (a Confirm or Cancel still failing, a misconfigured step): it stays
+ * until the ticket is resolved. A {@code RUNNING} or {@code COMPENSATING} saga is never purged, however old, nor a
  * stopped one with an open ticket (or none): the coordinator or a person still needs its row. The events of a saga that
  * no longer exists (a late reply recorded after its purge) are deleted once older than the retention too. Age is
  * counted by the database's clock. A TCC global transaction is final only once every branch's Confirm or Cancel was
@@ -46,12 +48,13 @@ public final class SagaPurger {
 
   private static final String FINISHED = """
       SELECT s.id, s.updated_at FROM converge_saga s
-       WHERE (s.state IN ('COMPLETED', 'COMPENSATED') AND s.updated_at < now() - make_interval(secs => ?))
-          OR (s.state IN ('COMPENSATION_FAILED', 'STOPPED')
-              AND EXISTS (SELECT 1 FROM converge_saga_ticket t WHERE t.saga_id = s.id)
-              AND NOT EXISTS (SELECT 1 FROM converge_saga_ticket t WHERE t.saga_id = s.id
-                               AND (t.status <> 'RESOLVED' OR t.resolved_at IS NULL
-                                    OR t.resolved_at >= now() - make_interval(secs => ?))))""";
+       WHERE s.state IN ('COMPLETED', 'COMPENSATED', 'COMPENSATION_FAILED', 'STOPPED')
+         AND s.updated_at < now() - make_interval(secs => ?)
+         AND (s.state IN ('COMPLETED', 'COMPENSATED')
+              OR EXISTS (SELECT 1 FROM converge_saga_ticket t WHERE t.saga_id = s.id))
+         AND NOT EXISTS (SELECT 1 FROM converge_saga_ticket t WHERE t.saga_id = s.id
+                          AND (t.status <> 'RESOLVED' OR t.resolved_at IS NULL
+                               OR t.resolved_at >= now() - make_interval(secs => ?)))""";
   private static final String PURGE = "WITH done AS (" + FINISHED + """
        ORDER BY s.updated_at LIMIT ? FOR UPDATE OF s SKIP LOCKED),
       events AS (DELETE FROM converge_saga_event e USING done d WHERE e.saga_id = d.id),

@@ -35,6 +35,8 @@ class SagaPurgerIT {
       saga.start("fresh", "");
       saga.start("ticketed", "");
       saga.start("resolved", "");
+      saga.start("confirming", ""); // COMPLETED with a ticket a person must still handle (a Confirm failing)
+      saga.start("refunded", ",\"refuse\":\"debit\""); // COMPENSATED, its ticket resolved within the retention
       saga.pump(mail);
       saga.start("running", ""); // its command is never delivered
       saga.coordinator.close();
@@ -48,30 +50,42 @@ class SagaPurgerIT {
           + " SELECT id, tenant, 'reserve', 'COMPENSATION_FAILED', 'undo failed 3 times', now() FROM converge_saga"
           + " WHERE id IN ('ticketed', 'resolved')");
       assertThat(SagaOps.of(ds).resolve("resolved", "alice", "stock released by hand")).hasSize(1);
+      // sagas end COMPLETED or COMPENSATED with a ticket by design (Transitions.tccSucceeded, a MISCONFIGURED one)
+      assertThat(saga.state("confirming")).isEqualTo("COMPLETED");
+      assertThat(saga.state("refunded")).isEqualTo("COMPENSATED");
+      sql(ds, "INSERT INTO converge_saga_ticket (saga_id, tenant, step, kind, reason, created_at)"
+          + " SELECT id, tenant, 'ship', CASE id WHEN 'confirming' THEN 'CONFIRM_FAILING' ELSE 'ANOMALY' END,"
+          + " 'a person must look', now() - interval '8 days' FROM converge_saga"
+          + " WHERE id IN ('confirming', 'refunded')");
+      assertThat(SagaOps.of(ds).resolve("refunded", "bob", "checked")).hasSize(1);
       // everything but "fresh" finished (or was resolved) 8 days ago; "running" was last touched then too
       sql(ds, "UPDATE converge_saga SET updated_at = now() - interval '8 days' WHERE id <> 'fresh'");
-      sql(ds, "UPDATE converge_saga_ticket SET resolved_at = now() - interval '8 days' WHERE status = 'RESOLVED'");
+      sql(ds, "UPDATE converge_saga_ticket SET resolved_at = now() - interval '8 days' WHERE status = 'RESOLVED'"
+          + " AND saga_id <> 'refunded'");
+      sql(ds, "UPDATE converge_saga_ticket SET resolved_at = now() - interval '1 day' WHERE saga_id = 'refunded'");
       // a late reply recorded after its saga's purge (Driver: "no such saga"), 8 days ago, and a recent one
       sql(ds, "INSERT INTO converge_saga_event (saga_id, step, attempt, kind, payload, at) VALUES"
           + " ('gone-old', 'reserve', 1, 'LATE_REPLY', 'no such saga', now() - interval '8 days'),"
           + " ('gone-new', 'reserve', 1, 'LATE_REPLY', 'no such saga', now())");
       long keptEvents = saga.count("SELECT count(*) FROM converge_saga_event"
-          + " WHERE saga_id IN ('fresh', 'running', 'ticketed')");
+          + " WHERE saga_id IN ('fresh', 'running', 'ticketed', 'confirming', 'refunded')");
 
       SagaPurger purger = new SagaPurger(ds, Duration.ofDays(7), 1); // one saga a batch: the batches loop
       assertThat(purger.countExpired()).isEqualTo(3);
       assertThat(purger.purgeExpired(100)).isEqualTo(3);
 
       assertThat(saga.list("SELECT id FROM converge_saga ORDER BY id"))
-          .containsExactly("fresh", "running", "ticketed");
+          .as("a finished saga with an open ticket, or one resolved within the retention, stays, whatever its state")
+          .containsExactly("confirming", "fresh", "refunded", "running", "ticketed");
       assertThat(saga.list("SELECT DISTINCT saga_id FROM converge_saga_event ORDER BY saga_id"))
           .as("the purged sagas' events and the old orphan event are gone")
-          .containsExactly("fresh", "gone-new", "running", "ticketed");
+          .containsExactly("confirming", "fresh", "gone-new", "refunded", "running", "ticketed");
       assertThat(saga.count("SELECT count(*) FROM converge_saga_event"
-          + " WHERE saga_id IN ('fresh', 'running', 'ticketed')")).as("the kept sagas' events untouched")
-          .isEqualTo(keptEvents);
-      assertThat(saga.list("SELECT saga_id || ' ' || status FROM converge_saga_ticket"))
-          .containsExactly("ticketed OPEN");
+          + " WHERE saga_id IN ('fresh', 'running', 'ticketed', 'confirming', 'refunded')"))
+          .as("the kept sagas' events untouched").isEqualTo(keptEvents);
+      assertThat(saga.list("SELECT saga_id || ' ' || kind || ' ' || status FROM converge_saga_ticket ORDER BY saga_id"))
+          .containsExactly("confirming CONFIRM_FAILING OPEN", "refunded ANOMALY RESOLVED",
+              "ticketed COMPENSATION_FAILED OPEN");
       assertThat(purger.countExpired()).isZero();
       assertThat(purger.purgeExpired(100)).as("nothing left to purge").isZero();
       assertThat(saga.effects("done")).as("a participant's work is not the coordinator's to purge")
