@@ -38,10 +38,11 @@ public final class SagaPurger {
   public static final int DEFAULT_BATCH_SIZE = 1_000;
 
   /**
-   * The shortest retention: 6 hours, longer than a broker's redelivery window (about 4 h 46 min), so a reply
-   * redelivered to a finished saga still finds it (and is recorded as late, never applied).
+   * The shortest retention: 24 hours. Longer than a broker's redelivery window (about 4 h 46 min), so a reply
+   * redelivered to a finished saga still finds it (and is recorded as late, never applied); and as long as the
+   * Idempotency-Key TTL (24 h), so a {@code start} re-sent within it finds its saga rather than beginning a new one.
    */
-  public static final Duration MIN_RETENTION = Duration.ofHours(6);
+  public static final Duration MIN_RETENTION = Duration.ofHours(24);
 
   /** The default retention: 7 days. */
   public static final Duration DEFAULT_RETENTION = Duration.ofDays(7);
@@ -60,11 +61,22 @@ public final class SagaPurger {
       events AS (DELETE FROM converge_saga_event e USING done d WHERE e.saga_id = d.id),
       tickets AS (DELETE FROM converge_saga_ticket t USING done d WHERE t.saga_id = d.id)
       DELETE FROM converge_saga s USING done d WHERE s.id = d.id""";
+  /**
+   * The only events written without a saga row: a reply to a saga already purged ({@code Driver}, "no such saga"),
+   * and a person's resolution of the ticket such a reply opened ({@code SagaOps.resolve}).
+   */
   private static final String ORPHANS = """
       DELETE FROM converge_saga_event e
        WHERE e.ctid IN (SELECT o.ctid FROM converge_saga_event o
-                         WHERE o.at < now() - make_interval(secs => ?)
+                         WHERE o.kind IN ('LATE_REPLY', 'OPERATOR_RESOLVED')
+                           AND o.at < now() - make_interval(secs => ?)
                            AND NOT EXISTS (SELECT 1 FROM converge_saga s WHERE s.id = o.saga_id) LIMIT ?)""";
+  /** A ticket opened for a saga already purged (a compensation re-driven late), once resolved that long ago. */
+  private static final String ORPHAN_TICKETS = """
+      DELETE FROM converge_saga_ticket t
+       WHERE t.id IN (SELECT o.id FROM converge_saga_ticket o
+                       WHERE o.status = 'RESOLVED' AND o.resolved_at < now() - make_interval(secs => ?)
+                         AND NOT EXISTS (SELECT 1 FROM converge_saga s WHERE s.id = o.saga_id) LIMIT ?)""";
   private static final String COUNT = "SELECT count(*) FROM (" + FINISHED + ") f";
 
   private final DataSource dataSource;
@@ -80,7 +92,7 @@ public final class SagaPurger {
    */
   public SagaPurger(DataSource dataSource, Duration retention, int batchSize) {
     this.retention = Require.atLeast("converge.saga.retention", retention, MIN_RETENTION,
-        MIN_RETENTION + " (longer than the broker's redelivery window)");
+        MIN_RETENTION + " (the Idempotency-Key TTL, longer than the broker's redelivery window)");
     this.batchSize = Require.between("converge.saga.purge-batch-size", batchSize, 1, BatchPurger.MAX_BATCH_SIZE);
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
   }
@@ -100,10 +112,10 @@ public final class SagaPurger {
   public long purgeExpired(int maxBatches) {
     Require.between("saga.purge.maxBatches", maxBatches, 1, Integer.MAX_VALUE);
     long sagas = batches(PURGE, maxBatches, true);
-    long orphans = batches(ORPHANS, maxBatches, false);
+    long orphans = batches(ORPHANS, maxBatches, false) + batches(ORPHAN_TICKETS, maxBatches, false);
     if (sagas > 0 || orphans > 0) {
-      log.info("Saga purge: {} sagas finished more than {} ago deleted with their events and tickets, {} events of"
-          + " sagas gone", sagas, retention, orphans);
+      log.info("Saga purge: {} sagas finished more than {} ago deleted with their events and tickets, {} events and"
+          + " resolved tickets of sagas gone", sagas, retention, orphans);
     }
     return sagas;
   }

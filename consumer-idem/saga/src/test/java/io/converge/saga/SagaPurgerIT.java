@@ -4,11 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.converge.broker.postgres.ConvergePostgres;
+import io.converge.consumer.IncomingMessage;
+import io.converge.core.Envelope;
 import io.converge.outbox.OutboxBackend;
 import io.converge.producer.TxnProducer;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
@@ -16,8 +20,10 @@ import org.junit.jupiter.api.Test;
  * The purge of finished sagas, on the embedded PostgreSQL, with sagas driven by the real coordinator and
  * participants (outbox backend, the messages delivered by hand): a COMPLETED and a COMPENSATED saga finished longer
  * than the retention ago, and a COMPENSATION_FAILED one whose ticket was resolved that long ago, go with their
- * events and tickets; a RUNNING saga, however old, a stopped one with an open ticket, and a saga finished within the
- * retention stay whole; events of a saga that no longer exists go once old.
+ * events and tickets; a RUNNING saga, however old, a saga of any final state with an open ticket (or one resolved
+ * within the retention), and a saga finished within the retention stay whole; events of a saga that no longer exists
+ * go once old. A compensation that succeeds after its saga's purge (re-driven late) opens an ANOMALY ticket and is
+ * counted; that ticket stays until resolved longer than the retention ago.
  */
 class SagaPurgerIT {
 
@@ -90,14 +96,50 @@ class SagaPurgerIT {
       assertThat(purger.purgeExpired(100)).as("nothing left to purge").isZero();
       assertThat(saga.effects("done")).as("a participant's work is not the coordinator's to purge")
           .containsExactly("reserve forward", "debit forward", "ship forward", "mark-paid forward");
+
+      // a compensation command of "undone" parked in a dead-letter queue and re-driven after the purge: its SUCCESS
+      // reply (a new message) finds no saga; it may have undone the step twice, so a person is asked
+      IncomingMessage replied = new Mailbox(ds).next().stream()
+          .filter(m -> "undone".equals(m.header(SagaHeaders.SAGA_ID))
+              && SagaHeaders.COMPENSATE.equals(m.header(SagaHeaders.DIRECTION)) && m.topic().endsWith("replies"))
+          .findFirst().orElseThrow();
+      IncomingMessage redriven = IncomingMessage.builder().topic(replied.topic()).headers(replied.headers())
+          .header(Envelope.MESSAGE_ID, "redriven-" + replied.envelopeMessageId()).payload(replied.payload()).build();
+      List<String> counted = new CopyOnWriteArrayList<>();
+      OrderSaga later = new OrderSaga(ds, producer, "", null, b -> b.metrics(new SagaMetrics() {
+
+        @Override
+        public void compensationAfterPurge(String step) {
+          counted.add(step);
+        }
+      }));
+      assertThat(later.deliver(redriven)).isEqualTo(io.converge.consumer.Outcome.PROCESSED);
+      later.coordinator.close();
+      assertThat(counted).containsExactly("reserve");
+      assertThat(saga.list("SELECT step || ' ' || kind || ' ' || status FROM converge_saga_ticket"
+          + " WHERE saga_id = 'undone'")).containsExactly("reserve ANOMALY OPEN");
+      assertThat(saga.list("SELECT id FROM converge_saga WHERE id = 'undone'")).as("no saga row made").isEmpty();
+      sql(ds, "UPDATE converge_saga_event SET at = now() - interval '8 days' WHERE saga_id = 'undone'");
+      assertThat(purger.purgeExpired(100)).isZero();
+      assertThat(saga.list("SELECT status FROM converge_saga_ticket WHERE saga_id = 'undone'"))
+          .as("an open ticket of a purged saga stays").containsExactly("OPEN");
+      SagaOps.of(ds).resolve("undone", "carol", "checked: refunded once");
+      sql(ds, "UPDATE converge_saga_ticket SET resolved_at = now() - interval '8 days' WHERE saga_id = 'undone'");
+      sql(ds, "UPDATE converge_saga_event SET at = now() - interval '8 days' WHERE saga_id = 'undone'");
+      purger.purgeExpired(100);
+      assertThat(saga.count("SELECT count(*) FROM converge_saga_ticket WHERE saga_id = 'undone'")
+          + saga.count("SELECT count(*) FROM converge_saga_event WHERE saga_id = 'undone'"))
+          .as("once resolved longer than the retention ago, its ticket and events go").isZero();
     }
   }
 
   @Test
-  void aRetentionShorterThanTheRedeliveryWindowIsRefused() {
+  void aRetentionShorterThanTheIdempotencyKeyTtlIsRefused() {
     DataSource ds = ConvergePostgres.shared().dataSource();
-    assertThatThrownBy(() -> new SagaPurger(ds, Duration.ofHours(1), 100))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("converge.saga.retention");
+    assertThatThrownBy(() -> new SagaPurger(ds, Duration.ofHours(23), 100))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("converge.saga.retention")
+        .hasMessageContaining("PT24H").hasMessageContaining("PT23H");
+    assertThat(new SagaPurger(ds, Duration.ofHours(24), 100).retention()).isEqualTo(Duration.ofHours(24));
     assertThatThrownBy(() -> new SagaPurger(ds, SagaPurger.DEFAULT_RETENTION, 0))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("converge.saga.purge-batch-size");
   }
