@@ -35,6 +35,13 @@ public interface SagaMetrics {
   default void replyIgnored(String definition, String kind) {
   }
 
+  /**
+   * A compensation of {@code step} replied SUCCESS for a saga that no longer exists (purged; re-driven late): it may
+   * have undone the step twice; an {@code ANOMALY} ticket is open.
+   */
+  default void compensationAfterPurge(String step) {
+  }
+
   /** A compensation command of {@code participant} was sent. */
   default void compensationSent(String participant) {
   }

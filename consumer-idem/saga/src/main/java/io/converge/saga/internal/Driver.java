@@ -103,6 +103,21 @@ final class Driver {
     }
   }
 
+  /**
+   * A compensation that succeeded for a saga no longer there (purged): a command parked in a participant's dead-letter
+   * queue and re-driven after the retention. Had the saga been kept, its step may have been undone already (or by
+   * hand): the money may have gone back twice, so a person must look, on an {@code ANOMALY} ticket of its own (the
+   * ticket table needs no saga row; the tenant is the reply's).
+   */
+  private void compensatedAfterPurge(Connection c, String id, String tenant, String step, String note)
+      throws Exception {
+    String reason = "a compensation of step '" + step + "' succeeded after its saga was purged (a command re-driven"
+        + " late, e.g. from a dead-letter queue): if the step had been undone already, it was undone twice; " + note;
+    SagaStore.orphanTicket(c, id, tenant, step, "ANOMALY", reason, moves.now());
+    metrics.compensationAfterPurge(step);
+    log.error("Saga {} (purged): {}; an ANOMALY ticket is open", id, reason);
+  }
+
   /** Applies the reply {@code m} (of a participant, or the answer of an HTTP branch) in {@code tx}. */
   void onReply(TxnContext tx, IncomingMessage m) throws Exception {
     String id = m.header(SagaHeaders.SAGA_ID);
@@ -124,6 +139,10 @@ final class Driver {
     if (found.isEmpty()) {
       SagaStore.event(c, id, step, attempt, "LATE_REPLY", m.envelopeMessageId(), "no such saga; " + note,
           moves.now());
+      if (SagaHeaders.COMPENSATE.equals(direction) && ReplyClassifier.byOutcomeHeader()
+          .classify(new SagaReply(m.header(SagaHeaders.OUTCOME), m.headers(), m.payload())) == ReplyClass.SUCCESS) {
+        compensatedAfterPurge(c, id, m.tenant(), step, note);
+      }
       return;
     }
     SagaRow row = found.get();

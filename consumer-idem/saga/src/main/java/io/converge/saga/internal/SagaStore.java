@@ -214,6 +214,21 @@ final class SagaStore {
     }
   }
 
+  /** A ticket of a saga that has no row (purged). */
+  static void orphanTicket(Connection c, String sagaId, String tenant, String step, String kind, String reason,
+      Instant now)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(TICKET)) {
+      ps.setString(1, sagaId);
+      ps.setString(2, tenant);
+      ps.setString(3, step);
+      ps.setString(4, kind);
+      ps.setString(5, reason);
+      ps.setTimestamp(6, ts(now));
+      ps.executeUpdate();
+    }
+  }
+
   private static Optional<SagaRow> read(PreparedStatement ps) throws SQLException {
     try (ResultSet rs = ps.executeQuery()) {
       if (!rs.next()) {

@@ -19,6 +19,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code saga.set.aside} (tag {@code definition}): a saga that could not be driven, tried again later;</li>
  *   <li>{@code saga.replies.ignored} (tags {@code definition}, {@code kind}: {@code DUPLICATE_REPLY},
  *       {@code LATE_REPLY});</li>
+ *   <li>{@code saga.compensations.after.purge} (tag {@code step}): a compensation that succeeded for a saga
+ *       already purged (re-driven late), which may have undone its step twice: an {@code ANOMALY} ticket is open;</li>
  *   <li>{@code saga.compensations.sent} and {@code saga.compensations.delayed} (tag {@code participant}): the
  *       second counts compensations held back by the participant's rate limit;</li>
  *   <li>{@code saga.step.latency} (timer, tags {@code definition}, {@code step}, {@code direction}): from a step's
@@ -83,6 +85,12 @@ public final class MicrometerSagaMetrics implements SagaMetrics {
   public void replyIgnored(String definition, String kind) {
     count("saga.replies.ignored", "Replies recorded but not applied (duplicate or late)", "definition", definition,
         "kind", kind);
+  }
+
+  @Override
+  public void compensationAfterPurge(String step) {
+    count("saga.compensations.after.purge", "Compensations that succeeded for a saga already purged (ANOMALY ticket)",
+        "step", step);
   }
 
   @Override

@@ -21,8 +21,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *     commands
  * @param tcc the TCC participants' barrier purge
  * @param retention how long a finished saga (with its events and tickets) is kept before the coordinator's service
- *     purges it ({@code SagaPurger}: COMPLETED, COMPENSATED, and stopped sagas whose tickets are all resolved); at
- *     least 6 h; default 7 d
+ *     purges it ({@code SagaPurger}: COMPLETED, COMPENSATED, and stopped sagas, once their tickets are all resolved); at
+ *     least 24 h; default 7 d
  * @param purgeInterval the time between purges of finished sagas; default 10m (as the dedup purge's)
  */
 @ConfigurationProperties("converge.saga")
@@ -42,7 +42,7 @@ public record SagaProperties(@DefaultValue("true") boolean enabled, @DefaultValu
    * The purge of the TCC barrier's finished branches, {@code converge.saga.tcc.*}, scheduled when the context has a
    * {@code TccParticipant} bean.
    *
-   * @param retention how long a finished branch's rows are kept; at least 6 h; default 7 d
+   * @param retention how long a finished branch's rows are kept; at least 24 h; default 7 d
    * @param purgeInterval the time between purges; default 10m (as the dedup purge's)
    */
   public record Tcc(@DefaultValue("7d") Duration retention, @DefaultValue("10m") Duration purgeInterval) {

@@ -49,6 +49,7 @@ class MicrometerSagaMetricsTest {
     metrics.compensationDelayed("inventory");
     metrics.hangingRefused("inventory", "reserve");
     metrics.setAside("gone-v0");
+    metrics.compensationAfterPurge("reserve");
 
     assertThat(count("saga.replies.ignored", "definition", "order", "kind", "DUPLICATE_REPLY")).isEqualTo(1);
     assertThat(count("saga.replies.ignored", "definition", "order", "kind", "LATE_REPLY")).isEqualTo(2);
@@ -56,6 +57,7 @@ class MicrometerSagaMetricsTest {
     assertThat(count("saga.compensations.delayed", "participant", "inventory")).isEqualTo(2);
     assertThat(count("saga.hanging.refused", "participant", "inventory", "step", "reserve")).isEqualTo(1);
     assertThat(count("saga.set.aside", "definition", "gone-v0")).isEqualTo(1);
+    assertThat(count("saga.compensations.after.purge", "step", "reserve")).isEqualTo(1);
   }
 
   @Test
