@@ -30,4 +30,11 @@ public @interface IdempotentConsumer {
 
   /** The name of a failure policy under {@code converge.consumer.policies.<name>}; default {@code "default"}. */
   String policy() default "default";
+
+  /**
+   * The processing span's relation to the message's creation context: linked (false, the default and the messaging
+   * conventions' choice) or its child (true, one trace from the request to the last consumer); see
+   * {@code IdempotentHandler.Builder#traceAsParent}.
+   */
+  boolean traceAsParent() default false;
 }

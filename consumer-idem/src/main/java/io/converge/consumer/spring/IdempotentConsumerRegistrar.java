@@ -94,7 +94,8 @@ final class IdempotentConsumerRegistrar implements SmartLifecycle {
     String group = context.getEnvironment().resolveRequiredPlaceholders(annotation.group());
     IdempotentHandler idempotent = properties.applyEnvelopeRules(IdempotentHandler.builder().group(group)
         .handler(handler).transactions(transactions).policy(properties.policy(annotation.policy())).metrics(metrics)
-        .tracing(context.getBeanProvider(Tracing.class).getIfAvailable(Tracing::global)),
+        .tracing(context.getBeanProvider(Tracing.class).getIfAvailable(Tracing::global))
+        .traceAsParent(annotation.traceAsParent()),
         context.getBeanProvider(SigningKeys.class).getIfAvailable()).build();
     try {
       running.add(binding.subscribe(topic, idempotent));

@@ -1,5 +1,7 @@
 package io.converge.examples.account;
 
+import org.springframework.beans.factory.ObjectProvider;
+import io.converge.core.tracing.Tracing;
 import io.converge.consumer.BusinessException;
 import io.converge.examples.events.EventCodec;
 import io.converge.examples.events.Events.SagaOrder;
@@ -37,8 +39,9 @@ class AccountParticipant {
   private static final byte[] DONE = "{}".getBytes(StandardCharsets.UTF_8);
 
   @Bean
-  SagaParticipant accountSagaParticipant(TxnProducer producer, EventCodec codec, Clock clock) {
-    return SagaParticipant.builder("account").producer(producer)
+  SagaParticipant accountSagaParticipant(TxnProducer producer, EventCodec codec, Clock clock,
+      ObjectProvider<Tracing> tracing) {
+    return SagaParticipant.builder("account").producer(producer).tracing(tracing.getIfAvailable(Tracing::global))
         .step("debit", (c, m) -> debit(c, codec.read(m, SagaOrder.class), clock))
         .compensation("debit", (c, m) -> refund(c, codec.read(m, SagaOrder.class)))
         .build();

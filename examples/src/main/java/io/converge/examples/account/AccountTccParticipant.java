@@ -1,5 +1,7 @@
 package io.converge.examples.account;
 
+import org.springframework.beans.factory.ObjectProvider;
+import io.converge.core.tracing.Tracing;
 import io.converge.consumer.BusinessException;
 import io.converge.examples.events.EventCodec;
 import io.converge.examples.events.Events.SagaOrder;
@@ -57,8 +59,9 @@ class AccountTccParticipant {
   private static final byte[] DONE = "{}".getBytes(StandardCharsets.UTF_8);
 
   @Bean
-  TccParticipant accountDebitBranch(TxnProducer producer, EventCodec codec, Clock clock, MeterRegistry registry) {
-    return TccParticipant.builder("account").producer(producer)
+  TccParticipant accountDebitBranch(TxnProducer producer, EventCodec codec, Clock clock, MeterRegistry registry,
+      ObjectProvider<Tracing> tracing) {
+    return TccParticipant.builder("account").producer(producer).tracing(tracing.getIfAvailable(Tracing::global))
         .barrier(TccBarrier.builder().metrics(MicrometerTccMetrics.of(registry)).build())
         .branch(BRANCH, (c, m) -> freeze(c, codec.read(m, SagaOrder.class), clock),
             (c, m) -> debitFrozen(c, codec.read(m, SagaOrder.class), clock),

@@ -27,7 +27,7 @@ record DebitHandler(AccountRepository accounts, AccountEntryRepository entries, 
   private static final Logger log = LoggerFactory.getLogger(DebitHandler.class);
   private static final int CAS_ATTEMPTS = 10;
 
-  @IdempotentConsumer(topic = "stock-reserved${examples.topic-suffix:}", group = "account-on-stock-reserved")
+  @IdempotentConsumer(topic = "stock-reserved${examples.topic-suffix:}", group = "account-on-stock-reserved", traceAsParent = true)
   public void debit(IncomingMessage m) {
     StockReserved e = events.read(m, StockReserved.class);
     if (entries.existsById(e.orderId())) {

@@ -1,6 +1,7 @@
 package io.converge.examples.demo;
 
 import io.converge.broker.DevPlatform;
+import io.opentelemetry.sdk.trace.export.SpanExporter;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,6 +22,7 @@ public final class DemoRunner {
   private final Map<String, String> properties;
   private final List<Report> reports = new ArrayList<>();
   private final List<Flow> flows = new ArrayList<>();
+  private SpanExporter spans;
 
   private static final Duration SETTLE_TIMEOUT = Duration.ofSeconds(120);
 
@@ -78,7 +80,18 @@ public final class DemoRunner {
     String url = backend.onPulsar() ? platform.pulsar().serviceUrl() : null;
     return new SagaRun(backend, platform.postgres(), transport,
         () -> backend.onPulsar() ? PulsarInjector.open(url) : RocketMQInjector.open(ns),
-        outages.settleTimeout(SETTLE_TIMEOUT), outage, outages.trafficSpread());
+        outages.settleTimeout(SETTLE_TIMEOUT), outage, outages.trafficSpread(),
+        (b, pg, r, t) -> SagaServices.start(b, pg, r, t, false, spans), true);
+  }
+
+  /**
+   * Makes every service of the following runs trace into {@code spans} (each its own SDK, resource {@code service.name}
+   * = the service's name); null: the services' own configuration ({@code examples.tracing.file}, or the global
+   * OpenTelemetry).
+   */
+  public DemoRunner traceTo(SpanExporter spans) {
+    this.spans = spans;
+    return this;
   }
 
   /** The reports of the runs so far. */

@@ -45,8 +45,14 @@ public final class SagaRun {
    */
   SagaRun(Backend backend, ConvergePostgres pg, Map<String, String> transport, Supplier<DuplicateInjector> injector,
       Duration settleTimeout, OutageRun outage, Duration trafficSpread) {
-    this(backend, pg, transport, injector, settleTimeout, outage, trafficSpread, SagaServices::start);
-    this.preferWait = true;
+    this(backend, pg, transport, injector, settleTimeout, outage, trafficSpread, SagaServices::start, true);
+  }
+
+  /** As above, the services started by {@code starter} (e.g. tracing into an exporter). */
+  SagaRun(Backend backend, ConvergePostgres pg, Map<String, String> transport, Supplier<DuplicateInjector> injector,
+      Duration settleTimeout, OutageRun outage, Duration trafficSpread, Services.Starter starter, boolean preferWait) {
+    this(backend, pg, transport, injector, settleTimeout, (Disturbance) outage, trafficSpread, starter);
+    this.preferWait = preferWait;
   }
 
   /**

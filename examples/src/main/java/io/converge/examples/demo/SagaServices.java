@@ -15,6 +15,10 @@ import java.util.Map;
 import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import io.opentelemetry.sdk.common.CompletableResultCode;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.opentelemetry.sdk.trace.export.SpanExporter;
+import java.util.Collection;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -56,6 +60,15 @@ final class SagaServices extends RunServices {
    */
   static SagaServices start(Backend backend, ConvergePostgres pg, String run, Map<String, String> transport,
       boolean fixedPorts) {
+    return start(backend, pg, run, transport, fixedPorts, null);
+  }
+
+  /**
+   * As {@link #start(Backend, ConvergePostgres, String, Map, boolean)}; with {@code spans} every service traces into it
+   * (its own SDK, its name as {@code service.name}; see {@code ServiceTracing}), which closing the services leaves open.
+   */
+  static SagaServices start(Backend backend, ConvergePostgres pg, String run, Map<String, String> transport,
+      boolean fixedPorts, SpanExporter spans) {
     SagaServices s = new SagaServices(run);
     try {
       for (Service svc : SERVICES) {
@@ -64,7 +77,7 @@ final class SagaServices extends RunServices {
         if (!fixedPorts) {
           p.put("server.port", "0");
         }
-        s.contexts.put(svc.name(), run(svc.name(), p));
+        s.contexts.put(svc.name(), run(svc.name(), p, spans));
       }
       return s;
     } catch (RuntimeException e) {
@@ -93,12 +106,40 @@ final class SagaServices extends RunServices {
 
   /** Starts service {@code name} in this JVM with properties {@code p}. */
   static ConfigurableApplicationContext run(String name, Map<String, String> p) {
+    return run(name, p, null);
+  }
+
+  /** As {@link #run(String, Map)}; with {@code spans} (when not null) the service traces into it. */
+  static ConfigurableApplicationContext run(String name, Map<String, String> p, SpanExporter spans) {
     Service svc = SERVICES.stream().filter(s -> s.name().equals(name)).findFirst()
         .orElseThrow(() -> new IllegalArgumentException("no service " + name + ", but one of " + SERVICES));
     List<String> args = new ArrayList<>();
     p.forEach((k, v) -> args.add("--" + k + "=" + v));
-    return new SpringApplicationBuilder(svc.app()).properties("spring.config.name=" + svc.name())
-        .run(args.toArray(String[]::new));
+    SpringApplicationBuilder app = new SpringApplicationBuilder(svc.app())
+        .properties("spring.config.name=" + svc.name());
+    if (spans != null) {
+      app.initializers(ctx -> ctx.getBeanFactory().registerSingleton("serviceSpanExporter", new Shared(spans)));
+    }
+    return app.run(args.toArray(String[]::new));
+  }
+
+  /** {@code spans}, left open when a service's SDK shuts down: the services of a run share it. */
+  private record Shared(SpanExporter spans) implements SpanExporter {
+
+    @Override
+    public CompletableResultCode export(Collection<SpanData> batch) {
+      return spans.export(batch);
+    }
+
+    @Override
+    public CompletableResultCode flush() {
+      return spans.flush();
+    }
+
+    @Override
+    public CompletableResultCode shutdown() {
+      return CompletableResultCode.ofSuccess();
+    }
   }
 
   /** The sum over {@code contexts} of the counters named {@code name}, each counted once (see {@link #meters}). */

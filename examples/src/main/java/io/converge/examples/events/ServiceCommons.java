@@ -7,9 +7,11 @@ import java.time.Duration;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 
-/** What every service of the saga shares: topic names, the event codec, a meter registry. */
+/** What every service of the saga shares: topic names, the event codec, a meter registry, the traces' export. */
 @Configuration(proxyBeanMethods = false)
+@Import(ServiceTracing.class)
 public class ServiceCommons {
 
   @Bean

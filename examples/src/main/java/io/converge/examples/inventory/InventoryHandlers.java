@@ -27,7 +27,7 @@ record InventoryHandlers(StockRepository stock, ReservationRepository reservatio
 
   private static final Logger log = LoggerFactory.getLogger(InventoryHandlers.class);
 
-  @IdempotentConsumer(topic = "order-created${examples.topic-suffix:}", group = "inventory-on-order-created")
+  @IdempotentConsumer(topic = "order-created${examples.topic-suffix:}", group = "inventory-on-order-created", traceAsParent = true)
   public void reserve(IncomingMessage m) {
     OrderCreated e = events.read(m, OrderCreated.class);
     if (reservations.existsById(e.orderId())) {
@@ -44,14 +44,14 @@ record InventoryHandlers(StockRepository stock, ReservationRepository reservatio
     }
   }
 
-  @IdempotentConsumer(topic = "payment-succeeded${examples.topic-suffix:}", group = "inventory-on-payment-succeeded")
+  @IdempotentConsumer(topic = "payment-succeeded${examples.topic-suffix:}", group = "inventory-on-payment-succeeded", traceAsParent = true)
   public void sell(IncomingMessage m) {
     String orderId = events.read(m, PaymentSucceeded.class).orderId();
     finish(orderId, Reservation.State.SOLD).ifPresent(r -> require(stock.sell(r.getSku(), r.getQuantity()), r, "sell"));
   }
 
   /** The compensation: the debit failed, the held stock becomes available again. */
-  @IdempotentConsumer(topic = "payment-failed${examples.topic-suffix:}", group = "inventory-on-payment-failed")
+  @IdempotentConsumer(topic = "payment-failed${examples.topic-suffix:}", group = "inventory-on-payment-failed", traceAsParent = true)
   public void release(IncomingMessage m) {
     String orderId = events.read(m, PaymentFailed.class).orderId();
     finish(orderId, Reservation.State.RELEASED).ifPresent(r -> {

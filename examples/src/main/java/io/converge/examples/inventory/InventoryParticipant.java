@@ -1,5 +1,7 @@
 package io.converge.examples.inventory;
 
+import org.springframework.beans.factory.ObjectProvider;
+import io.converge.core.tracing.Tracing;
 import io.converge.consumer.BusinessException;
 import io.converge.examples.events.EventCodec;
 import io.converge.examples.events.Events.SagaOrder;
@@ -35,8 +37,8 @@ class InventoryParticipant {
   private static final byte[] DONE = "{}".getBytes(StandardCharsets.UTF_8);
 
   @Bean
-  SagaParticipant inventorySagaParticipant(TxnProducer producer, EventCodec codec) {
-    return SagaParticipant.builder("inventory").producer(producer)
+  SagaParticipant inventorySagaParticipant(TxnProducer producer, EventCodec codec, ObjectProvider<Tracing> tracing) {
+    return SagaParticipant.builder("inventory").producer(producer).tracing(tracing.getIfAvailable(Tracing::global))
         .step("reserve", (c, m) -> take(c, codec.read(m, SagaOrder.class)))
         .compensation("reserve", (c, m) -> giveBack(c, codec.read(m, SagaOrder.class)))
         .build();

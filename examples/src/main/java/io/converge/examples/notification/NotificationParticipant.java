@@ -1,5 +1,7 @@
 package io.converge.examples.notification;
 
+import org.springframework.beans.factory.ObjectProvider;
+import io.converge.core.tracing.Tracing;
 import io.converge.examples.events.EventCodec;
 import io.converge.examples.events.Events.SagaOrder;
 import io.converge.examples.events.Orchestrated;
@@ -24,19 +26,21 @@ class NotificationParticipant {
   private static final byte[] DONE = "{}".getBytes(StandardCharsets.UTF_8);
 
   @Bean
-  SagaParticipant notificationSagaParticipant(TxnProducer producer, EventCodec codec, Clock clock) {
-    return SagaParticipant.builder("notification").producer(producer).step("notify", (c, m) -> {
-      SagaOrder o = codec.read(m, SagaOrder.class);
-      try (PreparedStatement ps = c.prepareStatement("""
-          INSERT INTO notification (order_id, customer_id, text, sent_at) VALUES (?, ?, ?, ?)
-          ON CONFLICT (order_id) DO NOTHING""")) {
-        ps.setString(1, o.orderId());
-        ps.setString(2, o.customerId());
-        ps.setString(3, "Your order " + o.orderId() + " is paid (" + o.amountCents() + " cents).");
-        ps.setTimestamp(4, Timestamp.from(clock.instant()));
-        ps.executeUpdate();
-      }
-      return DONE;
-    }).build();
+  SagaParticipant notificationSagaParticipant(TxnProducer producer, EventCodec codec, Clock clock,
+      ObjectProvider<Tracing> tracing) {
+    return SagaParticipant.builder("notification").producer(producer).tracing(tracing.getIfAvailable(Tracing::global))
+        .step("notify", (c, m) -> {
+          SagaOrder o = codec.read(m, SagaOrder.class);
+          try (PreparedStatement ps = c.prepareStatement("""
+              INSERT INTO notification (order_id, customer_id, text, sent_at) VALUES (?, ?, ?, ?)
+              ON CONFLICT (order_id) DO NOTHING""")) {
+            ps.setString(1, o.orderId());
+            ps.setString(2, o.customerId());
+            ps.setString(3, "Your order " + o.orderId() + " is paid (" + o.amountCents() + " cents).");
+            ps.setTimestamp(4, Timestamp.from(clock.instant()));
+            ps.executeUpdate();
+          }
+          return DONE;
+        }).build();
   }
 }

@@ -13,7 +13,7 @@ import org.springframework.stereotype.Component;
 @Choreographed
 record PaidNotifier(NotificationRepository notifications, EventCodec codec, Clock clock) {
 
-  @IdempotentConsumer(topic = "payment-succeeded${examples.topic-suffix:}", group = "notification-on-payment-succeeded")
+  @IdempotentConsumer(topic = "payment-succeeded${examples.topic-suffix:}", group = "notification-on-payment-succeeded", traceAsParent = true)
   public void paid(IncomingMessage m) {
     PaymentSucceeded e = codec.read(m, PaymentSucceeded.class);
     if (!notifications.existsById(e.orderId())) {

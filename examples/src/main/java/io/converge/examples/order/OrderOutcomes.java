@@ -27,18 +27,18 @@ record OrderOutcomes(OrderRepository orders, EventCodec codec, Clock clock, Saga
 
   private static final Logger log = LoggerFactory.getLogger(OrderOutcomes.class);
 
-  @IdempotentConsumer(topic = "payment-succeeded${examples.topic-suffix:}", group = "order-on-payment-succeeded")
+  @IdempotentConsumer(topic = "payment-succeeded${examples.topic-suffix:}", group = "order-on-payment-succeeded", traceAsParent = true)
   public void paid(IncomingMessage m) {
     move(codec.read(m, PaymentSucceeded.class).orderId(), OrderState.PAID, null);
   }
 
-  @IdempotentConsumer(topic = "payment-failed${examples.topic-suffix:}", group = "order-on-payment-failed")
+  @IdempotentConsumer(topic = "payment-failed${examples.topic-suffix:}", group = "order-on-payment-failed", traceAsParent = true)
   public void paymentFailed(IncomingMessage m) {
     PaymentFailed e = codec.read(m, PaymentFailed.class);
     move(e.orderId(), OrderState.CANCELED, "payment: " + e.reason());
   }
 
-  @IdempotentConsumer(topic = "stock-rejected${examples.topic-suffix:}", group = "order-on-stock-rejected")
+  @IdempotentConsumer(topic = "stock-rejected${examples.topic-suffix:}", group = "order-on-stock-rejected", traceAsParent = true)
   public void stockRejected(IncomingMessage m) {
     StockRejected e = codec.read(m, StockRejected.class);
     move(e.orderId(), OrderState.CANCELED, "stock: " + e.reason());

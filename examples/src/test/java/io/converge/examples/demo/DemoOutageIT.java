@@ -9,10 +9,18 @@ import io.converge.broker.pulsar.EmbeddedPulsar;
 import io.converge.broker.pulsar.PulsarExtension;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;
+import io.converge.examples.events.ServiceTracing;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.data.SpanData;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -54,9 +62,16 @@ class DemoOutageIT {
     PrintStream out = new PrintStream(text, true, StandardCharsets.UTF_8);
     DemoRunner runner = new DemoRunner(DevPlatform.of(mq, pg, pulsar), new Tee(out), OUTAGES,
         Outages.SHORT_POOL_TIMEOUT);
-    boolean ok;
+    // every service traces into one in-memory exporter (issue 34, item 1), emptied after each backend's check
+    InMemorySpanExporter spans = InMemorySpanExporter.create();
+    runner.traceTo(spans);
+    boolean ok = true;
     try {
-      ok = runner.run(60, "rocketmq:orchestration,outbox:choreography,pulsar:orchestration");
+      for (String backend : List.of("rocketmq:orchestration", "outbox:choreography", "pulsar:orchestration")) {
+        ok &= runner.run(60, backend);
+        assertOneTraceFromPostOrders(backend, spans.getFinishedSpanItems());
+        spans.reset();
+      }
     } finally {
       assertThat(pg.isFrozen()).as("the database is thawed after the run").isFalse();
       assertThat(pulsar.isFrozen()).as("Pulsar is thawed after the run").isFalse();
@@ -103,6 +118,73 @@ class DemoOutageIT {
     assertThat(runner.reports()).as("the clients felt the outages: they retried")
         .anySatisfy(r -> assertThat(r.client().retries()).isPositive());
     assertThat(ok).as(printed).isTrue();
+  }
+
+  /**
+   * One trace from the request to the last service (issue 34, item 1): a paid order's trace (one that reached the
+   * notification service) has the order service's {@code POST /orders} SERVER span as its root and, each reached from
+   * it by parent links alone (the examples' consumers trace as children: {@code traceAsParent}), a process span in
+   * inventory, account and notification and a publish (or, on the outbox, create) span in order, inventory and
+   * account: the saga's commands and replies (orchestrated) or the events (choreographed) carried the context across
+   * every service.
+   */
+  private static void assertOneTraceFromPostOrders(String backend, List<SpanData> spans) {
+    Map<String, List<SpanData>> traces = spans.stream().collect(Collectors.groupingBy(SpanData::getTraceId));
+    List<SpanData> posts = spans.stream()
+        .filter(s -> s.getKind() == SpanKind.SERVER && in(s, "order")
+            && "POST".equals(s.getAttributes().get(AttributeKey.stringKey("http.request.method")))
+            && "/orders".equals(s.getAttributes().get(AttributeKey.stringKey("url.path"))))
+        .toList();
+    assertThat(posts).as("POST /orders server spans, backend " + backend).isNotEmpty();
+    List<SpanData> trace = posts.stream().map(p -> traces.get(p.getTraceId()))
+        .filter(t -> t.stream().anyMatch(s -> s.getKind() == SpanKind.CONSUMER && in(s, "notification")))
+        .findFirst().orElseThrow(() -> new AssertionError("no trace of a POST /orders reached the notification service,"
+            + " backend " + backend + ": " + traces.size() + " traces, services "
+            + spans.stream().map(s -> service(s) + ":" + s.getName()).distinct().sorted().toList()));
+    Map<String, SpanData> byId = trace.stream().collect(Collectors.toMap(SpanData::getSpanId, s -> s, (a, b) -> a));
+    SpanData root = posts.stream().filter(p -> p.getTraceId().equals(trace.get(0).getTraceId())).findFirst()
+        .orElseThrow();
+    assertThat(root.getParentSpanContext().isValid()).as("POST /orders is the trace's root").isFalse();
+    assertThat(root.getName()).as("the server span's name, {method} {route}").isEqualTo("POST /orders");
+    for (String service : List.of("inventory", "account", "notification")) {
+      assertThat(trace).as("a process span in " + service + ", backend " + backend)
+          .anySatisfy(s -> {
+            assertThat(s.getKind()).isEqualTo(SpanKind.CONSUMER);
+            assertThat(s.getName()).startsWith("process ");
+            assertThat(service(s)).isEqualTo(service);
+          });
+    }
+    for (String service : List.of("order", "inventory", "account")) {
+      assertThat(trace).as("a publish span in " + service + ", backend " + backend)
+          .anySatisfy(s -> {
+            assertThat(s.getKind()).isEqualTo(SpanKind.PRODUCER);
+            assertThat(s.getName()).matches("(publish|create) .+");
+            assertThat(service(s)).isEqualTo(service);
+          });
+    }
+    for (SpanData s : trace) {
+      if (!in(s, "order") && !in(s, "inventory") && !in(s, "account") && !in(s, "notification")) {
+        continue;
+      }
+      SpanData at = s;
+      for (int hops = 0; at != root; hops++) {
+        assertThat(hops).as("span chain too long, backend " + backend).isLessThan(1000);
+        SpanData up = byId.get(at.getParentSpanId());
+        assertThat(up)
+            .as("the parent of " + service(at) + " " + at.getName() + " in the trace of POST /orders, backend "
+                + backend)
+            .isNotNull();
+        at = up;
+      }
+    }
+  }
+
+  private static String service(SpanData s) {
+    return s.getResource().getAttribute(ServiceTracing.SERVICE_NAME);
+  }
+
+  private static boolean in(SpanData s, String service) {
+    return service.equals(service(s));
   }
 
   /** Prints to the test's log too, so that a long run shows its progress. */

@@ -2,6 +2,7 @@ package io.converge.saga.tcc;
 
 import io.converge.consumer.FailurePolicy;
 import io.converge.consumer.IdempotentHandler;
+import io.converge.core.tracing.Tracing;
 import io.converge.consumer.IncomingMessage;
 import io.converge.core.internal.Require;
 import io.converge.producer.TxnContext;
@@ -47,10 +48,12 @@ public final class TccParticipant {
   private final String name;
   private final TxnProducer producer;
   private final TccCommands commands;
+  private final Tracing tracing;
 
   private TccParticipant(Builder b) {
     this.name = b.name;
     this.producer = b.producer;
+    this.tracing = b.tracing;
     this.commands = new TccCommands(name, b.barrier, b.branches, b.lockTimeout);
   }
 
@@ -87,7 +90,7 @@ public final class TccParticipant {
   /** As {@link #handler(String)}, with a failure policy for the handler. */
   public IdempotentHandler handler(String group, FailurePolicy policy) {
     return IdempotentHandler.builder().group(group).transactions(new ProducerTransactions(producer)).policy(policy)
-        .handler((c, m) -> handle(ProducerTransactions.current(), m)).build();
+        .tracing(tracing).traceAsParent(true).handler((c, m) -> handle(ProducerTransactions.current(), m)).build();
   }
 
   /** The work of one branch's three operations. */
@@ -118,6 +121,7 @@ public final class TccParticipant {
     private TccBarrier barrier;
     private final Map<String, Branch> branches = new HashMap<>();
     private Duration lockTimeout = DEFAULT_LOCK_TIMEOUT;
+    private Tracing tracing = Tracing.global();
 
     private Builder(String name) {
       this.name = name;
@@ -126,6 +130,16 @@ public final class TccParticipant {
     /** The producer whose units of work carry the work, the barrier rows and the reply; required. */
     public Builder producer(TxnProducer producer) {
       this.producer = producer;
+      return this;
+    }
+
+    /**
+     * Where the handler's spans go (default {@link Tracing#global()}): each branch command's processing span is a
+     * child of the command's creation context, so the Try, Confirm or Cancel and the reply are in the transaction's
+     * trace (as a {@code SagaParticipant}'s steps are in the saga's).
+     */
+    public Builder tracing(Tracing tracing) {
+      this.tracing = java.util.Objects.requireNonNull(tracing, "tracing");
       return this;
     }
 
