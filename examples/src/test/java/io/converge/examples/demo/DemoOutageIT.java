@@ -48,6 +48,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * branch (issue 33, item 4): one Confirm per paid order, every Try confirmed or cancelled, no frozen balance without
  * an order nor left at the end, and a Try that arrives after its Cancel (injected for two orders canceled for stock)
  * refused as hanging after an empty rollback.
+ *
+ * <p>Tracing end to end (issue 34, item 1): every service traces into one in-memory exporter (its own SDK, its name
+ * as {@code service.name}), emptied after each backend; on each, a paid order's trace runs from the
+ * {@code POST /orders} server span (annotated by the Idempotency-Key filter) through order, inventory, account and
+ * notification by parent links alone, across the outages (see {@code assertOneTraceFromPostOrders}).
  */
 @ExtendWith({RocketMQExtension.class, PostgresExtension.class, PulsarExtension.class})
 class DemoOutageIT {
@@ -146,6 +151,12 @@ class DemoOutageIT {
         .orElseThrow();
     assertThat(root.getParentSpanContext().isValid()).as("POST /orders is the trace's root").isFalse();
     assertThat(root.getName()).as("the server span's name, {method} {route}").isEqualTo("POST /orders");
+    // the Idempotency-Key filter annotated the server span it ran in (the outcome is first-run, or under an outage
+    // the problem answered when the commit's answer was lost, e.g. outcome-unknown)
+    assertThat(root.getAttributes().get(AttributeKey.stringKey("converge.idempotency.key"))).as("the order's key")
+        .isNotBlank();
+    assertThat(root.getAttributes().get(AttributeKey.stringKey("converge.idempotency.outcome")))
+        .as("the key's outcome on the server span").isNotBlank();
     for (String service : List.of("inventory", "account", "notification")) {
       assertThat(trace).as("a process span in " + service + ", backend " + backend)
           .anySatisfy(s -> {
