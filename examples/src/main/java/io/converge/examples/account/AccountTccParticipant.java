@@ -1,8 +1,7 @@
 package io.converge.examples.account;
 
-import org.springframework.beans.factory.ObjectProvider;
-import io.converge.core.tracing.Tracing;
 import io.converge.consumer.BusinessException;
+import io.converge.core.tracing.Tracing;
 import io.converge.examples.events.EventCodec;
 import io.converge.examples.events.Events.SagaOrder;
 import io.converge.examples.events.Orchestrated;
@@ -21,6 +20,7 @@ import java.sql.Timestamp;
 import java.time.Clock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;

@@ -1,6 +1,5 @@
 package io.converge.examples.notification;
 
-import org.springframework.beans.factory.ObjectProvider;
 import io.converge.core.tracing.Tracing;
 import io.converge.examples.events.EventCodec;
 import io.converge.examples.events.Events.SagaOrder;
@@ -11,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.sql.PreparedStatement;
 import java.sql.Timestamp;
 import java.time.Clock;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 

@@ -2,9 +2,9 @@ package io.converge.saga.tcc;
 
 import io.converge.consumer.FailurePolicy;
 import io.converge.consumer.IdempotentHandler;
-import io.converge.core.tracing.Tracing;
 import io.converge.consumer.IncomingMessage;
 import io.converge.core.internal.Require;
+import io.converge.core.tracing.Tracing;
 import io.converge.producer.TxnContext;
 import io.converge.producer.TxnProducer;
 import io.converge.saga.ReplyClass;
