@@ -139,7 +139,7 @@ public final class TccParticipant {
      * trace (as a {@code SagaParticipant}'s steps are in the saga's).
      */
     public Builder tracing(Tracing tracing) {
-      this.tracing = java.util.Objects.requireNonNull(tracing, "tracing");
+      this.tracing = Objects.requireNonNull(tracing, "tracing");
       return this;
     }
 
