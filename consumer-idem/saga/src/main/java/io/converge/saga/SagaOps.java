@@ -172,6 +172,17 @@ public final class SagaOps {
     return store.count(Objects.requireNonNull(filter, "filter"));
   }
 
+  /**
+   * The open tickets of sagas that have no row any more, oldest first, at most {@code limit} (1 to
+   * {@link #MAX_LIMIT}): a compensation whose {@code SUCCESS} arrived after its saga was purged opens an
+   * {@code ANOMALY} ticket with no saga to list it under. {@link #resolve} closes them by saga id,
+   * {@link #resolveTicket} by ticket id.
+   */
+  public List<Ticket> orphanTickets(int limit) {
+    Require.between("saga.ops.orphanTickets.limit", limit, 1, MAX_LIMIT);
+    return store.orphanTickets(limit);
+  }
+
   /** Saga {@code id} with its timeline and tickets; empty when there is no such saga. */
   public Optional<Detail> show(String id) {
     return store.show(Objects.requireNonNull(id, "id"));

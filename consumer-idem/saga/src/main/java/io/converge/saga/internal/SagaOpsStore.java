@@ -58,6 +58,12 @@ public final class SagaOpsStore {
   private static final String TICKETS = "SELECT " + TICKET_COLUMNS
       + " FROM converge_saga_ticket WHERE saga_id = ? ORDER BY id";
   private static final String TICKET = "SELECT " + TICKET_COLUMNS + " FROM converge_saga_ticket WHERE id = ?";
+  /** Open tickets of sagas that have no row: a compensation's SUCCESS recorded after its saga's purge. */
+  private static final String ORPHAN_TICKETS = "SELECT " + TICKET_COLUMNS + """
+
+       FROM converge_saga_ticket t
+      WHERE t.status = 'OPEN' AND NOT EXISTS (SELECT 1 FROM converge_saga s WHERE s.id = t.saga_id)
+      ORDER BY t.created_at, t.id LIMIT ?""";
 
   /** A due send or compensation again, now: its command counts as not out, so the poll sends it (same id). */
   private static final String RETRY_ACTIVE = """
@@ -123,6 +129,15 @@ public final class SagaOpsStore {
       }
     } catch (SQLException e) {
       throw DatabaseErrors.translate("Could not count the sagas", null, e);
+    }
+  }
+
+  /** {@link SagaOps#orphanTickets}. */
+  public List<SagaOps.Ticket> orphanTickets(int limit) {
+    try (Connection c = dataSource.getConnection()) {
+      return tickets(c, ORPHAN_TICKETS, ps -> ps.setInt(1, limit));
+    } catch (SQLException e) {
+      throw DatabaseErrors.translate("Could not list the open tickets of purged sagas", null, e);
     }
   }
 
