@@ -55,7 +55,8 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
   public DefaultSagaCoordinator(SagaCoordinatorBuilder.Settings settings, Tracing tracing) {
     this.settings = settings;
     this.moves = new Transitions(settings.replyTopic(), settings.clock(), settings.metrics(),
-        new RateLimits(settings.compensationRate(), settings.participantRates(), settings.nanoTime()));
+        new RateLimits(settings.compensationRate(), settings.participantRates(), settings.nanoTime()),
+        settings.participantRetention());
     this.driver = new Driver(settings.definitions(), moves, settings.metrics());
     this.replies = IdempotentHandler.builder().group(settings.replyGroup())
         .transactions(new ProducerTransactions(settings.producer())).policy(settings.replyPolicy())

@@ -1,7 +1,9 @@
 package io.converge.saga.internal;
 
 import io.converge.core.internal.DatabaseErrors;
+import io.converge.saga.SagaBranchRetention;
 import io.converge.saga.SagaOperationRefusedException;
+import io.converge.saga.SagaTooOldException;
 import io.converge.saga.SagaOps;
 import io.converge.saga.SagaState;
 import io.converge.saga.TccDefinition;
@@ -94,11 +96,16 @@ public final class SagaOpsStore {
 
   private final DataSource dataSource;
   private final Clock clock;
+  private final SagaBranchRetention participantRetention;
 
-  /** The store on {@code dataSource}, times from {@code clock}. */
-  public SagaOpsStore(DataSource dataSource, Clock clock) {
+  /**
+   * The store on {@code dataSource}, times from {@code clock}; retry and compensate refuse a saga past
+   * {@code participantRetention}'s send horizon.
+   */
+  public SagaOpsStore(DataSource dataSource, Clock clock, SagaBranchRetention participantRetention) {
     this.dataSource = dataSource;
     this.clock = clock;
+    this.participantRetention = participantRetention;
   }
 
   /** {@link SagaOps#list}. */
@@ -170,6 +177,7 @@ public final class SagaOpsStore {
         case COMPENSATION_FAILED -> sql = RETRY_FAILED;
         default -> throw refused(before, "retry applies to RUNNING, COMPENSATING and COMPENSATION_FAILED sagas");
       }
+      refuseTooOld(before, now);
       SagaOps.Saga after = swap(c, before, sql, ps -> {
         ps.setTimestamp(1, ts(now));
         ps.setTimestamp(2, ts(now));
@@ -200,6 +208,7 @@ public final class SagaOpsStore {
             + "'): a Confirm is never cancelled");
       }
       Instant now = clock.instant();
+      refuseTooOld(before, now);
       SagaOps.Saga after = swap(c, before, COMPENSATE, ps -> {
         ps.setTimestamp(1, ts(now));
         ps.setTimestamp(2, ts(now));
@@ -298,6 +307,16 @@ public final class SagaOpsStore {
       }
     }
     return current(c, before.id());
+  }
+
+  /** The coordinator would send a command of {@code saga} after the action: refused past the participants' horizon. */
+  private void refuseTooOld(SagaOps.Saga saga, Instant now) {
+    if (!participantRetention.maySend(saga.createdAt(), now)) {
+      Duration age = Duration.between(saga.createdAt(), now);
+      log.warn("Saga {}: an operator's action refused, the saga is {} old (past {})", saga.id(), age,
+          participantRetention.sendHorizon());
+      throw new SagaTooOldException(saga.id(), saga.state(), age, participantRetention.sendHorizon());
+    }
   }
 
   private static SagaOperationRefusedException refused(SagaOps.Saga saga, String why) {
