@@ -80,7 +80,8 @@ public record SagaBranchRetention(Duration retention) {
     Require.notNegative("saga.retryWindow", retryWindow);
     Duration window = deadline.plus(retryWindow).plus(SEND_MARGIN);
     Require.that(window.compareTo(retention) <= 0, "saga.participantRetention",
-        "be at least saga '" + definition + "''s deadline + the retry window + the send margin (" + deadline + " + "
+        "be at least the deadline of saga '" + definition + "' + the retry window + the send margin (" + deadline
+            + " + "
             + retryWindow + " + " + SEND_MARGIN + " = " + window + "): the participants would purge the rows its"
             + " compensations must find",
         retention);

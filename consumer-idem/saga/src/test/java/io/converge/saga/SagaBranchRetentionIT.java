@@ -138,6 +138,10 @@ class SagaBranchRetentionIT {
           .noneMatch(e -> e.startsWith("COMPENSATION_SENT"));
       assertThat(saga.list("SELECT kind || ' ' || status FROM converge_saga_ticket WHERE saga_id = 'old'"))
           .containsExactly("RETENTION OPEN");
+      assertThat(saga.one("SELECT reason FROM converge_saga_ticket WHERE saga_id = 'old'"))
+          .startsWith("saga is PT144H2M old, past the PT144H in which participant 'inventory' still keeps the rows of"
+              + " step 'reserve'")
+          .contains("compensation could find its forward row purged and undo nothing");
       assertThat(mail.next()).as("one command: the young saga's compensation")
           .extracting(m -> m.header(SagaHeaders.SAGA_ID) + " " + m.topic()).containsExactly("young inventory-comp");
       assertThatThrownBy(() -> ops.retry("old", "bob", "try again")).isInstanceOf(SagaTooOldException.class)
@@ -147,8 +151,8 @@ class SagaBranchRetentionIT {
       assertThatThrownBy(() -> SagaCoordinator.builder().producer(producer).definitions(saga.definition)
           .replyTopic(OrderSaga.REPLIES).participantRetention(retention).retryWindow(Duration.ofDays(6)).build())
           .isInstanceOf(IllegalArgumentException.class)
-          .hasMessageStartingWith("saga.participantRetention must be at least saga 'order''s deadline + the retry"
-              + " window + the send margin (PT1M + PT144H + PT24H = PT168H1M)")
+          .hasMessageStartingWith("saga.participantRetention must be at least the deadline of saga 'order' + the"
+              + " retry window + the send margin (PT1M + PT144H + PT24H = PT168H1M)")
           .hasMessageEndingWith("but was PT168H");
       assertThatThrownBy(() -> SagaCoordinator.builder().producer(producer).definitions(saga.definition)
           .replyTopic(OrderSaga.REPLIES).participantRetention(Duration.ofDays(6)).build())

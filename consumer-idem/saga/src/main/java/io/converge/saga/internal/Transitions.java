@@ -365,8 +365,8 @@ final class Transitions {
     }
     boolean compensating = row.state() == SagaState.COMPENSATING;
     String why = "saga is " + Duration.between(row.createdAt(), now) + " old, past the " + participantRetention
-        .sendHorizon() + " in which participant '" + s.participant() + "' still keeps step '" + s.name()
-        + "''s rows (converge.saga.participant-retention less the send margin): its " + (compensating
+        .sendHorizon() + " in which participant '" + s.participant() + "' still keeps the rows of step '" + s.name()
+        + "' (converge.saga.participant-retention less the send margin): its " + (compensating
             ? "compensation could find its forward row purged and undo nothing"
             : "command could run twice")
         + "; nothing sent, check the step and undo it by hand";
