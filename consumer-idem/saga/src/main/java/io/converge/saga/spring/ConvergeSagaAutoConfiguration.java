@@ -74,7 +74,14 @@ class ConvergeSagaAutoConfiguration {
   @ConditionalOnMissingBean
   SagaCoordinator convergeSagaCoordinator(TxnProducer producer, ObjectProvider<SagaDefinition<?>> definitions,
       ObjectProvider<TccDefinition<?>> tcc, SagaProperties properties, ApplicationContext context,
-      DataSource dataSource) {
+      DataSource dataSource, ObjectProvider<SagaParticipant> participants) {
+    if (participants.orderedStream().findAny().isPresent()
+        && properties.branchRetention().compareTo(properties.participantRetention()) < 0) {
+      // one configuration read by both sides: the participants here would purge rows the coordinator still relies on
+      throw new IllegalArgumentException("converge.saga.branch-retention must be at least"
+          + " converge.saga.participant-retention (" + properties.participantRetention() + "), but was "
+          + properties.branchRetention());
+    }
     migrate(dataSource, properties);
     SagaCoordinatorBuilder b = SagaCoordinator.builder().producer(producer)
         .definitions(definitions.orderedStream().toArray(SagaDefinition<?>[]::new))

@@ -95,6 +95,15 @@ class SagaAutoConfigurationIT {
             assertThat(branches.name()).isEqualTo("converge-saga-branch-purge");
             assertThat(branches.interval()).isEqualTo(Duration.ofSeconds(45));
           });
+      // one configuration read by both sides: participants that keep their rows shorter than the coordinator assumes
+      runner(ds).withBean(TxnProducer.class, () -> producer).withBean("order", SagaDefinition.class, () -> order)
+          .withBean(SagaParticipant.class, () -> account)
+          .withPropertyValues("converge.saga.reply-topic=" + prefix + "replies",
+              "converge.saga.branch-retention=8d", "converge.saga.participant-retention=10d")
+          .run(context -> assertThat(context).hasFailed().getFailure().rootCause()
+              .isInstanceOf(IllegalArgumentException.class)
+              .hasMessage("converge.saga.branch-retention must be at least converge.saga.participant-retention"
+                  + " (PT240H), but was PT192H"));
     }
   }
 
