@@ -23,6 +23,7 @@ import io.converge.saga.tcc.TccRetention;
 import io.converge.saga.micrometer.MicrometerSagaMetrics;
 import io.converge.core.tracing.Tracing;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
@@ -134,13 +135,22 @@ class ConvergeSagaAutoConfiguration {
         "converge.saga.branch-purge-interval");
   }
 
-  /** The barrier's finished branches purged, in a service with a TCC participant. */
+  /**
+   * The barrier's finished branches purged, in a service with a TCC participant. When the same service also defines TCC
+   * global transactions (it runs their coordinator), the retention is checked against the longest global timeout plus
+   * {@code converge.saga.retry-window}: a shorter one fails the start-up ({@link TccRetention#covering}).
+   */
   @Bean
   @ConditionalOnBean(TccParticipant.class)
   @ConditionalOnMissingBean
-  TccBarrierPurger convergeTccBarrierPurger(DataSource dataSource, SagaProperties properties) {
-    return new TccBarrierPurger(dataSource, TccRetention.of(properties.tcc().retention()),
-        TccBarrierPurger.DEFAULT_BATCH_SIZE);
+  TccBarrierPurger convergeTccBarrierPurger(DataSource dataSource, SagaProperties properties,
+      ObjectProvider<TccDefinition<?>> tcc) {
+    TccRetention retention = TccRetention.of(properties.tcc().retention());
+    Duration longest = tcc.orderedStream().map(TccDefinition::globalTimeout).max(Duration::compareTo).orElse(null);
+    if (longest != null) {
+      retention = retention.covering(longest, properties.retryWindow());
+    }
+    return new TccBarrierPurger(dataSource, retention, TccBarrierPurger.DEFAULT_BATCH_SIZE);
   }
 
   @Bean

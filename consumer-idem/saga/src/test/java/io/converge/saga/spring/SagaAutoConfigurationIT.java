@@ -158,8 +158,10 @@ class SagaAutoConfigurationIT {
             assertThat(purge.isRunning()).isTrue();
             assertThat(purge.name()).isEqualTo("converge-tcc-barrier-purge");
             assertThat(purge.interval()).isEqualTo(java.time.Duration.ofMinutes(5));
-            assertThat(context.getBean(io.converge.saga.tcc.TccBarrierPurger.class).retention().retention())
-                .isEqualTo(java.time.Duration.ofDays(7));
+            assertThat(context.getBean(io.converge.saga.tcc.TccBarrierPurger.class).retention())
+                .as("checked against this service's TCC coordinator: its global timeout + converge.saga.retry-window")
+                .isEqualTo(new io.converge.saga.tcc.TccRetention(Duration.ofDays(7),
+                    io.converge.saga.TccDefinition.DEFAULT_GLOBAL_TIMEOUT, Duration.ofDays(1)));
             assertThat(context.getBean(io.converge.saga.SagaPurger.class).retention())
                 .as("the coordinator's finished sagas too, by default").isEqualTo(Duration.ofDays(7));
             assertThat(context).as("no SagaParticipant: no saga branch purge").doesNotHaveBean(
@@ -169,6 +171,18 @@ class SagaAutoConfigurationIT {
                 .topic("tcc-replies").header(io.converge.core.Envelope.MESSAGE_ID, "r-1").payload("{}").build());
             assertThat(exporter.getFinishedSpanItems()).extracting(s -> s.getName()).contains("process tcc-replies");
           });
+      // a barrier retention shorter than the window in which this service's coordinator may still send a Try
+      runner(ds).withBean(TxnProducer.class, () -> producer)
+          .withBean("transfer", io.converge.saga.TccDefinition.class, () -> transfer)
+          .withBean(io.converge.saga.tcc.TccParticipant.class, () -> points)
+          .withBean(io.converge.consumer.spi.ConsumerBinding.class, () -> recording)
+          .withPropertyValues("converge.saga.reply-topic=tcc-replies", "converge.saga.reply-group=tcc-coordinator",
+              "converge.saga.participants.points.command-topic=points-tcc",
+              "converge.saga.participants.points.confirm-topic=points-confirm",
+              "converge.saga.tcc.retention=12h", "converge.saga.retry-window=1d")
+          .run(context -> assertThat(context).hasFailed().getFailure().rootCause()
+              .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("tcc.retention")
+              .hasMessageContaining("global timeout + retry window"));
     } finally {
       sdk.close();
     }
