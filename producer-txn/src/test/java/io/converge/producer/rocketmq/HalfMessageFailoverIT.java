@@ -72,8 +72,9 @@ import org.junit.jupiter.api.Test;
  * again, its client heartbeats each new connection, else at its 30 s heartbeat; the replica below at once), the
  * retries run 1 s, 6 s and 36 s after the kill, one after another on one thread behind the COMMIT follow-ups' look-ups
  * (slow on a loaded machine). Seen: in a run that restarted broker-a at once, the four fences 0.7 s before the
- * retried ENDs were taken; on main under load, three fences and never a check-back of the fourth. The fence alone
- * was asserted before, and 2 of 5 loaded runs failed on it. A half message resolved by neither (no check-back
+ * retried ENDs were taken; on main under load, three fences and never a check-back of the fourth; with the
+ * check-back held off (a {@code transactionTimeOut} of 60 s), the four ended by the retried END and no fence. The
+ * fence alone was asserted before, and 2 of 5 loaded runs failed on it. A half message resolved by neither (no check-back
  * answered and no END taken, e.g. discarded by the broker after {@link #CHECK_MAX} checks) still fails the test, and
  * "delivered iff committed" below proves that none was delivered, whichever way it was resolved.
  */
