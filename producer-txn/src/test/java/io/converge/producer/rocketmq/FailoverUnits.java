@@ -103,9 +103,20 @@ final class FailoverUnits {
       rolledBack.addAll(rollingBack);
     }
 
-    /** Asserts that both units stored their half messages within 30 s. */
-    void awaitPrepared() throws InterruptedException {
-      assertThat(prepared.await(30, TimeUnit.SECONDS)).isTrue();
+    /**
+     * Asserts that both units stored their half messages within 30 s; a unit that failed meanwhile (a send
+     * refused or timed out) fails this with its exception.
+     */
+    void awaitPrepared() throws Exception {
+      if (!prepared.await(30, TimeUnit.SECONDS)) {
+        for (Future<String> unit : List.of(commit, rollback)) {
+          if (unit.isDone()) {
+            unit.get(); // an ExecutionException with the unit's failure
+          }
+        }
+        assertThat(prepared.getCount()).as("units held open across the kill whose half messages are not stored"
+            + " after 30 s").isZero();
+      }
     }
 
     /** Lets both units end (the broker was killed). */
