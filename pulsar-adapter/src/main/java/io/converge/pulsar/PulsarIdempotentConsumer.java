@@ -8,6 +8,7 @@ import io.converge.consumer.spi.HeldReleaser;
 import io.converge.consumer.spi.InFlightHandlers;
 import io.converge.core.ConvergeException;
 import io.converge.core.internal.Require;
+import io.converge.pulsar.internal.PulsarClients;
 import io.converge.pulsar.internal.BrokerWait;
 import io.converge.pulsar.internal.PulsarErrors;
 import java.time.Duration;
@@ -109,11 +110,7 @@ public final class PulsarIdempotentConsumer implements AutoCloseable {
       }
     }
     if (ownedClient != null) {
-      try {
-        ownedClient.close();
-      } catch (PulsarClientException e) {
-        log.debug("closing Pulsar client of {}: {}", subscription, e.toString());
-      }
+      PulsarClients.closeInBackground(ownedClient, log, "subscription " + subscription);
     }
   }
 

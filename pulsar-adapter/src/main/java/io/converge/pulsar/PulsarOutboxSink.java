@@ -6,6 +6,7 @@ import io.converge.core.BrokerUnavailableException;
 import io.converge.core.ConvergeException;
 import io.converge.core.InvalidMessageException;
 import io.converge.core.internal.Require;
+import io.converge.pulsar.internal.PulsarClients;
 import io.converge.pulsar.internal.PulsarErrors;
 import io.converge.pulsar.internal.PulsarSettings;
 import java.time.Duration;
@@ -128,11 +129,7 @@ public final class PulsarOutboxSink implements OutboxSink {
       }
     }
     producers.clear();
-    try {
-      client.close();
-    } catch (PulsarClientException e) {
-      LOG.debug("closing the relay's Pulsar client: {}", e.toString());
-    }
+    PulsarClients.closeInBackground(client, LOG, "the relay's sink");
   }
 
   /** Settings of a {@link PulsarOutboxSink}; not thread-safe. */

@@ -14,7 +14,6 @@ import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.api.MessageId;
 import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
-import org.apache.pulsar.client.api.PulsarClientException;
 import org.apache.pulsar.client.api.TypedMessageBuilder;
 import org.apache.pulsar.client.api.transaction.Transaction;
 import org.slf4j.Logger;
@@ -229,12 +228,16 @@ public final class PulsarTxnBackend implements TxnBackend {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    producers.values().forEach(Producer::closeAsync);
+    // the producers flushed and closed before the client is let go (PulsarClients: its own close waits 2 s)
     try {
-      client.close();
-    } catch (PulsarClientException e) {
-      LOG.debug("Closing the Pulsar client of group {}: {}", context.group(), e.toString());
+      CompletableFuture.allOf(producers.values().stream().map(Producer::closeAsync).toArray(CompletableFuture[]::new))
+          .get(settings.sendTimeout().toMillis() + 5_000, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Exception e) {
+      LOG.debug("Closing the Pulsar producers of group {}: {}", context.group(), e.toString());
     }
+    PulsarClients.closeInBackground(client, LOG, "group " + context.group());
   }
 
   Duration sendTimeout() {
