@@ -46,11 +46,18 @@ public final class SagaCoordinatorBuilder {
    * @param httpConcurrency HTTP branch calls made at once at most (the threads that make them); default 8
    * @param httpConnectTimeout the connect timeout of the coordinator's own HTTP client; default 5 s (a call's
    *     whole timeout is its branch's {@link TccBranchSpec#timeout})
+   * @param participantRetention how long the {@link SagaParticipant}s keep their rows: no command of a saga step is
+   *     sent for a saga older than it less {@link SagaBranchRetention#SEND_MARGIN}; default
+   *     {@link SagaBranchRetention#defaults()}
+   * @param retryWindow how long past its deadline a saga may still be sending commands in its normal course (its
+   *     compensations, their re-sends and rate-limit waits); validated to fit in {@code participantRetention} with
+   *     every definition's deadline; default {@link SagaBranchRetention#DEFAULT_RETRY_WINDOW}
    */
   public record Settings(TxnProducer producer, Map<String, SagaDefinition<?>> definitions, String replyTopic,
       String replyGroup, FailurePolicy replyPolicy, String instanceId, Duration pollInterval, int batchSize,
       CompensationRate compensationRate, Map<String, CompensationRate> participantRates, SagaMetrics metrics,
-      Clock clock, LongSupplier nanoTime, HttpClient httpClient, int httpConcurrency, Duration httpConnectTimeout) {
+      Clock clock, LongSupplier nanoTime, HttpClient httpClient, int httpConcurrency, Duration httpConnectTimeout,
+      SagaBranchRetention participantRetention, Duration retryWindow) {
   }
 
   private TxnProducer producer;
@@ -70,6 +77,8 @@ public final class SagaCoordinatorBuilder {
   private HttpClient httpClient;
   private int httpConcurrency = 8;
   private Duration httpConnectTimeout = Duration.ofSeconds(5);
+  private Duration participantRetention = SagaBranchRetention.DEFAULT_RETENTION;
+  private Duration retryWindow = SagaBranchRetention.DEFAULT_RETRY_WINDOW;
 
   SagaCoordinatorBuilder() {
   }
@@ -118,6 +127,28 @@ public final class SagaCoordinatorBuilder {
   /** The connect timeout of the coordinator's own HTTP client; 1 ms..10 min; default 5 s. */
   public SagaCoordinatorBuilder httpConnectTimeout(Duration timeout) {
     this.httpConnectTimeout = timeout;
+    return this;
+  }
+
+  /**
+   * How long the {@link SagaParticipant}s keep their rows ({@code converge.saga.branch-retention} on their side; the
+   * same value or a shorter one here): the coordinator sends no command of a saga step for a saga older than this
+   * less {@link SagaBranchRetention#SEND_MARGIN}, but ends the saga with a {@code RETENTION} ticket. At least
+   * {@link SagaBranchRetention#MIN_RETENTION}; default {@link SagaBranchRetention#DEFAULT_RETENTION}. TCC branches
+   * are not bound by it (their barrier keeps an unfinished branch's rows).
+   */
+  public SagaCoordinatorBuilder participantRetention(Duration retention) {
+    this.participantRetention = retention;
+    return this;
+  }
+
+  /**
+   * How long past its deadline a saga may still be sending commands in its normal course (its compensations, their
+   * re-sends, rate-limit waits); every definition's deadline plus this plus {@link SagaBranchRetention#SEND_MARGIN}
+   * must fit in the {@link #participantRetention}. Default {@link SagaBranchRetention#DEFAULT_RETRY_WINDOW}.
+   */
+  public SagaCoordinatorBuilder retryWindow(Duration window) {
+    this.retryWindow = window;
     return this;
   }
 
@@ -231,10 +262,18 @@ public final class SagaCoordinatorBuilder {
     Require.between("saga.httpConcurrency", httpConcurrency, 1, 1000);
     Require.between("saga.httpConnectTimeout", httpConnectTimeout, Duration.ofMillis(1), Duration.ofMinutes(10),
         "1 ms and 10 min");
+    SagaBranchRetention retention = new SagaBranchRetention(participantRetention);
+    Require.present("saga.retryWindow", retryWindow);
+    for (SagaDefinition<?> d : byName.values()) {
+      if (d.steps().stream().anyMatch(s -> s.kind() == SagaStep.Kind.REMOTE && s.branch() == null)) {
+        retention.covering(d.name(), d.deadline(), retryWindow);
+      }
+    }
     return new DefaultSagaCoordinator(new Settings(producer, Map.copyOf(byName), replyTopic, group, replyPolicy,
         instanceId, pollInterval, batchSize, compensationRate, Map.copyOf(participantRates),
         Require.present("saga.metrics", metrics), Require.present("saga.clock", clock),
-        Require.present("saga.nanoTime", nanoTime), httpClient, httpConcurrency, httpConnectTimeout),
+        Require.present("saga.nanoTime", nanoTime), httpClient, httpConcurrency, httpConnectTimeout, retention,
+        retryWindow),
         Require.present("saga.tracing", tracing));
   }
 

@@ -147,14 +147,29 @@ public final class SagaOps {
 
   private final SagaOpsStore store;
 
-  private SagaOps(DataSource dataSource, Clock clock) {
+  private SagaOps(DataSource dataSource, Clock clock, SagaBranchRetention participantRetention) {
     this.store = new SagaOpsStore(Objects.requireNonNull(dataSource, "dataSource"),
-        Objects.requireNonNull(clock, "clock"));
+        Objects.requireNonNull(clock, "clock"), Objects.requireNonNull(participantRetention, "participantRetention"));
   }
 
-  /** Ops on the saga tables of {@code dataSource}, with {@code clock} for ages and for the times actions set. */
+  /**
+   * Ops on the saga tables of {@code dataSource}, with {@code clock} for ages and for the times actions set, and the
+   * participants' default retention ({@link SagaBranchRetention#DEFAULT_RETENTION}).
+   */
   public static SagaOps of(DataSource dataSource, Clock clock) {
-    return new SagaOps(dataSource, clock);
+    return of(dataSource, clock, SagaBranchRetention.DEFAULT_RETENTION);
+  }
+
+  /**
+   * Ops as {@link #of(DataSource, Clock)}, where the participants keep their rows for {@code participantRetention}
+   * ({@code converge.saga.participant-retention}): {@link #retry} and {@link #compensate} refuse a saga older than it
+   * less {@link SagaBranchRetention#SEND_MARGIN} ({@link SagaTooOldException}).
+   *
+   * @throws IllegalArgumentException when {@code participantRetention} is under
+   *     {@link SagaBranchRetention#MIN_RETENTION}
+   */
+  public static SagaOps of(DataSource dataSource, Clock clock, Duration participantRetention) {
+    return new SagaOps(dataSource, clock, new SagaBranchRetention(participantRetention));
   }
 
   /** Ops on the saga tables of {@code dataSource} with the UTC system clock. */
@@ -170,6 +185,17 @@ public final class SagaOps {
   /** How many sagas {@code filter} selects, without its limit. */
   public long count(Filter filter) {
     return store.count(Objects.requireNonNull(filter, "filter"));
+  }
+
+  /**
+   * The open tickets of sagas that have no row any more, oldest first, at most {@code limit} (1 to
+   * {@link #MAX_LIMIT}): a compensation whose {@code SUCCESS} arrived after its saga was purged opens an
+   * {@code ANOMALY} ticket with no saga to list it under. {@link #resolve} closes them by saga id,
+   * {@link #resolveTicket} by ticket id.
+   */
+  public List<Ticket> orphanTickets(int limit) {
+    Require.between("saga.ops.orphanTickets.limit", limit, 1, MAX_LIMIT);
+    return store.orphanTickets(limit);
   }
 
   /** Saga {@code id} with its timeline and tickets; empty when there is no such saga. */
@@ -191,6 +217,8 @@ public final class SagaOps {
    * @return the saga as changed
    * @throws SagaOperationRefusedException no such saga, or it is {@code COMPLETED}, {@code COMPENSATED} or
    *     {@code STOPPED}
+   * @throws SagaTooOldException the saga is older than the participants keep its steps' rows (a TCC global
+   *     transaction too: these ops do not know the definitions)
    * @throws StaleSagaException a coordinator changed it meanwhile; nothing was changed
    */
   public Saga retry(String id, String operator, String note) {
@@ -206,6 +234,8 @@ public final class SagaOps {
    * @param note why (recorded; nullable)
    * @return the saga as changed
    * @throws SagaOperationRefusedException no such saga, or it is not {@code RUNNING}
+   * @throws SagaTooOldException the saga is older than the participants keep its steps' rows: its compensation could
+   *     find its forward row purged and undo nothing
    * @throws StaleSagaException a coordinator changed it meanwhile; nothing was changed
    */
   public Saga compensate(String id, String operator, String note) {

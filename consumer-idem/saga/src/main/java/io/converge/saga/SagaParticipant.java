@@ -9,7 +9,6 @@ import io.converge.producer.TxnContext;
 import io.converge.producer.TxnProducer;
 import io.converge.saga.internal.ParticipantBranch;
 import io.converge.saga.internal.ProducerTransactions;
-import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -25,6 +24,9 @@ import java.util.Objects;
  * <p>Bind {@link #handler(String)} to consumers of the step's command and compensation topics (a pool for each:
  * compensations never wait behind forward work). Apply {@code Migrations.apply(dataSource, "saga")} and
  * {@code Migrations.apply(dataSource, "consumer")} to the participant's database. Thread-safe.
+ *
+ * <p>The rows are kept until {@link SagaBranchPurger} deletes them, past the {@link SagaBranchRetention}: schedule it
+ * in the participant's service (the Spring auto-configuration does, on {@code converge.saga.branch-retention}).
  */
 public final class SagaParticipant {
 
@@ -40,7 +42,7 @@ public final class SagaParticipant {
     this.producer = b.producer;
     this.forward = Map.copyOf(b.forward);
     this.compensations = Map.copyOf(b.compensations);
-    this.branch = new ParticipantBranch(name, b.clock, b.metrics);
+    this.branch = new ParticipantBranch(name, b.metrics);
     this.tracing = b.tracing;
   }
 
@@ -88,7 +90,6 @@ public final class SagaParticipant {
     private TxnProducer producer;
     private final Map<String, StepWork> forward = new HashMap<>();
     private final Map<String, StepWork> compensations = new HashMap<>();
-    private Clock clock = Clock.systemUTC();
     private SagaMetrics metrics = SagaMetrics.NONE;
     private Tracing tracing = Tracing.global();
 
@@ -118,12 +119,6 @@ public final class SagaParticipant {
       return this;
     }
 
-    /** The clock of the barrier rows; default the system UTC clock. */
-    public Builder clock(Clock clock) {
-      this.clock = clock;
-      return this;
-    }
-
     /** Where to count (hanging branches refused); default nothing. */
     public Builder metrics(SagaMetrics metrics) {
       this.metrics = metrics;
@@ -148,7 +143,6 @@ public final class SagaParticipant {
       Require.matches("participant.name", name, SagaDefinition.NAME);
       Require.present("participant.producer", producer);
       Require.that(!forward.isEmpty(), "participant.steps", "hold at least one step", "none");
-      Require.present("participant.clock", clock);
       Require.present("participant.metrics", metrics);
       Require.present("participant.tracing", tracing);
       return new SagaParticipant(this);

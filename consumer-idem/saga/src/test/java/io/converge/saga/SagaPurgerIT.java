@@ -119,6 +119,9 @@ class SagaPurgerIT {
       assertThat(saga.list("SELECT step || ' ' || kind || ' ' || status FROM converge_saga_ticket"
           + " WHERE saga_id = 'undone'")).containsExactly("reserve ANOMALY OPEN");
       assertThat(saga.list("SELECT id FROM converge_saga WHERE id = 'undone'")).as("no saga row made").isEmpty();
+      assertThat(SagaOps.of(ds).orphanTickets(10)).as("what `converge saga list` shows under the sagas")
+          .extracting(t -> t.sagaId() + " " + t.step() + " " + t.kind() + " " + t.status())
+          .containsExactly("undone reserve ANOMALY OPEN");
       sql(ds, "UPDATE converge_saga_event SET at = now() - interval '8 days' WHERE saga_id = 'undone'");
       assertThat(purger.purgeExpired(100)).isZero();
       assertThat(saga.list("SELECT status FROM converge_saga_ticket WHERE saga_id = 'undone'"))

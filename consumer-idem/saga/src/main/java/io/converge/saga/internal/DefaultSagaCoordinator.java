@@ -61,7 +61,8 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
     this.settings = settings;
     this.spans = new SagaSpans(tracing);
     this.moves = new Transitions(settings.replyTopic(), settings.clock(), settings.metrics(),
-        new RateLimits(settings.compensationRate(), settings.participantRates(), settings.nanoTime()), spans);
+        new RateLimits(settings.compensationRate(), settings.participantRates(), settings.nanoTime()),
+        settings.participantRetention(), spans);
     this.driver = new Driver(settings.definitions(), moves, settings.metrics(), spans);
     this.replies = IdempotentHandler.builder().group(settings.replyGroup())
         .transactions(new ProducerTransactions(settings.producer())).policy(settings.replyPolicy())

@@ -15,8 +15,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Savepoint;
-import java.sql.Timestamp;
-import java.time.Clock;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,7 +22,7 @@ import org.slf4j.LoggerFactory;
 /**
  * A participant's barrier and stored replies in {@code converge_saga_branch}: inserts first
  * ({@code ON CONFLICT DO NOTHING}), reads only rows that exist (committed by the transaction the insert waited
- * for). Thread-safe.
+ * for). Rows are dated by the database's clock ({@code now()}): the age {@code SagaBranchPurger} counts. Thread-safe.
  */
 public final class ParticipantBranch {
 
@@ -32,7 +30,7 @@ public final class ParticipantBranch {
 
   private static final String INSERT = """
       INSERT INTO converge_saga_branch (participant, saga_id, step, direction, outcome, command_id, reply, created_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      VALUES (?, ?, ?, ?, ?, ?, ?, now())
       ON CONFLICT DO NOTHING""";
   private static final String READ = """
       SELECT outcome, reply FROM converge_saga_branch
@@ -46,13 +44,11 @@ public final class ParticipantBranch {
   private static final byte[] EMPTY_JSON = "{}".getBytes(StandardCharsets.UTF_8);
 
   private final String participant;
-  private final Clock clock;
   private final SagaMetrics metrics;
 
   /** The barrier of {@code participant}. */
-  public ParticipantBranch(String participant, Clock clock, SagaMetrics metrics) {
+  public ParticipantBranch(String participant, SagaMetrics metrics) {
     this.participant = participant;
-    this.clock = clock;
     this.metrics = metrics;
   }
 
@@ -197,7 +193,6 @@ public final class ParticipantBranch {
       ps.setString(5, outcome);
       ps.setString(6, cmd.commandId());
       ps.setBytes(7, NONE);
-      ps.setTimestamp(8, Timestamp.from(clock.instant()));
       return ps.executeUpdate() == 1;
     }
   }

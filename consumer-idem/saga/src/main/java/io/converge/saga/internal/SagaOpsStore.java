@@ -1,7 +1,9 @@
 package io.converge.saga.internal;
 
 import io.converge.core.internal.DatabaseErrors;
+import io.converge.saga.SagaBranchRetention;
 import io.converge.saga.SagaOperationRefusedException;
+import io.converge.saga.SagaTooOldException;
 import io.converge.saga.SagaOps;
 import io.converge.saga.SagaState;
 import io.converge.saga.TccDefinition;
@@ -58,6 +60,12 @@ public final class SagaOpsStore {
   private static final String TICKETS = "SELECT " + TICKET_COLUMNS
       + " FROM converge_saga_ticket WHERE saga_id = ? ORDER BY id";
   private static final String TICKET = "SELECT " + TICKET_COLUMNS + " FROM converge_saga_ticket WHERE id = ?";
+  /** Open tickets of sagas that have no row: a compensation's SUCCESS recorded after its saga's purge. */
+  private static final String ORPHAN_TICKETS = "SELECT " + TICKET_COLUMNS + """
+
+       FROM converge_saga_ticket t
+      WHERE t.status = 'OPEN' AND NOT EXISTS (SELECT 1 FROM converge_saga s WHERE s.id = t.saga_id)
+      ORDER BY t.created_at, t.id LIMIT ?""";
 
   /** A due send or compensation again, now: its command counts as not out, so the poll sends it (same id). */
   private static final String RETRY_ACTIVE = """
@@ -88,11 +96,16 @@ public final class SagaOpsStore {
 
   private final DataSource dataSource;
   private final Clock clock;
+  private final SagaBranchRetention participantRetention;
 
-  /** The store on {@code dataSource}, times from {@code clock}. */
-  public SagaOpsStore(DataSource dataSource, Clock clock) {
+  /**
+   * The store on {@code dataSource}, times from {@code clock}; retry and compensate refuse a saga past
+   * {@code participantRetention}'s send horizon.
+   */
+  public SagaOpsStore(DataSource dataSource, Clock clock, SagaBranchRetention participantRetention) {
     this.dataSource = dataSource;
     this.clock = clock;
+    this.participantRetention = participantRetention;
   }
 
   /** {@link SagaOps#list}. */
@@ -126,6 +139,15 @@ public final class SagaOpsStore {
     }
   }
 
+  /** {@link SagaOps#orphanTickets}. */
+  public List<SagaOps.Ticket> orphanTickets(int limit) {
+    try (Connection c = dataSource.getConnection()) {
+      return tickets(c, ORPHAN_TICKETS, ps -> ps.setInt(1, limit));
+    } catch (SQLException e) {
+      throw DatabaseErrors.translate("Could not list the open tickets of purged sagas", null, e);
+    }
+  }
+
   /** {@link SagaOps#show}. */
   public Optional<SagaOps.Detail> show(String id) {
     Instant now = clock.instant();
@@ -155,6 +177,7 @@ public final class SagaOpsStore {
         case COMPENSATION_FAILED -> sql = RETRY_FAILED;
         default -> throw refused(before, "retry applies to RUNNING, COMPENSATING and COMPENSATION_FAILED sagas");
       }
+      refuseTooOld(before, now);
       SagaOps.Saga after = swap(c, before, sql, ps -> {
         ps.setTimestamp(1, ts(now));
         ps.setTimestamp(2, ts(now));
@@ -185,6 +208,7 @@ public final class SagaOpsStore {
             + "'): a Confirm is never cancelled");
       }
       Instant now = clock.instant();
+      refuseTooOld(before, now);
       SagaOps.Saga after = swap(c, before, COMPENSATE, ps -> {
         ps.setTimestamp(1, ts(now));
         ps.setTimestamp(2, ts(now));
@@ -283,6 +307,16 @@ public final class SagaOpsStore {
       }
     }
     return current(c, before.id());
+  }
+
+  /** The coordinator would send a command of {@code saga} after the action: refused past the participants' horizon. */
+  private void refuseTooOld(SagaOps.Saga saga, Instant now) {
+    if (!participantRetention.maySend(saga.createdAt(), now)) {
+      Duration age = Duration.between(saga.createdAt(), now);
+      log.warn("Saga {}: an operator's action refused, the saga is {} old (past {})", saga.id(), age,
+          participantRetention.sendHorizon());
+      throw new SagaTooOldException(saga.id(), saga.state(), age, participantRetention.sendHorizon());
+    }
   }
 
   private static SagaOperationRefusedException refused(SagaOps.Saga saga, String why) {

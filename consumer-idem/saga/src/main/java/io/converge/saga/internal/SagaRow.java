@@ -4,11 +4,11 @@ import io.converge.saga.SagaState;
 import java.time.Instant;
 
 /**
- * A {@code converge_saga} row as read, and the changes a transition makes to it (with-ers). Immutable.
+ * A {@code converge_saga} row as read (its {@code createdAt}: the saga's age, which bounds the commands sent for it), and the changes a transition makes to it (with-ers). Immutable.
  */
 record SagaRow(String id, String tenant, String definition, SagaState state, int step, int attempt, int sends,
     int failures, boolean awaiting, long version, String data, Instant nextAttemptAt, Instant deadline,
-    String lastError, String traceparent, String tracestate) {
+    String lastError, Instant createdAt, String traceparent, String tracestate) {
 
   /**
    * The saga's trace context as headers ({@code traceparent}, {@code tracestate}): the parent of every span of its
@@ -27,26 +27,26 @@ record SagaRow(String id, String tenant, String definition, SagaState state, int
 
   SagaRow at(SagaState s, int stepIndex) {
     return new SagaRow(id, tenant, definition, s, stepIndex, 0, 0, 0, false, version, data, nextAttemptAt, deadline,
-        lastError, traceparent, tracestate);
+        lastError, createdAt, traceparent, tracestate);
   }
 
   SagaRow withData(String d) {
     return new SagaRow(id, tenant, definition, state, step, attempt, sends, failures, awaiting, version, d,
-        nextAttemptAt, deadline, lastError, traceparent, tracestate);
+        nextAttemptAt, deadline, lastError, createdAt, traceparent, tracestate);
   }
 
   SagaRow sent(int newAttempt, int newSends, Instant next) {
     return new SagaRow(id, tenant, definition, state, step, newAttempt, newSends, failures, true, version, data, next,
-        deadline, lastError, traceparent, tracestate);
+        deadline, lastError, createdAt, traceparent, tracestate);
   }
 
   SagaRow pending(int newAttempt, int newFailures, Instant next, String error) {
     return new SagaRow(id, tenant, definition, state, step, newAttempt, sends, newFailures, false, version, data, next,
-        deadline, error, traceparent, tracestate);
+        deadline, error, createdAt, traceparent, tracestate);
   }
 
   SagaRow finished(SagaState s, String error) {
     return new SagaRow(id, tenant, definition, s, step, attempt, sends, failures, false, version, data, null, deadline,
-        error, traceparent, tracestate);
+        error, createdAt, traceparent, tracestate);
   }
 }

@@ -15,7 +15,7 @@ final class SagaStore {
 
   private static final String COLUMNS = """
       id, tenant, definition, state, step, attempt, sends, failures, awaiting, version, data::text, next_attempt_at,
-      deadline, last_error, traceparent, tracestate""";
+      deadline, last_error, created_at, traceparent, tracestate""";
 
   private static final String INSERT = """
       INSERT INTO converge_saga (id, tenant, definition, state, step, version, data, next_attempt_at, deadline,
@@ -124,7 +124,7 @@ final class SagaStore {
     }
     return new SagaRow(after.id(), after.tenant(), after.definition(), after.state(), after.step(), after.attempt(),
         after.sends(), after.failures(), after.awaiting(), before.version() + 1, after.data(), after.nextAttemptAt(),
-        after.deadline(), after.lastError(), before.traceparent(), before.tracestate());
+        after.deadline(), after.lastError(), after.createdAt(), before.traceparent(), before.tracestate());
   }
 
   /** Sets {@code saga} aside until {@code next}; false when it moved on meanwhile (then nothing changes). */
@@ -241,7 +241,8 @@ final class SagaStore {
       return Optional.of(new SagaRow(rs.getString(1), rs.getString(2), rs.getString(3),
           SagaState.valueOf(rs.getString(4)), rs.getInt(5), rs.getInt(6), rs.getInt(7), rs.getInt(8),
           rs.getBoolean(9), rs.getLong(10), rs.getString(11), instant(rs.getTimestamp(12)),
-          instant(rs.getTimestamp(13)), rs.getString(14), rs.getString(15), rs.getString(16)));
+          instant(rs.getTimestamp(13)), rs.getString(14), instant(rs.getTimestamp(15)), rs.getString(16),
+          rs.getString(17)));
     }
   }
 

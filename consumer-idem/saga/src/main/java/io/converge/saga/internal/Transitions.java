@@ -4,6 +4,7 @@ import io.converge.consumer.BusinessException;
 import io.converge.core.tracing.MessageSpan;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnContext;
+import io.converge.saga.SagaBranchRetention;
 import io.converge.saga.SagaDefinition;
 import io.converge.saga.SagaHeaders;
 import io.converge.saga.SagaMetrics;
@@ -32,14 +33,17 @@ final class Transitions {
   private final Clock clock;
   private final SagaMetrics metrics;
   private final RateLimits limits;
+  private final SagaBranchRetention participantRetention;
   private final SagaSpans spans;
 
-  Transitions(String replyTopic, Clock clock, SagaMetrics metrics, RateLimits limits, SagaSpans spans) {
+  Transitions(String replyTopic, Clock clock, SagaMetrics metrics, RateLimits limits,
+      SagaBranchRetention participantRetention, SagaSpans spans) {
     this.spans = spans;
     this.replyTopic = replyTopic;
     this.clock = clock;
     this.metrics = metrics;
     this.limits = limits;
+    this.participantRetention = participantRetention;
   }
 
   Instant now() {
@@ -81,6 +85,9 @@ final class Transitions {
       String kind, D data) throws SQLException {
     SagaStep<D> s = def.step(row.step());
     Instant now = now();
+    if (pastParticipantRetention(tx, def, before, row, s, now)) {
+      return;
+    }
     // a Confirm is asked until it succeeds: the global timeout is no longer the saga's limit
     Instant next = s.confirm() ? now.plus(s.timeout()) : min(now.plus(s.timeout()), row.deadline());
     if (s.overHttp() && !HttpBranches.collecting()) {
@@ -213,6 +220,9 @@ final class Transitions {
       throws SQLException {
     SagaStep<D> s = def.step(row.step());
     Instant now = now();
+    if (pastParticipantRetention(tx, def, before, row, s, now)) {
+      return;
+    }
     long waitNanos = limits.tryAcquire(s.participant());
     if (waitNanos > 0) {
       metrics.compensationDelayed(s.participant());
@@ -360,6 +370,37 @@ final class Transitions {
       event(c, row, step, row.attempt(), "TICKET_NOTED", null, text);
       log.info("TCC {}: {}; noted on {} ticket(s)", row.id(), text, tickets);
     }
+  }
+
+  /**
+   * The send guard of the participants' retention ({@link SagaBranchRetention}): a command of a saga step (a
+   * {@code SagaParticipant}'s, not a TCC branch's, whose barrier keeps an unfinished branch's rows) is sent only while
+   * the saga is younger than the participants' retention less its send margin. An older saga's step rows may be purged
+   * at the participant: its compensation would find nothing to undo (money kept), its forward command would run
+   * again. Instead the saga ends ({@code STOPPED} going forward, {@code COMPENSATION_FAILED} compensating) with a
+   * {@code RETENTION} ticket: a person checks the step and undoes it by hand. True when the saga was ended.
+   */
+  private <D> boolean pastParticipantRetention(TxnContext tx, SagaDefinition<D> def, SagaRow before, SagaRow row,
+      SagaStep<D> s, Instant now) throws SQLException {
+    if (s.branch() != null || participantRetention.maySend(row.createdAt(), now)) {
+      return false;
+    }
+    boolean compensating = row.state() == SagaState.COMPENSATING;
+    String why = "saga is " + Duration.between(row.createdAt(), now) + " old, past the " + participantRetention
+        .sendHorizon() + " in which participant '" + s.participant() + "' still keeps the rows of step '" + s.name()
+        + "' (converge.saga.participant-retention less the send margin): its " + (compensating
+            ? "compensation could find its forward row purged and undo nothing"
+            : "command could run twice")
+        + "; nothing sent, check the step and undo it by hand";
+    SagaState end = compensating ? SagaState.COMPENSATION_FAILED : SagaState.STOPPED;
+    Connection c = tx.connection();
+    SagaRow saved = SagaStore.update(c, before, row.finished(end, why), null, now);
+    event(c, saved, s.name(), row.attempt(), "RETENTION_EXCEEDED", null, why);
+    SagaStore.ticket(c, saved, s.name(), "RETENTION", why, now);
+    event(c, saved, s.name(), null, "TICKET", null, why);
+    metrics.ended(def.name(), end);
+    log.error("Saga {} needs a person: {} (ticket opened)", saved.id(), why);
+    return true;
   }
 
   /** Stops the saga where it is (a money anomaly) with a ticket. */

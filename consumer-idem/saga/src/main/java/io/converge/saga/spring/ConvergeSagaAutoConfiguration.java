@@ -13,6 +13,8 @@ import io.converge.saga.SagaDefinition;
 import io.converge.saga.SagaMetrics;
 import io.converge.saga.SagaOps;
 import io.converge.saga.SagaPurger;
+import io.converge.saga.SagaBranchPurger;
+import io.converge.saga.SagaBranchRetention;
 import io.converge.saga.SagaParticipant;
 import io.converge.saga.TccDefinition;
 import io.converge.saga.tcc.TccBarrierPurger;
@@ -20,6 +22,7 @@ import io.converge.saga.tcc.TccParticipant;
 import io.converge.saga.tcc.TccRetention;
 import io.converge.saga.micrometer.MicrometerSagaMetrics;
 import io.converge.core.tracing.Tracing;
+import java.time.Clock;
 import java.util.List;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
@@ -40,7 +43,8 @@ import org.springframework.util.ClassUtils;
  * the application's {@link SagaDefinition} and {@link TccDefinition} beans (on its {@link TxnProducer}, {@code converge.saga.*}, Micrometer
  * meters when a registry is present), its reply consumer and polling, and the consumers of every
  * {@link SagaParticipant} and {@link TccParticipant} bean (the barrier's migration, and its purge of finished
- * branches on {@code converge.saga.tcc.*}, with a TCC participant) ({@code converge.saga.participants.<name>.*}), through the application's
+ * branches on {@code converge.saga.tcc.*}, with a TCC participant; the saga participants' rows purged on
+ * {@code converge.saga.branch-retention}) ({@code converge.saga.participants.<name>.*}), through the application's
  * {@link ConsumerBinding} (RocketMQ on {@code converge.consumer.rocketmq.*} when it defines none). Every bean backs
  * off when the application defines its own.
  */
@@ -60,8 +64,8 @@ class ConvergeSagaAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
-  SagaOps convergeSagaOps(DataSource dataSource) {
-    return SagaOps.of(dataSource);
+  SagaOps convergeSagaOps(DataSource dataSource, SagaProperties properties) {
+    return SagaOps.of(dataSource, Clock.systemUTC(), properties.participantRetention());
   }
 
   @Bean
@@ -70,7 +74,14 @@ class ConvergeSagaAutoConfiguration {
   @ConditionalOnMissingBean
   SagaCoordinator convergeSagaCoordinator(TxnProducer producer, ObjectProvider<SagaDefinition<?>> definitions,
       ObjectProvider<TccDefinition<?>> tcc, SagaProperties properties, ApplicationContext context,
-      DataSource dataSource) {
+      DataSource dataSource, ObjectProvider<SagaParticipant> participants) {
+    if (participants.orderedStream().findAny().isPresent()
+        && properties.branchRetention().compareTo(properties.participantRetention()) < 0) {
+      // one configuration read by both sides: the participants here would purge rows the coordinator still relies on
+      throw new IllegalArgumentException("converge.saga.branch-retention must be at least"
+          + " converge.saga.participant-retention (" + properties.participantRetention() + "), but was "
+          + properties.branchRetention());
+    }
     migrate(dataSource, properties);
     SagaCoordinatorBuilder b = SagaCoordinator.builder().producer(producer)
         .definitions(definitions.orderedStream().toArray(SagaDefinition<?>[]::new))
@@ -78,6 +89,7 @@ class ConvergeSagaAutoConfiguration {
         .replyTopic(properties.replyTopic()).pollInterval(properties.pollInterval()).batchSize(properties.batchSize())
         .compensationRate(properties.compensationRate().perSecond(), properties.compensationRate().burst())
         .metrics(MicrometerSupport.metrics(context))
+        .participantRetention(properties.participantRetention()).retryWindow(properties.retryWindow())
         .tracing(context.getBeanProvider(Tracing.class).getIfAvailable(Tracing::global)); // the OpenTelemetry bean's
     if (properties.replyGroup() != null && !properties.replyGroup().isBlank()) {
       b.replyGroup(properties.replyGroup());
@@ -100,6 +112,26 @@ class ConvergeSagaAutoConfiguration {
   PurgeScheduler convergeSagaPurgeScheduler(SagaPurger purger, SagaProperties properties) {
     return new PurgeScheduler("converge-saga-purge", purger::purgeExpired, properties.purgeInterval(),
         "converge.saga.purge-interval");
+  }
+
+  /**
+   * The saga participants' barrier rows purged, in a service with a {@link SagaParticipant}
+   * (converge.saga.branch-retention, branch-purge-interval).
+   */
+  @Bean
+  @ConditionalOnBean(SagaParticipant.class)
+  @ConditionalOnMissingBean
+  SagaBranchPurger convergeSagaBranchPurger(DataSource dataSource, SagaProperties properties) {
+    return new SagaBranchPurger(dataSource, new SagaBranchRetention(properties.branchRetention()),
+        SagaBranchPurger.DEFAULT_BATCH_SIZE);
+  }
+
+  @Bean
+  @ConditionalOnBean(SagaBranchPurger.class)
+  @ConditionalOnMissingBean(name = "convergeSagaBranchPurgeScheduler")
+  PurgeScheduler convergeSagaBranchPurgeScheduler(SagaBranchPurger purger, SagaProperties properties) {
+    return new PurgeScheduler("converge-saga-branch-purge", purger::purgeExpired, properties.branchPurgeInterval(),
+        "converge.saga.branch-purge-interval");
   }
 
   /** The barrier's finished branches purged, in a service with a TCC participant. */

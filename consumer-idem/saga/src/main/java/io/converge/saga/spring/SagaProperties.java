@@ -24,13 +24,27 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *     purges it ({@code SagaPurger}: COMPLETED, COMPENSATED, and stopped sagas, once their tickets are all resolved); at
  *     least 24 h; default 7 d
  * @param purgeInterval the time between purges of finished sagas; default 10m (as the dedup purge's)
+ * @param branchRetention in a service with {@code SagaParticipant}s: how long their barrier rows
+ *     ({@code converge_saga_branch}) are kept after a step's last row was written, by the database's clock, before
+ *     {@code SagaBranchPurger} deletes them; at least 7 d, and at least the coordinators'
+ *     {@code participant-retention}; default 30 d
+ * @param branchPurgeInterval the time between purges of the participants' rows; default 10m
+ * @param participantRetention in the coordinator's service: how long its participants keep their rows (their
+ *     {@code branch-retention}, or less): no command of a saga step is sent, automatically or on an operator's action,
+ *     for a saga older than it less a day's margin (the saga ends with a ticket; the action is refused); at least
+ *     7 d; default 30 d
+ * @param retryWindow in the coordinator's service: how long past its deadline a saga may still be sending commands in
+ *     its normal course (its compensations); every saga's deadline + this + 1 d must fit in
+ *     {@code participant-retention}; default 1 d
  */
 @ConfigurationProperties("converge.saga")
 public record SagaProperties(@DefaultValue("true") boolean enabled, @DefaultValue("true") boolean migrate,
     String replyTopic, String replyGroup, @DefaultValue("1s") Duration pollInterval,
     @DefaultValue("100") int batchSize, @DefaultValue Rate compensationRate, Map<String, Rate> participantRates,
     Map<String, Participant> participants, @DefaultValue Tcc tcc, @DefaultValue("7d") Duration retention,
-    @DefaultValue("10m") Duration purgeInterval) {
+    @DefaultValue("10m") Duration purgeInterval, @DefaultValue("30d") Duration branchRetention,
+    @DefaultValue("10m") Duration branchPurgeInterval, @DefaultValue("30d") Duration participantRetention,
+    @DefaultValue("1d") Duration retryWindow) {
 
   /** Null maps become empty. */
   public SagaProperties {

@@ -67,7 +67,8 @@ class SagaAutoConfigurationIT {
           .withPropertyValues("converge.consumer.rocketmq.name-server=" + mq.nameServerAddress(),
               "converge.saga.reply-topic=" + prefix + "replies", "converge.saga.reply-group=" + prefix + "coordinator",
               "converge.saga.poll-interval=200ms", "converge.saga.retention=2d",
-              "converge.saga.purge-interval=30s",
+              "converge.saga.purge-interval=30s", "converge.saga.branch-retention=10d",
+              "converge.saga.branch-purge-interval=45s", "converge.saga.participant-retention=10d",
               "converge.saga.participants.account.command-topic=" + prefix + "account-cmd",
               "converge.saga.participants.account.compensation-topic=" + prefix + "account-comp",
               "converge.saga.participants.account.group=" + prefix + "account")
@@ -86,7 +87,23 @@ class SagaAutoConfigurationIT {
             assertThat(purge.isRunning()).isTrue();
             assertThat(purge.name()).isEqualTo("converge-saga-purge");
             assertThat(purge.interval()).isEqualTo(Duration.ofSeconds(30));
+            // the participant's barrier rows too, on converge.saga.branch-retention / branch-purge-interval
+            assertThat(context.getBean(io.converge.saga.SagaBranchPurger.class).retention().retention())
+                .isEqualTo(Duration.ofDays(10));
+            PurgeScheduler branches = context.getBean("convergeSagaBranchPurgeScheduler", PurgeScheduler.class);
+            assertThat(branches.isRunning()).isTrue();
+            assertThat(branches.name()).isEqualTo("converge-saga-branch-purge");
+            assertThat(branches.interval()).isEqualTo(Duration.ofSeconds(45));
           });
+      // one configuration read by both sides: participants that keep their rows shorter than the coordinator assumes
+      runner(ds).withBean(TxnProducer.class, () -> producer).withBean("order", SagaDefinition.class, () -> order)
+          .withBean(SagaParticipant.class, () -> account)
+          .withPropertyValues("converge.saga.reply-topic=" + prefix + "replies",
+              "converge.saga.branch-retention=8d", "converge.saga.participant-retention=10d")
+          .run(context -> assertThat(context).hasFailed().getFailure().rootCause()
+              .isInstanceOf(IllegalArgumentException.class)
+              .hasMessage("converge.saga.branch-retention must be at least converge.saga.participant-retention"
+                  + " (PT240H), but was PT192H"));
     }
   }
 
@@ -145,6 +162,8 @@ class SagaAutoConfigurationIT {
                 .isEqualTo(java.time.Duration.ofDays(7));
             assertThat(context.getBean(io.converge.saga.SagaPurger.class).retention())
                 .as("the coordinator's finished sagas too, by default").isEqualTo(Duration.ofDays(7));
+            assertThat(context).as("no SagaParticipant: no saga branch purge").doesNotHaveBean(
+                io.converge.saga.SagaBranchPurger.class);
             // the coordinator's reply handler traces with the application's Tracing bean (issue 34)
             context.getBean(SagaCoordinator.class).replyHandler().handle(io.converge.consumer.IncomingMessage.builder()
                 .topic("tcc-replies").header(io.converge.core.Envelope.MESSAGE_ID, "r-1").payload("{}").build());

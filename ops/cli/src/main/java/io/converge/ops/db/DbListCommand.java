@@ -93,10 +93,19 @@ public abstract class DbListCommand<T> extends DbCommand {
     } else {
       out.printf("%d %s%s%n", page.total(), noun, page.total() > shown ? " (oldest " + shown + " shown)" : "");
     }
-    if (shown == 0) {
-      return 0;
-    }
     Instant now = Instant.now();
+    if (shown > 0) {
+      print(page.rows(), out, now);
+    }
+    after(dataSource, out, now);
+    return 0;
+  }
+
+  /** Printed after the rows: another listing that belongs with them; nothing by default. */
+  protected void after(DataSource dataSource, PrintWriter out, Instant now) {
+  }
+
+  private void print(List<T> rows, PrintWriter out, Instant now) {
     StringBuilder format = new StringBuilder();
     for (int i = 0; i < formats.size(); i++) {
       format.append(i == 0 ? "" : i == formats.size() - 1 ? "  " : " ")
@@ -104,10 +113,9 @@ public abstract class DbListCommand<T> extends DbCommand {
     }
     String line = format.append("%n").toString();
     out.printf(line, headers.toArray());
-    for (T row : page.rows()) {
+    for (T row : rows) {
       out.printf(line, Arrays.stream(values.apply(row, now)).map(String::valueOf).toArray());
     }
-    return 0;
   }
 
   /** {@code text}, or empty when null. */

@@ -80,6 +80,24 @@ public final class SagaCommand extends CommandGroup {
       this.options = options;
     }
 
+    /**
+     * The open tickets of purged sagas (a compensation's SUCCESS after its saga's purge), which no saga row lists;
+     * {@code converge saga resolve ID} closes them.
+     */
+    @Override
+    protected void after(DataSource dataSource, PrintWriter out, Instant now) {
+      List<SagaOps.Ticket> orphans = SagaOps.of(dataSource).orphanTickets(limit);
+      if (orphans.isEmpty()) {
+        return;
+      }
+      out.printf("%n%d open tickets of purged sagas (close with: converge saga resolve ID)%n", orphans.size());
+      String line = "%-8s %-24s %-12s %-19s %9s  %s%n";
+      out.printf(line, "ticket", "saga id", "step", "kind", "age", "reason");
+      for (SagaOps.Ticket t : orphans) {
+        out.printf(line, t.id(), t.sagaId(), dash(t.step()), t.kind(), age(t.createdAt(), now), orEmpty(t.reason()));
+      }
+    }
+
     @Override
     protected String problem() {
       if (options.states != null && !SagaOps.LISTED.containsAll(options.states)) {

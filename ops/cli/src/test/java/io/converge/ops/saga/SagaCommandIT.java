@@ -40,7 +40,9 @@ class SagaCommandIT {
         """
             INSERT INTO converge_saga_ticket (saga_id, tenant, step, kind, reason, created_at)
             VALUES ('o-failed', '', 'reserve', 'COMPENSATION_FAILED', 'compensation of step ''reserve'' failed 3 times',
-                    now() - interval '1 hour')""");
+                    now() - interval '1 hour'),
+                   ('o-purged', '', 'reserve', 'ANOMALY',
+                    'compensation of step ''reserve'' succeeded after its saga was purged', now() - interval '30 minutes')""");
   }
 
   @Test
@@ -52,6 +54,11 @@ class SagaCommandIT {
         "o-failed\\s+order\\s+COMPENSATION_FAILED\\s+-\\s+3\\s+2h 0m\\s+-\\s+1\\s+compensation of step 'reserve'.*");
     assertThat(list.out().lines().filter(l -> l.startsWith("o-running")).findFirst().orElseThrow())
         .matches("o-running\\s+order\\s+RUNNING\\s+debit\\s+1\\s+10m( \\d+s)?\\s+in \\d+m.*\\s+0\\s*");
+    // a compensation's SUCCESS recorded after its saga's purge: a ticket with no saga row, listed on its own
+    assertThat(list.out()).contains("1 open tickets of purged sagas");
+    assertThat(list.out().lines().filter(l -> l.contains("o-purged")).findFirst().orElseThrow())
+        .matches("\\d+\\s+o-purged\\s+reserve\\s+ANOMALY\\s+30m( \\d+s)?\\s+compensation of step 'reserve' succeeded"
+            + " after its saga was purged");
     CliRun failedOnly = db.run("saga", "list", "--state", "COMPENSATION_FAILED", "--older-than", "1h");
     assertThat(failedOnly.out()).as(failedOnly.err()).startsWith("1 sagas").contains("o-failed");
     db.run("saga", "list", "--state", "COMPLETED").assertFails(2, "--state must be one of");

@@ -36,9 +36,10 @@ public enum StuckKind {
   /**
    * Sagas ({@code converge_saga}, converge-saga): one running or compensating (its age counted from its start), or
    * one stopped for a person with an open ticket in {@code converge_saga_ticket} (a compensation that failed three
-   * times, a money anomaly; its age counted from the ticket).
+   * times, a money anomaly; its age counted from the ticket), or an open ticket of a saga purged before it (a
+   * compensation's SUCCESS after the purge: an ANOMALY ticket with no saga row).
    */
-  SAGA("Sagas", "sagas running or compensating, and sagas stopped with an open ticket"),
+  SAGA("Sagas", "sagas running or compensating, sagas stopped with an open ticket, open tickets of purged sagas"),
   /**
    * TCC ({@code converge_tcc_barrier}, converge-saga): a Try the participant's barrier refused as hanging in the last
    * 24 hours, because its Cancel came first (an empty rollback). Nothing is frozen and nothing waits: it is listed

@@ -45,17 +45,24 @@ class SagaActionsIT {
         "INSERT INTO converge_saga_ticket (saga_id, tenant, step, kind, reason, status, created_at) VALUES"
             + " ('s-failed', 't2', 'reserve', 'COMPENSATION_FAILED', 'inventory refused 3 times', 'OPEN',"
             + "  now() - interval '2 hours'),"
-            + " ('s-stopped', 't2', 'debit', 'ANOMALY', 'debit exceeds the total', 'OPEN', now() - interval '1 hour')");
+            + " ('s-stopped', 't2', 'debit', 'ANOMALY', 'debit exceeds the total', 'OPEN', now() - interval '1 hour'),"
+            // a compensation's SUCCESS recorded after its saga's purge (SagaPurgerIT): a ticket with no saga row
+            + " ('s-purged', 't1', 'reserve', 'ANOMALY', 'compensation succeeded after its saga was purged', 'OPEN',"
+            + "  now() - interval '40 minutes')");
   }
 
   @Test
   void eachSagaOffersTheActionsItsStateAllowsAndEachIsCarriedOutThroughSagaOpsAndAudited() throws Exception {
     Map<String, StuckItem> listed = Inspector.of(ds).list(StuckKind.SAGA, Inspector.Filter.all()).stream()
         .collect(Collectors.toMap(StuckItem::id, Function.identity()));
-    assertThat(listed).containsOnlyKeys("s-running", "s-failed", "s-stopped");
+    assertThat(listed).containsOnlyKeys("s-running", "s-failed", "s-stopped", "s-purged");
     assertThat(offered(listed.get("s-running"))).containsExactly(Action.RETRY_SAGA, Action.COMPENSATE_SAGA);
     assertThat(offered(listed.get("s-failed"))).containsExactly(Action.RETRY_SAGA, Action.RESOLVE_SAGA_TICKETS);
     assertThat(offered(listed.get("s-stopped"))).containsExactly(Action.RESOLVE_SAGA_TICKETS);
+    assertThat(offered(listed.get("s-purged"))).as("a purged saga can only have its ticket resolved")
+        .containsExactly(Action.RESOLVE_SAGA_TICKETS);
+    assertThat(listed.get("s-purged").reason()).isEqualTo(
+        "purged, open ticket: ANOMALY compensation succeeded after its saga was purged");
 
     ConsoleActions actions = ConsoleActions.on(ds);
     assertThat(actions.perform(Action.COMPENSATE_SAGA, "s-running", "alice", "customer cancelled")).isTrue();
@@ -67,6 +74,11 @@ class SagaActionsIT {
     assertThat(actions.perform(Action.RESOLVE_SAGA_TICKETS, "s-stopped", "carol", "refunded by hand")).isTrue();
     assertThat(text("SELECT status || ' ' || resolved_by || ' ' || resolution FROM converge_saga_ticket"
         + " WHERE saga_id = 's-stopped'")).isEqualTo("RESOLVED carol refunded by hand");
+    assertThat(actions.perform(Action.RESOLVE_SAGA_TICKETS, "s-purged", "erin", "stock re-counted")).isTrue();
+    assertThat(text("SELECT status || ' ' || resolved_by FROM converge_saga_ticket WHERE saga_id = 's-purged'"))
+        .isEqualTo("RESOLVED erin");
+    assertThat(Inspector.of(ds).list(StuckKind.SAGA, Inspector.Filter.all())).extracting(StuckItem::id)
+        .as("resolved, its ticket is no longer listed").doesNotContain("s-purged");
     assertThat(text("SELECT string_agg(kind, ',' ORDER BY seq) FROM converge_saga_event WHERE saga_id IN"
         + " ('s-running', 's-failed', 's-stopped')")).isEqualTo("OPERATOR_COMPENSATE,OPERATOR_RETRY,OPERATOR_RESOLVED");
 
@@ -77,7 +89,8 @@ class SagaActionsIT {
     assertThat(text("SELECT state FROM converge_saga WHERE id = 's-stopped'")).isEqualTo("STOPPED");
     assertThat(actions.recent(10)).extracting(r -> r.action() + " " + r.target() + " " + r.operator() + " " + r.done())
         .containsExactly("COMPENSATE_SAGA no-such-saga dave false", "RESOLVE_SAGA_TICKETS s-stopped dave false",
-            "RETRY_SAGA s-stopped dave false", "RESOLVE_SAGA_TICKETS s-stopped carol true",
+            "RETRY_SAGA s-stopped dave false", "RESOLVE_SAGA_TICKETS s-purged erin true",
+            "RESOLVE_SAGA_TICKETS s-stopped carol true",
             "RETRY_SAGA s-failed bob true", "COMPENSATE_SAGA s-running alice true");
   }
 

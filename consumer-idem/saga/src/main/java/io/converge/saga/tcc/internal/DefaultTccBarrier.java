@@ -37,6 +37,13 @@ public final class DefaultTccBarrier implements TccBarrier {
   private static final String LOCK_TRY = """
       SELECT origin FROM converge_tcc_barrier
        WHERE tenant = ? AND global_id = ? AND branch_id = ? AND operation = 'try' FOR UPDATE""";
+  /**
+   * A Confirm's three statements (its row inserted, the try row locked, the Cancel's row looked up) sent in one round
+   * trip: the driver sends them one after the other before a single sync, and the server runs each as its own
+   * statement, in order, each with its own snapshot (READ COMMITTED), exactly as three round trips would: the lookup
+   * starts after the lock was granted, so it sees a Cancel that committed while the lock was waited for.
+   */
+  private static final String CONFIRM_GATE = INSERT + ";\n" + LOCK_TRY + ";\n" + READ;
   private static final String SET_RESULT = """
       UPDATE converge_tcc_barrier SET outcome = ?, result = ?
        WHERE tenant = ? AND global_id = ? AND branch_id = ? AND operation = ?""";
@@ -88,17 +95,21 @@ public final class DefaultTccBarrier implements TccBarrier {
     return new TccResult(TccOutcome.DUPLICATE, row.result());
   }
 
+  private record ConfirmGate(boolean inserted, String tried, boolean cancelled) {
+  }
+
   private TccResult confirm(Connection c, TccCall call, TccBody body) throws Exception {
-    if (!insert(c, call, TccOperation.CONFIRM.wireName(), RAN)) {
+    ConfirmGate gate = confirmGate(c, call);
+    if (!gate.inserted()) {
       return new TccResult(TccOutcome.DUPLICATE, read(c, call).result());
     }
     // the Try committed before the coordinator sent this Confirm, or it never ran here: its row is locked, so that a
     // racing Cancel waits for this Confirm's end, then sees its row (and the reverse)
-    String tried = lockTry(c, call);
+    String tried = gate.tried();
     if (tried == null || !ORIGIN_TRY.equals(tried)) {
       throw new ConfirmWithoutTryException(call, tried == null ? "no Try row" : "the Try was refused as hanging");
     }
-    if (find(c, call.with(TccOperation.CANCEL)) != null) {
+    if (gate.cancelled()) {
       log.error("TCC barrier refused a Confirm after the Cancel of global {} branch {} (tenant {}): the confirm body "
           + "did not run", call.globalId(), call.branchId(), call.tenant());
       throw new ConfirmAfterCancelException(call);
@@ -148,6 +159,34 @@ public final class DefaultTccBarrier implements TccBarrier {
       ps.setString(i + 1, outcome);
       ps.setBytes(i + 2, NONE);
       return ps.executeUpdate() == 1;
+    }
+  }
+
+  /** {@link #CONFIRM_GATE}: the Confirm's insert, the try row's lock, the Cancel's row, in one round trip. */
+  private static ConfirmGate confirmGate(Connection c, TccCall call) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(CONFIRM_GATE)) {
+      int i = bindKey(ps, 1, call);
+      ps.setString(i, TccOperation.CONFIRM.wireName());
+      ps.setString(i + 1, RAN);
+      ps.setBytes(i + 2, NONE);
+      ps.setString(i + 3, call.tenant());
+      ps.setString(i + 4, call.globalId());
+      ps.setString(i + 5, call.branchId());
+      bindKey(ps, i + 6, call.with(TccOperation.CANCEL));
+      boolean resultSet = ps.execute();
+      if (resultSet) {
+        throw new SQLException("converge_tcc_barrier: the Confirm's insert returned rows");
+      }
+      boolean inserted = ps.getUpdateCount() == 1;
+      String tried = ps.getMoreResults() ? first(ps.getResultSet()) : null;
+      boolean cancelled = ps.getMoreResults() && first(ps.getResultSet()) != null;
+      return new ConfirmGate(inserted, tried, cancelled);
+    }
+  }
+
+  private static String first(ResultSet rs) throws SQLException {
+    try (rs) {
+      return rs.next() ? rs.getString(1) : null;
     }
   }
 

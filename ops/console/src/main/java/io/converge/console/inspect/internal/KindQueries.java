@@ -131,7 +131,8 @@ public final class KindQueries {
                  ORDER BY machine, entity_id, id DESC) s
          WHERE NOT s.final
         """));
-    // a ticket's saga is listed once, aged from its oldest open ticket. A running or compensating saga is aged from
+    // a ticket's saga is listed once, aged from its oldest open ticket; so is a saga purged before a late
+    // compensation's SUCCESS opened an ANOMALY ticket for it (no saga row: listed from its tickets, resolvable only). A running or compensating saga is aged from
     // when it fell due (next_attempt_at: a reply's timeout, a backoff, its deadline), so a long but healthy saga is
     // never stuck and one no coordinator drives is; or from when it was first set aside for its current error (its
     // due time moves on every 30 s then), whichever is earlier
@@ -163,6 +164,14 @@ public final class KindQueries {
               FROM converge_saga s
              WHERE s.state IN ('RUNNING', 'COMPENSATING')
                 OR EXISTS (SELECT 1 FROM converge_saga_ticket t WHERE t.saga_id = s.id AND t.status = 'OPEN')
+            UNION ALL
+            SELECT t.saga_id AS id, t.saga_id AS item_key, min(t.tenant), NULL::text AS topic, min(t.created_at) AS since,
+                   'purged, open ticket: ' || string_agg(t.kind || ' ' || t.reason, '; ' ORDER BY t.id) AS reason,
+                   ARRAY['definition', '', 'state', 'purged', 'step', coalesce(min(t.step), ''),
+                         'open tickets', count(*)::text] AS details
+              FROM converge_saga_ticket t
+             WHERE t.status = 'OPEN' AND NOT EXISTS (SELECT 1 FROM converge_saga s WHERE s.id = t.saga_id)
+             GROUP BY t.saga_id
             """));
     SOURCES.put(StuckKind.TCC_HANGING, new Source("converge_tcc_barrier", """
         SELECT b.tenant || '/' || b.global_id || '/' || b.branch_id AS id, b.global_id AS item_key, b.tenant,
