@@ -222,11 +222,12 @@ public final class SagaCoordinatorBuilder {
   }
 
   /**
-   * Where the reply handler's spans go (default {@link Tracing#global()}). A reply's processing span is a
-   * <b>child</b> of the reply's creation context ({@code traceAsParent}), so the saga stays one trace: the start's
-   * context (e.g. the HTTP request's server span) is the first command's creation context, a
-   * {@link SagaParticipant} replies within that trace, and the next command is published under the reply's
-   * processing span. Build the producer with the same instance ({@code TxnProducer.builder().tracing}).
+   * Where the coordinator's spans go (default {@link Tracing#global()}). {@code start} opens a span
+   * {@code saga <definition>} under the current context (e.g. the HTTP request's server span) and stores its context
+   * in the saga's row; every command sent (re-sends after a timeout or a restart included), reply applied, local step
+   * and HTTP branch call runs under a span {@code saga step <step>}, a <b>child</b> of that stored context, whichever
+   * instance makes it: the saga stays one trace. A reply's processing span is a child of the reply's creation context
+   * ({@code traceAsParent}). Build the producer with the same instance ({@code TxnProducer.builder().tracing}).
    */
   public SagaCoordinatorBuilder tracing(Tracing tracing) {
     this.tracing = tracing;

@@ -13,7 +13,9 @@ import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.context.Scope;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
 import io.converge.outbox.OutboxBackend;
@@ -240,12 +242,15 @@ class SagaCoordinatorIT {
   }
 
   /**
-   * Issue 34: a saga is one trace. The start's context (here the request's span) is the first command's creation
-   * context; the participant's processing is its child and publishes the reply in it; the coordinator processes the
-   * reply as its child and publishes the next command under it.
+   * Issue 34: a saga is one trace. The start's context (here the request's span) is the parent of the saga's span,
+   * whose context the saga's row stores; every step's span is its child: the first command, the participant's
+   * processing (its child) and its reply, the reply's application, the next command, and the re-sends after a timeout,
+   * by this coordinator's poll and by a new coordinator instance reading the row after the first stopped (both on
+   * a thread with no context: only the stored one links them). A row without a context (a saga of before the
+   * migration) starts a new trace at each span, and is driven as before.
    */
   @Test
-  void aSagasCommandsRepliesAndStepsAreOneTrace() throws Exception {
+  void aSagasCommandsRepliesAndStepsAreOneTraceAcrossResendsAndANewCoordinator() throws Exception {
     InMemorySpanExporter exporter = InMemorySpanExporter.create();
     try (OpenTelemetrySdk sdk = OpenTelemetrySdk.builder().setTracerProvider(SdkTracerProvider.builder()
         .addSpanProcessor(SimpleSpanProcessor.create(exporter)).build()).build()) {
@@ -259,26 +264,97 @@ class SagaCoordinatorIT {
       Span request = sdk.getTracer("test").spanBuilder("POST /orders").setSpanKind(SpanKind.SERVER).startSpan();
       try (Scope ignored = request.makeCurrent()) {
         assertThat(s.start("traced-1", "")).isTrue();
+        assertThat(s.start("traced-0", "")).isTrue(); // its row loses its context below
       } finally {
         request.end();
       }
       String trace = request.getSpanContext().getTraceId();
-      IncomingMessage reserve = mail.next().get(0);
+      assertThat(s.one("SELECT traceparent FROM converge_saga WHERE id = 'traced-1'")).as("stored").contains(trace);
+      s.one("UPDATE converge_saga SET traceparent = NULL WHERE id = 'traced-0' RETURNING id");
+      IncomingMessage reserve = next(mail, "traced-1");
       assertThat(reserve.header(Envelope.TRACEPARENT)).as("the first command").contains(trace);
       IdempotentHandler inventory = SagaParticipant.builder("inventory").producer(producer).tracing(tracing)
           .step("reserve", (c, m) -> "{}".getBytes(StandardCharsets.UTF_8)).build().handler("inventory-traced");
       assertThat(inventory.handle(reserve)).isEqualTo(Outcome.PROCESSED);
-      IncomingMessage reply = mail.next().get(0);
+      IncomingMessage reply = next(mail, "traced-1");
       assertThat(reply.topic()).isEqualTo(OrderSaga.REPLIES);
       assertThat(reply.header(Envelope.TRACEPARENT)).as("the participant's reply").contains(trace);
       assertThat(s.deliver(reply)).isEqualTo(Outcome.PROCESSED);
-      IncomingMessage debit = mail.next().get(0);
+      IncomingMessage debit = next(mail, "traced-1");
       assertThat(debit.header(SagaHeaders.STEP)).isEqualTo("debit");
       assertThat(debit.header(Envelope.TRACEPARENT)).as("the next step's command").contains(trace);
-      assertThat(exporter.getFinishedSpanItems()).filteredOn(span -> span.getKind() == SpanKind.CONSUMER)
-          .extracting(span -> span.getName()).containsExactly("process inventory-cmd", "process saga-replies");
-      assertThat(exporter.getFinishedSpanItems()).extracting(span -> span.getTraceId()).containsOnly(trace);
+      // the debit is lost: its timeout re-sends it from the poll, a thread with no context
+      assertThat(Span.current().getSpanContext().isValid()).isFalse();
+      clock.advance(OrderSaga.STEP_TIMEOUT);
+      pollAll(s);
+      IncomingMessage resent = next(mail, "traced-1");
+      assertThat(resent.header(SagaHeaders.COMMAND_ID)).isEqualTo(debit.header(SagaHeaders.COMMAND_ID));
+      assertThat(resent.header(Envelope.TRACEPARENT)).as("re-sent by the poll").contains(trace);
+      // the coordinator stops; a new instance (a restart) reads the row and asks again in the saga's trace
+      s.coordinator.close();
+      OrderSaga restarted = new OrderSaga(ds, producer, "", clock, b -> b.tracing(tracing));
+      open.add(restarted.coordinator);
+      clock.advance(OrderSaga.STEP_TIMEOUT);
+      pollAll(restarted);
+      IncomingMessage again = next(mail, "traced-1");
+      assertThat(again.header(SagaHeaders.COMMAND_ID)).isEqualTo(debit.header(SagaHeaders.COMMAND_ID));
+      assertThat(again.header(Envelope.TRACEPARENT)).as("re-sent by the new coordinator").contains(trace);
+      IdempotentHandler account = SagaParticipant.builder("account").producer(producer).tracing(tracing)
+          .step("debit", (c, m) -> "{}".getBytes(StandardCharsets.UTF_8)).build().handler("account-traced");
+      assertThat(account.handle(again)).isEqualTo(Outcome.PROCESSED);
+      IncomingMessage debited = next(mail, "traced-1");
+      assertThat(restarted.deliver(debited)).isEqualTo(Outcome.PROCESSED);
+      IncomingMessage ship = next(mail, "traced-1");
+      assertThat(ship.header(SagaHeaders.STEP)).isEqualTo("ship");
+      assertThat(ship.header(Envelope.TRACEPARENT)).as("the step after the re-sends").contains(trace);
+      // the saga without a stored context is driven as before, its spans in traces of their own
+      assertThat(restarted.events("traced-0")).contains("RESENT reserve 1");
+      assertThat(restarted.state("traced-0")).isEqualTo("RUNNING");
+
+      List<SpanData> spans = exporter.getFinishedSpanItems();
+      SpanData saga = spans.stream().filter(d -> d.getName().equals("saga order") && "traced-1".equals(
+          d.getAttributes().get(AttributeKey.stringKey("converge.saga.id")))).findFirst().orElseThrow();
+      assertThat(saga.getParentSpanId()).isEqualTo(request.getSpanContext().getSpanId());
+      List<SpanData> steps = spans.stream().filter(d -> "traced-1".equals(
+          d.getAttributes().get(AttributeKey.stringKey("converge.saga.id"))) && d != saga).toList();
+      assertThat(steps).allSatisfy(d -> {
+        assertThat(d.getTraceId()).as(d.getName()).isEqualTo(trace);
+        assertThat(d.getParentSpanId()).as(d.getName() + ": a child of the saga's span").isEqualTo(saga.getSpanId());
+      });
+      assertThat(steps).extracting(d -> d.getName() + " " + d.getAttributes().get(AttributeKey.stringKey(
+          "converge.saga.event")) + " " + d.getAttributes().get(AttributeKey.stringKey("converge.saga.attempt")))
+          .containsExactly("saga step reserve SENT 1", "saga step debit SENT 1", "saga step reserve REPLIED 1",
+              "saga step debit RESENT 1", "saga step debit RESENT 1", "saga step ship SENT 1",
+              "saga step debit REPLIED 1");
+      // every message span of the saga (the publishes, the participants' and the coordinator's processing)
+      Set<String> messages = Set.of(reserve.envelopeMessageId(), reply.envelopeMessageId(),
+          debit.envelopeMessageId(), resent.envelopeMessageId(), again.envelopeMessageId(), debited.envelopeMessageId(),
+          ship.envelopeMessageId());
+      assertThat(spans).filteredOn(d -> messages.contains(String.valueOf(d.getAttributes().get(AttributeKey.stringKey(
+          "messaging.message.id"))))).hasSizeGreaterThanOrEqualTo(11)
+          .allSatisfy(d -> assertThat(d.getTraceId()).as(d.getName()).isEqualTo(trace));
+      assertThat(spans).filteredOn(d -> d.getKind() == SpanKind.CONSUMER)
+          .allSatisfy(d -> assertThat(d.getTraceId()).as(d.getName()).isEqualTo(trace))
+          .extracting(SpanData::getName).containsExactly("process inventory-cmd", "process saga-replies",
+              "process account-cmd", "process saga-replies");
+      assertThat(spans).filteredOn(d -> "traced-0".equals(d.getAttributes().get(AttributeKey.stringKey(
+          "converge.saga.id"))) && "RESENT".equals(d.getAttributes().get(
+              AttributeKey.stringKey(
+                  "converge.saga.event"))))
+          .hasSize(2).noneMatch(d -> d.getTraceId().equals(trace));
     }
+  }
+
+  /** The next message of saga {@code id} in {@code mail} (other tests' sagas share the schema and may be due). */
+  private static IncomingMessage next(Mailbox mail, String id) throws Exception {
+    for (List<IncomingMessage> batch = mail.next(); !batch.isEmpty(); batch = mail.next()) {
+      List<IncomingMessage> mine = only(batch, m -> id.equals(m.header(SagaHeaders.SAGA_ID)));
+      if (!mine.isEmpty()) {
+        assertThat(mine).as("one message of " + id + " at a time").hasSize(1);
+        return mine.get(0);
+      }
+    }
+    throw new AssertionError("no message of saga " + id);
   }
 
   @Test

@@ -13,7 +13,23 @@ import io.converge.outbox.OutboxBackend;
 import io.converge.producer.TxnProducer;
 import io.converge.saga.tcc.TccHeaders;
 import io.converge.saga.tcc.TccOperation;
+import io.converge.core.tracing.OpenTelemetryTracing;
+import io.converge.core.tracing.Tracing;
+import io.converge.saga.tcc.http.TccHttpWork;
+import io.converge.saga.tcc.http.TccServlet;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.context.Scope;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import org.apache.catalina.startup.Tomcat;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -284,6 +300,77 @@ class TccCoordinatorIT {
     assertThat(events("h1")).containsExactly("STARTED", "SENT a 1", "REPLIED a 1", "RETRIED a 1", "SENT a 2",
         "REPLIED a 2", "SENT b 1", "REPLIED b 1", "SENT a/confirm 1", "REPLIED a/confirm 1", "SENT b/confirm 1",
         "REPLIED b/confirm 1", "COMPLETED");
+  }
+
+  /**
+   * Issue 34: an HTTP branch's calls are made from the poll (no context on its thread) under CLIENT spans whose parent
+   * is the saga's stored context, and carry their {@code traceparent}: the participant's {@link TccServlet} serves
+   * each under a SERVER span of the saga's trace, with the branch's database work under it.
+   */
+  @Test
+  void overHttpTheBranchCallsCarryTheSagasTraceIntoTheParticipantsServlet() throws Exception {
+    io.converge.core.Migrations.apply(ds, "tcc");
+    InMemorySpanExporter exporter = InMemorySpanExporter.create();
+    OpenTelemetrySdk sdk = OpenTelemetrySdk.builder().setTracerProvider(SdkTracerProvider.builder()
+        .addSpanProcessor(SimpleSpanProcessor.create(exporter)).build()).build();
+    open.add(sdk);
+    Tracing tracing = OpenTelemetryTracing.of(sdk);
+    TccHttpWork work = (c, r) -> {
+      sdk.getTracer("test").spanBuilder("UPDATE wallet " + r.call().operation().wireName()).startSpan().end();
+      return "{}".getBytes(StandardCharsets.UTF_8);
+    };
+    TccServlet servlet = TccServlet.builder().dataSource(ds).tracing(tracing).work(work, work, work).build();
+    Tomcat tomcat = new Tomcat();
+    tomcat.setBaseDir(Files.createTempDirectory("tomcat-tcc-trace").toString());
+    tomcat.setPort(0);
+    tomcat.getConnector();
+    Tomcat.addServlet(tomcat.addContext("/wallet", null), "pay", servlet).addMapping("/pay");
+    tomcat.start();
+    open.add(() -> {
+      tomcat.stop();
+      tomcat.destroy();
+    });
+    URI url = URI.create("http://127.0.0.1:" + tomcat.getConnector().getLocalPort() + "/wallet/pay");
+    TccDefinition<String> def = tcc("http-traced").branch("pay", b -> b.http(url).timeout(TIMEOUT).retry(RETRY))
+        .build();
+    setUp(b -> b.tracing(tracing), def);
+    Span request = sdk.getTracer("test").spanBuilder("POST /orders").setSpanKind(SpanKind.SERVER).startSpan();
+    try (Scope ignored = request.makeCurrent()) {
+      coordinator.start(def, "ht1", "{}");
+    } finally {
+      request.end();
+    }
+    assertThat(Span.current().getSpanContext().isValid()).isFalse();
+    coordinator.poll(); // the Try, then the Confirm, on the coordinator's HTTP thread
+    assertThat(state("ht1")).isEqualTo("COMPLETED");
+
+    String trace = request.getSpanContext().getTraceId();
+    List<SpanData> spans = exporter.getFinishedSpanItems();
+    SpanData saga = span(spans, "saga http-traced");
+    SpanData tryCall = span(spans, "saga step pay");
+    SpanData confirmCall = span(spans, "saga step pay/confirm");
+    SpanData tryServed = span(spans, "tcc try pay");
+    SpanData confirmServed = span(spans, "tcc confirm pay");
+    assertThat(List.of(saga, tryCall, confirmCall, tryServed, confirmServed, span(spans, "UPDATE wallet try"),
+        span(spans, "UPDATE wallet confirm"))).allSatisfy(
+            d -> assertThat(d.getTraceId()).as(d.getName())
+                .isEqualTo(trace));
+    assertThat(tryCall.getKind()).isEqualTo(SpanKind.CLIENT);
+    assertThat(tryCall.getParentSpanId()).isEqualTo(saga.getSpanId());
+    assertThat(confirmCall.getParentSpanId()).isEqualTo(saga.getSpanId());
+    assertThat(tryServed.getKind()).isEqualTo(SpanKind.SERVER);
+    assertThat(tryServed.getParentSpanId()).as("the request's traceparent").isEqualTo(tryCall.getSpanId());
+    assertThat(confirmServed.getParentSpanId()).isEqualTo(confirmCall.getSpanId());
+    assertThat(span(spans, "UPDATE wallet try").getParentSpanId()).isEqualTo(tryServed.getSpanId());
+    assertThat(tryCall.getAttributes().get(AttributeKey.stringKey("converge.saga.id"))).isEqualTo("ht1");
+    assertThat(tryCall.getAttributes().get(AttributeKey.stringKey("converge.saga.attempt"))).isEqualTo("1");
+    assertThat(spans).filteredOn(d -> "ht1".equals(d.getAttributes().get(AttributeKey.stringKey("converge.saga.id"))))
+        .hasSizeGreaterThanOrEqualTo(5).allSatisfy(d -> assertThat(d.getTraceId()).as(d.getName()).isEqualTo(trace));
+  }
+
+  private static SpanData span(List<SpanData> spans, String name) {
+    return spans.stream().filter(d -> d.getName().equals(name)).findFirst()
+        .orElseThrow(() -> new AssertionError("no span " + name + " in " + spans));
   }
 
   @Test

@@ -52,9 +52,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * refused as hanging after an empty rollback.
  *
  * <p>Tracing end to end (issue 34, item 1): every service traces into one in-memory exporter (its own SDK, its name
- * as {@code service.name}), emptied after each backend; on each, a paid order's trace runs from the
- * {@code POST /orders} server span (annotated by the Idempotency-Key filter) through order, inventory, account and
- * notification by parent links alone, across the outages (see {@code assertOneTraceFromPostOrders}).
+ * as {@code service.name}), emptied after each backend; on each, a paid order's trace (every one, orchestrated) runs
+ * from the {@code POST /orders} server span (annotated by the Idempotency-Key filter) through order, inventory,
+ * account and notification by parent links alone, across the outages (see {@code assertOneTraceFromPostOrders}).
  */
 @ExtendWith({RocketMQExtension.class, PostgresExtension.class, PulsarExtension.class})
 class DemoOutageIT {
@@ -76,7 +76,8 @@ class DemoOutageIT {
     try {
       for (String backend : List.of("rocketmq:orchestration", "outbox:choreography", "pulsar:orchestration")) {
         ok &= runner.run(60, backend);
-        assertOneTraceFromPostOrders(backend, spans.getFinishedSpanItems());
+        assertOneTraceFromPostOrders(backend, spans.getFinishedSpanItems(),
+            runner.reports().get(runner.reports().size() - 1).paid());
         spans.reset();
       }
     } finally {
@@ -133,9 +134,10 @@ class DemoOutageIT {
    * it by parent links alone (the examples' consumers trace as children: {@code traceAsParent}), a process span in
    * inventory, account and notification and a publish (or, on the outbox, create) span in order, inventory and
    * account: the saga's commands and replies (orchestrated) or the events (choreographed) carried the context across
-   * every service.
+   * every service. Orchestrated, every paid order's trace does (one per paid order): the commands the saga
+   * coordinator re-sent under the outages continued the saga's stored context; choreographed, one at least.
    */
-  private static void assertOneTraceFromPostOrders(String backend, List<SpanData> spans) {
+  private static void assertOneTraceFromPostOrders(String backend, List<SpanData> spans, long paidOrders) {
     Map<String, List<SpanData>> traces = spans.stream().collect(Collectors.groupingBy(SpanData::getTraceId));
     List<SpanData> posts = spans.stream()
         .filter(s -> s.getKind() == SpanKind.SERVER && in(s, "order")
@@ -154,9 +156,23 @@ class DemoOutageIT {
     for (SpanData root : paid) {
       missing.put(root, missing(root, traces.get(root.getTraceId())));
     }
-    SpanData root = missing.entrySet().stream().filter(e -> e.getValue().isEmpty()).map(Map.Entry::getKey).findFirst()
-        .orElseThrow(() -> new AssertionError("no paid order's trace runs from POST /orders through every service by"
-            + " parent links, backend " + backend + "; missing, per trace: " + missing.values()));
+    SpanData root;
+    if (backend.endsWith(":orchestration")) {
+      // the saga: every paid order's trace, one per paid order (the notification service is told of paid orders
+      // only), none broken: a command the coordinator re-sent (a reply's timeout under the outages, a retry)
+      // continues the saga's stored trace context
+      assertThat((long) paid.size()).as("POST /orders traces that reached the notification service, backend "
+          + backend).isEqualTo(paidOrders);
+      assertThat(missing.values()).as("what the trace of each paid order lacks, backend " + backend)
+          .allSatisfy(m -> assertThat(m).isEmpty());
+      root = paid.get(0);
+    } else {
+      // choreographed (outbox): some paid orders' notifications were seen outside their POST's trace under the
+      // outages (not investigated yet): one complete trace is required
+      root = missing.entrySet().stream().filter(e -> e.getValue().isEmpty()).map(Map.Entry::getKey).findFirst()
+          .orElseThrow(() -> new AssertionError("no paid order's trace runs from POST /orders through every service"
+              + " by parent links, backend " + backend + "; missing, per trace: " + missing.values()));
+    }
     assertThat(root.getParentSpanContext().isValid()).as("POST /orders is the trace's root").isFalse();
     assertThat(root.getName()).as("the server span's name, {method} {route}").isEqualTo("POST /orders");
     // the Idempotency-Key filter annotated the server span it ran in (the outcome is first-run, or under an outage

@@ -12,7 +12,11 @@ import io.converge.saga.SagaCoordinator;
 import io.converge.saga.SagaCoordinatorBuilder;
 import io.converge.saga.SagaDefinition;
 import io.converge.saga.SagaException;
+import io.converge.core.tracing.MessageSpan;
 import io.converge.core.tracing.Tracing;
+import io.converge.saga.SagaHeaders;
+import java.util.HashMap;
+import java.util.Map;
 import java.net.http.HttpClient;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -41,6 +45,7 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
   private final Driver driver;
   private final IdempotentHandler replies;
   private final HttpBranches http;
+  private final SagaSpans spans;
   /** Free HTTP threads: a poll claims a saga only with one in hand (see {@link #poll}). */
   private final Semaphore slots;
   private ScheduledExecutorService poller;
@@ -54,10 +59,11 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
   /** Use {@link SagaCoordinator#builder()}; {@code tracing}: the reply handler's, a reply's span a child of it. */
   public DefaultSagaCoordinator(SagaCoordinatorBuilder.Settings settings, Tracing tracing) {
     this.settings = settings;
+    this.spans = new SagaSpans(tracing);
     this.moves = new Transitions(settings.replyTopic(), settings.clock(), settings.metrics(),
         new RateLimits(settings.compensationRate(), settings.participantRates(), settings.nanoTime()),
-        settings.participantRetention());
-    this.driver = new Driver(settings.definitions(), moves, settings.metrics());
+        settings.participantRetention(), spans);
+    this.driver = new Driver(settings.definitions(), moves, settings.metrics(), spans);
     this.replies = IdempotentHandler.builder().group(settings.replyGroup())
         .transactions(new ProducerTransactions(settings.producer())).policy(settings.replyPolicy())
         .clock(settings.clock()).tracing(tracing).traceAsParent(true)
@@ -81,12 +87,14 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
     if (sagaId == null || sagaId.isEmpty() || sagaId.length() > 128) {
       throw new IllegalArgumentException("saga.id must be 1-128 characters, but was " + sagaId);
     }
-    try {
+    Map<String, String> trace = new HashMap<>(2);
+    try (MessageSpan span = spans.saga(definition.name(), sagaId, trace)) {
       Connection c = tx.connection();
       Instant now = moves.now();
       if (!SagaStore.insert(c, sagaId, Envelope.DEFAULT_TENANT, definition.name(), definition.codec().encode(data),
-          now, now.plus(definition.deadline()), now)) {
+          now, now.plus(definition.deadline()), now, trace)) {
         log.debug("Saga {} exists already: not started again", sagaId);
+        span.attribute("converge.saga.started", "false");
         return false;
       }
       SagaRow row = SagaStore.lock(c, sagaId).orElseThrow();
@@ -193,7 +201,12 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
     while (!todo.isEmpty()) {
       HttpBranches.Call call = todo.poll();
       try {
-        IncomingMessage answer = http.call(call);
+        Map<String, String> headers = new HashMap<>(2);
+        IncomingMessage answer;
+        try (MessageSpan span = spans.call(call, headers)) {
+          answer = http.call(call, headers);
+          span.attribute("converge.saga.outcome", answer.header(SagaHeaders.OUTCOME));
+        }
         List<HttpBranches.Call> next = HttpBranches.list();
         HttpBranches.collect(next, () -> settings.producer().inTransaction(tx -> {
           driver.onReply(tx, answer);

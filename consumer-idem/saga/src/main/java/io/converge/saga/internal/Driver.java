@@ -3,6 +3,7 @@ package io.converge.saga.internal;
 import io.converge.core.internal.Text;
 import io.converge.consumer.BusinessException;
 import io.converge.consumer.IncomingMessage;
+import io.converge.core.tracing.MessageSpan;
 import io.converge.producer.TxnContext;
 import io.converge.saga.ReplyClass;
 import io.converge.saga.ReplyClassifier;
@@ -36,8 +37,10 @@ final class Driver {
   private final Map<String, SagaDefinition<?>> definitions;
   private final Transitions moves;
   private final SagaMetrics metrics;
+  private final SagaSpans spans;
 
-  Driver(Map<String, SagaDefinition<?>> definitions, Transitions moves, SagaMetrics metrics) {
+  Driver(Map<String, SagaDefinition<?>> definitions, Transitions moves, SagaMetrics metrics, SagaSpans spans) {
+    this.spans = spans;
     this.definitions = definitions;
     this.moves = moves;
     this.metrics = metrics;
@@ -146,6 +149,24 @@ final class Driver {
       return;
     }
     SagaRow row = found.get();
+    // applied under the saga's stored context whatever context the reply carries (a foreign participant's may have
+    // none): the reply's application and the command it leads to are the saga's trace
+    try (MessageSpan span = spans.step(row, step, attempt, direction,
+        SagaHeaders.FORWARD.equals(direction) ? "REPLIED" : "COMPENSATION_REPLIED")) {
+      try {
+        apply(tx, m, row, step, direction, attempt, note);
+      } catch (Exception e) {
+        span.failed(e);
+        throw e;
+      }
+    }
+  }
+
+  private void apply(TxnContext tx, IncomingMessage m, SagaRow row, String step, String direction, int attempt,
+      String note) throws Exception {
+    Connection c = tx.connection();
+    String id = row.id();
+    String reason = m.header(SagaHeaders.REASON);
     SagaDefinition<Object> def = definition(row);
     boolean forward = SagaHeaders.FORWARD.equals(direction);
     int index = indexOf(def, step);

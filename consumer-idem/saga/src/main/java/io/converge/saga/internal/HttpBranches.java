@@ -42,9 +42,10 @@ final class HttpBranches {
    * One call: the saga and step it answers, the operation, where and what.
    *
    * @param direction {@link SagaHeaders#FORWARD} (Try, Confirm) or {@link SagaHeaders#COMPENSATE} (Cancel)
+   * @param trace the saga's stored trace context, the parent of the call's span (may be empty)
    */
   record Call(String sagaId, String tenant, String step, String branch, int attempt, String direction,
-      TccOperation operation, URI url, byte[] payload, Duration timeout) {
+      TccOperation operation, URI url, byte[] payload, Duration timeout, java.util.Map<String, String> trace) {
   }
 
   private final HttpClient client;
@@ -74,9 +75,14 @@ final class HttpBranches {
     }
   }
 
-  /** Makes {@code c} and returns its answer as a reply message (never throws for an HTTP or network failure). */
-  IncomingMessage call(Call c) throws InterruptedException {
-    HttpRequest request = HttpRequest.newBuilder(c.url()).timeout(c.timeout())
+  /**
+   * Makes {@code c} with the extra request headers {@code headers} (its span's {@code traceparent}) and returns its
+   * answer as a reply message (never throws for an HTTP or network failure).
+   */
+  IncomingMessage call(Call c, java.util.Map<String, String> headers) throws InterruptedException {
+    HttpRequest.Builder builder = HttpRequest.newBuilder(c.url());
+    headers.forEach(builder::header);
+    HttpRequest request = builder.timeout(c.timeout())
         .header(TccHeaders.GLOBAL_ID, c.sagaId()).header(TccHeaders.BRANCH_ID, c.branch())
         .header(TccHeaders.OPERATION, c.operation().wireName()).header(Envelope.TENANT, c.tenant())
         .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofByteArray(c.payload()))

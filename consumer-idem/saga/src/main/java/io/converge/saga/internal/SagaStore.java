@@ -15,12 +15,12 @@ final class SagaStore {
 
   private static final String COLUMNS = """
       id, tenant, definition, state, step, attempt, sends, failures, awaiting, version, data::text, next_attempt_at,
-      deadline, last_error, created_at""";
+      deadline, last_error, created_at, traceparent, tracestate""";
 
   private static final String INSERT = """
       INSERT INTO converge_saga (id, tenant, definition, state, step, version, data, next_attempt_at, deadline,
-                                 created_at, updated_at)
-      VALUES (?, ?, ?, 'RUNNING', 0, 0, ?::jsonb, ?, ?, ?, ?)
+                                 created_at, updated_at, traceparent, tracestate)
+      VALUES (?, ?, ?, 'RUNNING', 0, 0, ?::jsonb, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (id) DO NOTHING""";
 
   /** Replies lock the row (it exists: no missing-row lock), so the poller's SKIP LOCKED passes it by. */
@@ -69,8 +69,9 @@ final class SagaStore {
   private SagaStore() {
   }
 
+  /** Inserts a new saga; {@code trace}: its trace context ({@code traceparent}, {@code tracestate}), may be empty. */
   static boolean insert(Connection c, String id, String tenant, String definition, String data, Instant next,
-      Instant deadline, Instant now) throws SQLException {
+      Instant deadline, Instant now, java.util.Map<String, String> trace) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(INSERT)) {
       ps.setString(1, id);
       ps.setString(2, tenant);
@@ -80,6 +81,9 @@ final class SagaStore {
       ps.setTimestamp(6, ts(deadline));
       ps.setTimestamp(7, ts(now));
       ps.setTimestamp(8, ts(now));
+      String traceparent = trace.get(io.converge.core.Envelope.TRACEPARENT);
+      ps.setString(9, traceparent);
+      ps.setString(10, traceparent == null ? null : trace.get("tracestate"));
       return ps.executeUpdate() == 1;
     }
   }
@@ -120,7 +124,7 @@ final class SagaStore {
     }
     return new SagaRow(after.id(), after.tenant(), after.definition(), after.state(), after.step(), after.attempt(),
         after.sends(), after.failures(), after.awaiting(), before.version() + 1, after.data(), after.nextAttemptAt(),
-        after.deadline(), after.lastError(), after.createdAt());
+        after.deadline(), after.lastError(), after.createdAt(), before.traceparent(), before.tracestate());
   }
 
   /** Sets {@code saga} aside until {@code next}; false when it moved on meanwhile (then nothing changes). */
@@ -237,7 +241,8 @@ final class SagaStore {
       return Optional.of(new SagaRow(rs.getString(1), rs.getString(2), rs.getString(3),
           SagaState.valueOf(rs.getString(4)), rs.getInt(5), rs.getInt(6), rs.getInt(7), rs.getInt(8),
           rs.getBoolean(9), rs.getLong(10), rs.getString(11), instant(rs.getTimestamp(12)),
-          instant(rs.getTimestamp(13)), rs.getString(14), instant(rs.getTimestamp(15))));
+          instant(rs.getTimestamp(13)), rs.getString(14), instant(rs.getTimestamp(15)), rs.getString(16),
+          rs.getString(17)));
     }
   }
 

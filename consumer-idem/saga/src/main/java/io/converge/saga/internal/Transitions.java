@@ -1,6 +1,8 @@
 package io.converge.saga.internal;
 
 import io.converge.consumer.BusinessException;
+import io.converge.core.tracing.MessageSpan;
+import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnContext;
 import io.converge.saga.SagaBranchRetention;
 import io.converge.saga.SagaDefinition;
@@ -32,9 +34,11 @@ final class Transitions {
   private final SagaMetrics metrics;
   private final RateLimits limits;
   private final SagaBranchRetention participantRetention;
+  private final SagaSpans spans;
 
   Transitions(String replyTopic, Clock clock, SagaMetrics metrics, RateLimits limits,
-      SagaBranchRetention participantRetention) {
+      SagaBranchRetention participantRetention, SagaSpans spans) {
+    this.spans = spans;
     this.replyTopic = replyTopic;
     this.clock = clock;
     this.metrics = metrics;
@@ -58,7 +62,7 @@ final class Transitions {
         return;
       }
       Savepoint sp = c.setSavepoint();
-      try {
+      try (MessageSpan span = spans.step(row, s.name(), 1, SagaHeaders.FORWARD, "LOCAL_DONE")) {
         data = s.action().run(c, data);
         event(c, row, s.name(), 1, "LOCAL_DONE", null, null);
       } catch (BusinessException e) {
@@ -94,17 +98,34 @@ final class Transitions {
     SagaRow saved = SagaStore.update(tx.connection(), before, row.sent(attempt, sends, next), s.name(), now);
     String id = null;
     if (s.overHttp()) {
-      call(saved, s, attempt, SagaHeaders.FORWARD, s.command(data));
+      call(saved, s, attempt, SagaHeaders.FORWARD, s.command(data)); // its span is the call's (after the commit)
     } else {
-      id = tx.publish(Commands.command(s.commandTopic(), saved, s, attempt, SagaHeaders.FORWARD, saved.version(),
-          replyTopic, s.command(data)));
+      id = publish(tx, saved, s, attempt, SagaHeaders.FORWARD, kind, Commands.command(s.commandTopic(), saved, s,
+          attempt, SagaHeaders.FORWARD, saved.version(), replyTopic, s.command(data)));
     }
     event(tx.connection(), saved, s.name(), attempt, kind, id, null);
   }
 
   private static void call(SagaRow saga, SagaStep<?> s, int attempt, String direction, byte[] payload) {
     HttpBranches.add(new HttpBranches.Call(saga.id(), saga.tenant(), s.name(), s.branch(), attempt, direction,
-        Commands.operation(s, direction), s.url(Commands.operation(s, direction)), payload, s.timeout()));
+        Commands.operation(s, direction), s.url(Commands.operation(s, direction)), payload, s.timeout(),
+        saga.trace()));
+  }
+
+  /**
+   * Publishes a command of {@code saga}'s step under a {@code saga step} span, a child of the saga's stored trace
+   * context: the command's creation context is in the saga's trace whoever sends it, however late.
+   */
+  private String publish(TxnContext tx, SagaRow saga, SagaStep<?> s, int attempt, String direction, String kind,
+      OutgoingMessage command) {
+    try (MessageSpan span = spans.step(saga, s.name(), attempt, direction, kind)) {
+      try {
+        return tx.publish(command);
+      } catch (RuntimeException e) {
+        span.failed(e);
+        throw e;
+      }
+    }
   }
 
   /**
@@ -180,7 +201,7 @@ final class Transitions {
     Connection c = tx.connection();
     SagaStep<D> s = def.step(at.step());
     Savepoint sp = c.setSavepoint();
-    try {
+    try (MessageSpan span = spans.step(at, s.name(), failures + 1, SagaHeaders.COMPENSATE, "COMPENSATED")) {
       s.undo().run(c, data);
       event(c, at, s.name(), failures + 1, "COMPENSATED", null, null);
       return true;
@@ -221,8 +242,9 @@ final class Transitions {
     if (s.overHttp()) {
       call(saved, s, attempt, SagaHeaders.COMPENSATE, s.compensation(data));
     } else {
-      id = tx.publish(Commands.command(s.compensationTopic(), saved, s, attempt, SagaHeaders.COMPENSATE,
-          saved.version(), replyTopic, s.compensation(data)));
+      id = publish(tx, saved, s, attempt, SagaHeaders.COMPENSATE, "COMPENSATION_SENT",
+          Commands.command(s.compensationTopic(), saved, s, attempt, SagaHeaders.COMPENSATE, saved.version(),
+              replyTopic, s.compensation(data)));
     }
     event(tx.connection(), saved, s.name(), attempt, "COMPENSATION_SENT", id, null);
     metrics.compensationSent(s.participant());

@@ -86,6 +86,33 @@ public final class Tracing {
   }
 
   /**
+   * Starts an INTERNAL span {@code name} whose parent is the context {@code parent} carries ({@code traceparent},
+   * {@code tracestate}: a context stored with a long-running piece of work, such as a saga's row, so that whatever
+   * resumes it continues its trace), or the current context when {@code parent} is null or carries none or a
+   * malformed one (ignored: never a failure). The span is current until it is closed; its context is written to
+   * {@code headers} when not null.
+   */
+  public MessageSpan internal(String name, Map<String, String> parent, BiConsumer<String, String> headers) {
+    return spans == null ? MessageSpan.NONE : spans.span(name, SpanFactory.Kind.INTERNAL, parent, headers);
+  }
+
+  /**
+   * As {@link #internal}, a CLIENT span: an outgoing call, whose request carries the {@code traceparent} (and
+   * {@code tracestate}) written to {@code headers}.
+   */
+  public MessageSpan client(String name, Map<String, String> parent, BiConsumer<String, String> headers) {
+    return spans == null ? MessageSpan.NONE : spans.span(name, SpanFactory.Kind.CLIENT, parent, headers);
+  }
+
+  /**
+   * As {@link #internal}, a SERVER span: an incoming call, {@code parent} the request's {@code traceparent} and
+   * {@code tracestate} headers.
+   */
+  public MessageSpan server(String name, Map<String, String> parent) {
+    return spans == null ? MessageSpan.NONE : spans.span(name, SpanFactory.Kind.SERVER, parent, null);
+  }
+
+  /**
    * Sets the attribute {@code name} on the current span (e.g. the server span of an HTTP request), whatever
    * instance started it; nothing without the OpenTelemetry API, without a current span, or with a null value.
    */

@@ -126,6 +126,39 @@ class TracingTest {
   }
 
   @Test
+  void anInternalSpanContinuesAStoredContextOrElseTheCurrentOneAndWritesItsOwn() {
+    Map<String, String> stored = created(); // e.g. a saga's row
+    SpanData publish = span("publish orders");
+    Map<String, String> own = new LinkedHashMap<>();
+    Span unrelated = sdk.getTracer("test").spanBuilder("poll").startSpan();
+    try (Scope ignored = unrelated.makeCurrent()) {
+      try (MessageSpan step = tracing.internal("saga step reserve", stored, own::put)) {
+        step.attribute("converge.saga.id", "s-1");
+        tracing.publish("rocketmq", "publish", "inventory", "m-2", (k, v) -> {
+        }).close(); // the work under it
+      }
+      tracing.internal("saga step debit", Map.of("traceparent", "garbage"), null).close();
+      tracing.client("saga step cancel", null, own::put).close();
+    } finally {
+      unrelated.end();
+    }
+    SpanData step = span("saga step reserve");
+    assertThat(step.getKind()).isEqualTo(SpanKind.INTERNAL);
+    assertThat(step.getTraceId()).isEqualTo(publish.getTraceId());
+    assertThat(step.getParentSpanId()).isEqualTo(publish.getSpanId());
+    assertThat(step.getAttributes().get(AttributeKey.stringKey("converge.saga.id"))).isEqualTo("s-1");
+    assertThat(span("publish inventory").getParentSpanId()).as("current while open").isEqualTo(step.getSpanId());
+    // a malformed stored context is ignored: the current one is the parent
+    assertThat(span("saga step debit").getParentSpanId()).isEqualTo(unrelated.getSpanContext().getSpanId());
+    SpanData client = span("saga step cancel");
+    assertThat(client.getKind()).isEqualTo(SpanKind.CLIENT);
+    assertThat(own).containsEntry("traceparent", "00-" + client.getTraceId() + "-" + client.getSpanId() + "-01");
+    tracing.server("tcc try b1", own).close();
+    assertThat(span("tcc try b1").getParentSpanId()).isEqualTo(client.getSpanId());
+    assertThat(span("tcc try b1").getKind()).isEqualTo(SpanKind.SERVER);
+  }
+
+  @Test
   void annotateCurrentSetsAnAttributeOfTheCurrentSpan() {
     Span server = sdk.getTracer("test").spanBuilder("POST /orders").setSpanKind(SpanKind.SERVER).startSpan();
     try (Scope ignored = server.makeCurrent()) {
@@ -161,6 +194,9 @@ class TracingTest {
       Object span = tracingClass.getMethod("process", String.class, String.class, String.class, String.class,
           Map.class, boolean.class).invoke(global, "rocketmq", "orders", "m-1", "g", Map.of("traceparent", "x"), false);
       Class.forName(MessageSpan.class.getName(), false, loader).getMethod("close").invoke(span);
+      Object step = tracingClass.getMethod("internal", String.class, Map.class, java.util.function.BiConsumer.class)
+          .invoke(global, "saga step reserve", Map.of("traceparent", "x"), null);
+      Class.forName(MessageSpan.class.getName(), false, loader).getMethod("close").invoke(step);
       tracingClass.getMethod("annotateCurrent", String.class, String.class).invoke(null, "a", "b");
     }
   }

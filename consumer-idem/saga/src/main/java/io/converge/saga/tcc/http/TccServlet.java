@@ -5,6 +5,9 @@ import io.converge.core.Envelope;
 import io.converge.core.internal.DatabaseErrors;
 import io.converge.core.internal.Json;
 import io.converge.core.internal.Require;
+import io.converge.core.internal.Text;
+import io.converge.core.tracing.MessageSpan;
+import io.converge.core.tracing.Tracing;
 import io.converge.saga.tcc.CancelAfterConfirmException;
 import io.converge.saga.tcc.ConfirmAfterCancelException;
 import io.converge.saga.tcc.ConfirmWithoutTryException;
@@ -23,6 +26,8 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -81,8 +86,10 @@ public final class TccServlet extends HttpServlet {
   private final transient TccHttpWork onCancel;
   private final int maxBodyBytes;
   private final long lockTimeoutMillis;
+  private final transient Tracing tracing;
 
   private TccServlet(Builder b) {
+    this.tracing = b.tracing;
     this.dataSource = b.dataSource;
     this.barrier = b.barrier;
     this.onTry = b.onTry;
@@ -99,6 +106,28 @@ public final class TccServlet extends HttpServlet {
 
   @Override
   protected void doPost(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+    // the coordinator's call carries the saga's trace (its span's traceparent): the branch's work is part of it
+    Map<String, String> parent = new HashMap<>(2);
+    for (String name : new String[]{Envelope.TRACEPARENT, "tracestate"}) {
+      String value = req.getHeader(name);
+      if (value != null) {
+        parent.put(name, value);
+      }
+    }
+    String operation = req.getHeader(TccHeaders.OPERATION);
+    try (MessageSpan span = tracing.server("tcc " + (operation == null ? "?" : Text.abbreviate(operation, 16)) + " "
+        + (req.getHeader(TccHeaders.BRANCH_ID) == null ? "?"
+            : Text.abbreviate(req.getHeader(TccHeaders.BRANCH_ID),
+                64)),
+        parent)) {
+      span.attribute("http.request.method", "POST").attribute("converge.tcc.global_id",
+          req.getHeader(TccHeaders.GLOBAL_ID));
+      serve(req, resp);
+      span.attribute("http.response.status_code", Integer.toString(resp.getStatus()));
+    }
+  }
+
+  private void serve(HttpServletRequest req, HttpServletResponse resp) throws IOException {
     TccCall call;
     try {
       call = call(req);
@@ -242,8 +271,19 @@ public final class TccServlet extends HttpServlet {
     private TccHttpWork onCancel;
     private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
     private Duration lockTimeout = DEFAULT_LOCK_TIMEOUT;
+    private Tracing tracing = Tracing.global();
 
     private Builder() {
+    }
+
+    /**
+     * Where each call's SERVER span {@code tcc <operation> <branch>} goes (default {@link Tracing#global()}): a child
+     * of the request's {@code traceparent} (the coordinator's call, in the saga's trace), current while the barrier
+     * and the work run; without one, or with a malformed one, a new trace.
+     */
+    public Builder tracing(Tracing tracing) {
+      this.tracing = tracing;
+      return this;
     }
 
     /** The participant's database: the barrier rows and the work share each request's transaction; required. */
@@ -292,6 +332,7 @@ public final class TccServlet extends HttpServlet {
       Require.present("tcc.http.onTry", onTry);
       Require.present("tcc.http.onConfirm", onConfirm);
       Require.present("tcc.http.onCancel", onCancel);
+      Require.present("tcc.http.tracing", tracing);
       Require.between("tcc.http.maxBodyBytes", maxBodyBytes, 1, 64 << 20);
       Require.between("tcc.http.lockTimeout", lockTimeout, Duration.ofMillis(1), Duration.ofMinutes(10),
           "1 ms and 10 min");

@@ -84,7 +84,7 @@ public final class OtelSpans implements SpanFactory {
   public MessageSpan send(String system, String topic, String messageId, Map<String, String> headers) {
     SpanBuilder b = start("send", topic, SpanKind.PRODUCER, system, messageId, Context.current())
         .setAttribute("messaging.operation.type", "send");
-    SpanContext creation = creation(headers, messageId);
+    SpanContext creation = creation(headers, "message " + messageId);
     if (creation != null) {
       b.addLink(creation);
     }
@@ -94,7 +94,7 @@ public final class OtelSpans implements SpanFactory {
   @Override
   public MessageSpan process(String system, String topic, String messageId, String group, Map<String, String> headers,
       boolean asParent) {
-    SpanContext creation = creation(headers, messageId);
+    SpanContext creation = creation(headers, "message " + messageId);
     Context parent = asParent && creation != null ? Context.current().with(Span.wrap(creation)) : Context.current();
     SpanBuilder b = start("process", topic, SpanKind.CONSUMER, system, messageId, parent)
         .setAttribute("messaging.operation.type", "process");
@@ -106,6 +106,23 @@ public final class OtelSpans implements SpanFactory {
     }
     Span span = b.startSpan();
     return new OtelMessageSpan(span, span.makeCurrent());
+  }
+
+  @Override
+  public MessageSpan span(String name, Kind kind, Map<String, String> parent, BiConsumer<String, String> headers) {
+    SpanContext stored = creation(parent, "span '" + name + "'");
+    Context context = stored != null ? Context.current().with(Span.wrap(stored)) : Context.current();
+    Span span = tracer.get().spanBuilder(name).setParent(context).setSpanKind(switch (kind) {
+      case INTERNAL -> SpanKind.INTERNAL;
+      case CLIENT -> SpanKind.CLIENT;
+      case SERVER -> SpanKind.SERVER;
+    }).startSpan();
+    Context current = context.with(span);
+    if (headers != null) {
+      W3CTraceContextPropagator.getInstance().inject(current, headers,
+          (carrier, key, value) -> carrier.accept(key, value));
+    }
+    return new OtelMessageSpan(span, current.makeCurrent());
   }
 
   private SpanBuilder start(String operation, String topic, SpanKind kind, String system, String messageId,
@@ -126,14 +143,14 @@ public final class OtelSpans implements SpanFactory {
    * The creation context in {@code headers}: null when there is none, or when the {@code traceparent} is malformed
    * (ignored, with a debug line: the spans start a new trace; never a failure).
    */
-  static SpanContext creation(Map<String, String> headers, String messageId) {
+  static SpanContext creation(Map<String, String> headers, String what) {
     String header = headers == null ? null : headers.get(Envelope.TRACEPARENT);
     if (header == null) {
       return null;
     }
     if (TraceParent.parse(header) == null) {
-      LOG.debug("Ignoring the malformed traceparent '{}' of message {}: its spans start a new trace",
-          header.length() > 100 ? header.substring(0, 100) + "..." : header, messageId);
+      LOG.debug("Ignoring the malformed traceparent '{}' of {}: its spans start a new trace",
+          header.length() > 100 ? header.substring(0, 100) + "..." : header, what);
       return null;
     }
     SpanContext context = Span.fromContext(W3CTraceContextPropagator.getInstance().extract(Context.root(), headers,

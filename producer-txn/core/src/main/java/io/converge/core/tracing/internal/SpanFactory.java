@@ -17,4 +17,12 @@ public interface SpanFactory {
   /** See {@link io.converge.core.tracing.Tracing#process}. */
   MessageSpan process(String system, String topic, String messageId, String group, Map<String, String> headers,
       boolean asParent);
+
+  /** See {@link io.converge.core.tracing.Tracing#internal}, {@code client} and {@code server}. */
+  MessageSpan span(String name, Kind kind, Map<String, String> parent, BiConsumer<String, String> headers);
+
+  /** The kinds of the spans that are not about one message. */
+  enum Kind {
+    INTERNAL, CLIENT, SERVER
+  }
 }
