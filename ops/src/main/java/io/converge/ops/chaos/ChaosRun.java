@@ -52,6 +52,8 @@ final class ChaosRun implements Disturbance {
   private Duration tccDeadline = Duration.ofMinutes(10);
   private final AtomicInteger tccSent = new AtomicInteger();
   private Thread thread;
+  /** The TCC shots' late deliveries, after the traffic ({@link #releaseTcc}); null when none is armed. */
+  private Thread late;
   private long started;
 
   ChaosRun(FaultPlan plan, DevPlatform platform, Backend backend, FaultProxy dbProxy, FaultProxy brokerProxy,
@@ -99,16 +101,33 @@ final class ChaosRun implements Disturbance {
       failures.add("the faults did not end within " + bound.toSeconds() + " s");
     }
     if (tcc && plan.steps().stream().anyMatch(s -> s.fault() == Fault.REPLY)) {
-      releaseTcc();
+      // in the background: its wait for the held Try's global timeout runs while the run's duplicates, late Tries,
+      // payments and callbacks go on; awaitLate() joins it before the quiescence and the reconciliation
+      late = new Thread(this::releaseTcc, "chaos-tcc-" + backend.mode());
+      late.setDaemon(true);
+      late.start();
+    }
+  }
+
+  @Override
+  public void awaitLate() throws InterruptedException {
+    if (late == null) {
+      return;
+    }
+    Duration bound = tccDeadline.plusMinutes(3);
+    late.join(bound.toMillis());
+    if (late.isAlive()) {
+      failures.add("the held TCC Try and the copied Confirm and Cancel were not delivered within "
+          + bound.toSeconds() + " s");
     }
   }
 
   /**
-   * The TCC shots' second half, after the traffic: the held Try delivered once its Cancel was applied (waiting up to
-   * the saga's global timeout and a minute), the copied Confirm and Cancel delivered again; printed, not part of the
-   * plan's timeline (one line per planned fault).
+   * The TCC shots' second half, after the traffic and in the background: the held Try delivered once its Cancel was
+   * applied (waiting up to the saga's global timeout and a minute), the copied Confirm and Cancel delivered again;
+   * printed, not part of the plan's timeline (one line per planned fault).
    */
-  private void releaseTcc() throws InterruptedException {
+  private void releaseTcc() {
     long t0 = elapsedMillis();
     try (DuplicateInjector raw = injector.get()) {
       int n = SagaTccFaults.release(services.get(), raw, tccDeadline.plusMinutes(1));
@@ -118,7 +137,7 @@ final class ChaosRun implements Disturbance {
           + " again (their id, a new id): %d messages (done at +%d s)%n", backend.mode(), t0 / 1000, n,
           elapsedMillis() / 1000);
     } catch (InterruptedException e) {
-      throw e;
+      Thread.currentThread().interrupt(); // close(): the run is over
     } catch (Exception e) {
       failures.add("the held TCC Try and the copied Confirm and Cancel could not be delivered: " + e);
     }
@@ -296,6 +315,10 @@ final class ChaosRun implements Disturbance {
     cancel.cancel();
     if (thread != null) {
       thread.join(BACK_TIMEOUT.multipliedBy(2).toMillis());
+    }
+    if (late != null && late.isAlive()) {
+      late.interrupt();
+      late.join(BACK_TIMEOUT.toMillis());
     }
     dbProxy.latency(Duration.ZERO, Duration.ZERO);
     brokerProxy.latency(Duration.ZERO, Duration.ZERO);
