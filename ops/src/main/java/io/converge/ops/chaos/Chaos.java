@@ -180,7 +180,14 @@ public final class Chaos {
       figures.put("tcc.confirm.duplicate", sp.meter("tcc.barrier.calls.confirm.DUPLICATE"));
       figures.put("tcc.cancel.duplicate", sp.meter("tcc.barrier.calls.cancel.DUPLICATE"));
       figures.put("tcc.cancel.empty_rollback", sp.meter("tcc.barrier.calls.cancel.EMPTY_ROLLBACK"));
-      Verdict v = new Verdict(backend, report, faults.timeline(), faults.failures(), figures);
+      List<String> failures = new java.util.ArrayList<>(faults.failures());
+      if (tcc.copied() > 0 && (figures.get("tcc.confirm.duplicate") == 0 || figures.get("tcc.cancel.duplicate") == 0)) {
+        // the barrier's answer to a copy with a new id is only in its reply and its meter, not in a table
+        failures.add("TCC: a Confirm or Cancel delivered again with a new id was not answered DUPLICATE by the"
+            + " account's barrier (tcc.barrier.calls: confirm DUPLICATE " + figures.get("tcc.confirm.duplicate")
+            + ", cancel DUPLICATE " + figures.get("tcc.cancel.duplicate") + ")");
+      }
+      Verdict v = new Verdict(backend, report, faults.timeline(), List.copyOf(failures), figures);
       print(v);
       return v;
     }
