@@ -14,6 +14,14 @@ public interface Disturbance extends AutoCloseable {
   /** Waits for the end (at most its planned length plus {@code slack}). */
   void awaitEnd(Duration slack) throws InterruptedException;
 
+  /**
+   * Waits, before the run waits for quiescence and reconciles, for what the disturbance still does after the traffic
+   * in the background (a chaos run's late deliveries, while the run's own duplicates and payments went on); default:
+   * nothing to wait for.
+   */
+  default void awaitLate() throws InterruptedException {
+  }
+
   /** Cancels what is still to come and waits until every server is back. */
   @Override
   void close() throws InterruptedException;

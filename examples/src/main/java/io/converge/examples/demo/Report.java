@@ -8,7 +8,8 @@ import java.util.List;
 public record Report(Backend backend, OrderTraffic.Result traffic, PaymentTraffic.Result payments,
     CallbackTraffic.Result callbacks, long orders,
     long paid,
-    long canceledForStock, long canceledForPayment, long open, long paidCents, long debitedCents,
+    long canceledForStock, long canceledForPayment, long canceledByTimeout, long open, long paidCents,
+    long debitedCents,
     long compensations, long notifications, int duplicatesInjected, long duplicatesAbsorbed, Http.Counts client,
     long parkedOrTickets, long stored5xx, Duration took, Tcc tcc, List<String> violations) {
 
@@ -44,6 +45,10 @@ public record Report(Backend backend, OrderTraffic.Result traffic, PaymentTraffi
     out.printf("  orders canceled: no stock             %7d%n", canceledForStock);
     out.printf("  orders canceled: payment refused      %7d   (each compensated: stock released)%n",
         canceledForPayment);
+    if (canceledByTimeout > 0) {
+      out.printf("  orders canceled: saga timed out       %7d   (its global timeout passed; compensated)%n",
+          canceledByTimeout);
+    }
     out.printf("  orders still open                     %7d%n", open);
     out.printf("  compensations run (stock released)    %7d%n", compensations);
     out.printf("  money debited (cents)                 %7d%n", debitedCents);

@@ -90,6 +90,7 @@ public final class SagaRun {
       PaymentTraffic.Result payments = new PaymentTraffic(http.port(services.port("payment")), run)
           .run(Math.max(10, orders / 10));
       CallbackTraffic.Result callbacks = new CallbackTraffic(http.port(services.port("payment")), run).send();
+      outages.awaitLate();
       boolean settled = reconciliation.awaitSettled(services);
       return reconciliation.reconcile(services, traffic, payments, callbacks, http.counts(), injected, lateTries,
           settled, Duration.ofNanos(System.nanoTime() - started));

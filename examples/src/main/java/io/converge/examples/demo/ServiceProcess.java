@@ -93,6 +93,10 @@ public final class ServiceProcess {
         String n = m.getId().getName();
         if (m instanceof Counter c) {
           values.merge(n, c.count(), Double::sum);
+          if (n.equals("tcc.barrier.calls")) { // per operation and outcome too: a DUPLICATE Confirm, say
+            values.merge(n + "." + m.getId().getTag("operation") + "." + m.getId().getTag("outcome"), c.count(),
+                Double::sum);
+          }
         } else if (m instanceof Gauge g && (n.startsWith("saga.") || n.startsWith("txn."))) {
           values.merge(n, g.value(), Double::sum);
         } else if (m instanceof Timer t) {

@@ -35,8 +35,10 @@ import org.springframework.context.annotation.Configuration;
  *       timeout) before publishing it; the coordinator re-sends meanwhile, and must apply one reply only.</li>
  * </ul>
  *
- * Only messages with a {@link SagaHeaders#OUTCOME} header and the forward direction are candidates: commands, events
- * and compensation replies pass through untouched. Register with {@code @Import(ChaosReplyFaults.class)}.
+ * Only messages with a {@link SagaHeaders#OUTCOME} header and the forward direction are candidates for these two:
+ * events and compensation replies pass through untouched. A TCC branch's commands, in the coordinator's service,
+ * meet the shots of {@link ChaosTccFaults} instead: a Try held back past the saga's global timeout, a Confirm and a
+ * Cancel copied to be delivered twice. Register with {@code @Import(ChaosReplyFaults.class)}.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnProperty(name = ChaosReplyFaults.PROPERTY, havingValue = "true")
@@ -44,7 +46,11 @@ public class ChaosReplyFaults {
 
   /** The property that enables the hook (default off). */
   public static final String PROPERTY = "examples.chaos.reply-faults";
-  /** The armed shots: {@code id, kind (drop|delay), step, delay_ms, taken}. */
+  /**
+   * The armed shots: {@code id, kind, step, delay_ms, taken}; a participant's reply shots are {@code drop|delay} of a
+   * saga step, a coordinator's TCC command shots {@code hold} of {@code try} and {@code copy} of {@code confirm} or
+   * {@code cancel} ({@link ChaosTccFaults}).
+   */
   public static final String ARMED = "examples_chaos_reply_fault";
   /** The shots taken: {@code saga_id, step, kind, command_id, at}. */
   public static final String HITS = "examples_chaos_reply_hit";
@@ -54,7 +60,10 @@ public class ChaosReplyFaults {
       CREATE TABLE IF NOT EXISTS examples_chaos_reply_fault (id bigserial PRIMARY KEY, kind text NOT NULL,
         step text NOT NULL, delay_ms bigint NOT NULL DEFAULT 0, taken boolean NOT NULL DEFAULT false);
       CREATE TABLE IF NOT EXISTS examples_chaos_reply_hit (saga_id text NOT NULL, step text NOT NULL,
-        kind text NOT NULL, command_id text, at timestamptz NOT NULL DEFAULT now())""";
+        kind text NOT NULL, command_id text, at timestamptz NOT NULL DEFAULT now());
+      """ + ChaosTccFaults.DDL;
+  /** The TCC commands a coordinator's hook held back or copied ({@link ChaosTccFaults}). */
+  public static final String KEPT = ChaosTccFaults.KEPT;
 
   private static final Logger log = LoggerFactory.getLogger(ChaosReplyFaults.class);
 
@@ -133,6 +142,14 @@ public class ChaosReplyFaults {
   }
 
   private static String publish(TxnContext tx, OutgoingMessage m) {
+    if (ChaosTccFaults.isCommand(m)) {
+      try {
+        return armed(tx.connection()) ? ChaosTccFaults.publish(tx, m) : tx.publish(m);
+      } catch (SQLException e) {
+        throw new IllegalStateException("chaos: the TCC command faults of saga "
+            + m.headers().get(SagaHeaders.SAGA_ID) + " cannot be read", e);
+      }
+    }
     String step = m.headers().get(SagaHeaders.STEP);
     if (m.headers().get(SagaHeaders.OUTCOME) == null || step == null
         || !SagaHeaders.FORWARD.equals(m.headers().get(SagaHeaders.DIRECTION))) {

@@ -9,6 +9,7 @@ import io.converge.outbox.OutboxBackend;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.saga.SagaHeaders;
+import io.converge.saga.tcc.TccHeaders;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -72,6 +73,71 @@ class ChaosReplyFaultsIT {
           .isEqualTo(2);
       assertThat(count(ds, "SELECT count(*) FROM " + ChaosReplyFaults.HITS)).isEqualTo(2);
     }
+  }
+
+  /**
+   * The coordinator's side ({@link ChaosTccFaults}): an armed hold takes the next Try of a saga whose timeline shows
+   * no timeout, and holds it and its re-sends (kept, never published) while the transition's writes commit; a saga
+   * already disturbed, and the next saga, are published as usual; an armed copy publishes the next Confirm (or
+   * Cancel) and keeps a copy, with its topic, id, key, headers and payload.
+   */
+  @Test
+  void aHeldTryAndItsResendsAreKeptNotPublishedAndACopiedConfirmIsBothPublishedAndKept(ConvergePostgres pg)
+      throws Exception {
+    DataSource ds = pg.newSchema("chaos_tcc");
+    for (String module : List.of("producer", "outbox", "saga")) {
+      Migrations.apply(ds, module);
+    }
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+      s.execute("CREATE TABLE work (saga text PRIMARY KEY)");
+      s.execute(ChaosReplyFaults.DDL);
+      s.execute("INSERT INTO " + ChaosReplyFaults.ARMED + " (kind, step) VALUES ('hold', 'try'), ('copy', 'confirm'),"
+          + " ('copy', 'cancel')");
+      s.execute("INSERT INTO converge_saga_event (saga_id, step, attempt, kind, at) VALUES ('t-0', 'reserve', 1,"
+          + " 'TIMED_OUT', now())");
+    }
+    try (TxnProducer real = TxnProducer.builder().group("order").dataSource(ds).backend(OutboxBackend.outbox())
+        .build()) {
+      TxnProducer producer = new ChaosReplyFaults.Faulty(real);
+      send(producer, tcc("t-0", "debit", SagaHeaders.FORWARD, "try", "m-0"));
+      assertThat(outbox(ds, "t-0")).as("a saga a timeout disturbed: its Try published").isEqualTo(1);
+      send(producer, tcc("t-1", "debit", SagaHeaders.FORWARD, "try", "m-1"));
+      send(producer, tcc("t-1", "debit", SagaHeaders.FORWARD, "try", "m-1b"));
+      assertThat(outbox(ds, "t-1")).as("held, and its re-send too").isZero();
+      assertThat(count(ds, "SELECT count(*) FROM work WHERE saga = 't-1'")).as("the transition committed").isEqualTo(1);
+      send(producer, tcc("t-2", "debit", SagaHeaders.FORWARD, "try", "m-2"));
+      assertThat(outbox(ds, "t-2")).as("one shot: the next saga's Try published").isEqualTo(1);
+
+      send(producer, tcc("t-2", "debit-confirm", SagaHeaders.FORWARD, "confirm", "m-3"));
+      send(producer, tcc("t-4", "debit-confirm", SagaHeaders.FORWARD, "confirm", "m-4"));
+      send(producer, tcc("t-1", "debit", SagaHeaders.COMPENSATE, "cancel", "m-5"));
+      assertThat(outbox(ds, "t-2") + outbox(ds, "t-4")).as("the Confirms published").isEqualTo(3);
+      assertThat(outbox(ds, "t-1")).as("the Cancel published").isEqualTo(1);
+
+      assertThat(count(ds, "SELECT count(*) FROM " + ChaosReplyFaults.KEPT + " WHERE purpose = 'hold' AND saga_id ="
+          + " 't-1' AND id IN ('" + id("m-1") + "', '" + id("m-1b")
+          + "') AND topic = 'account-commands' AND msg_key = 't-1'"
+          + " AND 'try' = ANY (vals) AND payload = '\\x7b7d'::bytea")).isEqualTo(2);
+      assertThat(count(ds, "SELECT count(*) FROM " + ChaosReplyFaults.KEPT + " WHERE purpose = 'copy' AND"
+          + " (saga_id, id) IN (('t-2', '" + id("m-3") + "'), ('t-1', '" + id("m-5") + "'))")).isEqualTo(2);
+      assertThat(count(ds, "SELECT count(*) FROM " + ChaosReplyFaults.KEPT)).isEqualTo(4);
+      assertThat(count(ds, "SELECT count(*) FROM " + ChaosReplyFaults.HITS + " WHERE (saga_id, step, kind) IN"
+          + " (('t-1', 'debit', 'hold'), ('t-2', 'debit-confirm', 'copy'), ('t-1', 'debit', 'copy'))")).isEqualTo(3);
+      assertThat(count(ds, "SELECT count(*) FROM " + ChaosReplyFaults.HITS)).isEqualTo(3);
+    }
+  }
+
+  private static OutgoingMessage tcc(String saga, String step, String direction, String operation, String id) {
+    return OutgoingMessage.builder(operation.equals("cancel") ? "account-compensations" : "account-commands").id(id(id))
+        .key(saga).payload("{}".getBytes(StandardCharsets.UTF_8)).header(SagaHeaders.SAGA_ID, saga)
+        .header(SagaHeaders.STEP, step).header(SagaHeaders.ATTEMPT, "1").header(SagaHeaders.DIRECTION, direction)
+        .header(SagaHeaders.COMMAND_ID, "cmd-" + id).header(TccHeaders.GLOBAL_ID, saga)
+        .header(TccHeaders.BRANCH_ID, "debit").header(TccHeaders.OPERATION, operation).build();
+  }
+
+  /** A message id (a canonical UUID) named {@code name}. */
+  private static String id(String name) {
+    return java.util.UUID.nameUUIDFromBytes(name.getBytes(StandardCharsets.UTF_8)).toString();
   }
 
   private static OutgoingMessage reply(String saga, String step, String direction) {

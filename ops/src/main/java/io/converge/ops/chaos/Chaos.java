@@ -10,6 +10,7 @@ import io.converge.examples.demo.PulsarInjector;
 import io.converge.examples.demo.Report;
 import io.converge.examples.demo.RocketMQInjector;
 import io.converge.examples.demo.SagaRun;
+import io.converge.examples.demo.SagaTccFaults;
 import io.converge.examples.demo.ServiceProcesses;
 import io.converge.examples.demo.Services;
 import io.converge.examples.demo.Transport;
@@ -119,8 +120,12 @@ public final class Chaos {
       transport.putAll(options.serviceProperties());
       boolean replyFaults = options.faults().contains(Fault.REPLY)
           && io.converge.examples.demo.Flow.of(transport) == io.converge.examples.demo.Flow.ORCHESTRATION;
+      boolean tccFaults = replyFaults && "tcc".equals(transport.getOrDefault("examples.saga.debit", "tcc"));
       if (replyFaults) {
         transport.put(ChaosReplyFaults.PROPERTY, "true");
+      }
+      if (tccFaults) {
+        transport.putIfAbsent(DEADLINE, tccDeadline(transport).toString());
       }
       String pgAuthority = pg.getAuthority();
       AtomicReference<ServiceProcesses> services = new AtomicReference<>();
@@ -138,7 +143,8 @@ public final class Chaos {
       FaultPlan plan = FaultPlan.of(options.seed() + backend.ordinal(), options.duration(), options.faults(),
           options.perKind(), ServiceProcesses.GROUPS.size());
       ChaosRun faults = new ChaosRun(plan, platform, backend, dbProxy, brokerProxy, services, injector,
-          io.converge.examples.demo.Flow.of(transport), out).replyDelay(replyDelay(transport));
+          io.converge.examples.demo.Flow.of(transport), out).replyDelay(replyDelay(transport))
+          .tcc(tccFaults, Duration.parse(transport.getOrDefault(DEADLINE, "PT10M")));
       out.printf("Chaos on backend %s, flow %s: %d orders over %d s, %d faults (seed %d); services %s as 3"
           + " processes; logs in %s%n", backend.mode(), io.converge.examples.demo.Flow.of(transport).value(),
           options.orders(), options.duration().toSeconds(), plan.steps().size(), options.seed(),
@@ -152,6 +158,7 @@ public final class Chaos {
         progress.close();
       }
       SagaReplyFaults.Outcome replies = faults.checkReplies();
+      SagaTccFaults.Outcome tcc = faults.checkTcc();
       Map<String, Double> figures = new LinkedHashMap<>();
       ServiceProcesses sp = services.get();
       for (String name : ABSORBED.keySet()) {
@@ -166,10 +173,37 @@ public final class Chaos {
       figures.put("reply.dropped", (double) replies.dropped());
       figures.put("reply.delayed", (double) replies.delayed());
       figures.put("reply.duplicates_recorded", (double) replies.duplicatesRecorded());
-      Verdict v = new Verdict(backend, report, faults.timeline(), faults.failures(), figures);
+      figures.put("tcc.try_held", (double) tcc.held());
+      figures.put("tcc.try_held.hanging_refused", (double) tcc.hangingRefused());
+      figures.put("tcc.copied", (double) tcc.copied());
+      figures.put("tcc.hanging", sp.meter("tcc.hanging"));
+      figures.put("tcc.confirm.duplicate", sp.meter("tcc.barrier.calls.confirm.DUPLICATE"));
+      figures.put("tcc.cancel.duplicate", sp.meter("tcc.barrier.calls.cancel.DUPLICATE"));
+      figures.put("tcc.cancel.empty_rollback", sp.meter("tcc.barrier.calls.cancel.EMPTY_ROLLBACK"));
+      List<String> failures = new java.util.ArrayList<>(faults.failures());
+      if (tcc.copied() > 0 && (figures.get("tcc.confirm.duplicate") == 0 || figures.get("tcc.cancel.duplicate") == 0)) {
+        // the barrier's answer to a copy with a new id is only in its reply and its meter, not in a table
+        failures.add("TCC: a Confirm or Cancel delivered again with a new id was not answered DUPLICATE by the"
+            + " account's barrier (tcc.barrier.calls: confirm DUPLICATE " + figures.get("tcc.confirm.duplicate")
+            + ", cancel DUPLICATE " + figures.get("tcc.cancel.duplicate") + ")");
+      }
+      Verdict v = new Verdict(backend, report, faults.timeline(), List.copyOf(failures), figures);
       print(v);
       return v;
     }
+  }
+
+  /** The saga's global timeout in the examples' orchestrated flow (default 10 min). */
+  static final String DEADLINE = "examples.saga.deadline";
+
+  /**
+   * The orchestrated saga's global timeout in a run with the TCC faults, unless the service properties set one: twice
+   * the held-back reply's wait ({@link #replyDelay}) and 30 s, so that a reply held back or a process restarted
+   * (15-25 s) still ends its saga before it, while the held Try's saga reaches it within the run (the default, 10 min,
+   * would outlast it). 44 s with ChaosIT's 3 s step timeout, 72 s with the default 10 s.
+   */
+  static Duration tccDeadline(Map<String, String> serviceProperties) {
+    return replyDelay(serviceProperties).multipliedBy(2).plusSeconds(30);
   }
 
   /**
@@ -199,6 +233,14 @@ public final class Chaos {
     out.printf("    replies dropped %.0f, held back past the step timeout %.0f (each timed out, asked again, applied"
         + " once), second copies recorded as DUPLICATE_REPLY %.0f%n", v.figures().get("reply.dropped"),
         v.figures().get("reply.delayed"), v.figures().get("reply.duplicates_recorded"));
+    if (v.figures().get("tcc.copied") + v.figures().get("tcc.try_held") > 0) {
+      out.printf("    TCC debit: Tries held past the global timeout %.0f, refused as hanging after their Cancel's empty"
+          + " rollback %.0f times (tcc.hanging in all: %.0f; empty rollbacks %.0f); Confirm and Cancel delivered again"
+          + " %.0f, answered DUPLICATE by the barrier: Confirm %.0f, Cancel %.0f%n", v.figures().get("tcc.try_held"),
+          v.figures().get("tcc.try_held.hanging_refused"), v.figures().get("tcc.hanging"),
+          v.figures().get("tcc.cancel.empty_rollback"), v.figures().get("tcc.copied"),
+          v.figures().get("tcc.confirm.duplicate"), v.figures().get("tcc.cancel.duplicate"));
+    }
     boolean ended = v.report().violations().stream().noneMatch(l -> l.startsWith(FlowChecks.SAGAS_ENDED));
     boolean once = v.report().violations().stream().noneMatch(l -> l.startsWith(FlowChecks.COMPENSATIONS_ONCE));
     out.println("    every saga completed or compensated, none running: " + (ended ? "yes" : "NO")

@@ -58,7 +58,8 @@ public final class ChaosCommand implements Callable<Integer> {
   @Option(names = "--flow", defaultValue = "choreography", description = "the order flow of the services:"
       + " choreography (events chained by the services) or orchestration (the saga coordinator in the order service,"
       + " killed with it by the kill and skew faults; the reply fault drops, holds back and duplicates its participants'"
-      + " replies) (default ${DEFAULT-VALUE})")
+      + " replies, holds a TCC debit Try past the saga's global timeout and delivers a Confirm and a Cancel twice)"
+      + " (default ${DEFAULT-VALUE})")
   String flow;
 
   @Spec

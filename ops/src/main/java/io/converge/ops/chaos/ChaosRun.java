@@ -8,6 +8,7 @@ import io.converge.examples.demo.DuplicateInjector;
 import io.converge.examples.demo.Flow;
 import io.converge.examples.demo.SagaReplyFaults;
 import io.converge.examples.demo.SagaRun;
+import io.converge.examples.demo.SagaTccFaults;
 import io.converge.examples.demo.ServiceProcesses;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -46,7 +47,13 @@ final class ChaosRun implements Disturbance {
   private final AtomicInteger repliesDropped = new AtomicInteger();
   private final AtomicInteger repliesDelayed = new AtomicInteger();
   private Duration replyDelay = Duration.ofSeconds(21);
+  /** Whether the TCC shots are armed (the REPLY kind in the orchestrated flow with the TCC debit), and its timeout. */
+  private boolean tcc;
+  private Duration tccDeadline = Duration.ofMinutes(10);
+  private final AtomicInteger tccSent = new AtomicInteger();
   private Thread thread;
+  /** The TCC shots' late deliveries, after the traffic ({@link #releaseTcc}); null when none is armed. */
+  private Thread late;
   private long started;
 
   ChaosRun(FaultPlan plan, DevPlatform platform, Backend backend, FaultProxy dbProxy, FaultProxy brokerProxy,
@@ -72,6 +79,9 @@ final class ChaosRun implements Disturbance {
             SagaReplyFaults.arm(services.get(), s.times(), 1, replyDelay);
             repliesDropped.addAndGet(s.times());
             repliesDelayed.incrementAndGet();
+            if (tcc) {
+              SagaTccFaults.arm(services.get());
+            }
           } catch (java.sql.SQLException e) {
             failures.add("the reply faults could not be armed: " + e);
           }
@@ -89,6 +99,47 @@ final class ChaosRun implements Disturbance {
     thread.join(bound.toMillis());
     if (thread.isAlive()) {
       failures.add("the faults did not end within " + bound.toSeconds() + " s");
+    }
+    if (tcc && plan.steps().stream().anyMatch(s -> s.fault() == Fault.REPLY)) {
+      // in the background: its wait for the held Try's global timeout runs while the run's duplicates, late Tries,
+      // payments and callbacks go on; awaitLate() joins it before the quiescence and the reconciliation
+      late = new Thread(this::releaseTcc, "chaos-tcc-" + backend.mode());
+      late.setDaemon(true);
+      late.start();
+    }
+  }
+
+  @Override
+  public void awaitLate() throws InterruptedException {
+    if (late == null) {
+      return;
+    }
+    Duration bound = tccDeadline.plusMinutes(3);
+    late.join(bound.toMillis());
+    if (late.isAlive()) {
+      failures.add("the held TCC Try and the copied Confirm and Cancel were not delivered within "
+          + bound.toSeconds() + " s");
+    }
+  }
+
+  /**
+   * The TCC shots' second half, after the traffic and in the background: the held Try delivered once its Cancel was
+   * applied (waiting up to the saga's global timeout and a minute), the copied Confirm and Cancel delivered again;
+   * printed, not part of the plan's timeline (one line per planned fault).
+   */
+  private void releaseTcc() {
+    long t0 = elapsedMillis();
+    try (DuplicateInjector raw = injector.get()) {
+      int n = SagaTccFaults.release(services.get(), raw, tccDeadline.plusMinutes(1));
+      tccSent.addAndGet(n);
+      redelivered.addAndGet(n);
+      out.printf("  [chaos %s] +%3d s  TCC: the held Try delivered after its Cancel, a Confirm and a Cancel delivered"
+          + " again (their id, a new id): %d messages (done at +%d s)%n", backend.mode(), t0 / 1000, n,
+          elapsedMillis() / 1000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt(); // close(): the run is over
+    } catch (Exception e) {
+      failures.add("the held TCC Try and the copied Confirm and Cancel could not be delivered: " + e);
     }
   }
 
@@ -177,6 +228,31 @@ final class ChaosRun implements Disturbance {
     }
   }
 
+  /**
+   * Arms the TCC shots too ({@link SagaTccFaults}: the orchestrated flow's debit is a TCC branch), whose held Try the
+   * saga cancels at {@code deadline} (its global timeout, {@code examples.saga.deadline}).
+   */
+  ChaosRun tcc(boolean on, Duration deadline) {
+    this.tcc = on && flow == Flow.ORCHESTRATION;
+    this.tccDeadline = deadline;
+    return this;
+  }
+
+  /**
+   * After the run settled: whether the flow absorbed the TCC faults (the held Try refused as hanging after the empty
+   * rollback of its Cancel, the copies answered once); its broken promises join {@link #failures()}. Empty when none
+   * was armed.
+   */
+  SagaTccFaults.Outcome checkTcc() throws java.sql.SQLException {
+    boolean armed = tcc && plan.steps().stream().anyMatch(s -> s.fault() == Fault.REPLY);
+    if (!armed) {
+      return new SagaTccFaults.Outcome(0, 0, 0, List.of());
+    }
+    SagaTccFaults.Outcome o = SagaTccFaults.check(services.get(), true);
+    failures.addAll(o.failures());
+    return o;
+  }
+
   /** How long a held-back reply waits: past the step timeout ({@code examples.saga.step-timeout}); default 21 s. */
   ChaosRun replyDelay(Duration delay) {
     this.replyDelay = delay;
@@ -239,6 +315,10 @@ final class ChaosRun implements Disturbance {
     cancel.cancel();
     if (thread != null) {
       thread.join(BACK_TIMEOUT.multipliedBy(2).toMillis());
+    }
+    if (late != null && late.isAlive()) {
+      late.interrupt();
+      late.join(BACK_TIMEOUT.toMillis());
     }
     dbProxy.latency(Duration.ZERO, Duration.ZERO);
     brokerProxy.latency(Duration.ZERO, Duration.ZERO);

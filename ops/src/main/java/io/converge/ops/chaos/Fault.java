@@ -19,7 +19,10 @@ public enum Fault {
   SKEW,
   /**
    * The orchestrated flow's saga replies: participants' replies dropped and held back past the step timeout (the
-   * examples' chaos-only hook, {@code examples.chaos.reply-faults}), replies duplicated through the broker's raw client.
+   * examples' chaos-only hook, {@code examples.chaos.reply-faults}), replies duplicated through the broker's raw client;
+   * with the TCC debit, a debit Try held in transit past the saga's global timeout (its Cancel first: an empty
+   * rollback, the Try refused as hanging) and a Confirm and a Cancel delivered twice (the same hook, in the order
+   * service: {@code ChaosTccFaults}).
    */
   REPLY;
 

@@ -55,7 +55,8 @@ public record FaultPlan(List<Step> steps) {
             + " more times (raw client)";
         case REPLY -> orchestrated ? times + " reserve replies dropped, 1 notify reply held back past the step timeout"
             + " (the first ones after the traffic starts), the reserve reply of every 5th saga sent again with its id"
-            + " and with a new one (raw client)"
+            + " and with a new one (raw client); TCC debit: 1 Try held in transit past the saga's global timeout"
+            + " (delivered after its Cancel), 1 Confirm and 1 Cancel delivered again (with their id and a new one)"
             : "none: the choreographed flow has no saga replies";
         case SKEW -> "service process " + group + " restarted with its clock " + (times > 0 ? "+" : "-")
             + length.toMinutes() + " min";

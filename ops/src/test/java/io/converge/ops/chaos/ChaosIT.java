@@ -109,6 +109,14 @@ class ChaosIT {
       assertThat(v.figures().get("reply.dropped")).as(printed).isEqualTo(2.0);
       assertThat(v.figures().get("reply.delayed")).as(printed).isEqualTo(1.0);
       assertThat(v.figures().get("reply.duplicates_recorded")).as(printed).isPositive();
+      // the TCC debit: one Try held in transit past the saga's global timeout, its Cancel an empty rollback, the Try
+      // then refused as hanging (checked against the coordinator's timeline and the account's barrier and books); one
+      // Confirm and one Cancel delivered again with their id and with a new one, the latter answered DUPLICATE
+      assertThat(v.figures().get("tcc.try_held")).as(printed).isEqualTo(1.0);
+      assertThat(v.figures().get("tcc.try_held.hanging_refused")).as(printed).isPositive();
+      assertThat(v.figures().get("tcc.copied")).as(printed).isEqualTo(2.0);
+      assertThat(v.figures().get("tcc.confirm.duplicate")).as(printed).isPositive();
+      assertThat(v.figures().get("tcc.cancel.duplicate")).as(printed).isPositive();
       assertThat(printed).contains("every saga completed or compensated, none running: yes;"
           + " compensations run once (participants' tables): yes");
     }

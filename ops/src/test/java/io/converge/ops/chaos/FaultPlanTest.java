@@ -48,9 +48,19 @@ class FaultPlanTest {
     FaultPlan.Step reply = p.steps().stream().filter(s -> s.fault() == Fault.REPLY).findFirst().get();
     assertThat(reply.times()).isEqualTo(2);
     assertThat(reply.describe(true)).contains("2 reserve replies dropped").contains("held back past the step timeout")
-        .contains("sent again");
+        .contains("sent again").contains("1 Try held in transit past the saga's global timeout")
+        .contains("1 Confirm and 1 Cancel delivered again");
     assertThat(reply.describe(false)).startsWith("none");
     assertThat(Fault.parse("reply")).isEqualTo(Fault.REPLY);
+  }
+
+  /** The held Try's saga must reach its global timeout within the run, a held-back reply's saga never. */
+  @Test
+  void theGlobalTimeoutOfARunWithTccFaultsOutlastsAHeldBackReplyAndARestart() {
+    assertThat(Chaos.tccDeadline(java.util.Map.of("examples.saga.step-timeout", "PT3S")))
+        .isEqualTo(Duration.ofSeconds(44));
+    assertThat(Chaos.tccDeadline(java.util.Map.of())).isEqualTo(Duration.ofSeconds(72))
+        .isGreaterThan(Chaos.replyDelay(java.util.Map.of()).plusSeconds(25));
   }
 
   @Test
