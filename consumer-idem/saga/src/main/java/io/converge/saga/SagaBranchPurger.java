@@ -96,25 +96,11 @@ public final class SagaBranchPurger {
   public long purgeExpired(int maxBatches) {
     Require.between("saga.branch.purge.maxBatches", maxBatches, 1, Integer.MAX_VALUE);
     double secs = retention.retention().toSeconds();
-    long total = 0;
-    for (int i = 0; i < maxBatches; i++) {
-      int n;
-      try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(PURGE)) {
-        if (!c.getAutoCommit()) {
-          c.setAutoCommit(true);
-        }
-        ps.setDouble(1, secs);
-        ps.setDouble(2, secs);
-        ps.setInt(3, batchSize);
-        n = ps.executeUpdate();
-      } catch (SQLException e) {
-        throw DatabaseErrors.translate("Cannot purge the saga participants' barrier rows", null, e);
-      }
-      total += n;
-      if (n == 0) {
-        break;
-      }
-    }
+    long total = BatchPurger.repeat(dataSource, "the saga participants' barrier rows", PURGE, maxBatches, ps -> {
+      ps.setDouble(1, secs);
+      ps.setDouble(2, secs);
+      ps.setInt(3, batchSize);
+    });
     if (total > 0) {
       log.info("Saga branch purge: {} rows of steps last written more than {} ago deleted", total,
           retention.retention());

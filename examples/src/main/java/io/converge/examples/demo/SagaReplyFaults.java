@@ -217,7 +217,8 @@ public final class SagaReplyFaults {
     }
   }
 
-  private static long count(Connection c, String sql, String... params) throws SQLException {
+  /** The one number {@code sql} selects, its parameters bound as text (also {@link SagaTccFaults}'). */
+  static long count(Connection c, String sql, String... params) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       for (int i = 0; i < params.length; i++) {
         ps.setString(i + 1, params[i]);

@@ -250,14 +250,6 @@ public final class SagaTccFaults {
   }
 
   private static long count(Connection c, String sql, String... params) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql)) {
-      for (int i = 0; i < params.length; i++) {
-        ps.setString(i + 1, params[i]);
-      }
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getLong(1);
-      }
-    }
+    return SagaReplyFaults.count(c, sql, params);
   }
 }

@@ -68,24 +68,10 @@ public final class TccBarrierPurger {
    */
   public long purgeExpired(int maxBatches) {
     Require.between("tcc.purge.maxBatches", maxBatches, 1, Integer.MAX_VALUE);
-    long total = 0;
-    for (int i = 0; i < maxBatches; i++) {
-      int n;
-      try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(PURGE)) {
-        if (!c.getAutoCommit()) {
-          c.setAutoCommit(true);
-        }
-        ps.setDouble(1, retention.retention().toSeconds());
-        ps.setInt(2, batchSize);
-        n = ps.executeUpdate();
-      } catch (SQLException e) {
-        throw DatabaseErrors.translate("Cannot purge the finished TCC branches", null, e);
-      }
-      total += n;
-      if (n == 0) {
-        break;
-      }
-    }
+    long total = BatchPurger.repeat(dataSource, "the finished TCC branches", PURGE, maxBatches, ps -> {
+      ps.setDouble(1, retention.retention().toSeconds());
+      ps.setInt(2, batchSize);
+    });
     if (total > 0) {
       log.info("TCC barrier purge: {} rows of branches finished more than {} ago deleted", total,
           retention.retention());

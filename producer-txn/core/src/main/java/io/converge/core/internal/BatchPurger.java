@@ -91,14 +91,49 @@ public final class BatchPurger {
     String sql = "DELETE FROM " + table + " WHERE " + key + " IN (SELECT " + key + " FROM " + table + " WHERE "
         + condition(cutoff)
         + (oldestFirst ? " ORDER BY " + timeColumn : "") + " LIMIT ?)";
+    long total = batches(dataSource, what, sql, maxBatches, batchSize, ps -> {
+      int i = bind(ps, cutoff, filterArgs);
+      ps.setInt(i, batchSize);
+    }, progress);
+    if (total > 0) {
+      LOG.debug("Purged {} rows of {} with {} {}", total, table, timeColumn, cutoff);
+    }
+    return total;
+  }
+
+  /** Binds a batch statement's parameters, before each batch. */
+  @FunctionalInterface
+  public interface Binder {
+
+    /** Binds {@code ps}'s parameters. */
+    void bind(PreparedStatement ps) throws SQLException;
+  }
+
+  /**
+   * A purge whose batch is a statement of the caller's own (a {@code DELETE} bounded by a {@code LIMIT}, e.g. all the
+   * rows of the oldest N finished branches): run as {@link #purge} runs its own, one autocommitted statement per batch
+   * on a connection borrowed for it, until a batch deletes nothing or {@code maxBatches} ran.
+   *
+   * @return the number of rows deleted
+   * @throws DatabaseUnavailableException naming {@code what} and the rows deleted before the failure, when the
+   *     database is unreachable ({@link io.converge.core.DatabaseRefusedException} when it refuses a statement)
+   */
+  public static long repeat(DataSource dataSource, String what, String deleteSql, long maxBatches, Binder binder) {
+    return batches(Objects.requireNonNull(dataSource, "dataSource"), what, deleteSql, maxBatches, 1, binder,
+        total -> {
+        });
+  }
+
+  /** Runs {@code sql} batch after batch, until one deletes fewer than {@code stopBelow} rows. */
+  private static long batches(DataSource dataSource, String what, String sql, long maxBatches, int stopBelow,
+      Binder binder, LongConsumer progress) {
     long total = 0;
     for (long batch = 0; batch < maxBatches; batch++) {
       int deleted;
       try (Connection c = dataSource.getConnection()) {
         c.setAutoCommit(true);
         try (PreparedStatement ps = c.prepareStatement(sql)) {
-          int i = bind(ps, cutoff, filterArgs);
-          ps.setInt(i, batchSize);
+          binder.bind(ps);
           deleted = ps.executeUpdate();
         }
       } catch (SQLException e) {
@@ -108,12 +143,9 @@ public final class BatchPurger {
       if (deleted > 0) {
         progress.accept(total);
       }
-      if (deleted < batchSize) {
+      if (deleted < stopBelow) {
         break;
       }
-    }
-    if (total > 0) {
-      LOG.debug("Purged {} rows of {} with {} {}", total, table, timeColumn, cutoff);
     }
     return total;
   }
