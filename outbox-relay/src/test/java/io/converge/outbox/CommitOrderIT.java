@@ -32,6 +32,7 @@ class CommitOrderIT {
   @Test
   void deliveryOrderOfAKeyIsItsCommitOrder(RelayBed bed) throws Exception {
     AtomicReference<String> t1Id = new AtomicReference<>();
+    java.util.concurrent.atomic.AtomicInteger t1Pid = new java.util.concurrent.atomic.AtomicInteger();
     AtomicReference<String> t2Id = new AtomicReference<>();
     CountDownLatch t1Wrote = new CountDownLatch(1);
     CountDownLatch t1MayCommit = new CountDownLatch(1);
@@ -40,6 +41,11 @@ class CommitOrderIT {
       try {
         String id = bed.producer.inTransaction(tx -> {
           String m = tx.publish(OutgoingMessage.builder(bed.topic).key("K").payload("t1".getBytes(UTF_8)).build());
+          try (java.sql.Statement st = tx.connection().createStatement();
+              java.sql.ResultSet rs = st.executeQuery("SELECT pg_backend_pid()")) {
+            rs.next();
+            t1Pid.set(rs.getInt(1));
+          }
           t1Wrote.countDown();
           if (!t1MayCommit.await(60, TimeUnit.SECONDS)) {
             throw new IllegalStateException("T1 never released");
@@ -65,7 +71,9 @@ class CommitOrderIT {
     AtomicBoolean t2Waited = new AtomicBoolean();
     await("T2 commits or waits within 30 s").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
         .until(() -> {
-          if (bed.scalar("SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'advisory'") > 0) {
+          // a session waiting for an advisory lock that T1's session holds: T2 on K's lock, nothing else
+          if (bed.scalar("SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'advisory'"
+              + " AND " + t1Pid.get() + " = ANY (pg_blocking_pids(pid))") > 0) {
             t2Waited.set(true);
           }
           return t2Waited.get() || !t2.isAlive();

@@ -41,8 +41,8 @@ import org.slf4j.LoggerFactory;
  * the coordinator's horizon too, and a compensation that succeeds for a purged saga opens an {@code ANOMALY} ticket
  * on the coordinator's side); a participant configured with a shorter retention than the coordinator's.
  *
- * <p>Batches of steps, oldest first, each its own short transaction; rows locked with {@code SKIP LOCKED}, so several
- * instances may purge at once. Thread-safe.
+ * <p>Batches of steps, oldest first, each its own short transaction; a step is taken by locking its forward row with
+ * {@code SKIP LOCKED}, so several instances may purge at once, each step by one of them. Thread-safe.
  */
 public final class SagaBranchPurger {
 
@@ -58,7 +58,14 @@ public final class SagaBranchPurger {
          AND NOT EXISTS (SELECT 1 FROM converge_saga_branch y
                           WHERE y.participant = b.participant AND y.saga_id = b.saga_id AND y.step = b.step
                             AND y.created_at >= now() - make_interval(secs => ?))""";
+  /**
+   * A batch locks the forward rows of its steps only (every step has one: a compensation that came first writes it
+   * {@code PREVENTED}), then deletes all the rows of those steps: two purgers never pick the same step, so neither waits
+   * for a sibling row the other locked (locking any row of a step let one purger take a step's forward row and the
+   * other its compensation row, each then waiting for the other's: a deadlock).
+   */
   private static final String PURGE = "WITH old AS (" + EXPIRED + """
+         AND b.direction = 'forward'
        ORDER BY b.created_at LIMIT ? FOR UPDATE OF b SKIP LOCKED)
       DELETE FROM converge_saga_branch d USING old o
        WHERE d.participant = o.participant AND d.saga_id = o.saga_id AND d.step = o.step""";

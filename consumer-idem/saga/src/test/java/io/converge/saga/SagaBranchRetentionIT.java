@@ -86,15 +86,16 @@ class SagaBranchRetentionIT {
       assertThat(saga.count("SELECT count(*) FROM converge_saga_branch WHERE created_at > now() - interval '1 minute'"
           + " AND saga_id = 'undone'")).as("dated by the database's clock").isEqualTo(2);
 
-      // two instances purging at once: every old row deleted once, by one of them
+      // two instances purging at once: every old row deleted once, by one of them; steps with a forward and a
+      // compensation row (each purger taking one row of a step, then deleting its sibling, deadlocked)
       sql(ds, "INSERT INTO converge_saga_branch (participant, saga_id, step, direction, outcome, reply, created_at)"
-          + " SELECT 'bulk', 's' || i, 'reserve', 'forward', 'SUCCESS', '', now() - interval '40 days'"
-          + " FROM generate_series(1, 600) i");
+          + " SELECT 'bulk', 's' || i, 'reserve', d, 'SUCCESS', '', now() - interval '40 days' - i * interval '1 s'"
+          + " FROM generate_series(1, 600) i, (VALUES ('forward'), ('compensate')) v(d)");
       SagaBranchPurger first = new SagaBranchPurger(ds, THIRTY_DAYS, 50);
       SagaBranchPurger second = new SagaBranchPurger(ds, THIRTY_DAYS, 50);
       CompletableFuture<Long> a = CompletableFuture.supplyAsync(() -> first.purgeExpired(1000));
       long b = second.purgeExpired(1000);
-      assertThat(a.get() + b).isEqualTo(600);
+      assertThat(a.get() + b).isEqualTo(1200);
       assertThat(saga.count("SELECT count(*) FROM converge_saga_branch WHERE participant = 'bulk'")).isZero();
     }
   }

@@ -22,6 +22,15 @@ public interface Disturbance extends AutoCloseable {
   default void awaitLate() throws InterruptedException {
   }
 
+  /**
+   * How many orders this disturbance made the orchestrated saga cancel by its global timeout on purpose (a chaos run's
+   * TCC Try held past it), read once the run settled: the reconciliation requires exactly that many canceled by the
+   * timeout, so a saga stuck until its deadline for any other reason fails it; default none.
+   */
+  default long sagaTimeoutCancels() throws java.sql.SQLException {
+    return 0;
+  }
+
   /** Cancels what is still to come and waits until every server is back. */
   @Override
   void close() throws InterruptedException;

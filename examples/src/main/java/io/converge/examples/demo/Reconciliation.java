@@ -74,7 +74,7 @@ record Reconciliation(Backend backend, Duration settleTimeout) {
 
   Report reconcile(Services s, OrderTraffic.Result traffic, PaymentTraffic.Result payments,
       CallbackTraffic.Result callbacks, Http.Counts client,
-      int injected, int lateTries, boolean settled, Duration took) throws SQLException {
+      int injected, int lateTries, long timeoutCancels, boolean settled, Duration took) throws SQLException {
     DataSource orders = s.db("order");
     DataSource inventory = s.db("inventory");
     DataSource account = s.db("account");
@@ -121,6 +121,8 @@ record Reconciliation(Backend backend, Duration settleTimeout) {
             + created + " orders stored");
     check(violations, paid + canceledStock + canceledPayment + canceledTimeout + open == created,
         "every order is paid, canceled or open");
+    check(violations, canceledTimeout == timeoutCancels, "orders canceled by the saga's global timeout: only those the"
+        + " run caused on purpose (" + canceledTimeout + " vs " + timeoutCancels + ")");
     check(violations, debited == paidCents,
         "money debited (" + debited + ") == sum of paid orders (" + paidCents + ")");
     check(violations, ledger == paidCents && ledgerRows == paid, "one ledger entry per paid order, same amounts");

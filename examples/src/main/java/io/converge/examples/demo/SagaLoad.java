@@ -112,7 +112,7 @@ public final class SagaLoad implements AutoCloseable {
     boolean settled = saga.reconciliation().awaitSettled(services);
     PaymentTraffic.Result noPayments = new PaymentTraffic.Result(0, 0, 0, 0, 0, 0, List.of());
     Report report = saga.reconciliation().reconcile(services, traffic.result(next.get(), ids), noPayments,
-        CallbackTraffic.Result.NONE, http.counts(), 0, 0, settled, Duration.ZERO);
+        CallbackTraffic.Result.NONE, http.counts(), 0, 0, 0, settled, Duration.ZERO);
     last = report;
     return report.violations();
   }

@@ -93,7 +93,7 @@ public final class SagaRun {
       outages.awaitLate();
       boolean settled = reconciliation.awaitSettled(services);
       return reconciliation.reconcile(services, traffic, payments, callbacks, http.counts(), injected, lateTries,
-          settled, Duration.ofNanos(System.nanoTime() - started));
+          outages.sagaTimeoutCancels(), settled, Duration.ofNanos(System.nanoTime() - started));
     }
   }
 

@@ -50,8 +50,9 @@ public final class SagaTccFaults {
    * once with a new id (the barrier must answer it {@code DUPLICATE}), and waits until the coordinator recorded the
    * second answer. Returns how many messages it sent; what did not happen in time, the check reports.
    */
-  public static int release(Services s, DuplicateInjector raw, Duration timeout) throws Exception {
+  public static Released release(Services s, DuplicateInjector raw, Duration timeout) throws Exception {
     int sent = 0;
+    List<String> copyIds = new ArrayList<>();
     for (List<OutgoingMessage> tries : kept(s, "hold").values()) {
       OutgoingMessage first = tries.get(0);
       if (!await(s, "account", barrier(first, "cancel", "SELECT 1"), timeout)) {
@@ -74,14 +75,40 @@ public final class SagaTccFaults {
         OutgoingMessage.Builder copy = OutgoingMessage.builder(m.topic()).id(UUID.randomUUID().toString())
             .key(m.key()).tenant(m.tenant()).payload(m.payload());
         m.headers().forEach(copy::header);
-        raw.send(copy.build());
+        OutgoingMessage second = copy.build();
+        raw.send(second);
+        copyIds.add(second.id());
         sent += 2;
         await(s, "order", new String[]{"SELECT 1 FROM converge_saga_event WHERE saga_id = ? AND step = ?"
             + " AND kind = 'DUPLICATE_REPLY'", m.headers().get(SagaHeaders.SAGA_ID),
             m.headers().get(SagaHeaders.STEP)}, WAIT);
       }
     }
-    return sent;
+    return new Released(sent, List.copyOf(copyIds));
+  }
+
+  /**
+   * What {@link #release} sent.
+   *
+   * @param sent messages sent (the held Tries, each copy twice)
+   * @param copyIds the new ids of the copied Confirms and Cancels delivered again (the ones the barrier must answer)
+   */
+  public record Released(int sent, List<String> copyIds) {
+
+    /** Nothing released. */
+    public static final Released NONE = new Released(0, List.of());
+  }
+
+  /** Sagas whose debit Try the hook held past the global timeout: their orders end canceled by it, on purpose. */
+  public static long heldSagas(Services s) throws SQLException {
+    try (Connection c = s.db("order").getConnection();
+        Statement st = c.createStatement();
+        ResultSet exists = st.executeQuery("SELECT to_regclass('" + ChaosReplyFaults.HITS + "') IS NOT NULL")) {
+      if (!exists.next() || !exists.getBoolean(1)) {
+        return 0;
+      }
+      return count(c, "SELECT count(DISTINCT saga_id) FROM " + ChaosReplyFaults.HITS + " WHERE kind = 'hold'");
+    }
   }
 
   /** The messages the hook kept for {@code purpose} ({@code hold} or {@code copy}), by saga, in their order. */
@@ -142,7 +169,7 @@ public final class SagaTccFaults {
    *
    * @param armed whether the shots were armed: each must have been taken
    */
-  public static Outcome check(Services s, boolean armed) throws SQLException {
+  public static Outcome check(Services s, boolean armed, Released released) throws SQLException {
     List<String> failures = new ArrayList<>();
     List<String[]> hits = new ArrayList<>();
     try (Connection c = s.db("order").getConnection();
@@ -172,8 +199,18 @@ public final class SagaTccFaults {
       failures.add("TCC faults: 1 held Try and 2 copies (Confirm, Cancel) armed, " + held + " and " + copied
           + " taken (no saga reached them)");
     }
+    if (released.copyIds().size() != copied) {
+      failures.add("TCC faults: " + copied + " Confirm/Cancel copies taken, " + released.copyIds().size()
+          + " delivered again (its original never reached the barrier in time)");
+    }
     long refused = 0;
     try (Connection order = s.db("order").getConnection(); Connection account = s.db("account").getConnection()) {
+      for (String id : released.copyIds()) {
+        // the copy with a new id passed the consumer's dedup, so its handler (the barrier) ran and answered it
+        if (count(account, "SELECT count(*) FROM converge_dedup WHERE message_id = ?", id) != 1) {
+          failures.add("the copy " + id + " of a Confirm or Cancel (a new id) was not processed by the account");
+        }
+      }
       for (String[] h : hits) {
         String saga = h[0];
         String what = h[2] + " of the " + h[3] + " of saga " + saga + " ";

@@ -69,7 +69,7 @@ public class ChaosReplyFaults {
 
   private static final String TAKE = """
       UPDATE examples_chaos_reply_fault SET taken = true
-       WHERE id = (SELECT id FROM examples_chaos_reply_fault WHERE step = ? AND NOT taken ORDER BY id LIMIT 1
+       WHERE id = (SELECT id FROM examples_chaos_reply_fault WHERE step = ? AND kind IN ('drop', 'delay') AND NOT taken ORDER BY id LIMIT 1
                    FOR UPDATE SKIP LOCKED)
       RETURNING kind, delay_ms""";
   private static final String HIT = "INSERT INTO examples_chaos_reply_hit (saga_id, step, kind, command_id)"

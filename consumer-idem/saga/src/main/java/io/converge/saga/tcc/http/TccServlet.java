@@ -122,7 +122,12 @@ public final class TccServlet extends HttpServlet {
         parent)) {
       span.attribute("http.request.method", "POST").attribute("converge.tcc.global_id",
           req.getHeader(TccHeaders.GLOBAL_ID));
-      serve(req, resp);
+      try {
+        serve(req, resp);
+      } catch (IOException | RuntimeException e) {
+        span.failed(e);
+        throw e;
+      }
       span.attribute("http.response.status_code", Integer.toString(resp.getStatus()));
     }
   }
