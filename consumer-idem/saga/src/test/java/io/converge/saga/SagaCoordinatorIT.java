@@ -829,7 +829,12 @@ class SagaCoordinatorIT {
 
   @Test
   void aLocalStepThatRefusesCompensatesTheStepsBeforeIt() throws Exception {
-    OrderSaga s = saga();
+    InMemorySpanExporter exporter = InMemorySpanExporter.create();
+    OpenTelemetrySdk sdk = OpenTelemetrySdk.builder().setTracerProvider(SdkTracerProvider.builder()
+        .addSpanProcessor(SimpleSpanProcessor.create(exporter)).build()).build();
+    open.add(sdk);
+    Tracing tracing = OpenTelemetryTracing.of(sdk);
+    OrderSaga s = saga(b -> b.tracing(tracing));
     Mailbox mail = Mailbox.fromNow(s.ds);
     s.start("l1", ",\"refuse\":\"mark-paid\"");
     s.pump(mail);
@@ -839,6 +844,12 @@ class SagaCoordinatorIT {
     assertThat(s.events("l1")).containsSubsequence("REPLIED ship 1", "FAILED mark-paid 1",
         "COMPENSATION_SENT ship 1", "COMPENSATED ship 1", "COMPENSATED debit 1", "COMPENSATED reserve 1",
         "COMPENSATED").doesNotContain("LOCAL_DONE mark-paid 1");
+    // the refusal is recorded on the local step's span, while it is open: an error, with the exception
+    SpanData refused = exporter.getFinishedSpanItems().stream()
+        .filter(d -> d.getName().equals("saga step mark-paid")).findFirst().orElseThrow();
+    assertThat(refused.getStatus().getStatusCode()).isEqualTo(io.opentelemetry.api.trace.StatusCode.ERROR);
+    assertThat(refused.getEvents()).anyMatch(e -> e.getName().equals("exception"));
+    assertThat(refused.getAttributes().get(AttributeKey.stringKey("converge.saga.id"))).isEqualTo("l1");
   }
 
   @Test

@@ -276,6 +276,35 @@ class TccCoordinatorIT {
   }
 
   @Test
+  void anOperatorMayRetryATccGlobalTransactionOfAnyAgeAsTheCoordinatorSendsItsCommandsAtAnyAge() throws Exception {
+    TccDefinition<String> def = tcc("confirm-old").branch("a", b -> b.messages("a-tcc").timeout(TIMEOUT)
+        .retry(RETRY)).build();
+    setUp(def);
+    participant.script("t9", "a", TccOperation.CONFIRM, "FAIL", "FAIL", "FAIL");
+    Mailbox mail = Mailbox.fromNow(ds);
+    coordinator.start(def, "t9", "{}");
+    pump(mail); // Try, then the first Confirm fails
+    for (int i = 0; i < 2; i++) {
+      clock.advance(Duration.ofSeconds(1));
+      coordinator.poll();
+      pump(mail);
+    }
+    assertThat(tickets("t9")).containsExactly("CONFIRM_FAILING a/confirm OPEN");
+    // 40 days on, far past any participant retention: a TCC branch's barrier keeps an unfinished branch's rows, so
+    // the coordinator still sends its Confirm, and the operator's retry (due now) is not refused either
+    clock.advance(SagaBranchRetention.DEFAULT_RETENTION.plusDays(10));
+    SagaOps ops = SagaOps.of(ds, clock);
+    assertThat(ops.retry("t9", "alice", "the ledger is back").state()).isEqualTo(SagaState.RUNNING);
+    coordinator.poll();
+    pump(mail);
+    assertThat(state("t9")).isEqualTo("COMPLETED");
+    assertThat(participant.calls("t9")).containsExactly("a try RAN", "a confirm FAILED", "a confirm FAILED",
+        "a confirm FAILED", "a confirm RAN");
+    assertThat(events("t9")).anyMatch(e -> e.startsWith("OPERATOR_RETRY"))
+        .noneMatch(e -> e.startsWith("RETENTION_EXCEEDED") || e.startsWith("COMPENSAT"));
+  }
+
+  @Test
   void overHttpA5xxIsAskedAgainAndTheBranchesAreConfirmed() throws Exception {
     URI base = participant.serve();
     TccDefinition<String> def = tcc("http-ok").branch("a", b -> b.http(base.resolve("/a")).timeout(TIMEOUT)

@@ -11,6 +11,7 @@ import io.converge.producer.TxnContext;
 import io.converge.saga.SagaCoordinator;
 import io.converge.saga.SagaCoordinatorBuilder;
 import io.converge.saga.SagaDefinition;
+import io.converge.saga.SagaStep;
 import io.converge.saga.SagaException;
 import io.converge.core.tracing.MessageSpan;
 import io.converge.core.tracing.Tracing;
@@ -92,7 +93,7 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
       Connection c = tx.connection();
       Instant now = moves.now();
       if (!SagaStore.insert(c, sagaId, Envelope.DEFAULT_TENANT, definition.name(), definition.codec().encode(data),
-          now, now.plus(definition.deadline()), now, trace)) {
+          now, now.plus(definition.deadline()), now, trace, sendUntil(definition, now))) {
         log.debug("Saga {} exists already: not started again", sagaId);
         span.attribute("converge.saga.started", "false");
         return false;
@@ -109,6 +110,18 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
     } catch (Exception e) {
       throw new SagaException("Saga " + sagaId + " could not start: " + e, sagaId, e);
     }
+  }
+
+  /**
+   * Until when a command of a saga of {@code definition} started at {@code now} may be sent, as the coordinator's
+   * send guard decides it ({@code Transitions.pastParticipantRetention}): the participants' send horizon when a step is
+   * a {@code SagaParticipant}'s (a remote step that is no TCC branch), null (no limit) when none is. Stored with the
+   * saga, so that an operator's action ({@code SagaOps}) refuses exactly what the coordinator would.
+   */
+  private <D> Instant sendUntil(SagaDefinition<D> definition, Instant now) {
+    boolean purgedRows = definition.steps().stream()
+        .anyMatch(s -> s.kind() == SagaStep.Kind.REMOTE && s.branch() == null);
+    return purgedRows ? now.plus(settings.participantRetention().sendHorizon()) : null;
   }
 
   @Override

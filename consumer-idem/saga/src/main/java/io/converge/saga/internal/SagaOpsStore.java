@@ -51,6 +51,9 @@ public final class SagaOpsStore {
   private static final String COUNT = "SELECT count(*) FROM converge_saga s\n" + LISTED;
   private static final String ONE = SAGA + " WHERE s.id = ?";
 
+  /** The saga's send horizon, stored at its start (V5): a timestamptz, possibly 'infinity'. */
+  private static final String SEND_UNTIL = "SELECT send_until FROM converge_saga WHERE id = ?";
+
   private static final String EVENTS = """
       SELECT seq, step, attempt, kind, message_id, payload, at FROM converge_saga_event
        WHERE saga_id = ? ORDER BY seq""";
@@ -177,7 +180,7 @@ public final class SagaOpsStore {
         case COMPENSATION_FAILED -> sql = RETRY_FAILED;
         default -> throw refused(before, "retry applies to RUNNING, COMPENSATING and COMPENSATION_FAILED sagas");
       }
-      refuseTooOld(before, now);
+      refuseTooOld(c, before, now);
       SagaOps.Saga after = swap(c, before, sql, ps -> {
         ps.setTimestamp(1, ts(now));
         ps.setTimestamp(2, ts(now));
@@ -208,7 +211,7 @@ public final class SagaOpsStore {
             + "'): a Confirm is never cancelled");
       }
       Instant now = clock.instant();
-      refuseTooOld(before, now);
+      refuseTooOld(c, before, now);
       SagaOps.Saga after = swap(c, before, COMPENSATE, ps -> {
         ps.setTimestamp(1, ts(now));
         ps.setTimestamp(2, ts(now));
@@ -309,14 +312,37 @@ public final class SagaOpsStore {
     return current(c, before.id());
   }
 
-  /** The coordinator would send a command of {@code saga} after the action: refused past the participants' horizon. */
-  private void refuseTooOld(SagaOps.Saga saga, Instant now) {
-    if (!participantRetention.maySend(saga.createdAt(), now)) {
-      Duration age = Duration.between(saga.createdAt(), now);
-      log.warn("Saga {}: an operator's action refused, the saga is {} old (past {})", saga.id(), age,
-          participantRetention.sendHorizon());
-      throw new SagaTooOldException(saga.id(), saga.state(), age, participantRetention.sendHorizon());
+  /**
+   * The coordinator would send a command of {@code saga} after the action: refused where the coordinator would refuse
+   * to send it, past the saga's send horizon stored at its start ({@code send_until}: infinity for a saga whose steps
+   * keep their rows until finished, a TCC global transaction), or for a saga started before that column, past this
+   * instance's configured participant retention.
+   */
+  private void refuseTooOld(Connection c, SagaOps.Saga saga, Instant now) throws SQLException {
+    Instant sendUntil;
+    try (PreparedStatement ps = c.prepareStatement(SEND_UNTIL)) {
+      ps.setString(1, saga.id());
+      try (ResultSet rs = ps.executeQuery()) {
+        sendUntil = rs.next() ? sendUntil(rs) : null;
+      }
     }
+    boolean may = sendUntil != null ? now.isBefore(sendUntil) : participantRetention.maySend(saga.createdAt(), now);
+    if (!may) {
+      Duration age = Duration.between(saga.createdAt(), now);
+      Duration horizon = sendUntil != null ? Duration.between(saga.createdAt(), sendUntil)
+          : participantRetention.sendHorizon();
+      log.warn("Saga {}: an operator's action refused, the saga is {} old (past {})", saga.id(), age, horizon);
+      throw new SagaTooOldException(saga.id(), saga.state(), age, horizon);
+    }
+  }
+
+  /** {@code send_until}: null when unset (a saga started before V5), {@link Instant#MAX} for infinity. */
+  private static Instant sendUntil(ResultSet rs) throws SQLException {
+    String text = rs.getString(1);
+    if (text == null) {
+      return null;
+    }
+    return "infinity".equals(text) ? Instant.MAX : rs.getTimestamp(1).toInstant();
   }
 
   private static SagaOperationRefusedException refused(SagaOps.Saga saga, String why) {

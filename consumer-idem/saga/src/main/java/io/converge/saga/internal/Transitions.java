@@ -62,8 +62,9 @@ final class Transitions {
         return;
       }
       Savepoint sp = c.setSavepoint();
-      try (MessageSpan span = spans.step(row, s.name(), 1, SagaHeaders.FORWARD, "LOCAL_DONE")) {
-        data = s.action().run(c, data);
+      try {
+        D in = data;
+        data = runTraced(spans.step(row, s.name(), 1, SagaHeaders.FORWARD, "LOCAL_DONE"), () -> s.action().run(c, in));
         event(c, row, s.name(), 1, "LOCAL_DONE", null, null);
       } catch (BusinessException e) {
         c.rollback(sp);
@@ -118,10 +119,25 @@ final class Transitions {
    */
   private String publish(TxnContext tx, SagaRow saga, SagaStep<?> s, int attempt, String direction, String kind,
       OutgoingMessage command) {
-    try (MessageSpan span = spans.step(saga, s.name(), attempt, direction, kind)) {
+    return runTraced(spans.step(saga, s.name(), attempt, direction, kind), () -> tx.publish(command));
+  }
+
+  /** Work run under a span. */
+  @FunctionalInterface
+  private interface Traced<T, E extends Exception> {
+
+    T run() throws E;
+  }
+
+  /**
+   * Runs {@code work} under {@code span}, then closes it: what the work throws is recorded on the span while it is
+   * still open (status error, the exception as an event), then rethrown unchanged.
+   */
+  private static <T, E extends Exception> T runTraced(MessageSpan span, Traced<T, E> work) throws E {
+    try (span) {
       try {
-        return tx.publish(command);
-      } catch (RuntimeException e) {
+        return work.run();
+      } catch (Exception e) {
         span.failed(e);
         throw e;
       }
@@ -201,8 +217,9 @@ final class Transitions {
     Connection c = tx.connection();
     SagaStep<D> s = def.step(at.step());
     Savepoint sp = c.setSavepoint();
-    try (MessageSpan span = spans.step(at, s.name(), failures + 1, SagaHeaders.COMPENSATE, "COMPENSATED")) {
-      s.undo().run(c, data);
+    try {
+      runTraced(spans.step(at, s.name(), failures + 1, SagaHeaders.COMPENSATE, "COMPENSATED"),
+          () -> s.undo().run(c, data));
       event(c, at, s.name(), failures + 1, "COMPENSATED", null, null);
       return true;
     } catch (Exception e) {
