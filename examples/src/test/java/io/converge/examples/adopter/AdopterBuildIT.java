@@ -33,7 +33,7 @@ import org.w3c.dom.Node;
 class AdopterBuildIT {
 
   /** This build's modules the adopter resolves: the parent, the BOM, the starter and what they pull in. */
-  private static final List<String> MODULES = List.of(".", "producer-txn/bom", "producer-txn/starter",
+  private static final List<String> MODULES = List.of(".", "examples/bom", "examples/starter",
       "producer-txn/core", "producer-txn",
       "consumer-idem", "consumer-idem/saga", "outbox-relay", "pulsar-adapter", "broker-embedded",
       "broker-embedded/pulsar-server");
