@@ -36,7 +36,7 @@ class AdopterBuildIT {
   private static final List<String> MODULES = List.of(".", "examples/bom", "examples/starter",
       "producer-txn/core", "producer-txn",
       "consumer-idem", "consumer-idem/saga", "outbox-relay", "pulsar-adapter", "broker-embedded",
-      "broker-embedded/pulsar-server");
+      "broker-embedded/pulsar-server", "broker-embedded/testing");
   private static final long TIMEOUT_MINUTES = 8;
 
   private final Path root = Path.of(System.getProperty("user.dir")).getParent().toAbsolutePath();
@@ -87,6 +87,11 @@ class AdopterBuildIT {
     String report = Files
         .readString(project.resolve("target/surefire-reports/TEST-com.example.OrderToInventoryTest.xml"));
     assertThat(report).contains("tests=\"2\"").contains("failures=\"0\"").contains("errors=\"0\"")
+        .contains("skipped=\"0\"");
+    // and the contract of converge-testing, run against the sink its relay uses
+    String contract = Files
+        .readString(project.resolve("target/surefire-reports/TEST-com.example.OrderRelaySinkContractTest.xml"));
+    assertThat(contract).contains("tests=\"3\"").contains("failures=\"0\"").contains("errors=\"0\"")
         .contains("skipped=\"0\"");
   }
 

@@ -1,4 +1,4 @@
-package io.converge.producer.testing;
+package io.converge.testing;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 

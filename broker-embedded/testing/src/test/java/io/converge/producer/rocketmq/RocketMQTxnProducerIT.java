@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.internal.TxnLog;
-import io.converge.producer.testing.RocketMQContract;
+import io.converge.testing.RocketMQContract;
 import java.time.Duration;
 import javax.sql.DataSource;
 

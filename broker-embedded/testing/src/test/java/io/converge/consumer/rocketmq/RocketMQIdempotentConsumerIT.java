@@ -7,7 +7,7 @@ import io.converge.broker.rocketmq.RocketMQExtension;
 import io.converge.consumer.BusinessException;
 import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.Outcome;
-import io.converge.consumer.testing.ConsumerBindingContract;
+import io.converge.testing.ConsumerBindingContract;
 import io.converge.core.Envelope;
 import io.converge.core.rocketmq.KeyQueueSelector;
 import java.nio.charset.StandardCharsets;

@@ -1,4 +1,4 @@
-package io.converge.producer.testing;
+package io.converge.testing;
 
 import java.util.List;
 

@@ -1,4 +1,4 @@
-package io.converge.producer.testing;
+package io.converge.testing;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -284,7 +284,13 @@ public abstract class TxnProducerContract {
   }
 
   protected boolean orderExists(String id) throws Exception {
-    return Rows.exists(db, "contract_orders", id);
+    try (Connection c = db.getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT 1 FROM contract_orders WHERE id = ?")) {
+      ps.setString(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    }
   }
 
   /** Waits until every id in {@code ids} was delivered at least once. */

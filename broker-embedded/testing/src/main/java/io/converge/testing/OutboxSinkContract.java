@@ -1,4 +1,4 @@
-package io.converge.outbox.testing;
+package io.converge.testing;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,4 +1,4 @@
-package io.converge.producer.testing;
+package io.converge.testing;
 
 import io.converge.producer.TxnProducer;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package io.converge.producer.testing;
+package io.converge.testing;
 
 import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.trace.Tracer;

@@ -2,7 +2,7 @@ package io.converge.outbox;
 
 import io.converge.outbox.rocketmq.RocketMQSink;
 import io.converge.producer.TxnProducer;
-import io.converge.producer.testing.RocketMQContract;
+import io.converge.testing.RocketMQContract;
 import java.time.Duration;
 import java.util.UUID;
 import javax.sql.DataSource;

@@ -1,4 +1,4 @@
-package io.converge.producer.testing;
+package io.converge.testing;
 
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;
@@ -11,13 +11,14 @@ import org.junit.jupiter.api.parallel.ResourceAccessMode;
 import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
- * A test of {@link TxnProducerContract} that runs concurrently with the contract's other tests (its own topics,
- * groups and ids) and shares the broker: never while a test holds it alone ({@link TxnProducerContract#ALONE}).
+ * A {@link ContractTest} that starts a child JVM: one at a time ({@link TxnProducerContract#CHILD}), since
+ * starting several at once starves the broker of the CPU.
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)
 @Test
 @Execution(ExecutionMode.CONCURRENT)
 @ResourceLock(value = TxnProducerContract.ALONE, mode = ResourceAccessMode.READ)
-@interface ContractTest {
+@ResourceLock(TxnProducerContract.CHILD)
+@interface CrashTest {
 }

@@ -1,4 +1,4 @@
-package io.converge.consumer.testing;
+package io.converge.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

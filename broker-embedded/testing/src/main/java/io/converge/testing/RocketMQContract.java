@@ -1,4 +1,4 @@
-package io.converge.producer.testing;
+package io.converge.testing;
 
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RocketMQExtension;

@@ -1,7 +1,7 @@
 package io.converge.producer.rocketmq;
 
 import io.converge.producer.TxnProducer;
-import io.converge.producer.testing.ChildProducerFactory;
+import io.converge.testing.ChildProducerFactory;
 import java.util.Map;
 import javax.sql.DataSource;
 
