@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The guarantees every {@link OutboxSink} gives the relay, proved against a real broker by one subclass
- * per sink (RocketMQ in outbox-relay, Pulsar in pulsar-adapter):
+ * per sink (RocketMQ in converge-testing's own tests, Pulsar in pulsar-adapter):
  * <ul>
  *   <li>one {@link OutboxSink#sendAll} keeps per-key order: a key's records arrive on one
  *       queue/partition in the order given, with their envelope headers unchanged;</li>
