@@ -4,9 +4,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.converge.broker.rocketmq.EmbeddedRocketMQ;
 import io.converge.broker.rocketmq.RecordingConsumer;
-import io.converge.producer.testing.Delivered;
-import io.converge.producer.testing.MessageSink;
-import io.converge.producer.testing.RocketMQTopicSink;
+import io.converge.core.Envelope;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Collections;
@@ -17,7 +15,7 @@ import java.util.stream.Collectors;
 import org.apache.rocketmq.common.message.MessageExt;
 
 /** Test support: records what consumers receive on one RocketMQ topic, counted by message id. */
-public final class Deliveries implements MessageSink {
+public final class Deliveries implements AutoCloseable {
 
   private static final Duration POLL = Duration.ofMillis(50);
 
@@ -31,13 +29,9 @@ public final class Deliveries implements MessageSink {
     return consumer.received();
   }
 
-  @Override
-  public List<Delivered> received() {
-    return consumer.received().stream().map(RocketMQTopicSink::delivered).toList();
-  }
-
+  /** The message ids received so far ({@code converge-message-id}). */
   public Set<String> ids() {
-    return received().stream().map(Delivered::id).collect(Collectors.toSet());
+    return consumer.received().stream().map(m -> m.getUserProperty(Envelope.MESSAGE_ID)).collect(Collectors.toSet());
   }
 
   /** Waits until every id of {@code ids} was received at least once. */

@@ -110,12 +110,12 @@ class PoisonKeyIT {
         // in which its threads record two messages of one queue is not the broker's)
         List<org.apache.rocketmq.common.message.MessageExt> line = bed.deliveries.raw().stream()
             .filter(
-                m -> List.of(p1, behindP1).contains(io.converge.producer.testing.RocketMQTopicSink.delivered(m).id()))
+                m -> List.of(p1, behindP1).contains(m.getUserProperty(io.converge.core.Envelope.MESSAGE_ID)))
             .sorted(java.util.Comparator.comparingLong(org.apache.rocketmq.common.message.MessageExt::getQueueOffset))
             .toList();
         assertThat(line).extracting(org.apache.rocketmq.common.message.MessageExt::getQueueId).containsOnly(
             line.get(0).getQueueId());
-        assertThat(line).extracting(m -> io.converge.producer.testing.RocketMQTopicSink.delivered(m).id())
+        assertThat(line).extracting(m -> m.getUserProperty(io.converge.core.Envelope.MESSAGE_ID))
             .containsExactly(p1, behindP1);
         assertThat(Outbox.on(ds).parked(10)).singleElement().satisfies(row -> {
           assertThat(row.messageId()).isEqualTo(p2);

@@ -12,7 +12,7 @@ import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
 import io.converge.core.Migrations;
 import io.converge.producer.internal.CrashPoints;
-import io.converge.producer.testing.Delivered;
+import io.converge.testing.Delivered;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

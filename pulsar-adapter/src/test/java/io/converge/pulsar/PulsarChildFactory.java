@@ -2,7 +2,7 @@ package io.converge.pulsar;
 
 import io.converge.producer.TxnProducer;
 import io.converge.core.Migrations;
-import io.converge.producer.testing.ChildProducerFactory;
+import io.converge.testing.ChildProducerFactory;
 import java.time.Duration;
 import java.util.Map;
 import javax.sql.DataSource;

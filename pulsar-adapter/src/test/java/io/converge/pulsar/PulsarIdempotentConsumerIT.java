@@ -8,7 +8,7 @@ import io.converge.broker.pulsar.PulsarExtension;
 import io.converge.consumer.FailurePolicy;
 import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.MessageHandler;
-import io.converge.consumer.testing.ConsumerBindingContract;
+import io.converge.testing.ConsumerBindingContract;
 import io.converge.core.Envelope;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;

@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 import io.converge.broker.pulsar.EmbeddedPulsar;
 import io.converge.broker.pulsar.PulsarExtension;
 import io.converge.outbox.spi.OutboxSink;
-import io.converge.outbox.testing.OutboxSinkContract;
+import io.converge.testing.OutboxSinkContract;
 import io.converge.core.Envelope;
 import java.time.Duration;
 import java.util.List;

@@ -1,8 +1,8 @@
 package io.converge.pulsar;
 
 import io.converge.core.Envelope;
-import io.converge.producer.testing.Delivered;
-import io.converge.producer.testing.MessageSink;
+import io.converge.testing.Delivered;
+import io.converge.testing.MessageSink;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;

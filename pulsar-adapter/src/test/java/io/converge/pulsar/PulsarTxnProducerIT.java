@@ -1,9 +1,9 @@
 package io.converge.pulsar;
 
 import io.converge.producer.TxnProducer;
-import io.converge.producer.testing.ContractBroker;
-import io.converge.producer.testing.MessageSink;
-import io.converge.producer.testing.TxnProducerContract;
+import io.converge.testing.ContractBroker;
+import io.converge.testing.MessageSink;
+import io.converge.testing.TxnProducerContract;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

@@ -27,16 +27,17 @@ import org.w3c.dom.Node;
  * Maven, offline, against a temporary local repository holding this build's artifacts (as {@code mvn install}
  * lays them out: each module's pom and jar; the BOM's flattened pom) and, by symbolic links, the third-party
  * artifacts of the build's own local repository, which is never written. The adopter knows Converge only
- * through {@code converge-bom} and {@code converge-spring-boot-starter}: a dependency the starter does not
- * bring, a class its jars do not contain or a property that does not bind fails its test, and so this one.
+ * through {@code converge-bom}, {@code converge-spring-boot-starter} and, in test scope, {@code converge-testing}: a
+ * dependency the starter does not bring, a class its jars do not contain or a property that does not bind fails its
+ * test, and so this one.
  */
 class AdopterBuildIT {
 
-  /** This build's modules the adopter resolves: the parent, the BOM, the starter and what they pull in. */
-  private static final List<String> MODULES = List.of(".", "producer-txn/bom", "producer-txn/starter",
+  /** This build's modules the adopter resolves: the parent, the BOM, the starter, converge-testing and their deps. */
+  private static final List<String> MODULES = List.of(".", "examples/bom", "examples/starter",
       "producer-txn/core", "producer-txn",
       "consumer-idem", "consumer-idem/saga", "outbox-relay", "pulsar-adapter", "broker-embedded",
-      "broker-embedded/pulsar-server");
+      "broker-embedded/pulsar-server", "broker-embedded/testing");
   private static final long TIMEOUT_MINUTES = 8;
 
   private final Path root = Path.of(System.getProperty("user.dir")).getParent().toAbsolutePath();
@@ -87,6 +88,11 @@ class AdopterBuildIT {
     String report = Files
         .readString(project.resolve("target/surefire-reports/TEST-com.example.OrderToInventoryTest.xml"));
     assertThat(report).contains("tests=\"2\"").contains("failures=\"0\"").contains("errors=\"0\"")
+        .contains("skipped=\"0\"");
+    // and the contract of converge-testing, run against the sink its relay uses
+    String contract = Files
+        .readString(project.resolve("target/surefire-reports/TEST-com.example.OrderRelaySinkContractTest.xml"));
+    assertThat(contract).contains("tests=\"3\"").contains("failures=\"0\"").contains("errors=\"0\"")
         .contains("skipped=\"0\"");
   }
 

@@ -93,8 +93,7 @@ class SpringTransactionalPublisherIT {
     DataSource db = ConvergePostgres.shared().newSchema("springother");
     io.converge.core.Migrations.apply(db, "producer");
     DataSource other = ConvergePostgres.shared().newSchema("springother2");
-    try (TxnProducer producer = new io.converge.producer.rocketmq.RocketMQChildFactory()
-        .create("spring-other", topic, db, java.util.Map.of("nameServer", mq.nameServerAddress()))) {
+    try (TxnProducer producer = rocketMQProducer(mq, "spring-other", topic, db)) {
       TransactionalPublisher publisher = new TransactionalPublisher(producer, db);
       TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(other));
       String id = MessageIds.shared().next();
@@ -148,8 +147,7 @@ class SpringTransactionalPublisherIT {
     io.converge.core.Migrations.apply(db, "producer");
     AtomicBoolean breakCommit = new AtomicBoolean();
     DataSource breaking = commitAnswerLost(db, breakCommit);
-    try (TxnProducer producer = new io.converge.producer.rocketmq.RocketMQChildFactory()
-        .create("spring-lost", topic, db, java.util.Map.of("nameServer", mq.nameServerAddress()));
+    try (TxnProducer producer = rocketMQProducer(mq, "spring-lost", topic, db);
         RecordingConsumer consumer = RecordingConsumer.start(mq, topic)) {
       TransactionalPublisher publisher = new TransactionalPublisher(producer, breaking);
       TransactionTemplate tx = new TransactionTemplate(new JdbcTransactionManager(breaking));
@@ -191,5 +189,16 @@ class SpringTransactionalPublisherIT {
     } catch (InvocationTargetException e) {
       throw e.getCause();
     }
+  }
+
+  /** The RocketMQ half-message producer of {@code group} on {@code db}, with a short local-transaction timeout. */
+  private static TxnProducer rocketMQProducer(EmbeddedRocketMQ mq, String group, String topic, DataSource db) {
+    return TxnProducer.builder()
+        .group(group)
+        .dataSource(db)
+        .backend(io.converge.producer.rocketmq.RocketMQBackend.nameServer(mq.nameServerAddress()))
+        .topics(topic)
+        .localTransactionTimeout(Duration.ofSeconds(2))
+        .build();
   }
 }
