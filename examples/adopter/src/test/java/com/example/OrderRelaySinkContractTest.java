@@ -19,10 +19,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The order service's relay sends its outbox to RocketMQ: converge-testing's {@link OutboxSinkContract} proves
- * that sink, built as the service's relay builds it (the name server of {@code converge.rocketmq.name-server}),
- * on the embedded broker: per-key order within a batch, a refused record stopping only its key, a missing topic
- * refused, a broker outage reported in bounded time. A service with a sink of its own extends the contract the
- * same way.
+ * that sink type ({@code RocketMQSink} on the embedded broker's name server, with the test's own send timeout and
+ * message size limit, not the service's configuration): per-key order within a batch, a refused record stopping
+ * only its key, a missing topic refused, a broker outage reported in bounded time. A service with a sink of its
+ * own extends the contract the same way.
  */
 @ExtendWith(RocketMQExtension.class)
 class OrderRelaySinkContractTest extends OutboxSinkContract {

@@ -265,7 +265,7 @@ public final class SagaCoordinatorBuilder {
     SagaBranchRetention retention = new SagaBranchRetention(participantRetention);
     Require.present("saga.retryWindow", retryWindow);
     for (SagaDefinition<?> d : byName.values()) {
-      if (d.steps().stream().anyMatch(s -> s.kind() == SagaStep.Kind.REMOTE && s.branch() == null)) {
+      if (d.steps().stream().anyMatch(SagaStep::boundByRetention)) {
         retention.covering(d.name(), d.deadline(), retryWindow);
       }
     }

@@ -140,6 +140,16 @@ public final class SagaStep<D> {
   }
 
   /**
+   * Whether the coordinator sends this step's commands only while the saga is younger than the participants'
+   * retention ({@link SagaBranchRetention#maySend}): a {@link SagaParticipant}'s step (remote, no TCC branch), whose
+   * rows the participant purges. A TCC branch's barrier keeps an unfinished branch's rows, and a local step sends
+   * nothing.
+   */
+  public boolean boundByRetention() {
+    return kind == Kind.REMOTE && branch == null;
+  }
+
+  /**
    * The TCC operation of this step's forward command ({@link TccOperation#TRY} or {@link TccOperation#CONFIRM}; its
    * compensation is always {@link TccOperation#CANCEL}), or null for a saga step.
    */

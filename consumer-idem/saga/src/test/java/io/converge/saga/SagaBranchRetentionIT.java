@@ -149,6 +149,13 @@ class SagaBranchRetentionIT {
           .extracting(m -> m.header(SagaHeaders.SAGA_ID) + " " + m.topic()).containsExactly("young inventory-comp");
       assertThatThrownBy(() -> ops.retry("old", "bob", "try again")).isInstanceOf(SagaTooOldException.class)
           .hasMessageContaining("saga old is PT144H2M old");
+      // a saga started before the guard was stored (migration saga/V5): judged by the ops instance's own retention
+      sql(ds, "UPDATE converge_saga SET send_until = NULL, guarded_steps = NULL WHERE id = 'old'");
+      assertThatThrownBy(() -> SagaOps.of(ds, clock, retention).retry("old", "bob", null))
+          .isInstanceOfSatisfying(SagaTooOldException.class,
+              e -> assertThat(e.horizon()).isEqualTo(Duration.ofDays(6)));
+      assertThat(ops.retry("old", "bob", "its own 30 days").state()).as("the default 30 d accepts it")
+          .isEqualTo(SagaState.COMPENSATING);
       saga.coordinator.close();
 
       assertThatThrownBy(() -> SagaCoordinator.builder().producer(producer).definitions(saga.definition)

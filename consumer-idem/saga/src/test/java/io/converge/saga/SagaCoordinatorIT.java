@@ -1,6 +1,7 @@
 package io.converge.saga;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.consumer.IdempotentHandler;
@@ -224,6 +225,31 @@ class SagaCoordinatorIT {
     assertThat(s.state("x3")).isEqualTo("STOPPED");
     assertThat(s.list("SELECT kind || ' ' || step FROM converge_saga_ticket WHERE saga_id = 'x3'"))
         .containsExactly("ANOMALY debit");
+  }
+
+  @Test
+  void anOperatorMayRetryAMixedSagaAtItsTccStepAtAnyAgeButNotAtASagaStepPastTheRetention() throws Exception {
+    OrderSaga s = saga();
+    SagaCoordinator c = mixed(s);
+    Mailbox mail = Mailbox.fromNow(s.ds);
+    c.start(mixedDefinition, "x4", "{\"id\":\"x4\"}");
+    c.replyHandler().handle(replyTo(commandOf(mail, "x4"), "SUCCESS", null));
+    c.replyHandler().handle(replyTo(commandOf(mail, "x4"), "SUCCESS", null));
+    IncomingMessage confirm = commandOf(mail, "x4");
+    assertThat(attemptOf(confirm)).isEqualTo("debit-confirm forward 1");
+    c.replyHandler().handle(replyTo(confirm, "TECHNICAL_FAILURE", "ACCOUNT_DOWN")); // asked again after a backoff
+    c.start(mixedDefinition, "x5", "{\"id\":\"x5\"}");
+    c.replyHandler().handle(replyTo(commandOf(mail, "x5"), "SUCCESS", null));
+    assertThat(attemptOf(commandOf(mail, "x5"))).isEqualTo("ship forward 1"); // never answered
+
+    clock.advance(SagaBranchRetention.DEFAULT_RETENTION.plusDays(10)); // 40 days: past the participants' retention
+    SagaOps ops = SagaOps.of(s.ds, clock);
+    assertThatThrownBy(() -> ops.retry("x5", "alice", null)).as("its ship command could run twice")
+        .isInstanceOf(SagaTooOldException.class);
+    assertThat(ops.retry("x4", "alice", "the ledger is back").state()).as("a Confirm is sent at any age")
+        .isEqualTo(SagaState.RUNNING);
+    c.poll();
+    assertThat(attemptOf(commandOf(mail, "x4"))).startsWith("debit-confirm forward");
   }
 
   @Test

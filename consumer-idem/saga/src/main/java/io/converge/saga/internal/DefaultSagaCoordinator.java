@@ -93,7 +93,8 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
       Connection c = tx.connection();
       Instant now = moves.now();
       if (!SagaStore.insert(c, sagaId, Envelope.DEFAULT_TENANT, definition.name(), definition.codec().encode(data),
-          now, now.plus(definition.deadline()), now, trace, sendUntil(definition, now))) {
+          now, now.plus(definition.deadline()), now, trace, now.plus(settings.participantRetention().sendHorizon()),
+          guardedSteps(definition))) {
         log.debug("Saga {} exists already: not started again", sagaId);
         span.attribute("converge.saga.started", "false");
         return false;
@@ -113,15 +114,18 @@ public final class DefaultSagaCoordinator implements SagaCoordinator {
   }
 
   /**
-   * Until when a command of a saga of {@code definition} started at {@code now} may be sent, as the coordinator's
-   * send guard decides it ({@code Transitions.pastParticipantRetention}): the participants' send horizon when a step is
-   * a {@code SagaParticipant}'s (a remote step that is no TCC branch), null (no limit) when none is. Stored with the
-   * saga, so that an operator's action ({@code SagaOps}) refuses exactly what the coordinator would.
+   * The indexes of the steps of {@code definition} whose commands the coordinator's send guard bounds by the
+   * participants' retention ({@link SagaStep#boundByRetention}, {@code Transitions.pastParticipantRetention}). Stored
+   * with the saga with its send horizon, so that an operator's action ({@code SagaOps}) refuses what the guard would.
    */
-  private <D> Instant sendUntil(SagaDefinition<D> definition, Instant now) {
-    boolean purgedRows = definition.steps().stream()
-        .anyMatch(s -> s.kind() == SagaStep.Kind.REMOTE && s.branch() == null);
-    return purgedRows ? now.plus(settings.participantRetention().sendHorizon()) : null;
+  private static <D> Integer[] guardedSteps(SagaDefinition<D> definition) {
+    List<Integer> guarded = new ArrayList<>();
+    for (int i = 0; i < definition.steps().size(); i++) {
+      if (definition.step(i).boundByRetention()) {
+        guarded.add(i);
+      }
+    }
+    return guarded.toArray(Integer[]::new);
   }
 
   @Override

@@ -51,8 +51,13 @@ public final class SagaOpsStore {
   private static final String COUNT = "SELECT count(*) FROM converge_saga s\n" + LISTED;
   private static final String ONE = SAGA + " WHERE s.id = ?";
 
-  /** The saga's send horizon, stored at its start (V5): a timestamptz, possibly 'infinity'. */
-  private static final String SEND_UNTIL = "SELECT send_until FROM converge_saga WHERE id = ?";
+  /**
+   * The send guard stored at the saga's start (V5): whether it is stored at all, whether the current step is bound by
+   * the retention and {@code now} (the parameter) is past the horizon, and the horizon.
+   */
+  private static final String SEND_GUARD = """
+      SELECT guarded_steps IS NULL, COALESCE(step = ANY (guarded_steps) AND ? >= send_until, false), send_until
+        FROM converge_saga WHERE id = ?""";
 
   private static final String EVENTS = """
       SELECT seq, step, attempt, kind, message_id, payload, at FROM converge_saga_event
@@ -313,36 +318,38 @@ public final class SagaOpsStore {
   }
 
   /**
-   * The coordinator would send a command of {@code saga} after the action: refused where the coordinator would refuse
-   * to send it, past the saga's send horizon stored at its start ({@code send_until}: infinity for a saga whose steps
-   * keep their rows until finished, a TCC global transaction), or for a saga started before that column, past this
-   * instance's configured participant retention.
+   * The coordinator would send a command of {@code saga}'s current step after the action: refused where its send
+   * guard would refuse it ({@code Transitions.pastParticipantRetention}), by what the saga stored at its start: the
+   * steps bound by the participants' retention ({@code guarded_steps}, a {@code SagaParticipant}'s; not a TCC
+   * branch's, whose barrier keeps an unfinished branch's rows) and the horizon ({@code send_until}, its start plus
+   * the coordinator's retention less the margin). A saga started before these columns is judged by this instance's
+   * configured participant retention, whatever its step.
    */
   private void refuseTooOld(Connection c, SagaOps.Saga saga, Instant now) throws SQLException {
+    boolean stored;
+    boolean past;
     Instant sendUntil;
-    try (PreparedStatement ps = c.prepareStatement(SEND_UNTIL)) {
-      ps.setString(1, saga.id());
+    try (PreparedStatement ps = c.prepareStatement(SEND_GUARD)) {
+      ps.setTimestamp(1, ts(now));
+      ps.setString(2, saga.id());
       try (ResultSet rs = ps.executeQuery()) {
-        sendUntil = rs.next() ? sendUntil(rs) : null;
+        if (!rs.next()) { // purged since it was read
+          throw new SagaOperationRefusedException("no saga " + saga.id(), saga.id(), null);
+        }
+        stored = !rs.getBoolean(1);
+        past = rs.getBoolean(2);
+        sendUntil = stored ? instant(rs, 3) : null;
       }
     }
-    boolean may = sendUntil != null ? now.isBefore(sendUntil) : participantRetention.maySend(saga.createdAt(), now);
-    if (!may) {
+    if (!stored) {
+      past = !participantRetention.maySend(saga.createdAt(), now);
+    }
+    if (past) {
       Duration age = Duration.between(saga.createdAt(), now);
-      Duration horizon = sendUntil != null ? Duration.between(saga.createdAt(), sendUntil)
-          : participantRetention.sendHorizon();
+      Duration horizon = stored ? Duration.between(saga.createdAt(), sendUntil) : participantRetention.sendHorizon();
       log.warn("Saga {}: an operator's action refused, the saga is {} old (past {})", saga.id(), age, horizon);
       throw new SagaTooOldException(saga.id(), saga.state(), age, horizon);
     }
-  }
-
-  /** {@code send_until}: null when unset (a saga started before V5), {@link Instant#MAX} for infinity. */
-  private static Instant sendUntil(ResultSet rs) throws SQLException {
-    String text = rs.getString(1);
-    if (text == null) {
-      return null;
-    }
-    return "infinity".equals(text) ? Instant.MAX : rs.getTimestamp(1).toInstant();
   }
 
   private static SagaOperationRefusedException refused(SagaOps.Saga saga, String why) {

@@ -19,8 +19,8 @@ final class SagaStore {
 
   private static final String INSERT = """
       INSERT INTO converge_saga (id, tenant, definition, state, step, version, data, next_attempt_at, deadline,
-                                 created_at, updated_at, traceparent, tracestate, send_until)
-      VALUES (?, ?, ?, 'RUNNING', 0, 0, ?::jsonb, ?, ?, ?, ?, ?, ?, COALESCE(?, 'infinity'::timestamptz))
+                                 created_at, updated_at, traceparent, tracestate, send_until, guarded_steps)
+      VALUES (?, ?, ?, 'RUNNING', 0, 0, ?::jsonb, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (id) DO NOTHING""";
 
   /** Replies lock the row (it exists: no missing-row lock), so the poller's SKIP LOCKED passes it by. */
@@ -69,14 +69,16 @@ final class SagaStore {
   private SagaStore() {
   }
 
-  /** Inserts a new saga; {@code trace}: its trace context ({@code traceparent}, {@code tracestate}), may be empty. */
   /**
    * Inserts a new saga; false when one with {@code id} exists.
    *
-   * @param sendUntil until when a command of the saga may be sent (the participants' retention), null for no limit
+   * @param trace its trace context ({@code traceparent}, {@code tracestate}), may be empty
+   * @param sendUntil until when a command of a step in {@code guardedSteps} may be sent (the participants' retention)
+   * @param guardedSteps the indexes of the steps bound by the participants' retention
    */
   static boolean insert(Connection c, String id, String tenant, String definition, String data, Instant next,
-      Instant deadline, Instant now, java.util.Map<String, String> trace, Instant sendUntil) throws SQLException {
+      Instant deadline, Instant now, java.util.Map<String, String> trace, Instant sendUntil, Integer[] guardedSteps)
+      throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(INSERT)) {
       ps.setString(1, id);
       ps.setString(2, tenant);
@@ -89,7 +91,8 @@ final class SagaStore {
       String traceparent = trace.get(io.converge.core.Envelope.TRACEPARENT);
       ps.setString(9, traceparent);
       ps.setString(10, traceparent == null ? null : trace.get("tracestate"));
-      ps.setTimestamp(11, sendUntil == null ? null : ts(sendUntil));
+      ps.setTimestamp(11, ts(sendUntil));
+      ps.setArray(12, c.createArrayOf("integer", guardedSteps));
       return ps.executeUpdate() == 1;
     }
   }

@@ -399,7 +399,7 @@ final class Transitions {
    */
   private <D> boolean pastParticipantRetention(TxnContext tx, SagaDefinition<D> def, SagaRow before, SagaRow row,
       SagaStep<D> s, Instant now) throws SQLException {
-    if (s.branch() != null || participantRetention.maySend(row.createdAt(), now)) {
+    if (!s.boundByRetention() || participantRetention.maySend(row.createdAt(), now)) {
       return false;
     }
     boolean compensating = row.state() == SagaState.COMPENSATING;
