@@ -483,6 +483,38 @@ class TccBarrierIT {
     assertThat(runs(TccOperation.CONFIRM, b2)).isZero();
   }
 
+  /**
+   * Migration V4: four indexes where there were six (each barrier insert maintained up to four), every reader still
+   * served: the primary key leads with global_id for converge trace, a partial index lists the Tries that ran.
+   */
+  @Test
+  void theBarrierKeepsFourIndexesAndTheTraceFindsRowsByGlobalIdThroughThePrimaryKey() throws Exception {
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+      List<String> indexes = new java.util.ArrayList<>();
+      try (ResultSet rs = s.executeQuery("SELECT indexname, indexdef FROM pg_indexes"
+          + " WHERE tablename = 'converge_tcc_barrier' AND schemaname = current_schema() ORDER BY indexname")) {
+        while (rs.next()) {
+          indexes.add(rs.getString(1));
+          if (rs.getString(1).equals("converge_tcc_barrier_pkey")) {
+            assertThat(rs.getString(2)).endsWith("(global_id, tenant, branch_id, operation)");
+          }
+        }
+      }
+      assertThat(indexes).containsExactly("converge_tcc_barrier_finished", "converge_tcc_barrier_pkey",
+          "converge_tcc_barrier_refused", "converge_tcc_barrier_tried");
+      s.execute("SET enable_seqscan = off");
+      StringBuilder plan = new StringBuilder();
+      try (ResultSet rs = s.executeQuery(
+          "EXPLAIN SELECT created_at FROM converge_tcc_barrier WHERE global_id = ANY('{g-a,g-b}'::text[])")) {
+        while (rs.next()) {
+          plan.append(rs.getString(1)).append('\n');
+        }
+      }
+      s.execute("RESET enable_seqscan");
+      assertThat(plan.toString()).contains("converge_tcc_barrier_pkey").contains("global_id = ANY");
+    }
+  }
+
   @Test
   void tenantsAreIsolated() throws Exception {
     String b = unique();
