@@ -22,7 +22,7 @@ import picocli.CommandLine.Spec;
     "repeated runs; prints median and spread, and for --baseline the ratio A/B run by run.",
     "Scenarios: see --list (baselines rocketmq-send, rocketmq-txn-send, pg-insert, pulsar-send, pulsar-txn[-100];",
     "Converge's own, e.g. txn-producer-rocketmq, txn-producer-pulsar[-100]). Pulsar starts in a child JVM when needed.",
-    "TCC: tcc-barrier:tcc-handler-plain (the barrier's overhead per branch), tcc-global-rocketmq|outbox|pulsar.",
+    "TCC: tcc-barrier:tcc-handler-plain, tcc-barrier-commit:tcc-handler-plain (the barrier's overhead per branch, its run and runAndCommit), tcc-global-rocketmq|outbox|pulsar.",
     "Drain scenarios (outbox-drain, outbox-drain-sequential, claim-mark, cdc-drain) fill --rows rows and time --threads relays draining them.",
     "Several scenarios run one after the other, e.g. txn-producer-rocketmq:pg-insert outbox-write:pg-insert --markdown docs/benchmarks.md."})
 public final class BenchCommand implements Callable<Integer> {

@@ -48,7 +48,8 @@ public final class Scenarios {
     RocketMQConsumerScenario.NAMES.forEach(n -> register(n, () -> RocketMQConsumerScenario.named(n)));
     SagaScenario.NAMES.forEach(n -> register(n, () -> SagaScenario.named(n)));
     OrchestratedSagaScenario.NAMES.forEach(n -> register(n, () -> OrchestratedSagaScenario.named(n)));
-    // tcc-barrier against its baseline tcc-handler-plain (run as the pair tcc-barrier:tcc-handler-plain)
+    // tcc-barrier and tcc-barrier-commit against their baseline tcc-handler-plain (run as pairs, e.g.
+    // tcc-barrier-commit:tcc-handler-plain)
     TccBarrierScenario.NAMES.forEach(n -> register(n, () -> TccBarrierScenario.named(n)));
     TccGlobalScenario.NAMES.forEach(n -> register(n, () -> TccGlobalScenario.named(n)));
   }

@@ -28,7 +28,7 @@ class ScenariosTest {
   void theTccScenariosCountBranchesAgainstTheirBaselineAndGlobalTransactions() throws Exception {
     assertThat(Scenarios.names()).contains("tcc-barrier", "tcc-handler-plain", "tcc-global-rocketmq",
         "tcc-global-outbox", "tcc-global-pulsar");
-    for (String name : new String[]{"tcc-barrier", "tcc-handler-plain"}) {
+    for (String name : new String[]{"tcc-barrier", "tcc-barrier-commit", "tcc-handler-plain"}) {
       try (Scenario s = Scenarios.create(name)) {
         assertThat(s.unit()).as(name).isEqualTo("branch");
       }

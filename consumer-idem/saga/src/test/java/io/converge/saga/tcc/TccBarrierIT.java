@@ -27,20 +27,45 @@ import org.junit.jupiter.api.Test;
  * {@link TccBarrier} on the real (shared, embedded) PostgreSQL: each outcome, duplicates, the empty rollback and the
  * hanging Try, and the races of two connections, made to really interleave: the second call is started only once
  * the first holds its row, and the first commits only once PostgreSQL shows the second waiting on a lock.
+ *
+ * <p>Each call runs as {@link #fast()} says: here {@link TccBarrier#run} in the test's transaction, then a commit;
+ * in {@link TccBarrierCommitIT}, which runs every test of this class again, {@link TccBarrier#runAndCommit}. A body's
+ * run is counted by the row it writes in the call's transaction ({@code tcc_effect}): committed runs only, so a body
+ * that ran and was rolled back (the fast path's refused calls) does not count. In the races the first call holds its
+ * transaction open through {@link TccBarrier#run} (on the fast path, another instance on the slow path) and the second
+ * makes the call under test.
  */
 class TccBarrierIT {
 
-  private static DataSource ds;
+  static DataSource ds;
 
-  private final Counting metrics = new Counting();
-  private final TccBarrier barrier = TccBarrier.builder().metrics(metrics).build();
-  /** Runs of the bodies, per "operation/branch". */
-  private final ConcurrentHashMap<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+  final Counting metrics = new Counting();
+  final TccBarrier barrier = TccBarrier.builder().metrics(metrics).build();
+  /** Invocations of the bodies, per "operation/branch", committed or not. */
+  final ConcurrentHashMap<String, AtomicInteger> invocations = new ConcurrentHashMap<>();
 
   @BeforeAll
-  static void schema() {
+  static void schema() throws Exception {
     ds = ConvergePostgres.shared().newSchema("tccbarrier");
     Migrations.apply(ds, "tcc");
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+      s.execute("CREATE TABLE tcc_effect (operation text NOT NULL, branch_id text NOT NULL)");
+    }
+  }
+
+  /** True to make each call through {@link TccBarrier#runAndCommit}. */
+  boolean fast() {
+    return false;
+  }
+
+  /** {@code call} on {@code c} as {@link #fast()} says, committed when it returns. */
+  TccResult callAndCommit(Connection c, TccCall call, TccBody body) throws Exception {
+    if (fast()) {
+      return barrier.runAndCommit(c, call, body);
+    }
+    TccResult r = barrier.run(c, call, body);
+    c.commit();
+    return r;
   }
 
   static final class Counting implements TccMetrics {
@@ -59,43 +84,61 @@ class TccBarrierIT {
     }
   }
 
-  private static TccCall call(String branch, TccOperation op) {
+  static TccCall call(String branch, TccOperation op) {
     return new TccCall("t1", "g-" + branch, branch, op);
   }
 
-  private static String unique() {
+  static String unique() {
     return UUID.randomUUID().toString().substring(0, 8);
   }
 
-  /** A body that counts its runs and returns "op:branch". */
-  private TccBody body(TccCall call) {
+  /** A body that writes its run in its transaction, counts its invocations and returns "op:branch". */
+  TccBody body(TccCall call) {
     return c -> {
-      runs.computeIfAbsent(call.operation().wireName() + "/" + call.branchId(), k -> new AtomicInteger())
+      invocations.computeIfAbsent(call.operation().wireName() + "/" + call.branchId(), k -> new AtomicInteger())
           .incrementAndGet();
+      try (PreparedStatement ps = c.prepareStatement("INSERT INTO tcc_effect (operation, branch_id) VALUES (?, ?)")) {
+        ps.setString(1, call.operation().wireName());
+        ps.setString(2, call.branchId());
+        ps.executeUpdate();
+      }
       return (call.operation().wireName() + ":" + call.branchId()).getBytes(StandardCharsets.UTF_8);
     };
   }
 
-  private int runs(TccOperation op, String branch) {
-    AtomicInteger n = runs.get(op.wireName() + "/" + branch);
+  /** The committed runs of {@code op}'s body for {@code branch}. */
+  static int runs(TccOperation op, String branch) throws Exception {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement(
+            "SELECT count(*) FROM tcc_effect WHERE operation = ? AND branch_id = ?")) {
+      ps.setString(1, op.wireName());
+      ps.setString(2, branch);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getInt(1);
+      }
+    }
+  }
+
+  /** The invocations of {@code op}'s body for {@code branch}, committed or rolled back. */
+  int invocations(TccOperation op, String branch) {
+    AtomicInteger n = invocations.get(op.wireName() + "/" + branch);
     return n == null ? 0 : n.get();
   }
 
   /** One call in a transaction of its own, committed. */
-  private TccResult committed(TccCall call) throws Exception {
+  TccResult committed(TccCall call) throws Exception {
     return committed(call, body(call));
   }
 
-  private TccResult committed(TccCall call, TccBody body) throws Exception {
+  TccResult committed(TccCall call, TccBody body) throws Exception {
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
-      TccResult r = barrier.run(c, call, body);
-      c.commit();
-      return r;
+      return callAndCommit(c, call, body);
     }
   }
 
-  private static String text(TccResult r) {
+  static String text(TccResult r) {
     return new String(r.result(), StandardCharsets.UTF_8);
   }
 
@@ -170,7 +213,7 @@ class TccBarrierIT {
     String b = unique();
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
-      assertThatThrownBy(() -> barrier.run(c, call(b, TccOperation.TRY), x -> {
+      assertThatThrownBy(() -> callAndCommit(c, call(b, TccOperation.TRY), x -> {
         throw new IllegalStateException("no funds");
       })).isInstanceOf(IllegalStateException.class).hasMessage("no funds");
       c.rollback();
@@ -196,9 +239,7 @@ class TccBarrierIT {
       firstInserted.countDown(); // an empty rollback runs no body
       CompletableFuture<TccResult> r2 = CompletableFuture.supplyAsync(() -> {
         try {
-          TccResult r = barrier.run(b, second, body(second));
-          b.commit();
-          return r;
+          return callAndCommit(b, second, body(second));
         } catch (Exception e) {
           throw new IllegalStateException(e);
         }
@@ -216,14 +257,14 @@ class TccBarrierIT {
     }
   }
 
-  private static int pid(Connection c) throws Exception {
+  static int pid(Connection c) throws Exception {
     try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
       rs.next();
       return rs.getInt(1);
     }
   }
 
-  private static boolean waitingOnLock(int pid) throws Exception {
+  static boolean waitingOnLock(int pid) throws Exception {
     try (Connection c = ds.getConnection();
         PreparedStatement ps = c.prepareStatement("SELECT wait_event_type FROM pg_stat_activity WHERE pid = ?")) {
       ps.setInt(1, pid);
@@ -406,8 +447,7 @@ class TccBarrierIT {
       barrier.run(a, first, body(first));
       CompletableFuture<Throwable> r2 = CompletableFuture.supplyAsync(() -> {
         try {
-          barrier.run(b, second, body(second));
-          b.commit();
+          callAndCommit(b, second, body(second));
           return null;
         } catch (Exception e) {
           try {
@@ -441,6 +481,38 @@ class TccBarrierIT {
         .isInstanceOf(ConfirmAfterCancelException.class);
     assertThat(runs(TccOperation.CANCEL, b2)).isOne();
     assertThat(runs(TccOperation.CONFIRM, b2)).isZero();
+  }
+
+  /**
+   * Migration V4: four indexes where there were six (each barrier insert maintained up to four), every reader still
+   * served: the primary key leads with global_id for converge trace, a partial index lists the Tries that ran.
+   */
+  @Test
+  void theBarrierKeepsFourIndexesAndTheTraceFindsRowsByGlobalIdThroughThePrimaryKey() throws Exception {
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+      List<String> indexes = new java.util.ArrayList<>();
+      try (ResultSet rs = s.executeQuery("SELECT indexname, indexdef FROM pg_indexes"
+          + " WHERE tablename = 'converge_tcc_barrier' AND schemaname = current_schema() ORDER BY indexname")) {
+        while (rs.next()) {
+          indexes.add(rs.getString(1));
+          if (rs.getString(1).equals("converge_tcc_barrier_pkey")) {
+            assertThat(rs.getString(2)).endsWith("(global_id, tenant, branch_id, operation)");
+          }
+        }
+      }
+      assertThat(indexes).containsExactly("converge_tcc_barrier_finished", "converge_tcc_barrier_pkey",
+          "converge_tcc_barrier_refused", "converge_tcc_barrier_tried");
+      s.execute("SET enable_seqscan = off");
+      StringBuilder plan = new StringBuilder();
+      try (ResultSet rs = s.executeQuery(
+          "EXPLAIN SELECT created_at FROM converge_tcc_barrier WHERE global_id = ANY('{g-a,g-b}'::text[])")) {
+        while (rs.next()) {
+          plan.append(rs.getString(1)).append('\n');
+        }
+      }
+      s.execute("RESET enable_seqscan");
+      assertThat(plan.toString()).contains("converge_tcc_barrier_pkey").contains("global_id = ANY");
+    }
   }
 
   @Test

@@ -23,25 +23,31 @@ import javax.sql.DataSource;
  * PostgreSQL. {@code tcc-barrier} runs both through the real barrier (its rows inserted, Confirm's check that the Try
  * ran); {@code tcc-handler-plain} runs the same updates without it. Each worker thread has its own account row and
  * connection, so the threads contend for the database's commits, not for a row lock. Run them as a pair
- * ({@code tcc-barrier:tcc-handler-plain}) to get the ratio run by run.
+ * ({@code tcc-barrier:tcc-handler-plain}) to get the ratio run by run. {@code tcc-barrier-commit} is the same handler
+ * through the barrier's fast path ({@link TccBarrier#runAndCommit}: the update, then the barrier's row and the commit
+ * in one round trip); run it as {@code tcc-barrier-commit:tcc-handler-plain}.
  */
 public final class TccBarrierScenario extends NamedScenario {
 
   /** The barrier's scenario and its baseline. */
-  public static final List<String> NAMES = List.of("tcc-barrier", "tcc-handler-plain");
+  public static final List<String> NAMES = List.of("tcc-barrier", "tcc-barrier-commit", "tcc-handler-plain");
 
   private static final String FREEZE = "UPDATE bench_tcc_account SET frozen = frozen + 1 WHERE id = ?";
   private static final String DEBIT = "UPDATE bench_tcc_account SET frozen = frozen - 1, balance = balance - 1 WHERE id = ?";
 
+  /** Through the barrier ({@code run} or {@code runAndCommit}), or not. */
   private final boolean barrier;
+  /** Through {@link TccBarrier#runAndCommit}. */
+  private final boolean fast;
   private final AtomicLong ids = new AtomicLong();
   private final String run = Long.toString(System.nanoTime(), 36);
   private final TccBarrier tcc = TccBarrier.builder().build();
   private DataSource pool;
 
-  private TccBarrierScenario(String name, boolean barrier) {
+  private TccBarrierScenario(String name, boolean barrier, boolean fast) {
     super(name, "branch");
     this.barrier = barrier;
+    this.fast = fast;
   }
 
   /** The scenario called {@code name}, one of {@link #NAMES}. */
@@ -49,7 +55,7 @@ public final class TccBarrierScenario extends NamedScenario {
     if (!NAMES.contains(name)) {
       throw new IllegalArgumentException("TCC barrier scenario must be one of " + NAMES + ", but was " + name);
     }
-    return new TccBarrierScenario(name, name.equals("tcc-barrier"));
+    return new TccBarrierScenario(name, !name.equals("tcc-handler-plain"), name.equals("tcc-barrier-commit"));
   }
 
   @Override
@@ -76,14 +82,20 @@ public final class TccBarrierScenario extends NamedScenario {
       c.setAutoCommit(false);
       try {
         if (barrier) {
-          TccResult r = tcc.run(c, new TccCall("bench", global, "account", op), x -> update(x, sql, worker));
+          TccCall call = new TccCall("bench", global, "account", op);
+          // the fast path commits itself (the connection's commit() after it sends nothing)
+          TccResult r = fast ? tcc.runAndCommit(c, call, x -> update(x, sql, worker))
+              : tcc.run(c, call, x -> update(x, sql, worker));
           if (r.outcome() != TccOutcome.RAN) {
             throw new IllegalStateException("the " + op + " of " + global + " did not run: " + r.outcome());
           }
+          if (!fast) {
+            c.commit();
+          }
         } else {
           update(c, sql, worker);
+          c.commit();
         }
-        c.commit();
       } catch (Exception | Error e) {
         c.rollback();
         throw e;

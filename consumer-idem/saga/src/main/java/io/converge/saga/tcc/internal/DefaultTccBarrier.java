@@ -51,6 +51,14 @@ public final class DefaultTccBarrier implements TccBarrier {
       UPDATE converge_tcc_barrier SET refusals = refusals + 1, refused_at = now()
        WHERE tenant = ? AND global_id = ? AND branch_id = ? AND operation = ? AND origin = 'cancel-first'""";
 
+  /**
+   * The fast path's round trip: the driver sends both statements before one sync; the server skips the COMMIT when
+   * the function raises, and the transaction is then failed and rolled back by the caller of this statement.
+   */
+  private static final String FAST_COMMIT = "SELECT converge_tcc_barrier_commit(?, ?, ?, ?, ?);\nCOMMIT";
+  /** The SQLSTATE of {@code converge_tcc_barrier_commit} when the slow path would not answer RAN (V3). */
+  static final String NOT_RAN = "CVT01";
+
   static final String ORIGIN_TRY = "try";
   static final String ORIGIN_CANCEL_FIRST = "cancel-first";
   /** The outcome column of a Try's row written by its Cancel: it fences the Try out. */
@@ -78,6 +86,66 @@ public final class DefaultTccBarrier implements TccBarrier {
     metrics.called(call.operation(), r.outcome());
     log.debug("TCC barrier: {} -> {}", call, r.outcome());
     return r;
+  }
+
+  /**
+   * The body, then {@link #FAST_COMMIT} (the barrier's check-and-insert with the body's result, and the COMMIT) in one
+   * round trip. Any failure of that transaction (the barrier's refusal {@link #NOT_RAN}, the body's exception, a
+   * deadlock) rolls it back whole and asks {@link #run} in a new transaction, so the answer is the slow path's.
+   */
+  @Override
+  public TccResult runAndCommit(Connection c, TccCall call, TccBody body) throws Exception {
+    if (c.getAutoCommit()) {
+      throw new IllegalArgumentException("TccBarrier.runAndCommit owns the commit: the connection's autocommit must "
+          + "be off, but was on (the " + call + ")");
+    }
+    byte[] out = fast(c, call, body);
+    if (out != null) {
+      metrics.called(call.operation(), TccOutcome.RAN);
+      log.debug("TCC barrier: {} -> RAN, committed", call);
+      return new TccResult(TccOutcome.RAN, out);
+    }
+    try {
+      TccResult r = run(c, call, body);
+      c.commit();
+      return r;
+    } catch (Exception | Error e) {
+      rollback(c, e);
+      throw e;
+    }
+  }
+
+  /** The body's result once committed with the barrier's row; null when rolled back (the slow path decides). */
+  private static byte[] fast(Connection c, TccCall call, TccBody body) {
+    try {
+      byte[] out = body.run(c);
+      out = out == null ? NONE : out;
+      try (PreparedStatement ps = c.prepareStatement(FAST_COMMIT)) {
+        bindKey(ps, 1, call);
+        ps.setBytes(5, out);
+        ps.execute();
+      }
+      return out;
+    } catch (Exception e) {
+      rollback(c, e);
+      if (NOT_RAN.equals(e instanceof SQLException s ? s.getSQLState() : null)) {
+        log.debug("TCC barrier: {} not RAN on the fast path ({}); asking the slow path", call, e.getMessage());
+      } else {
+        log.debug("TCC barrier: {} failed on the fast path; asking the slow path", call, e);
+      }
+      return null;
+    } catch (Error e) {
+      rollback(c, e);
+      throw e;
+    }
+  }
+
+  private static void rollback(Connection c, Throwable cause) {
+    try {
+      c.rollback();
+    } catch (SQLException rollbackFailed) {
+      cause.addSuppressed(rollbackFailed);
+    }
   }
 
   private TccResult tryBranch(Connection c, TccCall call, TccBody body) throws Exception {
