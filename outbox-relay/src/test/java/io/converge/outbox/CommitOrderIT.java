@@ -23,8 +23,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * Per-key commit order, whatever the application locks: T1 writes its message of key K first but
  * commits after T2 wrote (and tried to commit) a message of K. Consumers must see K's messages in
- * commit order. Without a lock of the key at publish, T2 commits first with the higher seq and the
- * relay, finding both, sends T1's first: the reverse of the commit order.
+ * commit order. Without a lock of the key held from the seq's draw to the commit, T2 commits first with the higher
+ * seq and the relay, finding both, sends T1's first: the reverse of the commit order. A unit now writes its rows when
+ * it commits, so in the first test T2 commits first (T1 holds no lock while it runs); the second holds T1's commit
+ * after its insert, where the key's lock makes T2 wait.
  */
 @ExtendWith({RocketMQExtension.class, RelayBed.Extension.class})
 class CommitOrderIT {

@@ -100,7 +100,7 @@ public final class OutboxTxnBackend implements TxnBackend {
 
       @Override
       public void rollbackToSavepoint(int kept) {
-        // nothing was written yet: the messages after the savepoint are dropped before they are
+        // nothing is written before the commit: the messages published after the savepoint are dropped here
         rows.subList(kept, rows.size()).clear();
         unit.keys.clear();
         rows.forEach(r -> unit.keys.add(r.orderKey()));
