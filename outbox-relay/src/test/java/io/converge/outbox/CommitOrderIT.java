@@ -23,8 +23,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * Per-key commit order, whatever the application locks: T1 writes its message of key K first but
  * commits after T2 wrote (and tried to commit) a message of K. Consumers must see K's messages in
- * commit order. Without a lock of the key at publish, T2 commits first with the higher seq and the
- * relay, finding both, sends T1's first: the reverse of the commit order.
+ * commit order. Without a lock of the key held from the seq's draw to the commit, T2 commits first with the higher
+ * seq and the relay, finding both, sends T1's first: the reverse of the commit order. A unit now writes its rows when
+ * it commits, so in the first test T2 commits first (T1 holds no lock while it runs); the second holds T1's commit
+ * after its insert, where the key's lock makes T2 wait.
  */
 @ExtendWith({RocketMQExtension.class, RelayBed.Extension.class})
 class CommitOrderIT {
@@ -95,6 +97,123 @@ class CommitOrderIT {
     List<String> delivered = bed.deliveries.raw().stream().sorted(Comparator.comparingLong(MessageExt::getQueueOffset))
         .map(m -> m.getUserProperty(Envelope.MESSAGE_ID)).toList();
     assertThat(delivered).as("delivery order of key K = its commit order").containsExactlyElementsOf(commitOrder);
+  }
+
+  /**
+   * The same race where it can still happen now that a unit writes its rows when it commits: T1's commit is held
+   * after its row of K drew its seq (a test trigger on the outbox waits for a gate the test holds) while T2 writes
+   * and commits a message of K. Without the key's lock T2 commits first with the higher seq, and the relay, finding
+   * both, sends T1's first: the reverse of the commit order. With it T2 waits until T1 committed.
+   */
+  @Test
+  void deliveryOrderOfAKeyIsItsCommitOrderWhenTheFirstCommitIsHeldAfterItsInsert(RelayBed bed) throws Exception {
+    RelayFixture.execute(bed.ds, """
+        CREATE FUNCTION commit_gate() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.payload = convert_to('t1', 'UTF8') THEN
+            PERFORM pg_advisory_xact_lock(4242);
+          END IF;
+          RETURN NULL;
+        END $$""");
+    RelayFixture.execute(bed.ds, "CREATE TRIGGER commit_gate AFTER INSERT ON converge_outbox FOR EACH ROW"
+        + " EXECUTE FUNCTION commit_gate()");
+    AtomicReference<String> t1Id = new AtomicReference<>();
+    java.util.concurrent.atomic.AtomicInteger t1Pid = new java.util.concurrent.atomic.AtomicInteger();
+    AtomicReference<String> t2Id = new AtomicReference<>();
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    try (java.sql.Connection gate = bed.ds.getConnection(); java.sql.Statement g = gate.createStatement()) {
+      g.execute("SELECT pg_advisory_lock(4242)");
+      Thread t1 = new Thread(() -> {
+        try {
+          t1Id.set(bed.producer.inTransaction(tx -> {
+            try (java.sql.Statement st = tx.connection().createStatement();
+                java.sql.ResultSet rs = st.executeQuery("SELECT pg_backend_pid()")) {
+              rs.next();
+              t1Pid.set(rs.getInt(1));
+            }
+            return tx.publish(OutgoingMessage.builder(bed.topic).key("K").payload("t1".getBytes(UTF_8)).build());
+          }));
+        } catch (Throwable e) {
+          failure.set(e);
+        }
+      });
+      t1.start();
+      await("T1 held in its commit after its insert").atMost(Duration.ofSeconds(30))
+          .pollInterval(Duration.ofMillis(20)).until(() -> t1Pid.get() != 0 && bed.scalar("SELECT count(*) FROM"
+              + " pg_locks WHERE NOT granted AND locktype = 'advisory' AND pid = " + t1Pid.get()) > 0);
+      Thread t2 = new Thread(() -> {
+        try {
+          t2Id.set(bed.publish("K", "t2".getBytes(UTF_8)));
+        } catch (Throwable e) {
+          failure.set(e);
+        }
+      });
+      t2.start();
+      AtomicBoolean t2Waited = new AtomicBoolean();
+      await("T2 commits or waits within 30 s").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
+          .until(() -> {
+            if (bed.scalar("SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'advisory'"
+                + " AND " + t1Pid.get() + " = ANY (pg_blocking_pids(pid))") > 0) {
+              t2Waited.set(true);
+            }
+            return t2Waited.get() || !t2.isAlive();
+          });
+      g.execute("SELECT pg_advisory_unlock(4242)");
+      t1.join(30_000);
+      t2.join(30_000);
+      assertThat(failure.get()).isNull();
+      List<String> commitOrder = t2Waited.get() ? List.of(t1Id.get(), t2Id.get()) : List.of(t2Id.get(), t1Id.get());
+      assertThat(commitOrder).doesNotContainNull();
+
+      try (OutboxRelay relay = bed.relay(bed.sink().build()).build()) {
+        relay.start();
+        bed.deliveries.awaitAll(commitOrder, Duration.ofSeconds(60));
+      }
+      List<String> delivered = bed.deliveries.raw().stream()
+          .sorted(Comparator.comparingLong(MessageExt::getQueueOffset))
+          .map(m -> m.getUserProperty(Envelope.MESSAGE_ID)).toList();
+      assertThat(delivered).as("delivery order of key K = its commit order").containsExactlyElementsOf(commitOrder);
+    }
+  }
+
+  /**
+   * Two units publishing the same two keys in opposite orders, both open at once, both commit: a unit takes its
+   * keys' locks when it commits, in one order for every unit. When each publish took its key's lock at once, T1
+   * held A and waited for B while T2 held B and waited for A, and PostgreSQL aborted one of them as a deadlock.
+   */
+  @Test
+  void unitsPublishingTheSameKeysInOppositeOrdersDoNotDeadlock() throws Exception {
+    DataSource ds = RelayFixture.newOutbox();
+    String topic = RocketMQExtension.uniqueTopic("keyorder");
+    try (TxnProducer p = RelayFixture.producer(ds)) {
+      CountDownLatch bothPublished = new CountDownLatch(2);
+      AtomicReference<Throwable> failure = new AtomicReference<>();
+      List<Thread> units = new java.util.ArrayList<>();
+      for (List<String> keys : List.of(List.of("A", "B"), List.of("B", "A"))) {
+        units.add(new Thread(() -> {
+          try {
+            p.inTransaction(tx -> {
+              for (String key : keys) {
+                tx.publish(OutgoingMessage.builder(topic).key(key).payload(key.getBytes(UTF_8)).build());
+              }
+              bothPublished.countDown();
+              if (!bothPublished.await(20, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the other unit never published both keys");
+              }
+              return null;
+            });
+          } catch (Throwable e) {
+            failure.set(e);
+          }
+        }));
+      }
+      units.forEach(Thread::start);
+      for (Thread t : units) {
+        t.join(60_000);
+      }
+      assertThat(failure.get()).as("both units commit").isNull();
+      assertThat(RelayFixture.scalar(ds, "SELECT count(*) FROM converge_outbox")).isEqualTo(4);
+    }
   }
 
   /**
