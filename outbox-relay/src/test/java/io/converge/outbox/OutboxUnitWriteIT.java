@@ -4,9 +4,12 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.converge.core.ConvergeException;
 import io.converge.core.DatabaseRefusedException;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.TxnProducer;
+import io.converge.producer.spi.JoinableProducer;
+import io.converge.producer.spi.JoinedTransaction;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Savepoint;
@@ -53,6 +56,27 @@ class OutboxUnitWriteIT {
       });
       assertThat(idsInSeqOrder()).containsExactlyElementsOf(published);
     }
+  }
+
+  /**
+   * A joined transaction (Spring's) writes its rows in {@code beforeCommit}; a message published after it (a
+   * {@code BEFORE_COMMIT} listener running after the publisher's synchronization) would never be written: it is
+   * refused, and the owner's commit fails instead of committing without it (found in review).
+   */
+  @Test
+  void aMessagePublishedAfterTheJoinedUnitsRowsWereWrittenIsRefusedNotLost() throws Exception {
+    try (TxnProducer p = RelayFixture.producer(ds); Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      JoinedTransaction joined = ((JoinableProducer) p).join(c);
+      joined.publish(OutgoingMessage.builder("t").key("K").payload("1".getBytes(UTF_8)).build());
+      joined.beforeCommit();
+      assertThatThrownBy(() -> joined.publish(OutgoingMessage.builder("t").key("K").payload("2".getBytes(UTF_8))
+          .build())).isInstanceOf(ConvergeException.class)
+          .hasMessageContaining("was published after its transaction's messages were completed for the commit");
+      c.rollback();
+      joined.completed(false);
+    }
+    assertThat(idsInSeqOrder()).isEmpty();
   }
 
   @Test

@@ -12,6 +12,7 @@ import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.MessageHandler;
 import io.converge.consumer.Outcome;
 import io.converge.consumer.micrometer.MicrometerConsumerMetrics;
+import io.converge.consumer.spi.ForwardingIdempotentHandler;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -21,7 +22,6 @@ import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -120,30 +120,9 @@ public abstract class ConsumerBindingContract {
     return prefix + "-" + UUID.randomUUID();
   }
 
-  /** {@code h} whose {@code handle} is {@code handle}. */
+  /** {@code h} whose {@code handle} is {@code handle} ({@link ForwardingIdempotentHandler#around}). */
   public static IdempotentHandler around(IdempotentHandler h, Function<IncomingMessage, Outcome> handle) {
-    return new IdempotentHandler() {
-
-      @Override
-      public Outcome handle(IncomingMessage message) {
-        return handle.apply(message);
-      }
-
-      @Override
-      public Outcome resume(long dlqId) {
-        return h.resume(dlqId);
-      }
-
-      @Override
-      public int releaseHeld(Collection<String> topics) {
-        return h.releaseHeld(topics);
-      }
-
-      @Override
-      public String group() {
-        return h.group();
-      }
-    };
+    return ForwardingIdempotentHandler.around(h, handle);
   }
 
   /** Wraps a handler to count the outcomes the binding saw. */

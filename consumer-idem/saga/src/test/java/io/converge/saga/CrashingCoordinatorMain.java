@@ -3,11 +3,10 @@ package io.converge.saga;
 import io.converge.broker.child.ChildJvm;
 import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
-import io.converge.consumer.Outcome;
+import io.converge.consumer.spi.ForwardingIdempotentHandler;
 import io.converge.outbox.OutboxBackend;
 import io.converge.producer.TxnProducer;
 import io.converge.producer.internal.CrashPoints;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;
 import javax.sql.DataSource;
@@ -85,32 +84,14 @@ public final class CrashingCoordinatorMain {
 
   /** {@code h}, marking its thread while it runs, so that the crash hook tells the coordinator's units apart. */
   private static IdempotentHandler inReply(IdempotentHandler h) {
-    return new IdempotentHandler() {
-
-      @Override
-      public Outcome handle(IncomingMessage message) {
-        IN_REPLY.set(true);
-        try {
-          return h.handle(message);
-        } finally {
-          IN_REPLY.set(false);
-        }
+    return ForwardingIdempotentHandler.around(h, message -> {
+      IN_REPLY.set(true);
+      try {
+        return h.handle(message);
+      } finally {
+        IN_REPLY.set(false);
       }
-
-      @Override
-      public Outcome resume(long dlqId) {
-        return h.resume(dlqId);
-      }
-
-      @Override
-      public int releaseHeld(Collection<String> topics) {
-        return h.releaseHeld(topics);
-      }
-
-      @Override
-      public String group() {
-        return h.group();
-      }
-    };
+    });
   }
+
 }

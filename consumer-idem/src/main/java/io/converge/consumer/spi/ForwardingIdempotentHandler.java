@@ -5,6 +5,7 @@ import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.Outcome;
 import java.util.Collection;
 import java.util.Objects;
+import java.util.function.Function;
 
 /**
  * An {@link IdempotentHandler} that hands every call to another: the base of a decorator that wraps a handler's
@@ -18,6 +19,21 @@ public abstract class ForwardingIdempotentHandler implements IdempotentHandler {
   /** A handler forwarding to {@code delegate}. */
   protected ForwardingIdempotentHandler(IdempotentHandler delegate) {
     this.delegate = Objects.requireNonNull(delegate, "delegate");
+  }
+
+  /**
+   * {@code delegate} whose deliveries go to {@code handle} instead; {@link #resume}, {@link #releaseHeld} and
+   * {@link #group} stay the delegate's.
+   */
+  public static IdempotentHandler around(IdempotentHandler delegate, Function<IncomingMessage, Outcome> handle) {
+    Objects.requireNonNull(handle, "handle");
+    return new ForwardingIdempotentHandler(delegate) {
+
+      @Override
+      public Outcome handle(IncomingMessage message) {
+        return handle.apply(message);
+      }
+    };
   }
 
   /** The handler every call goes to. */

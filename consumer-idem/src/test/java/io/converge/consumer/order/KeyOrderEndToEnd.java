@@ -12,7 +12,7 @@ import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.Outcome;
 import io.converge.consumer.order.Payments.State;
-import io.converge.consumer.testing.Handlers;
+import io.converge.consumer.spi.ForwardingIdempotentHandler;
 import io.converge.outbox.RelayFixture;
 import io.converge.producer.TxnProducer;
 import io.converge.core.Migrations;
@@ -166,7 +166,7 @@ public abstract class KeyOrderEndToEnd {
     Map<String, IncomingMessage> delivered = new ConcurrentHashMap<>();
     Map<Outcome, AtomicInteger> outcomes = new ConcurrentHashMap<>();
     IdempotentHandler real = handler("order-" + run, 3, m -> false);
-    IdempotentHandler observed = Handlers.around(real, m -> {
+    IdempotentHandler observed = ForwardingIdempotentHandler.around(real, m -> {
       delivered.putIfAbsent(m.payloadAsString(), m);
       Outcome o = real.handle(m); // committed
       outcomes.computeIfAbsent(o, x -> new AtomicInteger()).incrementAndGet();

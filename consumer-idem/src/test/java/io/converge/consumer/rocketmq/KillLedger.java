@@ -3,7 +3,7 @@ package io.converge.consumer.rocketmq;
 import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.Outcome;
-import io.converge.consumer.testing.Handlers;
+import io.converge.consumer.spi.ForwardingIdempotentHandler;
 import java.util.function.BiFunction;
 import javax.sql.DataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -36,7 +36,7 @@ final class KillLedger {
         ps.executeUpdate();
       }
     }).build();
-    return Handlers.around(real, message -> around.apply(real, message));
+    return ForwardingIdempotentHandler.around(real, message -> around.apply(real, message));
   }
 
   /** The ledger rows of message {@code id}: its effects. */

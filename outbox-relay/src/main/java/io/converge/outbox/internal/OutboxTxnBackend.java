@@ -102,8 +102,10 @@ public final class OutboxTxnBackend implements TxnBackend {
       public void rollbackToSavepoint(int kept) {
         // nothing is written before the commit: the messages published after the savepoint are dropped here
         rows.subList(kept, rows.size()).clear();
-        unit.keys.clear();
-        rows.forEach(r -> unit.keys.add(r.orderKey()));
+        if (unit != null) {
+          unit.keys.clear();
+          rows.forEach(r -> unit.keys.add(r.orderKey()));
+        }
       }
 
       @Override

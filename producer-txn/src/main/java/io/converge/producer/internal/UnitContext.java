@@ -42,6 +42,11 @@ final class UnitContext implements TxnContext, SavepointConnection.Unit {
   /** A savepoint rollback failed: the messages and the rows may disagree, so the unit must not commit. */
   private boolean broken;
 
+  /** The producer group of the unit. */
+  String group() {
+    return settings.group();
+  }
+
   UnitContext(Settings settings, Connection connection, BackendTransaction btx) {
     this.settings = settings;
     this.connection = connection;
@@ -150,14 +155,18 @@ final class UnitContext implements TxnContext, SavepointConnection.Unit {
   /**
    * True when {@code sqlState} says the transaction was refused as a whole, so its COMMIT became a ROLLBACK: a
    * statement sent before the COMMIT failed (data 22, constraint 23, invalid transaction state 25, syntax or
-   * access 42, check option 44), or the commit itself was refused for a serialization failure or deadlock
-   * (40). Every other error may have been raised after the COMMIT ran (57P01 from a shutdown or
+   * access 42, check option 44, a lock timeout 55P03, e.g. on an outbox key's lock; a
+   * statement timeout or cancel, 57014, stays unknown: it may be reported for a COMMIT that ran),
+   * or the commit itself was refused for a serialization failure or deadlock (40). Every other error may have been raised after the COMMIT ran (57P01 from a shutdown or
    * {@code pg_terminate_backend}, a PANIC's XX000 or 58030 on a WAL fsync, a connection failure 08, none at
    * all): the outcome is unknown, and a unit whose commit may have happened is never rolled back on the broker.
    */
   static boolean refusedBeforeCommit(String sqlState) {
     if (sqlState == null || sqlState.length() < 2) {
       return false;
+    }
+    if (sqlState.equals("55P03")) {
+      return true; // lock_not_available (lock_timeout): a lock waited for by a statement, never after the COMMIT ran
     }
     return switch (sqlState.substring(0, 2)) {
       case "22", "23", "25", "40", "42", "44" -> true;

@@ -16,6 +16,9 @@ public interface JoinedTransaction {
    * Publishes {@code message} in the joined transaction (see {@code TxnContext#publish}).
    *
    * @return the message id
+   * @throws io.converge.core.ConvergeException after {@link #beforeCommit()} (e.g. a Spring {@code BEFORE_COMMIT}
+   *     listener running after the publisher's synchronization): the unit's messages are completed for the commit,
+   *     this one could not be delivered; the owner's commit fails and the transaction rolls back
    */
   String publish(OutgoingMessage message);
 

@@ -16,6 +16,7 @@ class CommitRefusalTest {
   @ParameterizedTest
   @CsvSource({
       "23505, true", "22012, true", "25P02, true", "40001, true", "40P01, true", "42P01, true", "44000, true",
+      "55P03, true", "57014, false", "55000, false",
       "08006, false", "08003, false", "57P01, false", "57P02, false", "XX000, false", "58030, false",
       "53100, false", "'', false"})
   void onlyARefusalOfTheWholeTransactionCommittedNothing(String sqlState, boolean refused) {

@@ -47,8 +47,10 @@ public interface TccBarrier {
   TccResult run(Connection connection, TccCall call, TccBody body) throws Exception;
 
   /**
-   * Runs {@code call} through the barrier on {@code connection} and commits: the fast path, two round trips fewer per
-   * Try and Confirm than {@link #run} and a commit. The body runs first; then one round trip sends the barrier's
+   * Runs {@code call} through the barrier on {@code connection} and commits: for a Try or a Confirm the fast path, two
+   * round trips fewer than {@link #run} and a commit; a Cancel is always {@link #run} and a commit (its barrier row
+   * first: it waits for a Try still in progress, whose writes its body must see to release them; on the fast path
+   * its body would run before the Try committed, release nothing, and be answered RAN). The body runs first; then one round trip sends the barrier's
    * check-and-insert (the function {@code converge_tcc_barrier_commit}, migration {@code tcc} V3, which stores the
    * body's result on the row it inserts) and the {@code COMMIT}. When the barrier finds that {@link #run} would not
    * have answered {@link TccOutcome#RAN} (a duplicate, an empty rollback, a hanging Try, a Confirm without its Try
@@ -79,6 +81,10 @@ public interface TccBarrier {
    *   <li>Try against its Cancel, Confirm against Cancel: the outcomes are {@link #run}'s (the function runs the
    *       same statements in the same order): a Cancel that commits first fences the Try out (its fast attempt
    *       rolls back, then HANGING_REFUSED), and of a Confirm and a Cancel only the first to commit runs.</li>
+   *   <li>A connection lost during the call (SQLSTATE class {@code 08}, {@code 57P01} to {@code 57P03}, or the
+   *       connection closed) is thrown as it came, never answered from the slow path: the COMMIT may have run, so
+   *       the outcome is unknown; the caller calls again on a new connection, and the barrier answers
+   *       {@link TccOutcome#DUPLICATE} with the stored result if it committed.</li>
    * </ul>
    *
    * @param connection PostgreSQL, autocommit off, no uncommitted work; not closed

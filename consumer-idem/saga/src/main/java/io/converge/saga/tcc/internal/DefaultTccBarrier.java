@@ -99,7 +99,8 @@ public final class DefaultTccBarrier implements TccBarrier {
       throw new IllegalArgumentException("TccBarrier.runAndCommit owns the commit: the connection's autocommit must "
           + "be off, but was on (the " + call + ")");
     }
-    byte[] out = fast(c, call, body);
+    // a Cancel's body must see a Try still in progress once it committed: its barrier row first, as run does
+    byte[] out = call.operation() == TccOperation.CANCEL ? null : fast(c, call, body);
     if (out != null) {
       metrics.called(call.operation(), TccOutcome.RAN);
       log.debug("TCC barrier: {} -> RAN, committed", call);
@@ -115,8 +116,12 @@ public final class DefaultTccBarrier implements TccBarrier {
     }
   }
 
-  /** The body's result once committed with the barrier's row; null when rolled back (the slow path decides). */
-  private static byte[] fast(Connection c, TccCall call, TccBody body) {
+  /**
+   * The body's result once committed with the barrier's row; null when rolled back (the slow path decides).
+   *
+   * @throws SQLException a lost connection's: the COMMIT may have run (outcome unknown)
+   */
+  private static byte[] fast(Connection c, TccCall call, TccBody body) throws SQLException {
     try {
       byte[] out = body.run(c);
       out = out == null ? NONE : out;
@@ -127,6 +132,10 @@ public final class DefaultTccBarrier implements TccBarrier {
       }
       return out;
     } catch (Exception e) {
+      if (connectionLost(c, e)) {
+        log.warn("TCC barrier: {} lost its connection on the fast path; the commit's outcome is unknown", call);
+        throw (SQLException) e;
+      }
       rollback(c, e);
       if (NOT_RAN.equals(e instanceof SQLException s ? s.getSQLState() : null)) {
         log.debug("TCC barrier: {} not RAN on the fast path ({}); asking the slow path", call, e.getMessage());
@@ -137,6 +146,22 @@ public final class DefaultTccBarrier implements TccBarrier {
     } catch (Error e) {
       rollback(c, e);
       throw e;
+    }
+  }
+
+  /** Whether {@code e} lost the connection: class 08, an administrator's shutdown or termination, or a closed one. */
+  private static boolean connectionLost(Connection c, Exception e) {
+    if (!(e instanceof SQLException s)) {
+      return false;
+    }
+    String state = String.valueOf(s.getSQLState());
+    if (state.startsWith("08") || state.startsWith("57P")) {
+      return true;
+    }
+    try {
+      return c.isClosed();
+    } catch (SQLException closedCheck) {
+      return true;
     }
   }
 
