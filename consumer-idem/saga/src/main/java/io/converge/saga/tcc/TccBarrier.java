@@ -81,7 +81,7 @@ public interface TccBarrier {
    *   <li>Try against its Cancel, Confirm against Cancel: the outcomes are {@link #run}'s (the function runs the
    *       same statements in the same order): a Cancel that commits first fences the Try out (its fast attempt
    *       rolls back, then HANGING_REFUSED), and of a Confirm and a Cancel only the first to commit runs.</li>
-   *   <li>A connection lost during the call (SQLSTATE class {@code 08}, {@code 57P01} to {@code 57P03}, or the
+   *   <li>A connection lost during the call (an outage as {@code DatabaseErrors} classifies it, or the
    *       connection closed) is thrown as it came, never answered from the slow path: the COMMIT may have run, so
    *       the outcome is unknown; the caller calls again on a new connection, and the barrier answers
    *       {@link TccOutcome#DUPLICATE} with the stored result if it committed.</li>

@@ -1,5 +1,6 @@
 package io.converge.saga.tcc.internal;
 
+import io.converge.core.internal.DatabaseErrors;
 import io.converge.saga.tcc.CancelAfterConfirmException;
 import io.converge.saga.tcc.ConfirmAfterCancelException;
 import io.converge.saga.tcc.ConfirmWithoutTryException;
@@ -119,9 +120,9 @@ public final class DefaultTccBarrier implements TccBarrier {
   /**
    * The body's result once committed with the barrier's row; null when rolled back (the slow path decides).
    *
-   * @throws SQLException a lost connection's: the COMMIT may have run (outcome unknown)
+   * @throws Exception a lost connection's: the COMMIT may have run (outcome unknown)
    */
-  private static byte[] fast(Connection c, TccCall call, TccBody body) throws SQLException {
+  private static byte[] fast(Connection c, TccCall call, TccBody body) throws Exception {
     try {
       byte[] out = body.run(c);
       out = out == null ? NONE : out;
@@ -134,7 +135,7 @@ public final class DefaultTccBarrier implements TccBarrier {
     } catch (Exception e) {
       if (connectionLost(c, e)) {
         log.warn("TCC barrier: {} lost its connection on the fast path; the commit's outcome is unknown", call);
-        throw (SQLException) e;
+        throw e;
       }
       rollback(c, e);
       if (NOT_RAN.equals(e instanceof SQLException s ? s.getSQLState() : null)) {
@@ -149,17 +150,13 @@ public final class DefaultTccBarrier implements TccBarrier {
     }
   }
 
-  /** Whether {@code e} lost the connection: class 08, an administrator's shutdown or termination, or a closed one. */
+  /** Whether {@code e} lost the connection ({@link DatabaseErrors#isOutage}), or left it closed. */
   private static boolean connectionLost(Connection c, Exception e) {
-    if (!(e instanceof SQLException s)) {
-      return false;
-    }
-    String state = String.valueOf(s.getSQLState());
-    if (state.startsWith("08") || state.startsWith("57P")) {
+    if (DatabaseErrors.isOutage(e)) {
       return true;
     }
     try {
-      return c.isClosed();
+      return e instanceof SQLException && c.isClosed();
     } catch (SQLException closedCheck) {
       return true;
     }
