@@ -1,5 +1,5 @@
 -- Cheaper barrier inserts (issue 33's bench: a branch inserts two rows, and their cost is most of the barrier's).
--- Measured with callgrind on PostgreSQL 17 (instructions per insert of a prepared statement, docs/benchmarks.md).
+-- Measured with callgrind on PostgreSQL 17 (instructions per branch, prepared statements: docs/benchmarks.md).
 --
 -- 1. The two CHECK constraints go (the values of operation and origin). PostgreSQL rebuilds a table's CHECK
 --    expressions from their stored text in every statement that inserts into it (ExecRelCheck, stringToNode of
