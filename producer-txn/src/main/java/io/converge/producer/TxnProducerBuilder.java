@@ -30,6 +30,8 @@ public final class TxnProducerBuilder {
    * @param backend the backend; required
    * @param topics topics registered at start (so this instance can answer check-backs at once); default none
    * @param maxPayloadBytes largest payload accepted; default 4 MiB
+   * @param maxUnitBytes the most payload bytes one unit of work may publish, all its messages together; default 256 MiB
+   * @param maxUnitMessages the most messages one unit of work may publish; default 100,000
    * @param localTransactionTimeout longest unit of work; default 30 s
    * @param logRetention how long transaction-log rows are kept; default 7 days, at least twice
    *     {@code brokerCheckWindow} and 1 hour
@@ -46,6 +48,8 @@ public final class TxnProducerBuilder {
       BackendFactory backend,
       List<String> topics,
       int maxPayloadBytes,
+      long maxUnitBytes,
+      int maxUnitMessages,
       Duration localTransactionTimeout,
       Duration logRetention,
       Duration brokerCheckWindow,
@@ -62,6 +66,8 @@ public final class TxnProducerBuilder {
   private BackendFactory backend;
   private final List<String> topics = new ArrayList<>();
   private int maxPayloadBytes = 4 * 1024 * 1024;
+  private long maxUnitBytes = 256L * 1024 * 1024;
+  private int maxUnitMessages = 100_000;
   private Duration localTransactionTimeout = Duration.ofSeconds(30);
   /** RocketMQ's defaults: transactionCheckMax 15 x transactionCheckInterval 30 s. */
   public static final Duration DEFAULT_BROKER_CHECK_WINDOW = Duration.ofSeconds(15 * 30);
@@ -105,6 +111,26 @@ public final class TxnProducerBuilder {
   /** The largest payload accepted, in bytes; default 4 MiB. */
   public TxnProducerBuilder maxPayloadBytes(int bytes) {
     this.maxPayloadBytes = bytes;
+    return this;
+  }
+
+  /**
+   * The most payload bytes one unit of work may publish, its messages together; default 256 MiB, at least
+   * {@link #maxPayloadBytes} and at most 2 GiB. Every backend holds a unit's messages in memory until it ends (to
+   * write them with its commit, or to send them again after a savepoint rollback): the publish that would go over
+   * fails with {@link UnitTooLargeException} before anything of it is sent, instead of the unit exhausting the heap.
+   */
+  public TxnProducerBuilder maxUnitBytes(long bytes) {
+    this.maxUnitBytes = bytes;
+    return this;
+  }
+
+  /**
+   * The most messages one unit of work may publish; default 100,000, between 1 and 10,000,000. The publish that
+   * would go over fails with {@link UnitTooLargeException} (see {@link #maxUnitBytes}).
+   */
+  public TxnProducerBuilder maxUnitMessages(int messages) {
+    this.maxUnitMessages = messages;
     return this;
   }
 
@@ -195,6 +221,9 @@ public final class TxnProducerBuilder {
           "match " + OutgoingMessage.TOPIC.pattern(), t);
     }
     Require.between("producer.maxPayloadBytes", maxPayloadBytes, 1, 64 * 1024 * 1024);
+    Require.that(maxUnitBytes >= maxPayloadBytes && maxUnitBytes <= 2L * 1024 * 1024 * 1024, "producer.maxUnitBytes",
+        "be between producer.maxPayloadBytes (" + maxPayloadBytes + ") and 2147483648", maxUnitBytes);
+    Require.between("producer.maxUnitMessages", maxUnitMessages, 1, 10_000_000);
     Require.that(localTransactionTimeout != null && localTransactionTimeout.compareTo(Duration.ofMillis(100)) >= 0
         && localTransactionTimeout.compareTo(Duration.ofMinutes(10)) <= 0, "producer.localTransactionTimeout",
         "be between 100 ms and 10 min", localTransactionTimeout);
@@ -208,7 +237,8 @@ public final class TxnProducerBuilder {
         + " and at least 1 hour)");
     Require.notNegative("producer.purgeInterval", purgeInterval);
     return factory.apply(new Settings(group, dataSource, backend, List.copyOf(topics), maxPayloadBytes,
-        localTransactionTimeout, logRetention, brokerCheckWindow, purgeInterval, Require.present("metrics", metrics),
+        maxUnitBytes, maxUnitMessages, localTransactionTimeout, logRetention, brokerCheckWindow, purgeInterval,
+        Require.present("metrics", metrics),
         Require.present("clock", clock), Require.present("producer.tracing", tracing), signingKeys));
   }
 }

@@ -37,6 +37,11 @@ class TxnProducerBuilderTest {
         .hasMessage("producer.group must match [A-Za-z0-9_-]{1,100}, but was bad group");
     assertThatThrownBy(() -> valid().maxPayloadBytes(0).build())
         .hasMessage("producer.maxPayloadBytes must be between 1 and 67108864, but was 0");
+    assertThatThrownBy(() -> valid().maxPayloadBytes(1000).maxUnitBytes(999).build())
+        .hasMessage(
+            "producer.maxUnitBytes must be between producer.maxPayloadBytes (1000) and 2147483648, but was 999");
+    assertThatThrownBy(() -> valid().maxUnitMessages(0).build())
+        .hasMessage("producer.maxUnitMessages must be between 1 and 10000000, but was 0");
     assertThatThrownBy(() -> valid().localTransactionTimeout(Duration.ofMillis(5)).build())
         .hasMessageContaining("producer.localTransactionTimeout").hasMessageContaining("PT0.005S");
     assertThatThrownBy(() -> valid().logRetention(Duration.ofMinutes(5)).build())

@@ -13,8 +13,8 @@ import java.util.Objects;
 
 /**
  * The Pulsar-transactions backend of {@link io.converge.producer.TxnProducer}: a unit of work opens a
- * Pulsar transaction, sends its messages in it and records the transaction id and the messages in
- * {@code converge_pulsar_txn} inside the DB transaction; the Pulsar transaction is committed after the
+ * Pulsar transaction, sends its messages in it and records the transaction id and the messages in one row of
+ * {@code converge_pulsar_unit} inside the DB transaction; the Pulsar transaction is committed after the
  * DB commit (aborted on rollback). A recovery scan, run by every instance of the producer group,
  * commits by id the logged transactions a dead instance left open, or re-publishes their messages
  * (same ids: receivers deduplicate) when the broker may have aborted them on timeout. Immutable

@@ -6,22 +6,26 @@ import java.util.List;
 import javax.sql.DataSource;
 
 /**
- * The operator's view of the Pulsar backend's transaction log ({@code converge_pulsar_txn}): the
- * transactions recovery parked because Pulsar refused their re-publish the maximum attempts, and
- * resuming one once the cause is fixed (topic re-created, permission granted). Stateless; thread-safe.
+ * The operator's view of the Pulsar backend's log ({@code converge_pulsar_unit}, and {@code converge_pulsar_txn}
+ * for what a version before pulsar migration V4 logged): the transactions recovery parked because Pulsar refused
+ * their re-publish the maximum attempts, and resuming one once the cause is fixed (topic re-created, permission
+ * granted). Stateless; thread-safe.
  */
 public final class PulsarTxns {
 
+  /** From the view over both tables (pulsar migration V4): what this version logged and what an earlier one did. */
   private static final String PARKED = """
-      SELECT t.txn_most, t.txn_least, t.producer_group, t.attempts, t.reason, t.parked_at, t.created_at,
-             (SELECT count(*) FROM converge_pulsar_txn_message m WHERE m.txn_most = t.txn_most AND m.txn_least = t.txn_least)
-      FROM converge_pulsar_txn t WHERE t.parked_at IS NOT NULL ORDER BY t.parked_at LIMIT ?
+      SELECT txn_most, txn_least, producer_group, attempts, reason, parked_at, created_at, cardinality(message_ids)
+      FROM converge_pulsar_logged WHERE parked_at IS NOT NULL ORDER BY parked_at LIMIT ?
       """;
-  private static final String PARKED_COUNT = "SELECT count(*) FROM converge_pulsar_txn WHERE parked_at IS NOT NULL";
+  private static final String PARKED_COUNT = "SELECT count(*) FROM converge_pulsar_logged WHERE parked_at IS NOT NULL";
+  /** In the table that holds the transaction: {@code converge_pulsar_unit}, or {@code converge_pulsar_txn} (before V4). */
   private static final String RESUME = """
-      UPDATE converge_pulsar_txn SET parked_at = NULL, attempts = 0, next_attempt_at = NULL, reason = NULL
+      UPDATE %s SET parked_at = NULL, attempts = 0, next_attempt_at = NULL, reason = NULL
       WHERE txn_most = ? AND txn_least = ? AND parked_at IS NOT NULL
       """;
+  private static final List<String> RESUMES = List.of(RESUME.formatted("converge_pulsar_unit"),
+      RESUME.formatted("converge_pulsar_txn"));
 
   /**
    * A parked Pulsar transaction.
@@ -72,9 +76,14 @@ public final class PulsarTxns {
    * re-publishes it. Returns false when it is not parked (unknown, resolved, or already resumed).
    */
   public boolean resume(long most, long least) {
-    return rows.updateOne("Could not resume Pulsar transaction (" + most + "," + least + ")", null, RESUME, ps -> {
-      ps.setLong(1, most);
-      ps.setLong(2, least);
-    });
+    for (String resume : RESUMES) {
+      if (rows.updateOne("Could not resume Pulsar transaction (" + most + "," + least + ")", null, resume, ps -> {
+        ps.setLong(1, most);
+        ps.setLong(2, least);
+      })) {
+        return true;
+      }
+    }
+    return false;
   }
 }

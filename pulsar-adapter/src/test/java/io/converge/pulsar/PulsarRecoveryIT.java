@@ -126,6 +126,9 @@ class PulsarRecoveryIT {
     first.close();
     CrashPoints.install(null);
     assertThat(openRows()).isEqualTo(1);
+    assertThat(PulsarSchemas.rows(db, "converge_pulsar_unit")).as("logged as one row of the unit table").isEqualTo(1);
+    assertThat(PulsarSchemas.rows(db, "converge_pulsar_txn") + PulsarSchemas.rows(db, "converge_pulsar_txn_message")
+        + PulsarSchemas.rows(db, "converge_txn_log")).as("nothing in the tables of earlier versions").isZero();
     Duration aborted = PulsarChildFactory.TXN_TIMEOUT.plusMillis(1500);
     await("nothing delivered of the aborted transaction").during(aborted).atMost(aborted.plusSeconds(5))
         .until(() -> sink.received().isEmpty());

@@ -19,8 +19,16 @@ public final class PulsarSchemas {
     return db;
   }
 
-  /** The rows of {@code converge_pulsar_txn}: the Pulsar transactions not yet finished or recovered. */
+  /**
+   * The Pulsar transactions not yet finished or recovered, in both tables of the log ({@code converge_pulsar_unit},
+   * and {@code converge_pulsar_txn} from before pulsar migration V4).
+   */
   public static long openRows(DataSource db) {
-    return new JdbcTemplate(db).queryForObject("SELECT count(*) FROM converge_pulsar_txn", Long.class);
+    return new JdbcTemplate(db).queryForObject("SELECT count(*) FROM converge_pulsar_logged", Long.class);
+  }
+
+  /** The rows of {@code table} (e.g. {@code converge_pulsar_unit}). */
+  public static long rows(DataSource db, String table) {
+    return new JdbcTemplate(db).queryForObject("SELECT count(*) FROM " + table, Long.class);
   }
 }

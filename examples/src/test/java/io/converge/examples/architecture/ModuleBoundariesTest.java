@@ -86,8 +86,8 @@ class ModuleBoundariesTest {
   /**
    * Outside producer-txn, the producer is used through its API package, its SPI and Spring support, and the RocketMQ
    * backend's entry ({@code RocketMQBackend}); never its implementation. Two known uses beyond that: the Pulsar
-   * backend and the ops tools read and fence the transaction log ({@code TxnLog}, {@code CrashPoints},
-   * {@code CheckBack} in {@code producer.internal}), and the
+   * backend (its crash points) and the ops tools may use the transaction log's classes ({@code TxnLog},
+   * {@code CrashPoints}, {@code CheckBack} in {@code producer.internal}), and the
    * demo's raw-client injector re-sends a message exactly as the half-message backend does ({@code OutgoingMessages}).
    */
   @Test

@@ -5,6 +5,7 @@ import io.converge.core.ConvergeException;
 import io.converge.core.DatabaseRefusedException;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.PayloadTooLargeException;
+import io.converge.producer.UnitTooLargeException;
 import io.converge.core.TransactionTimedOutException;
 import io.converge.producer.TxnContext;
 import io.converge.producer.TxnProducerBuilder.Settings;
@@ -13,6 +14,7 @@ import io.converge.producer.spi.CommitWrite;
 import io.converge.core.internal.DatabaseErrors;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.Arrays;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,6 +41,10 @@ final class UnitContext implements TxnContext, SavepointConnection.Unit {
   private final BackendTransaction btx;
   private String lastId;
   private int published;
+  /** The payload bytes of the published messages, in publish order (the first {@link #published}). */
+  private int[] sizes = new int[16];
+  /** The sum of the first {@link #published} sizes. */
+  private long publishedBytes;
   /** A savepoint rollback failed: the messages and the rows may disagree, so the unit must not commit. */
   private boolean broken;
 
@@ -84,6 +90,9 @@ final class UnitContext implements TxnContext, SavepointConnection.Unit {
         "Cannot discard the messages published after a rolled-back savepoint", lastId);
     broken = wasBroken; // an earlier failure stays: the unit cannot commit
     settings.metrics().pending(kept - published);
+    for (int i = kept; i < published; i++) {
+      publishedBytes -= sizes[i];
+    }
     LOG.debug("Savepoint rolled back in group {}: {} of {} messages discarded", settings.group(), published - kept,
         published);
     published = kept;
@@ -194,6 +203,7 @@ final class UnitContext implements TxnContext, SavepointConnection.Unit {
       throw new PayloadTooLargeException("Payload of message " + message.id() + " is " + message.payload().length
           + " bytes, over the limit of " + settings.maxPayloadBytes(), message.id(), null);
     }
+    refuseOverUnitLimits(message);
     lastId = message.id();
     try (PublishSpan span = PublishSpan.start(settings.tracing(), settings.backend().name(), message)) {
       try {
@@ -204,9 +214,33 @@ final class UnitContext implements TxnContext, SavepointConnection.Unit {
         throw e;
       }
     }
-    published++;
+    if (published == sizes.length) {
+      sizes = Arrays.copyOf(sizes, published * 2);
+    }
+    sizes[published++] = message.payload().length;
+    publishedBytes += message.payload().length;
     settings.metrics().pending(1);
     return message.id();
+  }
+
+  /** Every backend holds the unit's messages until it ends: a unit over the limits fails instead of the heap. */
+  private void refuseOverUnitLimits(OutgoingMessage message) {
+    if (published >= settings.maxUnitMessages()) {
+      LOG.warn("Message {} refused: its unit of work in group {} already published {} messages, the most allowed"
+          + " (producer.maxUnitMessages)", message.id(), settings.group(), published);
+      throw new UnitTooLargeException("Message " + message.id() + " would be message " + (published + 1)
+          + " of its unit of work, over the limit of " + settings.maxUnitMessages() + " (producer.maxUnitMessages);"
+          + " nothing of it was published", message.id(), null);
+    }
+    if (publishedBytes + message.payload().length > settings.maxUnitBytes()) {
+      LOG.warn("Message {} refused: its unit of work in group {} would publish {} payload bytes, over {}"
+          + " (producer.maxUnitBytes)", message.id(), settings.group(), publishedBytes + message.payload().length,
+          settings.maxUnitBytes());
+      throw new UnitTooLargeException("Message " + message.id() + " (" + message.payload().length + " bytes) would"
+          + " take its unit of work to " + (publishedBytes + message.payload().length) + " payload bytes, over the"
+          + " limit of " + settings.maxUnitBytes() + " (producer.maxUnitBytes); nothing of it was published",
+          message.id(), null);
+    }
   }
 
   /**

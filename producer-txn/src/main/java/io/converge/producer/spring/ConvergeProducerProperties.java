@@ -13,6 +13,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param nameServer RocketMQ name server list, {@code host:port[;host:port]}
  * @param topics topics registered at start
  * @param maxPayloadBytes largest payload; default 4 MiB
+ * @param maxUnitBytes the most payload bytes of one unit of work, its messages together; default 256 MiB
+ * @param maxUnitMessages the most messages of one unit of work; default 100,000
  * @param localTransactionTimeout longest transaction; default 30 s
  * @param logRetention transaction-log retention; default 7 days
  * @param brokerCheckWindow the broker's longest check window (RocketMQ: transactionCheckMax x
@@ -28,6 +30,8 @@ public record ConvergeProducerProperties(
     String nameServer,
     List<String> topics,
     Integer maxPayloadBytes,
+    Long maxUnitBytes,
+    Integer maxUnitMessages,
     Duration localTransactionTimeout,
     Duration logRetention,
     Duration brokerCheckWindow,
@@ -36,7 +40,7 @@ public record ConvergeProducerProperties(
 
   /**
    * Sets on {@code b} the group, the data source and the settings given here ({@code topics},
-   * {@code max-payload-bytes}, {@code local-transaction-timeout}, {@code log-retention}, {@code broker-check-window}), for every
+   * {@code max-payload-bytes}, {@code max-unit-bytes}, {@code max-unit-messages}, {@code local-transaction-timeout}, {@code log-retention}, {@code broker-check-window}), for every
    * backend's auto-configuration; unset ones keep the builder's defaults.
    *
    * @throws NullPointerException naming {@code converge.producer.group} when it is not set
@@ -48,6 +52,12 @@ public record ConvergeProducerProperties(
     }
     if (maxPayloadBytes != null) {
       b.maxPayloadBytes(maxPayloadBytes);
+    }
+    if (maxUnitBytes != null) {
+      b.maxUnitBytes(maxUnitBytes);
+    }
+    if (maxUnitMessages != null) {
+      b.maxUnitMessages(maxUnitMessages);
     }
     if (localTransactionTimeout != null) {
       b.localTransactionTimeout(localTransactionTimeout);

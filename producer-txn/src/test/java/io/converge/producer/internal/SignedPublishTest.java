@@ -10,16 +10,10 @@ import io.converge.core.InvalidSignatureException;
 import io.converge.core.MessageSignature;
 import io.converge.core.SigningKeys;
 import io.converge.producer.OutgoingMessage;
-import io.converge.producer.TxnProducerBuilder.Settings;
-import io.converge.producer.spi.BackendTransaction;
-import io.converge.producer.spi.ProducerMetrics;
-import java.sql.Connection;
+import io.converge.producer.internal.RecordingUnits.Recording;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -34,50 +28,12 @@ class SignedPublishTest {
       Map.of("k1", "0123456789abcdef0123456789abcdef".getBytes(UTF_8)));
   private static final Clock CLOCK = Clock.fixed(Instant.parse("2026-12-01T00:00:00Z"), ZoneOffset.UTC);
 
-  /** What a backend was handed. */
-  private static final class Recording implements BackendTransaction {
-
-    final List<OutgoingMessage> published = new ArrayList<>();
-
-    @Override
-    public void publish(OutgoingMessage message, Connection connection) {
-      published.add(message);
-    }
-
-    @Override
-    public void rollbackToSavepoint(int kept) {
-    }
-
-    @Override
-    public void afterCommit() {
-    }
-
-    @Override
-    public void afterRollback() {
-    }
-  }
-
   private static UnitContext unit(SigningKeys keys, Recording backend) {
     return unit(keys, backend, io.converge.core.tracing.Tracing.none());
   }
 
   private static UnitContext unit(SigningKeys keys, Recording backend, io.converge.core.tracing.Tracing tracing) {
-    io.converge.producer.spi.BackendFactory recording = new io.converge.producer.spi.BackendFactory() {
-
-      @Override
-      public String name() {
-        return "rocketmq";
-      }
-
-      @Override
-      public io.converge.producer.spi.TxnBackend create(io.converge.producer.spi.BackendContext context) {
-        throw new UnsupportedOperationException("the test hands the unit its backend transaction");
-      }
-    };
-    Settings settings = new Settings("orders", null, recording, List.of(), 1024, Duration.ofSeconds(30),
-        Duration.ofDays(7),
-        Duration.ofMinutes(8), Duration.ZERO, ProducerMetrics.NONE, CLOCK, tracing, keys);
-    return new UnitContext(settings, null, backend);
+    return RecordingUnits.unit(RecordingUnits.settings(CLOCK, tracing, keys, 1024, 1024 * 1024, 1000), backend);
   }
 
   @Test

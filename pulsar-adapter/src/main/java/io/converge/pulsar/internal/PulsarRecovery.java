@@ -23,7 +23,9 @@ import org.slf4j.LoggerFactory;
  * its own, so two instances never re-publish the same one. A failed attempt makes it due again after
  * an exponential backoff (the recovery interval, doubled per attempt, at most 5 min) and never stops the
  * scan; a transaction Pulsar refuses ({@link PulsarErrors#isRefusal}) is parked with its reason once it
- * has failed the maximum attempts, an outage never parks. Runs on one thread.
+ * has failed the maximum attempts, an outage never parks. Both {@link LogLayout}s are scanned: the units this
+ * version logs, and the transactions an earlier version logged in its own tables (drained after an upgrade, also
+ * while instances of that version still run). Runs on one thread.
  */
 final class PulsarRecovery {
 
@@ -31,8 +33,10 @@ final class PulsarRecovery {
   /** Leaves the owner time to commit and confirm its own transaction. */
   private static final Duration GRACE = Duration.ofSeconds(1);
   private static final Duration MAX_BACKOFF = Duration.ofMinutes(5);
-  /** Transactions resolved per scan at most: the rest wait for the next one. */
+  /** Transactions of each layout resolved per scan at most: the rest wait for the next one. */
   private static final int PER_SCAN = 100;
+  /** The tables a scan claims from, in order: what an earlier version logged, then this version's units. */
+  private static final List<LogLayout> RECOVERY_ORDER = List.of(LogLayout.TXN, LogLayout.UNIT);
 
   private final BackendContext context;
   private final PulsarSettings settings;
@@ -74,8 +78,11 @@ final class PulsarRecovery {
 
   void scan() {
     try {
-      for (int i = 0; i < PER_SCAN && resolveNext(); i++) {
-        // one claimed transaction per DB transaction
+      // each table with a budget of its own: a backlog in one never holds back the other
+      for (LogLayout layout : RECOVERY_ORDER) {
+        for (int i = 0; i < PER_SCAN && resolveNext(layout); i++) {
+          // one claimed transaction per DB transaction
+        }
       }
       double[] now = store.stats(context.group());
       stats = new Stats((long) now[0], (long) (now[1] * 1000), (long) now[2]);
@@ -85,11 +92,11 @@ final class PulsarRecovery {
     }
   }
 
-  /** Claims the next due transaction and resolves it; false when none is due. */
-  private boolean resolveNext() throws SQLException {
+  /** Claims the next due transaction logged in {@code layout} and resolves it; false when none is due. */
+  private boolean resolveNext(LogLayout layout) throws SQLException {
     try (Connection c = store.begin()) {
       try {
-        PulsarTxnStore.OpenTxn t = PulsarTxnStore.claim(c, context.group(), GRACE);
+        PulsarTxnStore.OpenTxn t = PulsarTxnStore.claim(c, layout, context.group(), GRACE);
         if (t == null) {
           c.commit();
           return false;
@@ -110,12 +117,12 @@ final class PulsarRecovery {
       case COMMITTED -> {
         LOG.warn("Pulsar transaction {} of group {} was left open after its DB commit: committed by recovery", id,
             context.group());
-        PulsarTxnStore.confirm(c, t.most(), t.least());
+        PulsarTxnStore.confirm(c, t);
       }
       case NOT_FOUND -> {
         // the database's clock, as the deadline was written: this instance's own clock may be off
         if (PulsarTxnStore.beforeDeadline(c, t, settings.commitMargin())) {
-          PulsarTxnStore.confirm(c, t.most(), t.least()); // only a timeout aborts after the DB commit: this one was committed
+          PulsarTxnStore.confirm(c, t); // only a timeout aborts after the DB commit: this one was committed
         } else {
           int sent;
           try {
@@ -124,7 +131,7 @@ final class PulsarRecovery {
             failed(c, t, id, e);
             return;
           }
-          PulsarTxnStore.confirm(c, t.most(), t.least());
+          PulsarTxnStore.confirm(c, t);
           LOG.warn(
               "Pulsar transaction {} of group {} was unresolved at its deadline: its {} messages were re-published",
               id, context.group(), sent);
@@ -137,7 +144,7 @@ final class PulsarRecovery {
 
   /** Sends the logged messages again in a new Pulsar transaction and commits it; returns how many. */
   private int republish(Connection c, PulsarTxnStore.OpenTxn t) throws Exception {
-    List<PulsarTxnStore.Logged> messages = PulsarTxnStore.messages(c, t.most(), t.least());
+    List<PulsarTxnStore.Logged> messages = PulsarTxnStore.messages(c, t);
     long timeout = settings.sendTimeout().toMillis();
     Transaction txn = backend.newTransaction();
     try {

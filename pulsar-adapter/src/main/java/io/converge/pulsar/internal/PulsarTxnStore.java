@@ -1,10 +1,8 @@
 package io.converge.pulsar.internal;
 
-import io.converge.producer.spi.CommitWrite;
 import io.converge.core.internal.PipelinedCommit;
 import io.converge.core.internal.RowLifecycle;
-import io.converge.producer.internal.TxnLog;
-import java.sql.Array;
+import io.converge.producer.spi.CommitWrite;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -18,72 +16,53 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import javax.sql.DataSource;
 
-/** The tables {@code converge_pulsar_txn} and {@code converge_pulsar_txn_message}. Stateless; thread-safe. */
+/**
+ * The log of the Pulsar backend: a unit's transaction and its messages in one row of {@code converge_pulsar_unit}
+ * (pulsar migration V4), and the rows of {@code converge_pulsar_txn} / {@code converge_pulsar_txn_message} an
+ * earlier version logged, which recovery still resolves ({@link LogLayout}). Stateless; thread-safe.
+ */
 final class PulsarTxnStore {
 
   /**
-   * The deadline is written on the database's clock, the one every instance's recovery compares it with:
-   * the time left by the writer's clock, from the database's {@code now()} (the start of the unit's
-   * transaction, no later than the writer measured the time left: the stored deadline is never later than
-   * the broker's). A writer or a recovering instance whose clock is off cannot move it.
+   * The whole unit in one row. The deadline is written on the database's clock, the one every instance's recovery
+   * compares it with: the time left by the writer's clock, from the database's {@code now()} (the start of the unit's
+   * transaction, no later than the writer measured the time left: the stored deadline is never later than the
+   * broker's). A writer or a recovering instance whose clock is off cannot move it. The arrays hold the messages in
+   * publish order, which recovery re-publishes in; {@code properties}: each message's name, value pairs, then NULL.
    */
-  private static final String INSERT_TXN = """
-      INSERT INTO converge_pulsar_txn (txn_most, txn_least, producer_group, deadline)
-      VALUES (?, ?, ?, now() + ? * interval '1 millisecond')
+  private static final String INSERT_UNIT = """
+      INSERT INTO converge_pulsar_unit (txn_most, txn_least, producer_group, deadline, message_ids, topics, msg_keys,
+                                        properties, payloads)
+      VALUES (?, ?, ?, now() + ? * interval '1 millisecond', ?, ?, ?, ?, ?)
       """;
-  /** {@code seq}: the message's place in its unit's publish order, which recovery re-publishes in. */
-  private static final String INSERT_MESSAGE = """
-      INSERT INTO converge_pulsar_txn_message (message_id, txn_most, txn_least, topic, msg_key, properties, payload, seq)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-      """;
-  private static final String DELETE_TXN = "DELETE FROM converge_pulsar_txn WHERE txn_most = ? AND txn_least = ?";
   /** Followed by the ids as {@code (most, least)} literals: {@link #confirmAll}. */
-  private static final String DELETE_TXNS = """
-      DELETE FROM converge_pulsar_txn t USING (VALUES %s) AS d(most, least)
+  private static final String DELETE_UNITS = """
+      DELETE FROM converge_pulsar_unit t USING (VALUES %s) AS d(most, least)
       WHERE t.txn_most = d.most AND t.txn_least = d.least""";
-  /**
-   * Recovery's row lifecycle, claimed: the oldest transaction of a group logged more than a grace ago, unparked and
-   * due (never retried: no due time), locked until the claiming connection commits, so another instance's scan
-   * skips it instead of re-publishing it too; a failed attempt is counted and retried later, or parks the
-   * transaction. Confirming one deletes its row ({@link #confirm}), so the lifecycle has no open predicate.
-   */
-  static final RowLifecycle LIFECYCLE = RowLifecycle.builder("converge_pulsar_txn").key("txn_most", "txn_least")
-      .returning("deadline").attempts("attempts").dueAt("next_attempt_at").reason("reason").parkedAt("parked_at")
-      .claimOrder("created_at").claimWhere("producer_group = ? AND created_at < now() - make_interval(secs => ?)")
-      .build();
-  /** In publish order; rows logged before {@code seq} existed (all 0) fall back to the id order they had. */
-  private static final String MESSAGES = """
-      SELECT message_id, topic, msg_key, properties, payload FROM converge_pulsar_txn_message
-      WHERE txn_most = ? AND txn_least = ? ORDER BY seq, message_id
-      """;
-  /**
-   * Whether the database's clock, read now (not the claim's transaction start: the broker was asked
-   * after it), is still at least a margin before the transaction's deadline.
-   */
-  private static final String BEFORE_DEADLINE = """
-      SELECT clock_timestamp() < deadline - make_interval(secs => ?) FROM converge_pulsar_txn
-      WHERE txn_most = ? AND txn_least = ?
-      """;
 
   private static final String STATS = """
       SELECT count(*) FILTER (WHERE parked_at IS NULL),
              COALESCE(EXTRACT(EPOCH FROM now() - min(created_at) FILTER (WHERE parked_at IS NULL)), 0),
              count(*) FILTER (WHERE parked_at IS NOT NULL)
-      FROM converge_pulsar_txn WHERE producer_group = ?
+      FROM (SELECT created_at, parked_at FROM converge_pulsar_unit WHERE producer_group = ?
+            UNION ALL
+            SELECT created_at, parked_at FROM converge_pulsar_txn WHERE producer_group = ?) AS logged
       """;
 
-  /** A logged transaction not yet confirmed, and how many recovery attempts failed so far. */
-  record OpenTxn(long most, long least, Instant deadline, int attempts) {
+  /** A logged transaction not yet confirmed, where it is logged, and how many recovery attempts failed so far. */
+  record OpenTxn(LogLayout layout, long most, long least, Instant deadline, int attempts) {
+
+    List<Long> key() {
+      return List.of(most, least);
+    }
   }
 
   /** A logged message. */
   record Logged(String id, String topic, String key, Map<String, String> properties, byte[] payload) {
   }
-
-  /** The most messages whose rows go with the commit in one statement list. */
-  static final int MAX_PIPELINED = 200;
 
   private final DataSource dataSource;
 
@@ -91,121 +70,96 @@ final class PulsarTxnStore {
     this.dataSource = dataSource;
   }
 
-  /** Logs a transaction whose deadline is {@code remaining} from now (by the database's clock). */
-  static void insertTxn(Connection c, long most, long least, String group, Duration remaining) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(INSERT_TXN)) {
-      ps.setLong(1, most);
-      ps.setLong(2, least);
-      ps.setString(3, group);
-      ps.setLong(4, remaining.toMillis());
-      ps.executeUpdate();
-    }
-  }
-
-  static void insertMessage(Connection c, long most, long least, Logged m) throws SQLException {
-    insertMessages(c, most, least, List.of(m));
-  }
-
-  /** Logs the messages of one transaction in one JDBC batch. */
-  static void insertMessages(Connection c, long most, long least, List<Logged> messages) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(INSERT_MESSAGE)) {
-      int seq = 0;
-      for (Logged m : messages) {
-        Array props = properties(c, m);
-        ps.setString(1, m.id());
-        ps.setLong(2, most);
-        ps.setLong(3, least);
-        ps.setString(4, m.topic());
-        ps.setString(5, m.key());
-        ps.setArray(6, props);
-        ps.setBytes(7, m.payload());
-        ps.setInt(8, seq++);
-        ps.addBatch();
-      }
-      ps.executeBatch();
-    }
-  }
-
   /**
-   * The log of one unit's transaction as one {@link CommitWrite}: its {@code converge_pulsar_txn} row, its
-   * messages' rows and their {@code converge_txn_log} rows (a fenced id fails it), in one round trip with
-   * the DB commit where the driver allows ({@link PipelinedCommit}); more than
-   * {@value #MAX_PIPELINED} messages take a JDBC batch of their own first. The time left before
-   * {@code deadline} is measured on {@code clock} when the write runs, and stored from the database's clock.
+   * The log of one unit's transaction as one {@link CommitWrite}: one row of {@code converge_pulsar_unit} holding
+   * its messages, written by one statement that goes with the DB commit in one round trip where the driver allows
+   * ({@link PipelinedCommit}). The time left before {@code deadline} is measured on {@code clock} when the write
+   * runs, and stored from the database's clock.
    */
   static CommitWrite logWrite(long most, long least, String group, Instant deadline, Clock clock,
-      List<Logged> messages, TxnLog log) {
-    List<String> ids = new ArrayList<>(messages.size());
-    List<String> topics = new ArrayList<>(messages.size());
-    for (Logged m : messages) {
-      ids.add(m.id());
-      topics.add(m.topic());
+      List<Logged> messages) {
+    if (messages.isEmpty()) {
+      throw new IllegalArgumentException("a logged Pulsar transaction has messages, but (" + most + "," + least
+          + ") has none");
     }
     return new CommitWrite() {
 
       @Override
       public void write(Connection c) throws SQLException {
-        insertTxn(c, most, least, group, Duration.between(clock.instant(), deadline));
-        insertMessages(c, most, least, messages);
-        log.recordCommitted(c, ids, group, topics);
+        insert(c, INSERT_UNIT, most, least, group, Duration.between(clock.instant(), deadline), messages);
       }
 
       @Override
       public void writeAndCommit(Connection c) throws SQLException {
-        if (!PipelinedCommit.supported(c) || messages.size() > MAX_PIPELINED) {
+        if (!PipelinedCommit.supported(c)) {
           write(c);
           c.commit();
           return;
         }
-        StringBuilder sql = new StringBuilder(INSERT_TXN.strip()).append(";\n")
-            .append(INSERT_MESSAGE.strip());
-        for (int i = 1; i < messages.size(); i++) {
-          sql.append(", (?, ?, ?, ?, ?, ?, ?, ?)");
-        }
-        sql.append(";\n").append(TxnLog.recordAllStatement().strip());
-        try (PreparedStatement ps = c.prepareStatement(PipelinedCommit.withCommit(sql.toString()))) {
-          int i = 1;
-          ps.setLong(i++, most);
-          ps.setLong(i++, least);
-          ps.setString(i++, group);
-          ps.setLong(i++, Duration.between(clock.instant(), deadline).toMillis());
-          int seq = 0;
-          for (Logged m : messages) {
-            ps.setString(i++, m.id());
-            ps.setLong(i++, most);
-            ps.setLong(i++, least);
-            ps.setString(i++, m.topic());
-            ps.setString(i++, m.key());
-            ps.setArray(i++, properties(c, m));
-            ps.setBytes(i++, m.payload());
-            ps.setInt(i++, seq++);
-          }
-          ps.setString(i++, group);
-          ps.setArray(i++, c.createArrayOf("text", ids.toArray()));
-          ps.setArray(i, c.createArrayOf("text", topics.toArray()));
-          ps.execute();
-        } catch (SQLException e) {
-          throw TxnLog.fencedAll(e, ids, group);
-        }
+        insert(c, PipelinedCommit.withCommit(INSERT_UNIT), most, least, group,
+            Duration.between(clock.instant(), deadline), messages);
         PipelinedCommit.committed(c);
       }
     };
   }
 
-  private static Array properties(Connection c, Logged m) throws SQLException {
-    List<String> flat = new ArrayList<>();
-    m.properties().forEach((k, v) -> {
-      flat.add(k);
-      flat.add(v);
-    });
-    return c.createArrayOf("text", flat.toArray());
-  }
-
-  /** Deletes the row of a confirmed transaction (its messages cascade) on {@code c}. */
-  static void confirm(Connection c, long most, long least) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(DELETE_TXN)) {
+  private static void insert(Connection c, String sql, long most, long least, String group, Duration remaining,
+      List<Logged> messages) throws SQLException {
+    int n = messages.size();
+    String[] ids = new String[n];
+    String[] topics = new String[n];
+    String[] keys = new String[n];
+    byte[][] payloads = new byte[n][];
+    List<String> properties = new ArrayList<>(n * 16);
+    for (int i = 0; i < n; i++) {
+      Logged m = messages.get(i);
+      ids[i] = m.id();
+      topics[i] = m.topic();
+      keys[i] = m.key();
+      payloads[i] = m.payload();
+      m.properties().forEach((name, value) -> {
+        // a NULL ends a message's list: a property without a name or value (Pulsar refuses it) cannot be stored
+        properties.add(Objects.requireNonNull(name, "property name"));
+        properties.add(Objects.requireNonNull(value, () -> "the value of property " + name));
+      });
+      properties.add(null);
+    }
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setLong(1, most);
       ps.setLong(2, least);
+      ps.setString(3, group);
+      ps.setLong(4, remaining.toMillis());
+      ps.setArray(5, c.createArrayOf("text", ids));
+      ps.setArray(6, c.createArrayOf("text", topics));
+      ps.setArray(7, c.createArrayOf("text", keys));
+      ps.setArray(8, c.createArrayOf("text", properties.toArray(new String[0])));
+      ps.setArray(9, c.createArrayOf("bytea", payloads));
+      ps.execute();
+    }
+  }
+
+  /** The properties of each message out of {@code converge_pulsar_unit.properties} (name, value, ..., NULL per message). */
+  static List<Map<String, String>> properties(String[] flat) {
+    List<Map<String, String>> out = new ArrayList<>();
+    Map<String, String> current = new LinkedHashMap<>();
+    for (int i = 0; i < flat.length; i++) {
+      if (flat[i] == null) {
+        out.add(current);
+        current = new LinkedHashMap<>();
+      } else if (i + 1 < flat.length && flat[i + 1] != null) {
+        current.put(flat[i], flat[++i]);
+      } else {
+        throw new IllegalStateException("property " + flat[i] + " has no value");
+      }
+    }
+    return out;
+  }
+
+  /** Deletes the row of the confirmed transaction {@code t} on {@code c} (in {@link LogLayout#TXN}, its messages cascade). */
+  static void confirm(Connection c, OpenTxn t) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(t.layout().delete)) {
+      ps.setLong(1, t.most());
+      ps.setLong(2, t.least());
       ps.executeUpdate();
     }
   }
@@ -223,10 +177,11 @@ final class PulsarTxnStore {
   }
 
   /**
-   * Deletes the rows of confirmed transactions {@code (most[i], least[i])} in one statement. Its ids are
-   * literals, not parameters, so that the server plans each batch for the table as it is: a prepared plan
-   * cached while the table was small scans the whole table (and its deleted rows not yet vacuumed) for every
-   * batch, at a cost that grows with the rows left unconfirmed (a backlog after an outage, parked transactions).
+   * Deletes the rows of the confirmed transactions {@code (most[i], least[i])} of units this instance logged (all in
+   * {@code converge_pulsar_unit}) in one statement. Its ids are literals, not parameters, so that the server plans
+   * each batch for the table as it is: a prepared plan cached while the table was small scans the whole table (and
+   * its deleted rows not yet vacuumed) for every batch, at a cost that grows with the rows left unconfirmed (a
+   * backlog after an outage, parked transactions).
    */
   void confirmAll(long[] most, long[] least) throws SQLException {
     if (most.length != least.length) {
@@ -243,19 +198,19 @@ final class PulsarTxnStore {
     }
     try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
       c.setAutoCommit(true);
-      s.executeUpdate(DELETE_TXNS.formatted(ids));
+      s.executeUpdate(DELETE_UNITS.formatted(ids));
     }
   }
 
   /**
-   * Claims, on {@code c} (in a transaction), the oldest unparked transaction of {@code group} logged
-   * more than {@code grace} ago whose next attempt is due, skipping those another instance holds; null
-   * when there is none.
+   * Claims, on {@code c} (in a transaction), the oldest unparked transaction of {@code group} in {@code layout}
+   * logged more than {@code grace} ago whose next attempt is due, skipping those another instance holds; null when
+   * there is none.
    */
-  static OpenTxn claim(Connection c, String group, Duration grace) throws SQLException {
-    RowLifecycle.Leased t = LIFECYCLE.claimNext(c, group, grace.toMillis() / 1000.0);
+  static OpenTxn claim(Connection c, LogLayout layout, String group, Duration grace) throws SQLException {
+    RowLifecycle.Leased t = layout.lifecycle.claimNext(c, group, grace.toMillis() / 1000.0);
     return t == null ? null
-        : new OpenTxn((Long) t.key().get(0), (Long) t.key().get(1),
+        : new OpenTxn(layout, (Long) t.key().get(0), (Long) t.key().get(1),
             ((Timestamp) t.values().get(0)).toInstant(), t.attempts());
   }
 
@@ -264,7 +219,7 @@ final class PulsarTxnStore {
    * NOT_FOUND answer then means committed (only a timeout aborts after the DB commit).
    */
   static boolean beforeDeadline(Connection c, OpenTxn t, Duration margin) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(BEFORE_DEADLINE)) {
+    try (PreparedStatement ps = c.prepareStatement(t.layout().beforeDeadline)) {
       ps.setDouble(1, margin.toMillis() / 1000.0);
       ps.setLong(2, t.most());
       ps.setLong(3, t.least());
@@ -279,7 +234,7 @@ final class PulsarTxnStore {
    * its claim): it is due again after {@code delay}.
    */
   static void retryLater(Connection c, OpenTxn t, Duration delay, String reason) throws SQLException {
-    LIFECYCLE.retryLater(c, List.of(t.most(), t.least()), reason, delay);
+    t.layout().lifecycle.retryLater(c, t.key(), reason, delay);
   }
 
   /**
@@ -287,13 +242,17 @@ final class PulsarTxnStore {
    * messages) until an operator resumes it.
    */
   static void park(Connection c, OpenTxn t, String reason) throws SQLException {
-    LIFECYCLE.park(c, List.of(t.most(), t.least()), reason);
+    t.layout().lifecycle.park(c, t.key(), reason);
   }
 
-  /** {unparked unconfirmed transactions of {@code group}, age in seconds of the oldest of them, parked ones}. */
+  /**
+   * {unparked unconfirmed transactions of {@code group}, age in seconds of the oldest of them, parked ones}, in both
+   * layouts.
+   */
   double[] stats(String group) throws SQLException {
     try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(STATS)) {
       ps.setString(1, group);
+      ps.setString(2, group);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return new double[]{rs.getLong(1), rs.getDouble(2), rs.getLong(3)};
@@ -301,23 +260,8 @@ final class PulsarTxnStore {
     }
   }
 
-  /** The logged messages of transaction {@code (most, least)}, read on {@code c}. */
-  static List<Logged> messages(Connection c, long most, long least) throws SQLException {
-    List<Logged> out = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(MESSAGES)) {
-      ps.setLong(1, most);
-      ps.setLong(2, least);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          String[] flat = (String[]) rs.getArray(4).getArray();
-          Map<String, String> props = new LinkedHashMap<>();
-          for (int i = 0; i + 1 < flat.length; i += 2) {
-            props.put(flat[i], flat[i + 1]);
-          }
-          out.add(new Logged(rs.getString(1), rs.getString(2), rs.getString(3), props, rs.getBytes(5)));
-        }
-      }
-    }
-    return out;
+  /** The logged messages of {@code t} in publish order, read on {@code c}. */
+  static List<Logged> messages(Connection c, OpenTxn t) throws SQLException {
+    return t.layout().messages(c, t.most(), t.least());
   }
 }

@@ -46,7 +46,7 @@ final class PulsarTxnTransaction implements BackendTransaction {
 
   /**
    * Opens the Pulsar transaction at the first message and starts the send; the sends of one unit are
-   * pipelined, and {@link #beforeCommit} awaits their acknowledgements and logs them in one batch.
+   * pipelined, and {@link #beforeCommit} awaits their acknowledgements; {@link #commitWrite} logs them.
    */
   @Override
   public void publish(OutgoingMessage m, Connection connection) {
@@ -71,7 +71,7 @@ final class PulsarTxnTransaction implements BackendTransaction {
   }
 
   /**
-   * Awaits every send and checks the transaction's deadline; the log rows follow in {@link #commitWrite()},
+   * Awaits every send and checks the transaction's deadline; the log row follows in {@link #commitWrite()},
    * with the DB commit.
    */
   @Override
@@ -104,9 +104,15 @@ final class PulsarTxnTransaction implements BackendTransaction {
     }
   }
 
-  /** The transaction's log rows, its messages' rows and their transaction-log rows: one write, sent with the commit. */
+  /**
+   * The transaction's log row, holding its messages: one statement, sent with the commit; null when a savepoint
+   * rollback left nothing to send.
+   */
   @Override
   public CommitWrite commitWrite() {
+    if (pending.isEmpty()) {
+      return null;
+    }
     TxnID id = txn.getTxnID();
     List<PulsarTxnStore.Logged> logged = new ArrayList<>(pending.size());
     for (Pending p : pending) {
@@ -114,7 +120,7 @@ final class PulsarTxnTransaction implements BackendTransaction {
       logged.add(new PulsarTxnStore.Logged(m.id(), m.topic(), m.key(), p.properties(), m.payload()));
     }
     return PulsarTxnStore.logWrite(id.getMostSigBits(), id.getLeastSigBits(), context.group(), deadline,
-        context.clock(), logged, context.log());
+        context.clock(), logged);
   }
 
   /**

@@ -32,14 +32,16 @@ class PulsarConfirmIT {
     config.setMaximumPoolSize(1); // one session: the one whose statements and plans are cached
     config.setConnectionInitSql("SET plan_cache_mode = force_generic_plan");
     try (HikariDataSource db = new HikariDataSource(config)) {
-      execute(db, "ALTER TABLE converge_pulsar_txn SET (autovacuum_enabled = false)"); // no re-plan by an analyze
+      execute(db, "ALTER TABLE converge_pulsar_unit SET (autovacuum_enabled = false)"); // no re-plan by an analyze
       PulsarTxnStore store = new PulsarTxnStore(db);
       for (int i = 0; i < 8; i++) { // past the driver's threshold for a statement prepared on the server
         store.confirmAll(new long[]{i}, new long[]{i});
       }
       execute(db, """
-          INSERT INTO converge_pulsar_txn (txn_most, txn_least, producer_group, deadline)
-          SELECT n, n, 'g', now() FROM generate_series(1, 20000) n""");
+          INSERT INTO converge_pulsar_unit (txn_most, txn_least, producer_group, deadline, message_ids, topics,
+                                            msg_keys, properties, payloads)
+          SELECT n, n, 'g', now(), ARRAY['m-' || n], '{t}', '{k}', '{NULL}', ARRAY['\\x00'::bytea]
+            FROM generate_series(1, 20000) n""");
       long scansBefore = sequentialScans(db);
 
       store.confirmAll(new long[]{5, 6, 7}, new long[]{5, 6, 7});
@@ -48,7 +50,7 @@ class PulsarConfirmIT {
       store.confirmAll(new long[]{Long.MIN_VALUE, Long.MAX_VALUE}, new long[]{-1, 0}); // any id is a valid literal
       try (Connection c = db.getConnection();
           Statement s = c.createStatement();
-          ResultSet rs = s.executeQuery("SELECT count(*) FROM converge_pulsar_txn")) {
+          ResultSet rs = s.executeQuery("SELECT count(*) FROM converge_pulsar_unit")) {
         rs.next();
         assertThat(rs.getLong(1)).isEqualTo(20000 - 3);
       }
@@ -78,7 +80,7 @@ class PulsarConfirmIT {
     try (Connection c = db.getConnection();
         Statement s = c.createStatement();
         ResultSet rs = s.executeQuery(
-            "SELECT seq_scan FROM pg_stat_user_tables WHERE relid = 'converge_pulsar_txn'::regclass")) {
+            "SELECT seq_scan FROM pg_stat_user_tables WHERE relid = 'converge_pulsar_unit'::regclass")) {
       rs.next();
       return rs.getLong(1);
     }

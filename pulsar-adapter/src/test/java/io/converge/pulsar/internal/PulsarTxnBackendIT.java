@@ -47,7 +47,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * The Pulsar backend driven through its SPI, as {@code DefaultTxnProducer} drives it, against the embedded
  * Pulsar and PostgreSQL: savepoint rollback (issue 13.1); recovery that parks what Pulsar refuses without
- * blocking the rest, and claims each transaction for one instance (issue 13.6).
+ * blocking the rest, and claims each transaction for one instance (issue 13.6); recovery of the units an earlier
+ * version logged in its own tables (issue 36.3: committed by id, re-published in their publish order, parked,
+ * resumed, drained).
  */
 @ExtendWith(PulsarExtension.class)
 class PulsarTxnBackendIT {
@@ -200,9 +202,10 @@ class PulsarTxnBackendIT {
     String later = MessageIds.shared().next();
     try (PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).enableTransaction(true).build();
         Received received = new Received(pulsar, live)) {
-      // the older transaction's topic refuses every write; the later one's is fine
-      long[] first = loggedTimedOut(client, group, 20, message(dead, refused));
-      loggedTimedOut(client, group, 10, message(live, later));
+      // the older transaction's topic refuses every write; the later one's is fine. The refused one was logged by an
+      // earlier version (before pulsar migration V4): parked, listed and resumed all the same
+      long[] first = loggedTimedOut(client, LogLayout.TXN, group, 20, message(dead, refused));
+      loggedTimedOut(client, LogLayout.UNIT, group, 10, message(live, later));
       SimpleMeterRegistry registry = new SimpleMeterRegistry();
       try (PulsarTxnBackend backend = new PulsarTxnBackend(context(group),
           settings(pulsar).withMeterRegistry(registry))) {
@@ -219,6 +222,8 @@ class PulsarTxnBackendIT {
         await().atMost(Duration.ofSeconds(10)).until(() -> registry.get("txn.pulsar.parked").gauge().value() == 1.0);
         assertThat(registry.get("txn.pulsar.open").gauge().value()).as("the later one was confirmed").isZero();
         assertThat(received.ids()).containsExactly(later);
+        assertThat(PulsarSchemas.rows(db, "converge_pulsar_txn_message")).as("the parked one keeps its messages")
+            .isOne();
         assertThat(PulsarTxns.on(db).resume(first[0], first[1])).isTrue();
         assertThat(PulsarTxns.on(db).resume(first[0], first[1])).as("resumed already").isFalse();
       }
@@ -233,12 +238,18 @@ class PulsarTxnBackendIT {
     List<String> ids = new java.util.ArrayList<>();
     try (PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).enableTransaction(true).build();
         Received received = new Received(pulsar, topic)) {
+      List<List<String>> units = new java.util.ArrayList<>();
       for (int i = 0; i < 20; i++) {
+        // half of them logged by an earlier version (before pulsar migration V4), published in the reverse of their
+        // ids' order: drained too, each in its publish order (seq)
+        LogLayout layout = i % 2 == 0 ? LogLayout.UNIT : LogLayout.TXN;
         String x = MessageIds.shared().next();
         String y = MessageIds.shared().next();
-        loggedTimedOut(client, group, 30 - i, message(topic, x), message(topic, y));
-        ids.add(x);
-        ids.add(y);
+        List<String> published = layout == LogLayout.UNIT ? List.of(x, y) : List.of(y, x);
+        loggedTimedOut(client, layout, group, 30 - i, message(topic, published.get(0)),
+            message(topic, published.get(1)));
+        units.add(published);
+        ids.addAll(published);
       }
       PulsarSettings fast = settings(pulsar).withRecoveryInterval(Duration.ofMillis(100));
       try (PulsarTxnBackend one = new PulsarTxnBackend(context(group), fast);
@@ -250,6 +261,39 @@ class PulsarTxnBackendIT {
       }
       assertThat(received.ids()).as("each timed-out transaction re-published by one instance").hasSize(ids.size())
           .containsExactlyInAnyOrderElementsOf(ids);
+      for (List<String> unit : units) {
+        assertThat(received.ids().indexOf(unit.get(0))).as("unit %s re-published in its publish order", unit)
+            .isLessThan(received.ids().indexOf(unit.get(1)));
+      }
+      assertThat(PulsarSchemas.rows(db, "converge_pulsar_txn_message")).as("drained with their transactions").isZero();
+    }
+  }
+
+  /**
+   * A unit an instance of an earlier version (before pulsar migration V4) logged in its tables and did not commit on
+   * Pulsar: its transaction, still open, is committed by id by this version's recovery, and its rows are deleted.
+   */
+  @Test
+  @Execution(ExecutionMode.CONCURRENT) // own schema, topics and group: the tests overlap
+  void anOpenTransactionAnEarlierVersionLoggedIsCommittedById(EmbeddedPulsar pulsar) throws Exception {
+    String topic = topic("rec-v3");
+    String group = "g-" + UUID.randomUUID();
+    OutgoingMessage m = message(topic, MessageIds.shared().next());
+    try (PulsarClient client = PulsarClient.builder().serviceUrl(pulsar.serviceUrl()).enableTransaction(true).build();
+        org.apache.pulsar.client.api.Producer<byte[]> producer = client.newProducer().topic(topic)
+            .sendTimeout(0, TimeUnit.SECONDS).enableBatching(false).create();
+        Received received = new Received(pulsar, topic)) {
+      Transaction txn = client.newTransaction().withTransactionTimeout(60, TimeUnit.SECONDS).build().get();
+      java.util.Map<String, String> properties = m.envelope(group, System.currentTimeMillis());
+      producer.newMessage(txn).key(m.key()).properties(properties).value(m.payload()).send();
+      log(LogLayout.TXN, txn.getTxnID(), group, 50, 5,
+          List.of(new PulsarTxnStore.Logged(m.id(), topic, m.key(), properties, m.payload())));
+      try (PulsarTxnBackend backend = new PulsarTxnBackend(context(group), settings(pulsar))) {
+        received.await(m.id());
+        await().atMost(Duration.ofSeconds(10)).until(() -> openRows() == 0);
+      }
+      assertThat(received.ids()).containsExactly(m.id());
+      assertThat(PulsarSchemas.rows(db, "converge_pulsar_txn_message")).isZero();
     }
   }
 
@@ -257,8 +301,8 @@ class PulsarTxnBackendIT {
    * Logs a unit of work that committed in the database {@code agoSeconds} ago and whose Pulsar transaction
    * the broker aborted (its deadline passed): what recovery finds after the owner died before its commit.
    */
-  private long[] loggedTimedOut(PulsarClient client, String group, int agoSeconds, OutgoingMessage... messages)
-      throws Exception {
+  private long[] loggedTimedOut(PulsarClient client, LogLayout layout, String group, int agoSeconds,
+      OutgoingMessage... messages) throws Exception {
     Transaction txn = client.newTransaction().withTransactionTimeout(30, TimeUnit.SECONDS).build().get();
     txn.abort().get();
     TxnID id = txn.getTxnID();
@@ -267,19 +311,64 @@ class PulsarTxnBackendIT {
       logged.add(new PulsarTxnStore.Logged(m.id(), m.topic(), m.key(), m.envelope(group, System.currentTimeMillis()),
           m.payload()));
     }
+    log(layout, id, group, -agoSeconds, agoSeconds + 20, logged);
+    return new long[]{id.getMostSigBits(), id.getLeastSigBits()};
+  }
+
+  /**
+   * Logs transaction {@code id} with {@code messages} (in publish order) in {@code layout}, its deadline
+   * {@code deadlineSeconds} from now, as logged {@code createdSecondsAgo}: in {@link LogLayout#UNIT} as this version
+   * does; in {@link LogLayout#TXN} with the statements of the version before pulsar migration V4.
+   */
+  private void log(LogLayout layout, TxnID id, String group, int deadlineSeconds, int createdSecondsAgo,
+      List<PulsarTxnStore.Logged> messages) throws Exception {
+    long most = id.getMostSigBits();
+    long least = id.getLeastSigBits();
     try (Connection c = db.getConnection()) {
-      PulsarTxnStore.insertTxn(c, id.getMostSigBits(), id.getLeastSigBits(), group,
-          Duration.ofSeconds(-agoSeconds));
-      PulsarTxnStore.insertMessages(c, id.getMostSigBits(), id.getLeastSigBits(), logged);
-      try (PreparedStatement ps = c.prepareStatement(
-          "UPDATE converge_pulsar_txn SET created_at = now() - make_interval(secs => ?) WHERE txn_most = ? AND txn_least = ?")) {
-        ps.setInt(1, agoSeconds + 20);
-        ps.setLong(2, id.getMostSigBits());
-        ps.setLong(3, id.getLeastSigBits());
+      if (layout == LogLayout.UNIT) {
+        PulsarTxnStore.logWrite(most, least, group, Instant.now().plusSeconds(deadlineSeconds), Clock.systemUTC(),
+            messages).write(c);
+      } else {
+        try (PreparedStatement ps = c.prepareStatement("""
+            INSERT INTO converge_pulsar_txn (txn_most, txn_least, producer_group, deadline)
+            VALUES (?, ?, ?, now() + ? * interval '1 second')""")) {
+          ps.setLong(1, most);
+          ps.setLong(2, least);
+          ps.setString(3, group);
+          ps.setInt(4, deadlineSeconds);
+          ps.executeUpdate();
+        }
+        try (PreparedStatement ps = c.prepareStatement("""
+            INSERT INTO converge_pulsar_txn_message (message_id, txn_most, txn_least, topic, msg_key, properties,
+                                                     payload, seq)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)""")) {
+          int seq = 0;
+          for (PulsarTxnStore.Logged m : messages) {
+            List<String> flat = new java.util.ArrayList<>();
+            m.properties().forEach((k, v) -> {
+              flat.add(k);
+              flat.add(v);
+            });
+            ps.setString(1, m.id());
+            ps.setLong(2, most);
+            ps.setLong(3, least);
+            ps.setString(4, m.topic());
+            ps.setString(5, m.key());
+            ps.setArray(6, c.createArrayOf("text", flat.toArray()));
+            ps.setBytes(7, m.payload());
+            ps.setInt(8, seq++);
+            ps.executeUpdate();
+          }
+        }
+      }
+      try (PreparedStatement ps = c.prepareStatement("UPDATE " + layout.table
+          + " SET created_at = now() - make_interval(secs => ?) WHERE txn_most = ? AND txn_least = ?")) {
+        ps.setInt(1, createdSecondsAgo);
+        ps.setLong(2, most);
+        ps.setLong(3, least);
         ps.executeUpdate();
       }
     }
-    return new long[]{id.getMostSigBits(), id.getLeastSigBits()};
   }
 
   private long openRows() {

@@ -560,6 +560,45 @@ class TccBarrierIT {
     }
   }
 
+  /**
+   * Migration V5: an insert evaluates no CHECK constraint (PostgreSQL rebuilds them from text on every execution)
+   * and the unique key compares bytewise; the key's lookups still go through the primary key.
+   */
+  @Test
+  void theBarrierInsertsCheckNoConstraintAndCompareTheirKeyBytewise() throws Exception {
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+      try (ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_constraint"
+          + " WHERE conrelid = 'converge_tcc_barrier'::regclass AND contype = 'c'")) {
+        rs.next();
+        assertThat(rs.getInt(1)).isZero();
+      }
+      List<String> bytewise = new java.util.ArrayList<>();
+      try (ResultSet rs = s.executeQuery("SELECT a.attname FROM pg_attribute a JOIN pg_collation l"
+          + " ON l.oid = a.attcollation WHERE a.attrelid = 'converge_tcc_barrier'::regclass AND l.collname = 'C'"
+          + " ORDER BY a.attname")) {
+        while (rs.next()) {
+          bytewise.add(rs.getString(1));
+        }
+      }
+      assertThat(bytewise).containsExactly("branch_id", "global_id", "operation", "tenant");
+      s.execute("SET enable_seqscan = off");
+      StringBuilder plan = new StringBuilder();
+      try (PreparedStatement ps = c.prepareStatement("EXPLAIN SELECT origin FROM converge_tcc_barrier"
+          + " WHERE tenant = ? AND global_id = ? AND branch_id = ? AND operation = 'try' FOR UPDATE")) {
+        ps.setString(1, "t");
+        ps.setString(2, "g");
+        ps.setString(3, "b");
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            plan.append(rs.getString(1)).append('\n');
+          }
+        }
+      }
+      s.execute("RESET enable_seqscan");
+      assertThat(plan.toString()).contains("Index Scan using converge_tcc_barrier_pkey");
+    }
+  }
+
   @Test
   void tenantsAreIsolated() throws Exception {
     String b = unique();

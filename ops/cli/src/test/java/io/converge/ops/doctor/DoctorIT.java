@@ -125,12 +125,17 @@ class DoctorIT {
     CliSchema db = CliSchema.create("doctorstuck", "producer", "pulsar");
     db.execute("INSERT INTO converge_pulsar_txn (txn_most, txn_least, producer_group, deadline, created_at, attempts,"
         + " parked_at, reason) VALUES (0, 42, 'orders', now() - interval '3 hours', now() - interval '3 hours', 10,"
-        + " now() - interval '2 hours', 'Pulsar refused message m-1 on gone: TopicTerminatedException')");
+        + " now() - interval '2 hours', 'Pulsar refused message m-1 on gone: TopicTerminatedException')",
+        // logged in one row (pulsar migration V4), next to the one an earlier version logged above
+        "INSERT INTO converge_pulsar_unit (txn_most, txn_least, producer_group, deadline, created_at, attempts,"
+            + " parked_at, reason, message_ids, topics, msg_keys, properties, payloads) VALUES (0, 43, 'orders', now(),"
+            + " now() - interval '1 hour', 10, now() - interval '30 minutes', 'Pulsar refused message m-2 on gone',"
+            + " '{m-2}', '{gone}', '{NULL}', '{NULL}', ARRAY['\\x00'::bytea])");
 
     CliRun run = db.run("doctor");
 
     assertThat(run.status()).as(run.out() + run.err()).isEqualTo(1);
-    assertThat(run.out()).contains("WARN  postgres.stuck.pulsar-recovery").contains("1 transactions parked by recovery")
+    assertThat(run.out()).contains("WARN  postgres.stuck.pulsar-recovery").contains("2 transactions parked by recovery")
         .contains("fix: converge pulsar parked").doesNotContain("FAIL ")
         .containsPattern("doctor: \\d+ PASS, 1 WARN, 0 FAIL");
   }

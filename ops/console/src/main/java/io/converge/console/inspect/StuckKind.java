@@ -17,7 +17,10 @@ public enum StuckKind {
    */
   ROCKETMQ_UNIT("RocketMQ units",
       "units waiting for their END or check-back, and half messages past the log retention"),
-  /** Pulsar: a transaction recorded with its unit, whose Pulsar commit is not confirmed yet ({@code converge_pulsar_txn}). */
+  /**
+   * Pulsar: a transaction recorded with its unit, whose Pulsar commit is not confirmed yet
+   * ({@code converge_pulsar_unit}, or {@code converge_pulsar_txn} from before pulsar migration V4).
+   */
   PULSAR_TXN("Pulsar transactions", "open transactions, not yet confirmed by Pulsar or the recovery scan"),
   /** Pulsar: a transaction recovery parked after Pulsar kept refusing its re-publish. */
   PULSAR_RECOVERY("Pulsar recoveries", "transactions parked by recovery"),

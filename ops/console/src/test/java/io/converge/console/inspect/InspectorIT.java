@@ -47,6 +47,11 @@ class InspectorIT {
             + " 'TopicTerminatedException')",
         "INSERT INTO converge_pulsar_txn_message (message_id, txn_most, txn_least, topic, msg_key, properties, payload)"
             + " VALUES ('pm1', 1, 10, 'ledger', 'acct-1', '{}', '\\x00'), ('pm2', 1, 10, 'ledger', 'acct-1', '{}', '\\x00')",
+        // a unit logged in one row (pulsar migration V4), next to those an earlier version logged above
+        "INSERT INTO converge_pulsar_unit (txn_most, txn_least, producer_group, deadline, created_at, message_ids, topics,"
+            + " msg_keys, properties, payloads) VALUES (3, 30, 'pg', now(), now() - interval '7 minutes',"
+            + " '{pm3,pm4,pm5}', '{refunds,ledger,ledger}', '{acct-9,NULL,acct-2}', '{NULL,NULL,NULL}',"
+            + " ARRAY['\\x00'::bytea, '\\x00', '\\x00'])",
         "INSERT INTO converge_outbox (message_id, producer_group, topic, order_key, msg_key, header_names, header_values,"
             + " payload, created_at, attempts, last_error, parked_at) VALUES"
             + " ('o-poison', 'g', 'orders', 'k-poison', 'k-poison', '{converge-tenant}', '{t1}', '\\x00',"
@@ -136,11 +141,15 @@ class InspectorIT {
 
     StuckItem open = inspector.list(StuckKind.PULSAR_TXN, Filter.stuck()).get(0);
     assertThat(ids(StuckKind.PULSAR_TXN, Filter.stuck())).as("the 5-second one is under 5 minutes")
-        .containsExactly("(1,10)");
+        .containsExactly("(1,10)", "(3,30)");
     assertThat(open.topic()).isEqualTo("ledger");
     assertThat(open.key()).isEqualTo("acct-1");
     assertThat(open.details()).containsEntry("messages", "2");
-    assertThat(ids(StuckKind.PULSAR_TXN, Filter.all())).containsExactly("(1,10)", "(1,11)");
+    StuckItem unit = inspector.list(StuckKind.PULSAR_TXN, Filter.stuck()).get(1);
+    assertThat(unit.topic()).isEqualTo("ledger");
+    assertThat(unit.key()).isEqualTo("acct-2");
+    assertThat(unit.details()).containsEntry("messages", "3").containsEntry("group", "pg");
+    assertThat(ids(StuckKind.PULSAR_TXN, Filter.all())).containsExactly("(1,10)", "(3,30)", "(1,11)");
     StuckItem parked = inspector.list(StuckKind.PULSAR_RECOVERY, Filter.stuck()).get(0);
     assertThat(parked.id()).isEqualTo("(2,20)");
     assertThat(parked.reason()).contains("parked after 5 attempt(s): TopicTerminatedException");

@@ -139,6 +139,39 @@ class TimelineIT {
   }
 
   /**
+   * A Pulsar unit not confirmed yet is on its messages' timelines, whichever table logged it: one row of
+   * {@code converge_pulsar_unit} (pulsar migration V4), or the tables an earlier version wrote.
+   */
+  @Test
+  void anUnconfirmedPulsarTransactionIsOnItsMessagesTimelinesInEitherLayout() throws Exception {
+    DataSource ds = ConvergePostgres.shared().newSchema("trace_pulsar");
+    Migrations.apply(ds, "producer");
+    Migrations.apply(ds, "pulsar");
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+      s.execute(
+          """
+              INSERT INTO converge_pulsar_unit (txn_most, txn_least, producer_group, deadline, message_ids, topics, msg_keys,
+                                                properties, payloads)
+              VALUES (3, 30, 'pg', now(), '{pm-a,pm-b}', '{refunds,ledger}', '{k,k}', '{NULL,NULL}',
+                      ARRAY['\\x00'::bytea, '\\x00'])""");
+      s.execute(
+          "INSERT INTO converge_pulsar_txn (txn_most, txn_least, producer_group, deadline) VALUES (1, 10, 'pg', now())");
+      s.execute("""
+          INSERT INTO converge_pulsar_txn_message (message_id, txn_most, txn_least, topic, properties, payload)
+          VALUES ('pm-old', 1, 10, 'ledger', '{}', '\\x00')""");
+    }
+    Timeline timeline = Timeline.of(ds);
+    assertThat(timeline.trace("pm-b")).singleElement().satisfies(e -> {
+      assertThat(e.source()).isEqualTo("converge_pulsar_logged");
+      assertThat(e.subject()).isEqualTo("pm-b");
+      assertThat(e.what()).isEqualTo("Pulsar transaction (3,30) open");
+      assertThat(e.details()).containsEntry("topic", "ledger").containsEntry("group", "pg");
+    });
+    assertThat(timeline.trace("pm-old")).singleElement()
+        .satisfies(e -> assertThat(e.what()).isEqualTo("Pulsar transaction (1,10) open"));
+  }
+
+  /**
    * A one-step saga on the outbox backend, its command and its reply delivered by hand from the outbox rows (the
    * command twice: a redelivery): the saga's timeline holds its steps, the participant's stored answer and both
    * dedup outcomes, the duplicate leaving none, and the command's message id leads to the same timeline.

@@ -19,7 +19,7 @@ import javax.sql.DataSource;
  * A {@link TxnProducer} backend under load: per operation one unit of work with a one-row business
  * insert and {@code messages} 1 KiB messages of one key. {@code txn-producer-rocketmq} (half messages,
  * log rows, commit, END COMMIT; compare with {@code pg-insert} and {@code rocketmq-txn-send}) counts
- * units; {@code txn-producer-pulsar[-100]} (Pulsar transaction, log rows, DB commit, Pulsar commit;
+ * units; {@code txn-producer-pulsar[-100]} (Pulsar transaction, its log row, DB commit, Pulsar commit;
  * compare with {@code pulsar-txn[-100]}) counts messages; {@code outbox-write} (the outbox row in the
  * business transaction; compare with {@code pg-insert}) counts units.
  */

@@ -36,7 +36,8 @@ import java.util.regex.Pattern;
  * transaction. Immutable and thread-safe.
  *
  * <p>Used by the console's stuck webhook ({@code converge_stuck_notified}, leased), the outbox's relays
- * ({@code converge_outbox}, claimed) and Pulsar recovery ({@code converge_pulsar_txn}, claimed).
+ * ({@code converge_outbox}, claimed) and Pulsar recovery ({@code converge_pulsar_unit} and
+ * {@code converge_pulsar_txn}, claimed).
  */
 public final class RowLifecycle {
 

@@ -18,21 +18,19 @@ public final class KindQueries {
   public record Source(String table, String sql) {
   }
 
+  /** Over both tables of the Pulsar log (the view of pulsar migration V4); a transaction's key and topic: the least. */
   private static final String PULSAR = """
       SELECT '(' || t.txn_most || ',' || t.txn_least || ')' AS id,
-             (SELECT min(m.msg_key) FROM converge_pulsar_txn_message m
-               WHERE m.txn_most = t.txn_most AND m.txn_least = t.txn_least) AS item_key,
+             (SELECT min(k) FROM unnest(t.msg_keys) k) AS item_key,
              NULL::text AS tenant,
-             (SELECT min(m.topic) FROM converge_pulsar_txn_message m
-               WHERE m.txn_most = t.txn_most AND m.txn_least = t.txn_least) AS topic,
+             (SELECT min(x) FROM unnest(t.topics) x) AS topic,
              %s AS since,
              %s AS reason,
              ARRAY['group', t.producer_group,
-                   'messages', (SELECT count(*) FROM converge_pulsar_txn_message m
-                                 WHERE m.txn_most = t.txn_most AND m.txn_least = t.txn_least)::text,
+                   'messages', cardinality(t.message_ids)::text,
                    'attempts', t.attempts::text, 'deadline', t.deadline::text,
                    'next attempt', coalesce(t.next_attempt_at::text, '')] AS details
-        FROM converge_pulsar_txn t WHERE %s
+        FROM converge_pulsar_logged t WHERE %s
       """;
 
   private static final Map<StuckKind, Source> SOURCES = new EnumMap<>(StuckKind.class);
@@ -59,12 +57,12 @@ public final class KindQueries {
                      'last check', last_check_at::text] AS details
           FROM converge_txn_ticket WHERE status = 'OPEN'
         """));
-    SOURCES.put(StuckKind.PULSAR_TXN, new Source("converge_pulsar_txn", PULSAR.formatted("t.created_at",
+    SOURCES.put(StuckKind.PULSAR_TXN, new Source("converge_pulsar_logged", PULSAR.formatted("t.created_at",
         "CASE WHEN t.attempts > 0 THEN 'recovery retrying after ' || t.attempts || ' failed attempt(s): '"
             + " || coalesce(t.reason, '') ELSE 'open: its Pulsar commit is not confirmed yet; the recovery scan of its"
             + " group commits or re-publishes it' END",
         "t.parked_at IS NULL")));
-    SOURCES.put(StuckKind.PULSAR_RECOVERY, new Source("converge_pulsar_txn", PULSAR.formatted("t.parked_at",
+    SOURCES.put(StuckKind.PULSAR_RECOVERY, new Source("converge_pulsar_logged", PULSAR.formatted("t.parked_at",
         "'parked after ' || t.attempts || ' attempt(s): ' || coalesce(t.reason, '')", "t.parked_at IS NOT NULL")));
     SOURCES.put(StuckKind.OUTBOX_LAG, new Source("converge_outbox", """
         SELECT o.message_id AS id, o.order_key AS item_key,

@@ -79,12 +79,14 @@ public final class TraceQueries {
           SELECT resolved_at, message_id, 'END record resolved',
                  ARRAY['attempt', coalesce(attempt, ''), 'last answer', coalesce(answer, '-')]
             FROM converge_txn_end WHERE message_id = ANY(?) AND resolved_at IS NOT NULL"""),
-      new Source("converge_pulsar_txn_message", """
+      // a unit's Pulsar transaction while it is not confirmed (both tables of the log, pulsar migration V4's view);
+      // a confirmed one leaves no row: the Pulsar backend writes no transaction-log row since V4
+      new Source("converge_pulsar_logged", """
           SELECT t.created_at AS at, m.message_id AS subject,
                  'Pulsar transaction (' || t.txn_most || ',' || t.txn_least || ') open' AS what,
                  ARRAY['group', t.producer_group, 'topic', m.topic, 'deadline', t.deadline::text,
                        'attempts', t.attempts::text, 'parked', t.parked_at::text, 'reason', t.reason] AS details
-            FROM converge_pulsar_txn_message m JOIN converge_pulsar_txn t USING (txn_most, txn_least)
+            FROM converge_pulsar_logged t CROSS JOIN LATERAL unnest(t.message_ids, t.topics) AS m(message_id, topic)
            WHERE m.message_id = ANY(?)"""),
       new Source("converge_outbox", """
           SELECT created_at AS at, message_id AS subject, 'outbox row ' || seq || ' written' AS what,
