@@ -28,8 +28,9 @@ import java.sql.Connection;
  *
  * <p>In {@link #run} the caller owns the transaction: the barrier never commits, rolls back or closes the
  * connection. A body that throws propagates unchanged; the caller rolls back and the barrier rows go with it. Run it
- * in {@code READ COMMITTED} (PostgreSQL's default): in {@code REPEATABLE READ} a call that meets a row committed
- * after its snapshot fails with a serialization error, which the caller retries. Implementations are thread-safe.
+ * in {@code READ COMMITTED} (PostgreSQL's default) or {@code SERIALIZABLE}: a Confirm or a Cancel in
+ * {@code REPEATABLE READ} is refused with {@link TccIsolationException} before its body commits (there a racing
+ * Confirm and Cancel could both run). Implementations are thread-safe.
  *
  * <p>{@link #runAndCommit} is the fast path for a caller whose transaction holds nothing but the operation: the body
  * first, then the barrier and the commit in one round trip (see there).

@@ -7,6 +7,7 @@ import io.converge.saga.tcc.ConfirmWithoutTryException;
 import io.converge.saga.tcc.TccBarrier;
 import io.converge.saga.tcc.TccBody;
 import io.converge.saga.tcc.TccCall;
+import io.converge.saga.tcc.TccIsolationException;
 import io.converge.saga.tcc.TccMetrics;
 import io.converge.saga.tcc.TccOperation;
 import io.converge.saga.tcc.TccOutcome;
@@ -34,9 +35,12 @@ public final class DefaultTccBarrier implements TccBarrier {
   private static final String READ = """
       SELECT origin, result FROM converge_tcc_barrier
        WHERE tenant = ? AND global_id = ? AND branch_id = ? AND operation = ?""";
-  /** The branch's Confirm and Cancel serialize on its try row (it exists for both when they get here). */
+  /**
+   * The branch's Confirm and Cancel serialize on its try row (it exists for both when they get here). The isolation
+   * level comes with it: the lookup after the lock needs a new snapshot, which REPEATABLE READ does not take.
+   */
   private static final String LOCK_TRY = """
-      SELECT origin FROM converge_tcc_barrier
+      SELECT origin, current_setting('transaction_isolation') FROM converge_tcc_barrier
        WHERE tenant = ? AND global_id = ? AND branch_id = ? AND operation = 'try' FOR UPDATE""";
   /**
    * A Confirm's three statements (its row inserted, the try row locked, the Cancel's row looked up) sent in one round
@@ -188,6 +192,19 @@ public final class DefaultTccBarrier implements TccBarrier {
   private record ConfirmGate(boolean inserted, String tried, boolean cancelled) {
   }
 
+  /** The try row's origin (null: no row) and the transaction's isolation level, read with its lock. */
+  private record TryLock(String origin, String isolation) {
+  }
+
+  /** REPEATABLE READ: the lookup after the try row's lock would not see a racing Confirm or Cancel that committed. */
+  private static void refuseRepeatableRead(TccCall call, TryLock lock) {
+    if ("repeatable read".equals(lock.isolation())) {
+      log.error("TCC barrier refused the {}: its transaction is REPEATABLE READ, where a racing Confirm and Cancel"
+          + " could both run; use READ COMMITTED or SERIALIZABLE", call);
+      throw new TccIsolationException(call, lock.isolation());
+    }
+  }
+
   private TccResult confirm(Connection c, TccCall call, TccBody body) throws Exception {
     ConfirmGate gate = confirmGate(c, call);
     if (!gate.inserted()) {
@@ -268,9 +285,12 @@ public final class DefaultTccBarrier implements TccBarrier {
         throw new SQLException("converge_tcc_barrier: the Confirm's insert returned rows");
       }
       boolean inserted = ps.getUpdateCount() == 1;
-      String tried = ps.getMoreResults() ? first(ps.getResultSet()) : null;
+      TryLock lock = ps.getMoreResults() ? tryLock(ps.getResultSet()) : new TryLock(null, null);
       boolean cancelled = ps.getMoreResults() && first(ps.getResultSet()) != null;
-      return new ConfirmGate(inserted, tried, cancelled);
+      if (inserted) {
+        refuseRepeatableRead(call, lock);
+      }
+      return new ConfirmGate(inserted, lock.origin(), cancelled);
     }
   }
 
@@ -290,14 +310,18 @@ public final class DefaultTccBarrier implements TccBarrier {
     return row;
   }
 
-  private static String lockTry(Connection c, TccCall call) throws SQLException {
+  private static void lockTry(Connection c, TccCall call) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(LOCK_TRY)) {
       ps.setString(1, call.tenant());
       ps.setString(2, call.globalId());
       ps.setString(3, call.branchId());
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? rs.getString(1) : null;
-      }
+      refuseRepeatableRead(call, tryLock(ps.executeQuery()));
+    }
+  }
+
+  private static TryLock tryLock(ResultSet rs) throws SQLException {
+    try (rs) {
+      return rs.next() ? new TryLock(rs.getString(1), rs.getString(2)) : new TryLock(null, null);
     }
   }
 
