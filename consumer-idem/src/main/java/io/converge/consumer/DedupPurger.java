@@ -35,8 +35,8 @@ public final class DedupPurger {
   /** The days after today whose partitions are created ahead (today's too). */
   public static final int PARTITIONS_AHEAD = 3;
   /** The dedup table's day partitions: each has its own primary key (the parent has none, see V7). */
-  static final String PARENT = "converge_dedup";
-  static final String PARTITION_KEY = "ALTER TABLE %s ADD PRIMARY KEY (tenant, consumer_group, message_id)";
+  private static final String PARENT = "converge_dedup";
+  private static final String PARTITION_KEY = "ALTER TABLE %s ADD PRIMARY KEY (tenant, consumer_group, message_id)";
 
   private final BatchPurger purger;
   private final DayPartitions partitions;
