@@ -4,11 +4,13 @@ import static io.converge.consumer.internal.Jdbc.bind;
 import static io.converge.consumer.internal.Jdbc.queryInt;
 import static io.converge.consumer.internal.Jdbc.update;
 
+import io.converge.core.MessageIds;
 import io.converge.core.internal.NamedStatement;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.time.LocalDate;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -20,12 +22,37 @@ import java.util.Map;
  */
 final class DedupStatements {
 
-  // Waits on the primary key while another transaction holds an uncommitted claim of the same id,
-  // then inserts nothing if that transaction committed: the concurrent duplicate sees the winner.
-  private static final NamedStatement CLAIM = NamedStatement.parse("""
-      INSERT INTO converge_dedup (tenant, consumer_group, message_id, outcome, detail, topic, processed_at)
-      VALUES (:tenant, :group, :messageId, :outcome, :detail, :topic, :now)
-      ON CONFLICT (tenant, consumer_group, message_id) DO NOTHING
+  /**
+   * Where a claim goes (consumer-idem README, "Partitions by day"): the partition of the UTC day of the id's UUIDv7
+   * timestamp ({@code :day}, computed from the id alone; null for a foreign id) while that partition exists, else the
+   * catch-all (day 1970-01-01). Evaluated when the claim runs, after its lock on converge_dedup: a partition is created
+   * and dropped under a lock that conflicts with it (DayPartitions), so the claim sees it either before or after.
+   */
+  private static final String ROUTE = """
+      route AS (
+        SELECT CASE WHEN to_regclass('converge_dedup_p' || to_char(CAST(:day AS date), 'YYYYMMDD')) IS NOT NULL
+                    THEN CAST(:day AS date) ELSE DATE '1970-01-01' END AS day)
+      """;
+
+  /**
+   * A claim routed to a day partition is refused when the catch-all holds the id: claimed there before its day's
+   * partition existed (a future-dated id, or before the purger created it), or before the migration to partitions.
+   * That claim has committed: the partition's creation waited for it.
+   */
+  private static final String NOT_IN_CATCHALL = " " + """
+      (r.day = DATE '1970-01-01' OR NOT EXISTS (
+         SELECT 1 FROM converge_dedup_catchall c
+          WHERE c.tenant = :tenant AND c.consumer_group = :group AND c.message_id = :messageId))
+      """;
+
+  // Waits on the routed partition's primary key while another transaction holds an uncommitted claim of the same id,
+  // then inserts nothing if that transaction committed: the concurrent duplicate sees the winner. The conflict target
+  // is left out: a partitioned table has no unique index without its partition key, each partition has its own.
+  private static final NamedStatement CLAIM = NamedStatement.parse("WITH " + ROUTE + """
+      INSERT INTO converge_dedup (tenant, consumer_group, message_id, outcome, detail, topic, processed_at, day)
+      SELECT :tenant, :group, :messageId, :outcome, :detail, :topic, :now, r.day FROM route r
+       WHERE """ + NOT_IN_CATCHALL + """
+      ON CONFLICT DO NOTHING
       """);
 
   /**
@@ -42,10 +69,12 @@ final class DedupStatements {
          WHERE consumer_group = :group AND topic = :topic AND tenant = :tenant AND message_key = :key
            AND status = 'PARKED'
          LIMIT 1),
-      claimed AS (
-        INSERT INTO converge_dedup (tenant, consumer_group, message_id, outcome, detail, topic, processed_at)
-        SELECT :tenant, :group, :messageId, 'PROCESSED', NULL, :topic, :now WHERE NOT EXISTS (SELECT 1 FROM held)
-        ON CONFLICT (tenant, consumer_group, message_id) DO NOTHING
+      """ + ROUTE + """
+      , claimed AS (
+        INSERT INTO converge_dedup (tenant, consumer_group, message_id, outcome, detail, topic, processed_at, day)
+        SELECT :tenant, :group, :messageId, 'PROCESSED', NULL, :topic, :now, r.day FROM route r
+         WHERE NOT EXISTS (SELECT 1 FROM held) AND """ + NOT_IN_CATCHALL + """
+        ON CONFLICT DO NOTHING
         RETURNING 1),
       cleared AS (
         DELETE FROM converge_consumer_attempt
@@ -120,10 +149,18 @@ final class DedupStatements {
     return values;
   }
 
+  /** {@link #message} and the {@code :day} of a claim's {@link #ROUTE}. */
+  private static Map<String, Object> routed(String tenant, String group, String messageId) {
+    Map<String, Object> values = message(tenant, group, messageId);
+    LocalDate day = MessageIds.dayOf(messageId);
+    values.put("day", day == null ? null : day.toString());
+    return values;
+  }
+
   /** The parameters of {@link #CLAIM_FOR_HANDLER} and {@link #CLAIM_OR_REFUSE}. */
   private static Map<String, Object> claim(String tenant, String group, String messageId, String topic, String key,
       Instant now) {
-    Map<String, Object> values = message(tenant, group, messageId);
+    Map<String, Object> values = routed(tenant, group, messageId);
     values.put("topic", topic);
     values.put("key", key);
     values.put("now", now);
@@ -139,7 +176,7 @@ final class DedupStatements {
   /** True when this transaction now owns the id; false when it was already claimed (a duplicate). */
   static boolean claim(Connection c, String tenant, String group, String messageId, String outcome, String detail,
       String topic, Instant now) throws SQLException {
-    Map<String, Object> values = message(tenant, group, messageId);
+    Map<String, Object> values = routed(tenant, group, messageId);
     values.put("outcome", outcome);
     values.put("detail", detail);
     values.put("topic", topic);

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import org.junit.jupiter.api.Test;
 
 /**
- * The claim statements composed from named fragments are the ones written out before with positional parameters
+ * The claim statements composed from named fragments are the ones written out here with positional parameters
  * (and the refusing one derived from it by cutting its text at its last SELECT).
  */
 class DedupStatementsTest {
@@ -15,19 +15,24 @@ class DedupStatementsTest {
         SELECT 1 FROM converge_dlq
          WHERE consumer_group = ? AND topic = ? AND tenant = ? AND message_key = ? AND status = 'PARKED'
          LIMIT 1),
-      claimed AS (
-        INSERT INTO converge_dedup (tenant, consumer_group, message_id, outcome, detail, topic, processed_at)
-        SELECT ?, ?, ?, 'PROCESSED', NULL, ?, ? WHERE NOT EXISTS (SELECT 1 FROM held)
-        ON CONFLICT (tenant, consumer_group, message_id) DO NOTHING
+      route AS (
+        SELECT CASE WHEN to_regclass('converge_dedup_p' || to_char(CAST(? AS date), 'YYYYMMDD')) IS NOT NULL
+                    THEN CAST(? AS date) ELSE DATE '1970-01-01' END AS day)
+      , claimed AS (
+        INSERT INTO converge_dedup (tenant, consumer_group, message_id, outcome, detail, topic, processed_at, day)
+        SELECT ?, ?, ?, 'PROCESSED', NULL, ?, ?, r.day FROM route r
+         WHERE NOT EXISTS (SELECT 1 FROM held) AND (r.day = DATE '1970-01-01' OR NOT EXISTS (
+           SELECT 1 FROM converge_dedup_catchall c WHERE c.tenant = ? AND c.consumer_group = ? AND c.message_id = ?))
+        ON CONFLICT DO NOTHING
         RETURNING 1),
       cleared AS (
         DELETE FROM converge_consumer_attempt
          WHERE tenant = ? AND consumer_group = ? AND message_id = ? AND EXISTS (SELECT 1 FROM claimed))
       """;
 
-  /** The positional order bound before: group, topic, tenant, key, tenant, group, messageId, topic, now, tenant, group, messageId. */
-  private static final String[] BEFORE_ORDER = {"group", "topic", "tenant", "key", "tenant", "group", "messageId",
-      "topic", "now", "tenant", "group", "messageId"};
+  /** The positional order: the hold check's, the route's, the claim's, the catch-all probe's, the attempts'. */
+  private static final String[] BEFORE_ORDER = {"group", "topic", "tenant", "key", "day", "day", "tenant", "group",
+      "messageId", "topic", "now", "tenant", "group", "messageId", "tenant", "group", "messageId"};
 
   private static String normalised(String sql) {
     return sql.replaceAll("\\s+", " ").strip();
@@ -48,6 +53,6 @@ class DedupStatementsTest {
     assertThat(DedupStatements.CLAIM_OR_REFUSE.sql()).doesNotEndWith("\n").doesNotEndWith(";");
     assertThat(DedupStatements.CLAIM_OR_REFUSE.names()).containsExactly(BEFORE_ORDER);
     assertThat(DedupStatements.CLAIM_OR_REFUSE.parameterCount()).as("the handler's parameters shift by this")
-        .isEqualTo(12);
+        .isEqualTo(17);
   }
 }

@@ -1,5 +1,6 @@
 package io.converge.ops.bench;
 
+import io.converge.ops.bench.converge.DedupPurgeBench;
 import io.converge.ops.bench.outbox.DrainBench;
 import io.converge.ops.bench.outbox.DrainScenario;
 import java.nio.file.Path;
@@ -61,6 +62,9 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--rows", defaultValue = "100000", description = "drain scenarios: rows filled and drained per run (default ${DEFAULT-VALUE})")
   int rows;
 
+  @Option(names = "--prefill", defaultValue = "0", description = "consumer-idem-prefilled: dedup claims inserted before the runs; dedup-purge: the rows of the day purged (default ${DEFAULT-VALUE})")
+  long prefill;
+
   @Option(names = "--batch", defaultValue = "200", description = "drain scenarios: key heads claimed per relay cycle (default ${DEFAULT-VALUE})")
   int batch;
 
@@ -78,6 +82,15 @@ public final class BenchCommand implements Callable<Integer> {
     for (String s : scenarios) {
       int colon = s.indexOf(':');
       pairs.add(colon < 0 ? new Pair(s, baseline) : new Pair(s.substring(0, colon), s.substring(colon + 1)));
+    }
+    if (pairs.stream().anyMatch(p -> p.scenario().equals(DedupPurgeBench.NAME))) {
+      if (pairs.size() != 1 || pairs.get(0).baseline() != null) {
+        throw new IllegalArgumentException(DedupPurgeBench.NAME + " runs alone, but the scenarios were " + scenarios);
+      }
+      try (BenchEnv env = BenchEnv.start()) {
+        new DedupPurgeBench(env, System.out).run(prefill);
+      }
+      return 0;
     }
     if (pairs.stream().anyMatch(p -> DrainScenario.isDrain(p.scenario()))) {
       if (pairs.size() != 1 || markdown != null) {
@@ -97,7 +110,7 @@ public final class BenchCommand implements Callable<Integer> {
     MarkdownReport report = new MarkdownReport("mvn -B -DskipTests -pl ops -am package\n"
         + "ops/target/converge/bin/converge " + String.join(" ", spec.commandLine().getParseResult().originalArgs()),
         new BenchRunner.Plan(1, warmup, duration, runs), memoryRun);
-    try (BenchEnv env = BenchEnv.start()) {
+    try (BenchEnv env = BenchEnv.start(prefill)) {
       BenchRunner runner = new BenchRunner(env, System.out, memoryRun);
       for (Pair p : pairs) {
         for (int t : threads) {

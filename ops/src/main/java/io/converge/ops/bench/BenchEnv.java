@@ -17,14 +17,26 @@ public final class BenchEnv implements AutoCloseable {
 
   private final DevPlatform platform;
   private final List<HikariDataSource> pools = new ArrayList<>();
+  private final long prefill;
 
-  private BenchEnv(DevPlatform platform) {
+  private BenchEnv(DevPlatform platform, long prefill) {
     this.platform = platform;
+    this.prefill = prefill;
   }
 
   /** Starts the servers. */
   public static BenchEnv start() {
-    return new BenchEnv(DevPlatform.builder().fastTransactionChecks().start());
+    return start(0);
+  }
+
+  /** Starts the servers; {@code prefill} is {@code --prefill}: the rows the scenarios that say so insert first. */
+  public static BenchEnv start(long prefill) {
+    return new BenchEnv(DevPlatform.builder().fastTransactionChecks().start(), prefill);
+  }
+
+  /** The rows a scenario that reads it inserts before its runs ({@code --prefill}, 0 by default). */
+  public long prefill() {
+    return prefill;
   }
 
   /** The servers: RocketMQ, PostgreSQL, Pulsar (started on first use), and their new topic names. */

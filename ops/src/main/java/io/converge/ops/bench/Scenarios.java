@@ -40,6 +40,7 @@ public final class Scenarios {
     register("consumer-idem", () -> new ConsumerScenario(ConsumerScenario.Mode.IDEMPOTENT));
     register("consumer-idem-pipelined", () -> new ConsumerScenario(ConsumerScenario.Mode.PIPELINED));
     register("consumer-idem-duplicates", () -> new ConsumerScenario(ConsumerScenario.Mode.DUPLICATES));
+    register("consumer-idem-prefilled", () -> new ConsumerScenario(ConsumerScenario.Mode.PREFILLED));
     register("outbox-write", TxnProducerScenario::outbox);
     // peers: what a user would pick instead of Converge, doing the same work (docs/benchmarks.md)
     register("rocketmq-native-txn", RocketMQNativeTxn::new);

@@ -67,6 +67,24 @@ public final class MessageIds {
     return new UUID(msb, lsb).toString();
   }
 
+  /**
+   * The UTC day of a UUIDv7 id's timestamp (its first 48 bits, epoch milliseconds), derived from the id alone: the
+   * same for every copy of a message, on every instance, whatever their clocks.
+   *
+   * @return null when {@code id} is null or not a canonical UUID text of version 7 (a foreign id)
+   */
+  public static java.time.LocalDate dayOf(String id) {
+    if (!isValid(id)) {
+      return null;
+    }
+    UUID uuid = UUID.fromString(id);
+    if (uuid.version() != 7) {
+      return null;
+    }
+    long millis = uuid.getMostSignificantBits() >>> 16;
+    return java.time.LocalDate.ofEpochDay(Math.floorDiv(millis, 86_400_000L));
+  }
+
   /** Whether {@code id} is a canonical UUID text (any version); null is not. */
   public static boolean isValid(String id) {
     if (id == null || id.length() != 36) {

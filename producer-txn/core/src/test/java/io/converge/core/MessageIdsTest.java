@@ -13,6 +13,18 @@ import org.junit.jupiter.api.Test;
 class MessageIdsTest {
 
   @Test
+  void theDayOfAnIdIsItsTimestampsUtcDayAndNoneForAForeignId() {
+    Instant lastMilli = Instant.parse("2026-12-07T23:59:59.999Z");
+    String id = new MessageIds(Clock.fixed(lastMilli, ZoneOffset.ofHours(9))).next();
+    assertThat(MessageIds.dayOf(id)).isEqualTo(java.time.LocalDate.parse("2026-12-07"));
+    assertThat(MessageIds.dayOf(new MessageIds(Clock.fixed(lastMilli.plusMillis(1), ZoneOffset.UTC)).next()))
+        .isEqualTo(java.time.LocalDate.parse("2026-12-08"));
+    assertThat(MessageIds.dayOf(UUID.randomUUID().toString())).as("v4").isNull();
+    assertThat(MessageIds.dayOf("order-42")).isNull();
+    assertThat(MessageIds.dayOf(null)).isNull();
+  }
+
+  @Test
   void idsOfOneMillisecondStayStrictlyIncreasing() {
     MessageIds ids = new MessageIds(Clock.fixed(Instant.ofEpochMilli(1_700_000_000_000L), ZoneOffset.UTC));
     List<String> generated = new ArrayList<>();

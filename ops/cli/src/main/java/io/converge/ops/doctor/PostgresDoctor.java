@@ -1,5 +1,6 @@
 package io.converge.ops.doctor;
 
+import io.converge.consumer.DedupPurger;
 import io.converge.core.ConvergeException;
 import io.converge.core.Migrations;
 import java.sql.Connection;
@@ -7,6 +8,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Clock;
+import java.time.LocalDate;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -15,7 +18,8 @@ import javax.sql.DataSource;
 
 /**
  * The database checks of {@code converge doctor}: durability settings, {@code wal_level}, replication slots and the
- * WAL each retains, Converge's migrations per module at the version this build ships, and stuck items
+ * WAL each retains, Converge's migrations per module at the version this build ships, the dedup table's day
+ * partitions of today and tomorrow, and stuck items
  * ({@link StuckItems}). Reads only.
  * Not thread-safe (one run).
  */
@@ -33,7 +37,10 @@ final class PostgresDoctor {
   private final DataSource dataSource;
   private final long maxSlotWalBytes;
   private final Set<String> requiredModules;
+  private final Clock clock;
+
   PostgresDoctor(DataSource dataSource, long maxSlotWalBytes, Set<String> requiredModules) {
+    this.clock = Clock.systemUTC();
     this.dataSource = dataSource;
     this.maxSlotWalBytes = maxSlotWalBytes;
     this.requiredModules = requiredModules;
@@ -55,7 +62,35 @@ final class PostgresDoctor {
       return;
     }
     migrations(modules, out);
+    if (modules.contains("consumer")) {
+      dedupPartitions(out);
+    }
     StuckItems.check(dataSource, out);
+  }
+
+  /**
+   * Today's and tomorrow's partitions of {@code converge_dedup} (consumer-idem README, "Partitions by day"): without
+   * them claims still deduplicate, in the catch-all, but its retention is the row-by-row batch DELETE again.
+   */
+  private void dedupPartitions(Consumer<Finding> out) {
+    String check = "postgres.partitions.converge_dedup";
+    LocalDate today = LocalDate.now(clock);
+    List<LocalDate> missing;
+    try {
+      missing = DedupPurger.partitions(dataSource).missing(today, 2);
+    } catch (ConvergeException e) {
+      out.accept(Finding.fail(check, e.getMessage() + (e.getCause() == null ? "" : ": " + e.getCause().getMessage()),
+          "check the user's rights to read pg_inherits and pg_class"));
+      return;
+    }
+    if (missing.isEmpty()) {
+      out.accept(Finding.pass(check, "the partitions of " + today + " and " + today.plusDays(1) + " exist"));
+    } else {
+      out.accept(Finding.warn(check, "no partition for " + missing + ": those days' claims go to the catch-all, "
+          + "purged row by row",
+          "run the dedup purge (DedupPurger.purgeExpired: the services' purge schedule), which "
+              + "creates the partitions of today and the next " + DedupPurger.PARTITIONS_AHEAD + " days"));
+    }
   }
 
   private static void durability(Connection c, Consumer<Finding> out) throws SQLException {

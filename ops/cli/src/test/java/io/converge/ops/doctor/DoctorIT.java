@@ -1,5 +1,7 @@
 package io.converge.ops.doctor;
 
+import io.converge.consumer.DedupPurger;
+import java.time.Clock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.converge.broker.postgres.ConvergePostgres;
@@ -57,6 +59,7 @@ class DoctorIT {
   void aDeploymentConfiguredForConvergePassesEveryCheck(EmbeddedPulsar pulsar) throws Exception {
     brokerSettings("30000", "15");
     CliSchema db = CliSchema.create("doctorok", "producer", "pulsar", "consumer", "idempotency", "outbox", "cdc");
+    new DedupPurger(db.dataSource(), DedupPurger.DEFAULT_RETENTION, 100, Clock.systemUTC()).purgeExpired(1);
     String topic = RocketMQExtension.uniqueTopic("doctor");
     rocketmq.createTopic(topic);
     String pulsarTopic = PulsarExtension.uniqueTopic("doctor");
@@ -138,6 +141,18 @@ class DoctorIT {
     assertThat(run.out()).contains("WARN  postgres.stuck.pulsar-recovery").contains("2 transactions parked by recovery")
         .contains("fix: converge pulsar parked").doesNotContain("FAIL ")
         .containsPattern("doctor: \\d+ PASS, 1 WARN, 0 FAIL");
+  }
+
+  @Test
+  void aMissingDedupPartitionIsAWarningUntilThePurgeCreatesIt() throws Exception {
+    CliSchema db = CliSchema.create("doctorparts", "consumer");
+
+    CliRun run = db.run("doctor");
+
+    assertThat(run.out()).contains("WARN  postgres.partitions.converge_dedup").contains("no partition for [")
+        .contains("fix: run the dedup purge");
+    new DedupPurger(db.dataSource(), DedupPurger.DEFAULT_RETENTION, 100, Clock.systemUTC()).purgeExpired(1);
+    assertThat(db.run("doctor").out()).contains("PASS  postgres.partitions.converge_dedup");
   }
 
   @Test

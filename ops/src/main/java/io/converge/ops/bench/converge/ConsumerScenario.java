@@ -1,5 +1,6 @@
 package io.converge.ops.bench.converge;
 
+import io.converge.consumer.DedupPurger;
 import io.converge.consumer.IdempotentHandler;
 import io.converge.consumer.IncomingMessage;
 import io.converge.consumer.MessageHandler;
@@ -11,6 +12,9 @@ import io.converge.core.Envelope;
 import io.converge.core.MessageIds;
 import io.converge.core.Migrations;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.Statement;
+import java.time.Clock;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
@@ -20,15 +24,31 @@ import javax.sql.DataSource;
  * {@link IdempotentHandler} decorator (claim + handler in one transaction) with a new message id each
  * time, {@code consumer-idem-pipelined} the same with the claim sent with the handler's first statement
  * ({@code claimWithFirstStatement}), {@code consumer-idem-duplicates} redelivers ids already processed (the rate of duplicate
- * skips). The broker is left out on purpose: it is the same for all three and would only add noise
+ * skips), {@code consumer-idem-prefilled} is {@code consumer-idem} with {@code --prefill N} claims already in today's
+ * partition of {@code converge_dedup} (the claim's cost on a full table; compare with {@code consumer-idem}). Every
+ * dedup scenario runs the {@link DedupPurger} once first, so that today's partition exists. The broker is left out on purpose: it is the same for all three and would only add noise
  * to the comparison of what dedup costs.
  */
 public final class ConsumerScenario extends NamedScenario {
 
   /** How the handler is called. */
   public enum Mode {
-    PLAIN, IDEMPOTENT, PIPELINED, DUPLICATES
+    PLAIN, IDEMPOTENT, PIPELINED, DUPLICATES, PREFILLED
   }
+
+  // the prefilled claims: UUIDv7 texts of the last N milliseconds (each id left of the new ones in the primary key,
+  // as a day's earlier claims are), in today's partition, inserted in one statement (the fastest way to have
+  // millions of rows)
+  private static final String PREFILL = """
+      INSERT INTO converge_dedup (tenant, consumer_group, message_id, outcome, topic, processed_at, day)
+      SELECT 'default', 'bench-consumer',
+             substr(t, 1, 8) || '-' || substr(t, 9, 4) || '-7' || substr(r, 1, 3) || '-8' || substr(r, 4, 3) || '-'
+               || substr(r, 7, 12),
+             'PROCESSED', 'bench', now(), (now() AT TIME ZONE 'UTC')::date
+        FROM (SELECT lpad(to_hex((extract(epoch FROM now()) * 1000)::bigint - ? + g), 12, '0') AS t,
+                     md5(g::text) AS r
+                FROM generate_series(1, ?) g) ids
+      """;
 
   private static final byte[] PAYLOAD = "{\"order\":1,\"amount\":1999}"
       .getBytes(java.nio.charset.StandardCharsets.UTF_8);
@@ -51,6 +71,7 @@ public final class ConsumerScenario extends NamedScenario {
       case IDEMPOTENT -> "consumer-idem";
       case PIPELINED -> "consumer-idem-pipelined";
       case DUPLICATES -> "consumer-idem-duplicates";
+      case PREFILLED -> "consumer-idem-prefilled";
     };
   }
 
@@ -59,6 +80,13 @@ public final class ConsumerScenario extends NamedScenario {
     pool = env.newPool("bench_consumer", threads + 2);
     BenchOrders.create(pool);
     Migrations.apply(pool, "consumer");
+    if (mode != Mode.PLAIN) {
+      new DedupPurger(pool, DedupPurger.DEFAULT_RETENTION, DedupPurger.DEFAULT_BATCH_SIZE, Clock.systemUTC())
+          .purgeExpired(1);
+    }
+    if (mode == Mode.PREFILLED) {
+      prefill(pool, env.prefill());
+    }
     MessageHandler handler = (c, m) -> BenchOrders.insert(c, rows.incrementAndGet(), "customer");
     idempotent = IdempotentHandler.builder().group("bench-consumer").dataSource(pool).handler(handler)
         .claimWithFirstStatement(mode == Mode.PIPELINED).build();
@@ -69,6 +97,23 @@ public final class ConsumerScenario extends NamedScenario {
         idempotent.handle(message(processedIds[i]));
       }
     }
+  }
+
+  private static void prefill(DataSource pool, long rows) throws java.sql.SQLException {
+    if (rows < 1) {
+      throw new IllegalArgumentException("consumer-idem-prefilled needs --prefill N, N > 0, but was " + rows);
+    }
+    long started = System.nanoTime();
+    try (Connection c = pool.getConnection();
+        PreparedStatement ps = c.prepareStatement(PREFILL);
+        Statement s = c.createStatement()) {
+      ps.setLong(1, rows);
+      ps.setLong(2, rows);
+      ps.executeUpdate();
+      s.execute("VACUUM ANALYZE converge_dedup"); // a table that grew over days, not one just bulk-loaded
+    }
+    System.out.printf("prefilled %,d claims in today's partition in %.1f s%n", rows,
+        (System.nanoTime() - started) / 1e9);
   }
 
   private static IncomingMessage message(String id) {
@@ -85,7 +130,8 @@ public final class ConsumerScenario extends NamedScenario {
           c.commit();
         }
       }
-      case IDEMPOTENT, PIPELINED -> require(idempotent.handle(message(MessageIds.shared().next())), Outcome.PROCESSED);
+      case IDEMPOTENT, PIPELINED, PREFILLED ->
+        require(idempotent.handle(message(MessageIds.shared().next())), Outcome.PROCESSED);
       case DUPLICATES ->
         require(idempotent.handle(message(processedIds[(int) (next.getAndIncrement() % processedIds.length)])),
             Outcome.DUPLICATE);
