@@ -81,6 +81,30 @@ class DedupPartitionsIT {
     assertThat(runs).hasValue(1);
   }
 
+  /**
+   * Partitions are created in their parent's schema and claims find them there, whatever an instance's search path:
+   * when a purger whose search path put another schema first created them there, an instance without that schema
+   * routed the id to the catch-all (which does not look into the day partitions) and claimed it a second time.
+   */
+  @Test
+  void partitionsLiveInTheirParentsSchemaSoEverySearchPathRoutesAnIdAlike() {
+    DataSource ds = schema();
+    String home = Db.string(ds, "SELECT current_schema()");
+    String other = Db.string(ConvergePostgres.shared().newSchema("partso"), "SELECT current_schema()");
+    DataSource otherFirst = ConvergePostgres.shared().dataSource(other + "," + home);
+    purger(otherFirst, MONDAY).purgeExpired(1);
+    AtomicInteger runs = new AtomicInteger();
+    String id = idAt(MONDAY.minusSeconds(60));
+    assertThat(consumer(otherFirst, MONDAY, runs).handle(message(id))).isEqualTo(Outcome.PROCESSED);
+    assertThat(consumer(ds, MONDAY, runs).handle(message(id))).as("the same id on the schema's own search path")
+        .isEqualTo(Outcome.DUPLICATE);
+    assertThat(runs).hasValue(1);
+    assertThat(count(ds, "SELECT count(*) FROM pg_class WHERE relkind = 'r' AND relname ~ '^converge_dedup_p[0-9]{8}$'"
+        + " AND relnamespace = '" + home + "'::regnamespace")).isEqualTo(4);
+
+    assertThat(partitionOf(ds, id)).isEqualTo("converge_dedup_p20260302");
+  }
+
   @Test
   void foreignAndFutureDatedIdsAreClaimedOnceWhenTheirDaysPartitionAppearsLater() {
     DataSource ds = schema();

@@ -66,7 +66,13 @@ public final class TxnProducerBuilder {
   private BackendFactory backend;
   private final List<String> topics = new ArrayList<>();
   private int maxPayloadBytes = 4 * 1024 * 1024;
-  private long maxUnitBytes = 256L * 1024 * 1024;
+  /**
+   * The largest {@link #maxUnitBytes}: the Pulsar backend logs a unit's payloads as one {@code bytea[]} value, sent as
+   * text (hex, twice the bytes), and PostgreSQL refuses a value over 1 GB.
+   */
+  public static final long MAX_UNIT_BYTES = 256L * 1024 * 1024;
+
+  private long maxUnitBytes = MAX_UNIT_BYTES;
   private int maxUnitMessages = 100_000;
   private Duration localTransactionTimeout = Duration.ofSeconds(30);
   /** RocketMQ's defaults: transactionCheckMax 15 x transactionCheckInterval 30 s. */
@@ -115,8 +121,8 @@ public final class TxnProducerBuilder {
   }
 
   /**
-   * The most payload bytes one unit of work may publish, its messages together; default 256 MiB, at least
-   * {@link #maxPayloadBytes} and at most 2 GiB. Every backend holds a unit's messages in memory until it ends (to
+   * The most payload bytes one unit of work may publish, its messages together; default and most 256 MiB
+   * ({@link #MAX_UNIT_BYTES}), at least {@link #maxPayloadBytes}. Every backend holds a unit's messages in memory until it ends (to
    * write them with its commit, or to send them again after a savepoint rollback): the publish that would go over
    * fails with {@link UnitTooLargeException} before anything of it is sent, instead of the unit exhausting the heap.
    */
@@ -221,8 +227,8 @@ public final class TxnProducerBuilder {
           "match " + OutgoingMessage.TOPIC.pattern(), t);
     }
     Require.between("producer.maxPayloadBytes", maxPayloadBytes, 1, 64 * 1024 * 1024);
-    Require.that(maxUnitBytes >= maxPayloadBytes && maxUnitBytes <= 2L * 1024 * 1024 * 1024, "producer.maxUnitBytes",
-        "be between producer.maxPayloadBytes (" + maxPayloadBytes + ") and 2147483648", maxUnitBytes);
+    Require.that(maxUnitBytes >= maxPayloadBytes && maxUnitBytes <= MAX_UNIT_BYTES, "producer.maxUnitBytes",
+        "be between producer.maxPayloadBytes (" + maxPayloadBytes + ") and " + MAX_UNIT_BYTES, maxUnitBytes);
     Require.between("producer.maxUnitMessages", maxUnitMessages, 1, 10_000_000);
     Require.that(localTransactionTimeout != null && localTransactionTimeout.compareTo(Duration.ofMillis(100)) >= 0
         && localTransactionTimeout.compareTo(Duration.ofMinutes(10)) <= 0, "producer.localTransactionTimeout",

@@ -39,7 +39,9 @@ class TxnProducerBuilderTest {
         .hasMessage("producer.maxPayloadBytes must be between 1 and 67108864, but was 0");
     assertThatThrownBy(() -> valid().maxPayloadBytes(1000).maxUnitBytes(999).build())
         .hasMessage(
-            "producer.maxUnitBytes must be between producer.maxPayloadBytes (1000) and 2147483648, but was 999");
+            "producer.maxUnitBytes must be between producer.maxPayloadBytes (1000) and 268435456, but was 999");
+    assertThatThrownBy(() -> valid().maxUnitBytes(TxnProducerBuilder.MAX_UNIT_BYTES + 1).build())
+        .hasMessageContaining("producer.maxUnitBytes must be between");
     assertThatThrownBy(() -> valid().maxUnitMessages(0).build())
         .hasMessage("producer.maxUnitMessages must be between 1 and 10000000, but was 0");
     assertThatThrownBy(() -> valid().localTransactionTimeout(Duration.ofMillis(5)).build())

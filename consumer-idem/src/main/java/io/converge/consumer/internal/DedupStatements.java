@@ -26,23 +26,31 @@ final class DedupStatements {
    * Where a claim goes (consumer-idem README, "Partitions by day"): the partition of the UTC day of the id's UUIDv7
    * timestamp ({@code :day}, computed from the id alone; null for a foreign id) while that partition exists, else the
    * catch-all (day 1970-01-01). Evaluated when the claim runs, after its lock on converge_dedup: a partition is created
-   * and dropped under a lock that conflicts with it (DayPartitions), so the claim sees it either before or after.
+   * and dropped under a lock that conflicts with it (DayPartitions), so the claim sees it either before or after. The
+   * partition is looked up in converge_dedup's own schema (the one the INSERT resolves), never through the search
+   * path, where another schema's same-named table could stand first: instances with different search paths route an
+   * id alike. The claim's transaction is READ COMMITTED (the runners set it): its snapshot is taken after that lock,
+   * so {@link #NOT_IN_CATCHALL} sees every catch-all claim committed before a partition was created.
    */
   private static final String ROUTE = """
       route AS (
-        SELECT CASE WHEN to_regclass('converge_dedup_p' || to_char(CAST(:day AS date), 'YYYYMMDD')) IS NOT NULL
+        SELECT CASE WHEN to_regclass((SELECT relnamespace::regnamespace::text FROM pg_class
+                                       WHERE oid = 'converge_dedup'::regclass)
+                                     || '.converge_dedup_p' || to_char(CAST(:day AS date), 'YYYYMMDD')) IS NOT NULL
                     THEN CAST(:day AS date) ELSE DATE '1970-01-01' END AS day)
       """;
 
   /**
    * A claim routed to a day partition is refused when the catch-all holds the id: claimed there before its day's
    * partition existed (a future-dated id, or before the purger created it), or before the migration to partitions.
-   * That claim has committed: the partition's creation waited for it.
+   * That claim has committed: the partition's creation waited for it. The catch-all is read through its parent (the
+   * day's constant prunes the others away), so it is this converge_dedup's, whatever the search path.
    */
   private static final String NOT_IN_CATCHALL = " " + """
       (r.day = DATE '1970-01-01' OR NOT EXISTS (
-         SELECT 1 FROM converge_dedup_catchall c
-          WHERE c.tenant = :tenant AND c.consumer_group = :group AND c.message_id = :messageId))
+         SELECT 1 FROM converge_dedup c
+          WHERE c.day = DATE '1970-01-01' AND c.tenant = :tenant AND c.consumer_group = :group
+            AND c.message_id = :messageId))
       """;
 
   // Waits on the routed partition's primary key while another transaction holds an uncommitted claim of the same id,

@@ -16,13 +16,16 @@ class DedupStatementsTest {
          WHERE consumer_group = ? AND topic = ? AND tenant = ? AND message_key = ? AND status = 'PARKED'
          LIMIT 1),
       route AS (
-        SELECT CASE WHEN to_regclass('converge_dedup_p' || to_char(CAST(? AS date), 'YYYYMMDD')) IS NOT NULL
+        SELECT CASE WHEN to_regclass((SELECT relnamespace::regnamespace::text FROM pg_class
+                                       WHERE oid = 'converge_dedup'::regclass)
+                                     || '.converge_dedup_p' || to_char(CAST(? AS date), 'YYYYMMDD')) IS NOT NULL
                     THEN CAST(? AS date) ELSE DATE '1970-01-01' END AS day)
       , claimed AS (
         INSERT INTO converge_dedup (tenant, consumer_group, message_id, outcome, detail, topic, processed_at, day)
         SELECT ?, ?, ?, 'PROCESSED', NULL, ?, ?, r.day FROM route r
          WHERE NOT EXISTS (SELECT 1 FROM held) AND (r.day = DATE '1970-01-01' OR NOT EXISTS (
-           SELECT 1 FROM converge_dedup_catchall c WHERE c.tenant = ? AND c.consumer_group = ? AND c.message_id = ?))
+           SELECT 1 FROM converge_dedup c WHERE c.day = DATE '1970-01-01' AND c.tenant = ? AND c.consumer_group = ?
+             AND c.message_id = ?))
         ON CONFLICT DO NOTHING
         RETURNING 1),
       cleared AS (

@@ -83,9 +83,25 @@ public final class DayPartitions {
     return new DayPartitions(dataSource, parent, partitionDdl, timeColumn, timeout);
   }
 
-  /** The name of {@code day}'s partition. */
+  /** The name of {@code day}'s partition (unqualified: it lives in its parent's schema). */
   public String name(LocalDate day) {
     return parent + "_p" + SUFFIX.format(day);
+  }
+
+  /**
+   * The parent's schema as a quoted-if-needed identifier: partitions are created, read and dropped by their name in
+   * it, never through the search path (where a same-named table of another schema could stand first).
+   */
+  private static final String PARENT_SCHEMA = "SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = ?::regclass";
+
+  private String qualified(Connection c, String name) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(PARENT_SCHEMA)) {
+      ps.setString(1, parent);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getString(1) + "." + name;
+      }
+    }
   }
 
   /**
@@ -134,13 +150,14 @@ public final class DayPartitions {
       String name = name(day);
       boolean done = inTransaction("create " + name, s -> {
         s.execute("LOCK TABLE " + parent + " IN SHARE ROW EXCLUSIVE MODE");
-        if (exists(s, name)) { // another instance created it meanwhile
+        String table = qualified(s.getConnection(), name);
+        if (exists(s, table)) { // another instance created it meanwhile
           return false;
         }
-        s.execute("CREATE TABLE " + name + " PARTITION OF " + parent + " FOR VALUES FROM ('" + day
+        s.execute("CREATE TABLE " + table + " PARTITION OF " + parent + " FOR VALUES FROM ('" + day
             + "') TO ('" + day.plusDays(1) + "')");
         if (partitionDdl != null) {
-          s.execute(partitionDdl.formatted(name));
+          s.execute(partitionDdl.formatted(table));
         }
         return true;
       });
@@ -167,15 +184,16 @@ public final class DayPartitions {
       }
       String name = name(day);
       boolean done = inTransaction("drop " + name, s -> {
-        if (!exists(s, name)) { // another instance dropped it meanwhile
+        String table = qualified(s.getConnection(), name);
+        if (!exists(s, table)) { // another instance dropped it meanwhile
           return false;
         }
-        s.execute("LOCK TABLE " + parent + ", " + name + " IN ACCESS EXCLUSIVE MODE");
-        if (!expired(s.getConnection(), name, cutoff)) {
+        s.execute("LOCK TABLE " + parent + ", " + table + " IN ACCESS EXCLUSIVE MODE");
+        if (!expired(s.getConnection(), table, cutoff)) {
           LOG.debug("Partition {} was written to meanwhile: kept", name);
           return false;
         }
-        s.execute("DROP TABLE " + name);
+        s.execute("DROP TABLE " + table);
         return true;
       });
       if (done) {
@@ -188,7 +206,7 @@ public final class DayPartitions {
 
   private boolean expiredNow(LocalDate day, Instant cutoff) {
     try (Connection c = dataSource.getConnection()) {
-      return expired(c, name(day), cutoff);
+      return expired(c, qualified(c, name(day)), cutoff);
     } catch (SQLException e) {
       if (UNDEFINED_TABLE.equals(e.getSQLState())) { // another instance dropped it meanwhile
         return false;
