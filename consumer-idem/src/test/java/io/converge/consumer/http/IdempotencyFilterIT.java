@@ -294,9 +294,9 @@ class IdempotencyFilterIT {
     String live = key();
     jdbc.update("""
         INSERT INTO converge_idempotency_key (tenant, idem_key, fingerprint, method, path, status, lease_owner,
-            leased_until, expected_ms, claimed_at, expires_at)
+            leased_until, expected_ms, claimed_at, expires_at, day)
         VALUES ('t1', ?, ?, 'POST', '/orders', 'PROCESSING', ?, now() + interval '20 seconds', 5000,
-                now() - interval '500 milliseconds', now() + interval '1 day')""", live, fingerprint,
+                now() - interval '500 milliseconds', now() + interval '1 day', DATE '1970-01-01')""", live, fingerprint,
         UUID.randomUUID());
     double inProgress = count("idempotency.in_progress");
     HttpResponse<String> busy = post("/orders", "t1", live, body);
@@ -311,9 +311,10 @@ class IdempotencyFilterIT {
     double takeovers = count("idempotency.taken_over");
     jdbc.update("""
         INSERT INTO converge_idempotency_key (tenant, idem_key, fingerprint, method, path, status, lease_owner,
-            leased_until, expected_ms, claimed_at, expires_at)
+            leased_until, expected_ms, claimed_at, expires_at, day)
         VALUES ('t1', ?, ?, 'POST', '/orders', 'PROCESSING', ?, now() - interval '90 seconds', 3000,
-                now() - interval '2 minutes', now() + interval '1 day')""", crashed, fingerprint, deadOwner);
+                now() - interval '2 minutes', now() + interval '1 day', DATE '1970-01-01')""", crashed, fingerprint,
+        deadOwner);
     HttpResponse<String> retried = post("/orders", "t1", crashed, body);
     assertThat(retried.statusCode()).isEqualTo(201);
     assertThat(orders.runs("t1", crashed)).isEqualTo(1);
@@ -349,9 +350,13 @@ class IdempotencyFilterIT {
         + "WHERE tenant = 't1' AND idem_key = ?", key);
 
     IdempotencyKeyPurger purger = app.getBean(IdempotencyKeyPurger.class);
-    assertThat(purger.purgeExpired(10)).isGreaterThanOrEqualTo(1);
+    // the catch-all's expired rows are deleted in batches; a day partition's go with their partition, dropped once
+    // every key of it has expired (IdempotencyKeyPartitionsIT); which one holds the key depends on the tests before
+    boolean inCatchAll = jdbc.queryForObject("SELECT tableoid::regclass::text = 'converge_idempotency_key_catchall'"
+        + " FROM converge_idempotency_key WHERE idem_key = ?", Boolean.class, key);
+    assertThat(purger.purgeExpired(10)).isGreaterThanOrEqualTo(inCatchAll ? 1 : 0);
     assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_idempotency_key WHERE idem_key = ?", Long.class, key))
-        .isZero();
+        .isEqualTo(inCatchAll ? 0 : 1);
     assertThat(
         jdbc.queryForObject("SELECT count(*) FROM converge_idempotency_key WHERE idem_key = ?", Long.class, kept))
         .isOne();
@@ -361,9 +366,9 @@ class IdempotencyFilterIT {
   void purgeDeletesInBoundedBatches(DataSource ds) {
     jdbc.update("""
         INSERT INTO converge_idempotency_key (tenant, idem_key, fingerprint, method, path, status, lease_owner,
-            leased_until, expected_ms, claimed_at, expires_at)
+            leased_until, expected_ms, claimed_at, expires_at, day)
         SELECT 'purge', 'k' || i, repeat('0', 64), 'POST', '/orders', 'COMPLETED', gen_random_uuid(), now(), 1,
-               now() - interval '2 days', now() - interval '1 day' FROM generate_series(1, 25) i""");
+               now() - interval '2 days', now() - interval '1 day', DATE '1970-01-01' FROM generate_series(1, 25) i""");
     IdempotencyKeyPurger small = new IdempotencyKeyPurger(ds, 10);
     assertThat(small.purgeExpired(2)).isEqualTo(20); // two batches of 10, then it stops
     assertThat(jdbc.queryForObject("SELECT count(*) FROM converge_idempotency_key WHERE tenant = 'purge'", Long.class))

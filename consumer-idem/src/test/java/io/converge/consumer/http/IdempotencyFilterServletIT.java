@@ -315,9 +315,9 @@ class IdempotencyFilterServletIT {
     String dead = UUID.randomUUID().toString();
     sql("""
         INSERT INTO converge_idempotency_key (tenant, idem_key, fingerprint, method, path, status, lease_owner,
-            leased_until, expected_ms, claimed_at, expires_at)
+            leased_until, expected_ms, claimed_at, expires_at, day)
         SELECT tenant, ?, fingerprint, method, path, 'PROCESSING', gen_random_uuid(), now() - interval '90 seconds',
-               2000, now() - interval '2 minutes', now() + interval '1 day'
+               2000, now() - interval '2 minutes', now() + interval '1 day', day
           FROM converge_idempotency_key WHERE idem_key = ?""", dead, probe);
     HttpResponse<String> behind = post("/behind/pay", dead);
     assertThat(behind.statusCode()).as("a retry on the instance behind: %s", behind.body()).isEqualTo(201);

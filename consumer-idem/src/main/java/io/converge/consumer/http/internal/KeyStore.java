@@ -50,14 +50,16 @@ final class KeyStore {
   record Request(String tenant, String key, String fingerprint, String method, String path, Duration expected) {
   }
 
-  // every time is the database's (now(): one clock for every instance, whatever their own clocks say)
-  private static final String CLAIM = """
-      INSERT INTO converge_idempotency_key (fingerprint, method, path, lease_owner, leased_until, expected_ms,
-          claimed_at, expires_at, tenant, idem_key, status)
-      VALUES (?, ?, ?, ?, now() + ? * interval '1 millisecond', ?, now(), now() + ? * interval '1 millisecond', ?, ?,
-          'PROCESSING')
-      ON CONFLICT DO NOTHING
-      """;
+  /**
+   * Inserts the key's row unless a partition holds the key (idempotency V5, consumer-idem README "Idempotency-Key
+   * partitions by day"): the claims of one key serialize on an advisory lock and look the key up in every partition
+   * before inserting, which the partitioned table's per-partition primary keys alone do not do. Every time is the
+   * database's ({@code now()}: one clock for every instance, whatever their own clocks say); the row goes to the
+   * partition of the database's day.
+   */
+  private static final String CLAIM = "SELECT converge_idempotency_claim(?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)";
+  /** What {@link #CLAIM} raises in a transaction that is not READ COMMITTED (its lookup would miss a new claim). */
+  private static final String NOT_READ_COMMITTED = "CVI01";
   private static final String READ = """
       SELECT fingerprint, status, lease_owner, expected_ms, response_status, response_headers, response_body,
              expires_at <= now() AS expired, leased_until <= now() AS lease_over,
@@ -65,7 +67,8 @@ final class KeyStore {
              work_committed_at IS NOT NULL AS work_committed
         FROM converge_idempotency_key WHERE tenant = ? AND idem_key = ?
       """;
-  // a compare-and-swap on the previous owner, re-checking in SQL that the row is still takeable
+  // a compare-and-swap on the previous owner, re-checking in SQL that the row is still takeable; in place: the row stays
+  // in the partition of the day the key was first claimed (no statement changes `day`, no row moves between partitions)
   private static final String TAKE_OVER = """
       UPDATE converge_idempotency_key
          SET fingerprint = ?, method = ?, path = ?, status = 'PROCESSING', lease_owner = ?,
@@ -119,53 +122,72 @@ final class KeyStore {
    * @throws IdempotencyException {@link IdempotencyProblem#STORE_UNAVAILABLE} when the database fails
    */
   Decision claim(Request r) {
-    UUID owner = UUID.randomUUID();
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(true);
-      for (int round = 0; round < MAX_ROUNDS; round++) {
-        if (insert(c, r, owner)) {
-          return new Claimed(owner, false);
+      try {
+        return claim(c, r);
+      } catch (SQLException e) {
+        if (!NOT_READ_COMMITTED.equals(e.getSQLState())) {
+          throw e;
         }
-        try (PreparedStatement ps = c.prepareStatement(READ)) {
-          ps.setString(1, r.tenant());
-          ps.setString(2, r.key());
-          try (ResultSet rs = ps.executeQuery()) {
-            if (!rs.next()) {
-              continue; // purged between the insert and the read: claim again
-            }
-            boolean expired = rs.getBoolean("expired");
-            boolean processing = "PROCESSING".equals(rs.getString("status"));
-            boolean leaseOver = rs.getBoolean("lease_over");
-            UUID previous = (UUID) rs.getObject("lease_owner");
-            if (!expired && !rs.getString("fingerprint").equals(r.fingerprint())) {
-              return new Mismatch();
-            }
-            if (!expired && !processing) {
-              return new Replay(new StoredResponse(rs.getInt("response_status"),
-                  HeaderCodec.decode(rs.getString("response_headers")), rs.getBytes("response_body")));
-            }
-            if (!expired && !leaseOver) {
-              return new Busy(Duration.ofMillis(rs.getLong("expected_ms") - rs.getLong("elapsed_ms")));
-            }
-            if (processing && !expired && rs.getBoolean("work_committed")) {
-              // the work committed, its answer was lost: running the handler again would do it twice
-              StoredResponse lost = answerLost();
-              if (storeAnswerLost(c, r, previous, lost)) {
-                return new AnswerLost(lost);
-              }
-              continue; // changed under us: read again
-            }
-            if (takeOver(c, r, owner, previous)) {
-              return new Claimed(owner, processing && !expired);
-            }
-          }
+        // the connection's default isolation is stricter (a pool or database setting): the claim needs READ
+        // COMMITTED (its lookup must see what committed while it waited for the key's lock), this connection is ours
+        int isolation = c.getTransactionIsolation();
+        c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+        try {
+          return claim(c, r);
+        } finally {
+          c.setTransactionIsolation(isolation);
         }
       }
-      return new Busy(Duration.ZERO); // the key changed hands under us every round: let the client come back
     } catch (SQLException e) {
       throw new IdempotencyException(IdempotencyProblem.STORE_UNAVAILABLE, "Could not claim Idempotency-Key '" + r.key()
           + "' of tenant '" + r.tenant() + "': " + e.getMessage(), r.tenant(), r.key(), e);
     }
+  }
+
+  private Decision claim(Connection c, Request r) throws SQLException {
+    UUID owner = UUID.randomUUID();
+    for (int round = 0; round < MAX_ROUNDS; round++) {
+      if (insert(c, r, owner)) {
+        return new Claimed(owner, false);
+      }
+      try (PreparedStatement ps = c.prepareStatement(READ)) {
+        ps.setString(1, r.tenant());
+        ps.setString(2, r.key());
+        try (ResultSet rs = ps.executeQuery()) {
+          if (!rs.next()) {
+            continue; // purged between the insert and the read: claim again
+          }
+          boolean expired = rs.getBoolean("expired");
+          boolean processing = "PROCESSING".equals(rs.getString("status"));
+          boolean leaseOver = rs.getBoolean("lease_over");
+          UUID previous = (UUID) rs.getObject("lease_owner");
+          if (!expired && !rs.getString("fingerprint").equals(r.fingerprint())) {
+            return new Mismatch();
+          }
+          if (!expired && !processing) {
+            return new Replay(new StoredResponse(rs.getInt("response_status"),
+                HeaderCodec.decode(rs.getString("response_headers")), rs.getBytes("response_body")));
+          }
+          if (!expired && !leaseOver) {
+            return new Busy(Duration.ofMillis(rs.getLong("expected_ms") - rs.getLong("elapsed_ms")));
+          }
+          if (processing && !expired && rs.getBoolean("work_committed")) {
+            // the work committed, its answer was lost: running the handler again would do it twice
+            StoredResponse lost = answerLost();
+            if (storeAnswerLost(c, r, previous, lost)) {
+              return new AnswerLost(lost);
+            }
+            continue; // changed under us: read again
+          }
+          if (takeOver(c, r, owner, previous)) {
+            return new Claimed(owner, processing && !expired);
+          }
+        }
+      }
+    }
+    return new Busy(Duration.ZERO); // the key changed hands under us every round: let the client come back
   }
 
   /** The answer of a claim whose work committed and whose answer was lost: 409 answer-lost. */
@@ -205,7 +227,10 @@ final class KeyStore {
   private boolean insert(Connection c, Request r, UUID owner) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(CLAIM)) {
       bindClaim(ps, r, owner);
-      return ps.executeUpdate() == 1;
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getBoolean(1);
+      }
     }
   }
 

@@ -1,6 +1,7 @@
 package io.converge.ops.doctor;
 
 import io.converge.consumer.DedupPurger;
+import io.converge.consumer.http.IdempotencyKeyPurger;
 import java.time.Clock;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -153,6 +154,19 @@ class DoctorIT {
         .contains("fix: run the dedup purge");
     new DedupPurger(db.dataSource(), DedupPurger.DEFAULT_RETENTION, 100, Clock.systemUTC()).purgeExpired(1);
     assertThat(db.run("doctor").out()).contains("PASS  postgres.partitions.converge_dedup");
+  }
+
+  @Test
+  void aMissingIdempotencyKeyPartitionIsAWarningUntilThePurgeCreatesIt() throws Exception {
+    CliSchema db = CliSchema.create("doctoridem", "idempotency");
+
+    CliRun run = db.run("doctor");
+
+    assertThat(run.out()).contains("WARN  postgres.partitions.converge_idempotency_key")
+        .contains("no partition for [").contains("fix: run the Idempotency-Key purge")
+        .doesNotContain("postgres.partitions.converge_dedup");
+    new IdempotencyKeyPurger(db.dataSource(), 100).purgeExpired(1);
+    assertThat(db.run("doctor").out()).contains("PASS  postgres.partitions.converge_idempotency_key");
   }
 
   @Test

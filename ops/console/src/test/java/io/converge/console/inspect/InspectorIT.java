@@ -5,10 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.converge.broker.postgres.ConvergePostgres;
 import io.converge.console.inspect.Inspector.Filter;
+import io.converge.consumer.http.IdempotencyKeyPurger;
 import io.converge.core.Migrations;
+import io.converge.core.internal.DayPartitions;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.LocalDate;
 import java.util.List;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeAll;
@@ -77,13 +80,14 @@ class InspectorIT {
             + " now() - interval '10 minutes'),"
             + " ('t1', 'billing', 'charges', 'd-x', 'MONEY_ANOMALY', 'closed', 'RESOLVED', now() - interval '1 day')",
         "INSERT INTO converge_idempotency_key (tenant, idem_key, fingerprint, method, path, status, lease_owner,"
-            + " leased_until, expected_ms, claimed_at, expires_at) VALUES"
+            + " leased_until, expected_ms, claimed_at, expires_at, day) VALUES"
             + " ('t1', 'idem-running', repeat('a', 64), 'POST', '/payments', 'PROCESSING', gen_random_uuid(),"
-            + "  now() - interval '1 minute', 1000, now() - interval '6 minutes', now() + interval '1 day'),"
+            + "  now() - interval '1 minute', 1000, now() - interval '6 minutes', now() + interval '1 day',"
+            + "  DATE '1970-01-01'),"
             + " ('t1', 'idem-done', repeat('b', 64), 'POST', '/payments', 'COMPLETED', gen_random_uuid(),"
-            + "  now(), 1000, now() - interval '1 hour', now() + interval '1 day'),"
+            + "  now(), 1000, now() - interval '1 hour', now() + interval '1 day', DATE '1970-01-01'),"
             + " ('t1', 'idem-expired', repeat('c', 64), 'POST', '/payments', 'COMPLETED', gen_random_uuid(),"
-            + "  now(), 1000, now() - interval '2 days', now() - interval '1 day')",
+            + "  now(), 1000, now() - interval '2 days', now() - interval '1 day', DATE '1970-01-01')",
         "INSERT INTO converge_state_transition (machine, entity_id, tenant, from_state, to_state, version, cause,"
             + " message_id, at, final) VALUES"
             + " ('payment', 'p-1', 't1', NULL, 'CREATED', 1, 'api', NULL, now() - interval '2 hours', false),"
@@ -267,6 +271,34 @@ class InspectorIT {
     assertThat(strict.list(StuckKind.CONSUMER_DLQ, Filter.stuck())).hasSize(1);
     assertThatThrownBy(() -> StuckThresholds.defaults().with(StuckKind.STATE, Duration.ofSeconds(-1)))
         .hasMessageContaining("console.thresholds.state").hasMessageContaining("-1");
+  }
+
+  /**
+   * An expired key of a day partition (idempotency V5) goes with its partition, dropped once every key of it has
+   * expired and its day is over: until then it is not an item (the doctor would warn all day long), from then on it is.
+   */
+  @Test
+  void anExpiredKeyOfADayPartitionIsAnItemOnlyOnceItsPartitionCouldBeDropped() throws Exception {
+    DataSource idem = ConvergePostgres.shared().newSchema("inspectidem");
+    Migrations.apply(idem, "idempotency");
+    DayPartitions partitions = IdempotencyKeyPurger.partitions(idem);
+    LocalDate today = partitions.databaseDay();
+    partitions.createAhead(today.minusDays(3), 2);
+    String insert = "INSERT INTO converge_idempotency_key (tenant, idem_key, fingerprint, method, path, status,"
+        + " lease_owner, leased_until, expected_ms, claimed_at, expires_at, day) VALUES ('t1', '%s', repeat('a', 64),"
+        + " 'POST', '/payments', 'COMPLETED', gen_random_uuid(), now() - interval '3 days', 1000,"
+        + " now() - interval '3 days', now() + interval '%s', DATE '%s')";
+    execute(idem, insert.formatted("k-droppable", "-2 days", today.minusDays(3)),
+        insert.formatted("k-waiting", "-1 day", today.minusDays(2)),
+        insert.formatted("k-live", "1 hour", today.minusDays(2)));
+
+    Inspector inspector = Inspector.of(idem);
+    assertThat(inspector.list(StuckKind.IDEMPOTENCY_KEY, Filter.all())).singleElement().satisfies(k -> {
+      assertThat(k.id()).isEqualTo("t1/k-droppable");
+      assertThat(k.reason()).isEqualTo("expired (its TTL passed), its day partition " + today.minusDays(3)
+          + " not yet dropped");
+    });
+    assertThat(inspector.summary(StuckKind.IDEMPOTENCY_KEY).total()).isOne();
   }
 
   @Test

@@ -74,11 +74,13 @@ class TimelineIT {
     String orderId = "order-" + UUID.randomUUID();
     String idemKey = UUID.randomUUID().toString();
     // what the Idempotency-Key filter records for the request that placed the order (its own tests prove it does)
-    try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement("""
-        INSERT INTO converge_idempotency_key (tenant, idem_key, fingerprint, method, path, status, lease_owner,
-          leased_until, expected_ms, claimed_at, expires_at, completed_at, response_status, response_body)
-        VALUES ('default', ?, repeat('0', 64), 'POST', '/orders', 'COMPLETED', gen_random_uuid(), now(), 100,
-          now() - interval '1 second', now() + interval '1 day', now(), 201, convert_to(?, 'UTF8'))""")) {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement(
+            """
+                INSERT INTO converge_idempotency_key (tenant, idem_key, fingerprint, method, path, status, lease_owner,
+                  leased_until, expected_ms, claimed_at, expires_at, completed_at, response_status, response_body, day)
+                VALUES ('default', ?, repeat('0', 64), 'POST', '/orders', 'COMPLETED', gen_random_uuid(), now(), 100,
+                  now() - interval '1 second', now() + interval '1 day', now(), 201, convert_to(?, 'UTF8'), DATE '1970-01-01')""")) {
       ps.setString(1, idemKey);
       ps.setString(2, "{\"order\":\"" + orderId + "\"}");
       ps.executeUpdate();

@@ -1,11 +1,11 @@
 package io.converge.core.internal;
 
+import io.converge.core.internal.BatchPurger.Cutoff;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -21,7 +21,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The day partitions of a table partitioned by range of a {@code date} column: {@code <parent>_pYYYYMMDD} for
  * {@code [day, day + 1)}, created ahead, listed, checked and dropped whole once expired: retention without a DELETE
- * of every row (no WAL per row, no dead tuples). Shared by Converge's append-heavy tables (the dedup table first).
+ * of every row (no WAL per row, no dead tuples). Shared by Converge's append-heavy tables (the dedup table and the
+ * Idempotency-Key table).
  *
  * <p>Every change takes its locks under a short {@code lock_timeout} ({@link #DEFAULT_LOCK_TIMEOUT}), so that it never
  * queues ahead of the table's writers for longer: a change that cannot have its lock gives up, is logged, and is tried
@@ -31,7 +32,9 @@ import org.slf4j.LoggerFactory;
  *   flight and commits before the next ones start. A writer that decided where a row goes while the partition did not
  *   exist has committed before it exists (the dedup claim relies on this).
  *   <li>Dropping a partition locks the parent and the partition ({@code ACCESS EXCLUSIVE}, as {@code DROP} needs), then
- *   checks again under the lock that its newest row is before the cutoff: a row written meanwhile keeps it.
+ *   checks again under the lock that its newest row is before the cutoff: a row written meanwhile keeps it. The
+ *   newest row is {@code max(<time>)}: each partition needs an index on that column (or expression), so that the check
+ *   under the lock is one index probe, not a scan.
  * </ul>
  *
  * <p>Immutable and thread-safe; several instances may run it at once (creations are {@code IF NOT EXISTS}, a drop of a
@@ -72,7 +75,8 @@ public final class DayPartitions {
    *
    * @param partitionDdl run on each new partition, {@code %s} standing for its name, e.g.
    *     {@code ALTER TABLE %s ADD PRIMARY KEY (tenant, id)}; null for none
-   * @param timeColumn the column whose newest value says when a partition's last row was written
+   * @param timeColumn the column (or an expression over the partition's columns, e.g.
+   *     {@code greatest(expires_at, leased_until)}) whose newest value says until when a partition's rows are needed
    */
   public static DayPartitions of(DataSource dataSource, String parent, String partitionDdl, String timeColumn) {
     return new DayPartitions(dataSource, parent, partitionDdl, timeColumn, DEFAULT_LOCK_TIMEOUT);
@@ -170,6 +174,22 @@ public final class DayPartitions {
   }
 
   /**
+   * The database's current day in UTC ({@code now()}): "today" for a table whose times are the database's.
+   *
+   * @throws io.converge.core.DatabaseUnavailableException when the database is unreachable
+   */
+  public LocalDate databaseDay() {
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT (now() AT TIME ZONE 'UTC')::date")) {
+      rs.next();
+      return rs.getObject(1, LocalDate.class);
+    } catch (SQLException e) {
+      throw DatabaseErrors.translate("Cannot read the database's day for " + parent, null, e);
+    }
+  }
+
+  /**
    * Drops the partitions of the days before {@code beforeDay} whose newest row was written before {@code cutoff} (an
    * empty one too), each in a transaction of its own.
    *
@@ -177,6 +197,19 @@ public final class DayPartitions {
    * @throws io.converge.core.DatabaseUnavailableException when the database is unreachable
    */
   public List<LocalDate> dropExpired(LocalDate beforeDay, Instant cutoff) {
+    return dropExpired(beforeDay, Cutoff.before(cutoff));
+  }
+
+  /**
+   * {@link #dropExpired(LocalDate, Instant)} with a cutoff that may be the database's clock
+   * ({@link Cutoff#olderThan}): for a table whose times are written with {@code now()}, each check, the one under the
+   * drop's lock too, compares with the {@code now()} of its own transaction.
+   *
+   * @return the days dropped now
+   * @throws io.converge.core.DatabaseUnavailableException when the database is unreachable
+   */
+  public List<LocalDate> dropExpired(LocalDate beforeDay, Cutoff cutoff) {
+    Objects.requireNonNull(cutoff, "cutoff");
     List<LocalDate> dropped = new ArrayList<>();
     for (LocalDate day : list()) {
       if (!day.isBefore(beforeDay) || !expiredNow(day, cutoff)) {
@@ -197,14 +230,14 @@ public final class DayPartitions {
         return true;
       });
       if (done) {
-        LOG.info("Dropped partition {} of {} (newest row before {})", name, parent, cutoff);
+        LOG.info("Dropped partition {} of {} (its newest row {})", name, parent, cutoff);
         dropped.add(day);
       }
     }
     return dropped;
   }
 
-  private boolean expiredNow(LocalDate day, Instant cutoff) {
+  private boolean expiredNow(LocalDate day, Cutoff cutoff) {
     try (Connection c = dataSource.getConnection()) {
       return expired(c, qualified(c, name(day)), cutoff);
     } catch (SQLException e) {
@@ -215,10 +248,10 @@ public final class DayPartitions {
     }
   }
 
-  private boolean expired(Connection c, String name, Instant cutoff) throws SQLException {
+  private boolean expired(Connection c, String name, Cutoff cutoff) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(
-        "SELECT coalesce(max(" + timeColumn + ") < ?, true) FROM " + name)) {
-      ps.setTimestamp(1, Timestamp.from(cutoff));
+        "SELECT coalesce(max(" + timeColumn + ") < " + cutoff.sql() + ", true) FROM " + name)) {
+      cutoff.bind(ps, 1);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return rs.getBoolean(1);

@@ -106,18 +106,26 @@ public final class KindQueries {
                      'dead letter', coalesce(t.dlq_id::text, '-')] AS details
           FROM converge_ticket t WHERE t.status = 'OPEN'
         """));
-    SOURCES.put(StuckKind.IDEMPOTENCY_KEY, new Source("converge_idempotency_key", """
-        SELECT k.tenant || '/' || k.idem_key AS id, k.idem_key AS item_key, k.tenant, k.path AS topic,
-               CASE WHEN k.status = 'PROCESSING' THEN k.claimed_at ELSE k.expires_at END AS since,
-               CASE WHEN k.status = 'PROCESSING' AND k.leased_until < now()
-                      THEN 'in progress, its lease ran out at ' || k.leased_until || ': a retry may take it over'
-                    WHEN k.status = 'PROCESSING' THEN 'in progress'
-                    ELSE 'expired (its TTL passed), not yet purged' END AS reason,
-               ARRAY['method', k.method, 'status', k.status, 'claimed', k.claimed_at::text,
-                     'expires', k.expires_at::text,
-                     'response', coalesce(k.response_status::text, '-')] AS details
-          FROM converge_idempotency_key k WHERE k.status = 'PROCESSING' OR k.expires_at < now()
-        """));
+    // an expired key of a day partition (idempotency V5) is removed with its partition, which is dropped once every key
+    // of it has expired and its day is over: it is an item from then on, not from its own expiry
+    SOURCES.put(StuckKind.IDEMPOTENCY_KEY, new Source("converge_idempotency_key",
+        """
+            SELECT k.tenant || '/' || k.idem_key AS id, k.idem_key AS item_key, k.tenant, k.path AS topic,
+                   CASE WHEN k.status = 'PROCESSING' THEN k.claimed_at ELSE coalesce(p.droppable, k.expires_at) END AS since,
+                   CASE WHEN k.status = 'PROCESSING' AND k.leased_until < now()
+                          THEN 'in progress, its lease ran out at ' || k.leased_until || ': a retry may take it over'
+                        WHEN k.status = 'PROCESSING' THEN 'in progress'
+                        WHEN p.droppable IS NULL THEN 'expired (its TTL passed), not yet purged'
+                        ELSE 'expired (its TTL passed), its day partition ' || k.day || ' not yet dropped' END AS reason,
+                   ARRAY['method', k.method, 'status', k.status, 'claimed', k.claimed_at::text,
+                         'expires', k.expires_at::text,
+                         'response', coalesce(k.response_status::text, '-')] AS details
+              FROM converge_idempotency_key k
+              LEFT JOIN (SELECT day, greatest(max(greatest(expires_at, leased_until)),
+                                              (day + 1)::timestamp AT TIME ZONE 'UTC') AS droppable
+                           FROM converge_idempotency_key WHERE day <> DATE '1970-01-01' GROUP BY day) p ON p.day = k.day
+             WHERE k.status = 'PROCESSING' OR (k.expires_at < now() AND coalesce(p.droppable, k.expires_at) < now())
+            """));
     SOURCES.put(StuckKind.STATE, new Source("converge_state_transition", """
         SELECT s.machine || '/' || s.entity_id AS id, s.entity_id AS item_key, s.tenant, NULL::text AS topic,
                s.at AS since,

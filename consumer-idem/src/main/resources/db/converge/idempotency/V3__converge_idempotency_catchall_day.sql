@@ -1,0 +1,13 @@
+-- Converge Idempotency-Key schema, version 3: first step of partitioning converge_idempotency_key by day (issue 36.4).
+-- Both statements change the catalog only (no rewrite, no scan): a constant default is stored once, and a NOT VALID
+-- constraint is checked for new rows only. Version 4 validates it without blocking writes, version 5 makes this table
+-- the catch-all partition of a table partitioned by `day`.
+
+-- The partition a key's row lives in: the UTC day the key was first claimed while that day's partition exists, else
+-- the catch-all's sentinel day 1970-01-01 (consumer-idem README, "Idempotency-Key partitions by day"). Every existing
+-- row is a catch-all row.
+ALTER TABLE converge_idempotency_key ADD COLUMN day DATE NOT NULL DEFAULT DATE '1970-01-01';
+
+-- The catch-all's partition bound as a constraint: once valid, attaching the table as that partition needs no scan.
+ALTER TABLE converge_idempotency_key ADD CONSTRAINT converge_idempotency_key_catchall_day
+    CHECK (day >= DATE '1970-01-01' AND day < DATE '1970-01-02') NOT VALID;
