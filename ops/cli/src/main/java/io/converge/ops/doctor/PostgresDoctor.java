@@ -3,6 +3,8 @@ package io.converge.ops.doctor;
 import io.converge.consumer.DedupPurger;
 import io.converge.core.ConvergeException;
 import io.converge.core.Migrations;
+import io.converge.core.internal.DayPartitions;
+import io.converge.outbox.Outbox;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -18,8 +20,8 @@ import javax.sql.DataSource;
 
 /**
  * The database checks of {@code converge doctor}: durability settings, {@code wal_level}, replication slots and the
- * WAL each retains, Converge's migrations per module at the version this build ships, the dedup table's day
- * partitions of today and tomorrow, and stuck items
+ * WAL each retains, Converge's migrations per module at the version this build ships, the dedup and outbox tables'
+ * day partitions of today and tomorrow, and stuck items
  * ({@link StuckItems}). Reads only.
  * Not thread-safe (one run).
  */
@@ -63,21 +65,33 @@ final class PostgresDoctor {
     }
     migrations(modules, out);
     if (modules.contains("consumer")) {
-      dedupPartitions(out);
+      partitions("converge_dedup", DedupPurger.partitions(dataSource), "claims still deduplicate (in the catch-all)",
+          "run the dedup purge (DedupPurger.purgeExpired: the services' purge schedule), which creates the partitions"
+              + " of today and the next " + DedupPurger.PARTITIONS_AHEAD + " days",
+          out);
+    }
+    if (modules.contains("outbox")) {
+      partitions("converge_outbox", Outbox.partitions(dataSource), "messages are still written and relayed (in the"
+          + " catch-all)",
+          "run the outbox purge (the polling relay's purge interval, or converge purge), which"
+              + " creates the partitions of today and the next " + Outbox.PARTITIONS_AHEAD + " days",
+          out);
     }
     StuckItems.check(dataSource, out);
   }
 
   /**
-   * Today's and tomorrow's partitions of {@code converge_dedup} (consumer-idem README, "Partitions by day"): without
-   * them claims still deduplicate, in the catch-all, but its retention is the row-by-row batch DELETE again.
+   * Today's and tomorrow's partitions of {@code table} (consumer-idem README and outbox-relay README, "Partitions by
+   * day"): without them its rows still go somewhere ({@code stillWorks}), the catch-all, but its retention is the
+   * row-by-row batch DELETE again.
    */
-  private void dedupPartitions(Consumer<Finding> out) {
-    String check = "postgres.partitions.converge_dedup";
+  private void partitions(String table, DayPartitions partitions, String stillWorks, String fix,
+      Consumer<Finding> out) {
+    String check = "postgres.partitions." + table;
     LocalDate today = LocalDate.now(clock);
     List<LocalDate> missing;
     try {
-      missing = DedupPurger.partitions(dataSource).missing(today, 2);
+      missing = partitions.missing(today, 2);
     } catch (ConvergeException e) {
       out.accept(Finding.fail(check, e.getMessage() + (e.getCause() == null ? "" : ": " + e.getCause().getMessage()),
           "check the user's rights to read pg_inherits and pg_class"));
@@ -86,10 +100,8 @@ final class PostgresDoctor {
     if (missing.isEmpty()) {
       out.accept(Finding.pass(check, "the partitions of " + today + " and " + today.plusDays(1) + " exist"));
     } else {
-      out.accept(Finding.warn(check, "no partition for " + missing + ": those days' claims go to the catch-all, "
-          + "purged row by row",
-          "run the dedup purge (DedupPurger.purgeExpired: the services' purge schedule), which "
-              + "creates the partitions of today and the next " + DedupPurger.PARTITIONS_AHEAD + " days"));
+      out.accept(Finding.warn(check, "no partition for " + missing + ": " + stillWorks + ", but those days' rows go"
+          + " to the catch-all, purged row by row", fix));
     }
   }
 
