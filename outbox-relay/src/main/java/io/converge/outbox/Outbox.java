@@ -4,6 +4,7 @@ import io.converge.outbox.internal.OutboxRows;
 import io.converge.core.internal.BatchPurger;
 import io.converge.core.internal.BatchPurger.Cutoff;
 import io.converge.core.internal.DatabaseErrors;
+import io.converge.core.internal.DayPartitions;
 import io.converge.core.internal.OpsRows;
 import io.converge.core.internal.Require;
 import java.sql.Connection;
@@ -13,6 +14,8 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.LongConsumer;
@@ -54,6 +57,11 @@ public final class Outbox {
         AND NOT EXISTS (%s)
       ORDER BY o.seq LIMIT 1
       """.formatted(OutboxLines.EARLIER_PARKED);
+  /** The days after today whose partitions {@link #purge} creates ahead (today's too). */
+  public static final int PARTITIONS_AHEAD = 3;
+  private static final String PARENT = "converge_outbox";
+  /** A day partition's primary key: the parent has none (V5); the one sequence keeps seq unique across partitions. */
+  private static final String PARTITION_KEY = "ALTER TABLE %s ADD PRIMARY KEY (seq)";
   private final DataSource dataSource;
 
   private Outbox(DataSource dataSource) {
@@ -138,22 +146,53 @@ public final class Outbox {
   }
 
   /**
-   * Deletes published rows older than {@code retention}, in batches of {@code batchSize} rows, each in
-   * its own short transaction (no long lock, no DELETE storm). Unpublished and parked rows are never
-   * deleted.
+   * Keeps the outbox bounded (outbox-relay README, "Partitions by day"): creates the day partitions of today and the
+   * next {@link #PARTITIONS_AHEAD} days that are missing, drops whole the day partitions before the cutoff's day whose
+   * rows are all published, the newest before the cutoff (now minus {@code retention}, by the database's clock), then
+   * deletes the published rows older than {@code retention} of the catch-all and of the older day partitions that
+   * were kept, in batches of {@code batchSize} rows, each in its own short transaction (no long lock, no DELETE
+   * storm). Unpublished and parked rows are never deleted, and a partition holding one is never dropped. A partition
+   * whose lock is not had within {@link DayPartitions#DEFAULT_LOCK_TIMEOUT} is left to the next run (logged).
    *
    * @param progress receives the running total after each batch (e.g. to print progress)
-   * @return the number of rows deleted
+   * @return the number of rows deleted by the batches (those of dropped partitions are logged, not counted)
    */
   public long purge(Duration retention, int batchSize, LongConsumer progress) {
     Cutoff cutoff = cutoff(retention);
     Require.between("outbox.purgeBatchSize", batchSize, 1, BatchPurger.MAX_BATCH_SIZE);
-    return published().purge("the outbox", cutoff, batchSize, Long.MAX_VALUE, progress);
+    Instant now = databaseNow();
+    DayPartitions partitions = partitions(dataSource);
+    partitions.createAhead(LocalDate.ofInstant(now, ZoneOffset.UTC), PARTITIONS_AHEAD + 1);
+    Instant before = now.minus(retention);
+    LocalDate beforeDay = LocalDate.ofInstant(before, ZoneOffset.UTC);
+    partitions.dropExpired(beforeDay, before);
+    // the later day partitions are dropped whole once their day is before the cutoff's: no row-by-row DELETE there
+    return published().where("day < ?").purge("the outbox", cutoff, batchSize, Long.MAX_VALUE, progress, beforeDay);
+  }
+
+  /**
+   * The day partitions of {@code converge_outbox} in {@code dataSource}'s schema (for a health check): each has its own
+   * primary key on seq; none is dropped while it holds an unpublished row (parked or not).
+   */
+  public static DayPartitions partitions(DataSource dataSource) {
+    return DayPartitions.of(dataSource, PARENT, PARTITION_KEY, "published_at").keptWhile("published_at IS NULL");
+  }
+
+  private Instant databaseNow() {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT now()");
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getTimestamp(1).toInstant();
+    } catch (SQLException e) {
+      throw DatabaseErrors.translate("Cannot read the database's time", null, e);
+    }
   }
 
   /**
    * How many rows {@link #purge} would delete now: published rows older than {@code retention} (for a
-   * dry run).
+   * dry run). An upper bound: such a row in the partition of a day not before the cutoff's waits until that
+   * partition is dropped whole.
    */
   public long purgeable(Duration retention) {
     return published().count("the outbox", cutoff(retention));
@@ -164,7 +203,10 @@ public final class Outbox {
     return OpsRows.on(dataSource);
   }
 
-  /** Published rows, oldest first; unpublished and parked rows have no {@code published_at} and are never purged. */
+  /**
+   * Published rows, oldest first; unpublished and parked rows have no {@code published_at} and are never purged. Keyed
+   * by seq, unique across the partitions.
+   */
   private BatchPurger published() {
     return BatchPurger.of(dataSource, "converge_outbox", "published_at").keyedBy("seq").oldestFirst();
   }

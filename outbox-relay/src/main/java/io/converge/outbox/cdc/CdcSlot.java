@@ -55,16 +55,12 @@ record CdcSlot(DataSource db, String name, String schema, Sleeper sleeper) {
         publication = rs.next();
       }
       if (!publication) {
-        // inserts only: marking rows published must not come back as events
+        // inserts only: marking rows published must not come back as events; the day partitions' rows (those of
+        // partitions created later too) come under converge_outbox's name
         s.execute("CREATE PUBLICATION " + name + " FOR TABLE " + schema + ".converge_outbox, " + schema
-            + ".converge_cdc_heartbeat WITH (publish = 'insert')");
+            + ".converge_cdc_heartbeat WITH (publish = 'insert', publish_via_partition_root = true)");
       } else {
-        try (ResultSet rs = s.executeQuery("SELECT 1 FROM pg_publication_tables WHERE pubname = '" + name
-            + "' AND tablename = 'converge_cdc_heartbeat'")) {
-          if (!rs.next()) { // a publication of an older version: add the heartbeat table
-            s.execute("ALTER PUBLICATION " + name + " ADD TABLE " + schema + ".converge_cdc_heartbeat");
-          }
-        }
+        upgrade(s);
       }
       try (PreparedStatement ps = c.prepareStatement(CREATE_SLOT)) {
         ps.setString(1, name);
@@ -82,6 +78,35 @@ record CdcSlot(DataSource db, String name, String schema, Sleeper sleeper) {
         return false;
       }
       throw new ConvergeException("CDC relay cannot create publication and slot " + name + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Brings a publication of an older version up to date: adds the heartbeat table; names the partitioned
+   * converge_outbox (a publication created before outbox schema version 5 names the old table, now the catch-all
+   * partition, when the migration could not alter it) and publishes its partitions' rows under its name.
+   */
+  private void upgrade(Statement s) throws SQLException {
+    try (ResultSet rs = s.executeQuery("SELECT 1 FROM pg_publication_tables WHERE pubname = '" + name
+        + "' AND tablename = 'converge_cdc_heartbeat'")) {
+      if (!rs.next()) {
+        s.execute("ALTER PUBLICATION " + name + " ADD TABLE " + schema + ".converge_cdc_heartbeat");
+      }
+    }
+    boolean viaRoot;
+    boolean outbox;
+    try (ResultSet rs = s.executeQuery("SELECT p.pubviaroot, EXISTS (SELECT 1 FROM pg_publication_rel r"
+        + " WHERE r.prpubid = p.oid AND r.prrelid = to_regclass('" + schema + ".converge_outbox'))"
+        + " FROM pg_publication p WHERE p.pubname = '" + name + "'")) {
+      rs.next();
+      viaRoot = rs.getBoolean(1);
+      outbox = rs.getBoolean(2);
+    }
+    if (!outbox) {
+      s.execute("ALTER PUBLICATION " + name + " ADD TABLE " + schema + ".converge_outbox");
+    }
+    if (!viaRoot) {
+      s.execute("ALTER PUBLICATION " + name + " SET (publish_via_partition_root = true)");
     }
   }
 

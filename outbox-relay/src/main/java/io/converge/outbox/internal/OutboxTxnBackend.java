@@ -10,6 +10,8 @@ import io.converge.producer.spi.TxnBackend;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -42,14 +44,31 @@ public final class OutboxTxnBackend implements TxnBackend {
 
   private static final String COLUMNS = """
       INSERT INTO converge_outbox (message_id, producer_group, topic, order_key, msg_key, tag,
-                                   header_names, header_values, payload)
+                                   header_names, header_values, payload, day)
+      """;
+
+  /**
+   * The partition the unit's rows go to (outbox-relay README, "Partitions by day"): the UTC day of the producer's
+   * clock (the parameter) while that day's partition exists, else the catch-all (day 1970-01-01). Looked up in
+   * converge_outbox's own schema (the one the INSERT resolves), never through the search path. Evaluated after the
+   * INSERT's lock on converge_outbox: a partition is created and dropped under a lock that conflicts with it
+   * ({@code DayPartitions}), so the statement sees it either before or after, and a drop waits for the rows' commit
+   * (then finds them unpublished and keeps the partition).
+   */
+  static final String ROUTE = """
+      route AS (
+        SELECT CASE WHEN to_regclass((SELECT relnamespace::regnamespace::text FROM pg_class
+                                       WHERE oid = 'converge_outbox'::regclass)
+                                     || '.converge_outbox_p' || to_char(d, 'YYYYMMDD')) IS NOT NULL
+                    THEN d ELSE DATE '1970-01-01' END AS day
+          FROM (SELECT CAST(? AS date) AS d) AS today)
       """;
 
   /** A one-message unit: its key's lock and its row in one statement. */
   static final String INSERT_ONE = """
-      WITH key_lock AS (SELECT pg_advisory_xact_lock(hashtextextended('converge_outbox:' || ?, 0)))
-      """ + COLUMNS + """
-      SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? FROM key_lock
+      WITH key_lock AS (SELECT pg_advisory_xact_lock(hashtextextended('converge_outbox:' || ?, 0))),
+      """ + ROUTE + COLUMNS + """
+      SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, r.day FROM key_lock, route r
       """;
 
   /** The unit's order keys, each locked once, in hash order (the same order for every unit). */
@@ -59,8 +78,11 @@ public final class OutboxTxnBackend implements TxnBackend {
        ORDER BY h
       """;
 
+  /** The values of one more row of {@link #INSERT_ROW}. */
+  private static final String MORE_VALUES = ", (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT day FROM route))";
+
   /** The rows of a unit in publish order (the seqs are drawn in the order of the VALUES list). */
-  static final String INSERT_ROW = COLUMNS + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
+  static final String INSERT_ROW = "WITH " + ROUTE + COLUMNS + "VALUES " + MORE_VALUES.substring(2);
 
   /** Units of more messages write their rows with a JDBC batch, then commit. */
   static final int MAX_PIPELINED = 100;
@@ -141,7 +163,8 @@ public final class OutboxTxnBackend implements TxnBackend {
       if (rows.size() == 1) {
         try (PreparedStatement ps = c.prepareStatement(INSERT_ONE)) {
           ps.setString(1, rows.get(0).orderKey());
-          bind(c, ps, 2, rows.get(0));
+          ps.setObject(2, today());
+          bind(c, ps, 3, rows.get(0));
           ps.executeUpdate();
         }
         return;
@@ -151,8 +174,10 @@ public final class OutboxTxnBackend implements TxnBackend {
         lock.execute();
       }
       try (PreparedStatement ps = c.prepareStatement(INSERT_ROW)) {
+        LocalDate day = today();
         for (Row r : rows) {
-          bind(c, ps, 1, r);
+          ps.setObject(1, day);
+          bind(c, ps, 2, r);
           ps.addBatch();
         }
         ps.executeBatch();
@@ -172,7 +197,7 @@ public final class OutboxTxnBackend implements TxnBackend {
       } else {
         StringBuilder b = new StringBuilder(LOCK_KEYS.strip()).append(";\n").append(INSERT_ROW);
         for (int i = 1; i < rows.size(); i++) {
-          b.append(", (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+          b.append(MORE_VALUES);
         }
         sql = b.toString();
       }
@@ -183,12 +208,18 @@ public final class OutboxTxnBackend implements TxnBackend {
         } else {
           ps.setArray(i++, keys(c));
         }
+        ps.setObject(i++, today());
         for (Row r : rows) {
           i = bind(c, ps, i, r);
         }
         ps.execute();
       }
       PipelinedCommit.committed(c);
+    }
+
+    /** The day whose partition the rows go to, by the producer's clock. */
+    private LocalDate today() {
+      return LocalDate.ofInstant(context.clock().instant(), ZoneOffset.UTC);
     }
 
     private java.sql.Array keys(Connection c) throws SQLException {

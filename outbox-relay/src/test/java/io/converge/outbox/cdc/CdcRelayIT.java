@@ -71,6 +71,10 @@ class CdcRelayIT {
     try (RocketMQSink sink = bed.sink().group("cdc-" + name).build()) {
       CdcRelay relay = relay(bed, name).sink(sink).build();
       relay.start();
+      assertThat(bed.scalar("SELECT count(*) FROM pg_publication WHERE pubname = 'converge_cdc_" + name + "'"
+          + " AND pubviaroot AND pubinsert AND NOT pubupdate"))
+          .as("rows of every partition under converge_outbox's name")
+          .isEqualTo(1);
       for (int i = 0; i < 120; i++) {
         String key = "cart-" + (i % 6);
         String id = bed.publish(key);

@@ -5,6 +5,7 @@ import io.converge.consumer.http.IdempotencyKeyPurger;
 import io.converge.core.ConvergeException;
 import io.converge.core.Migrations;
 import io.converge.core.internal.DayPartitions;
+import io.converge.outbox.Outbox;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -21,7 +22,7 @@ import javax.sql.DataSource;
 /**
  * The database checks of {@code converge doctor}: durability settings, {@code wal_level}, replication slots and the
  * WAL each retains, Converge's migrations per module at the version this build ships, the day partitions of today and
- * tomorrow of the dedup and Idempotency-Key tables, and stuck items
+ * tomorrow of the dedup, Idempotency-Key and outbox tables, and stuck items
  * ({@link StuckItems}). Reads only.
  * Not thread-safe (one run).
  */
@@ -65,16 +66,23 @@ final class PostgresDoctor {
     }
     migrations(modules, out);
     if (modules.contains("consumer")) {
-      partitions("converge_dedup", DedupPurger.partitions(dataSource), "claims still deduplicate",
-          "run the dedup purge (DedupPurger.purgeExpired: the services' purge schedule), which creates the "
-              + "partitions of today and the next " + DedupPurger.PARTITIONS_AHEAD + " days",
+      partitions("converge_dedup", DedupPurger.partitions(dataSource), "claims still deduplicate (in the catch-all)",
+          "run the dedup purge (DedupPurger.purgeExpired: the services' purge schedule), which creates the partitions"
+              + " of today and the next " + DedupPurger.PARTITIONS_AHEAD + " days",
           out);
     }
     if (modules.contains("idempotency")) {
       partitions("converge_idempotency_key", IdempotencyKeyPurger.partitions(dataSource),
-          "Idempotency-Keys are still claimed once",
+          "Idempotency-Keys are still claimed once (in the catch-all)",
           "run the Idempotency-Key purge (IdempotencyKeyPurger.purgeExpired: the services' purge schedule), which "
               + "creates the partitions of today and the next " + IdempotencyKeyPurger.PARTITIONS_AHEAD + " days",
+          out);
+    }
+    if (modules.contains("outbox")) {
+      partitions("converge_outbox", Outbox.partitions(dataSource), "messages are still written and relayed (in the"
+          + " catch-all)",
+          "run the outbox purge (the polling relay's purge interval, or converge purge), which"
+              + " creates the partitions of today and the next " + Outbox.PARTITIONS_AHEAD + " days",
           out);
     }
     StuckItems.check(dataSource, out);
@@ -82,10 +90,11 @@ final class PostgresDoctor {
 
   /**
    * Today's and tomorrow's partitions of {@code table} (consumer-idem README, "Partitions by day" and
-   * "Idempotency-Key partitions by day"): without them claims are still made once, in the catch-all, but its retention
-   * is the row-by-row batch DELETE again.
+   * "Idempotency-Key partitions by day", and outbox-relay README, "Partitions by day"): without them its rows still go
+   * somewhere ({@code stillWorks}), the catch-all, but its retention is the row-by-row batch DELETE again.
    */
-  private void partitions(String table, DayPartitions partitions, String still, String fix, Consumer<Finding> out) {
+  private void partitions(String table, DayPartitions partitions, String stillWorks, String fix,
+      Consumer<Finding> out) {
     String check = "postgres.partitions." + table;
     LocalDate today = LocalDate.now(clock);
     List<LocalDate> missing;
@@ -99,8 +108,8 @@ final class PostgresDoctor {
     if (missing.isEmpty()) {
       out.accept(Finding.pass(check, "the partitions of " + today + " and " + today.plusDays(1) + " exist"));
     } else {
-      out.accept(Finding.warn(check, "no partition for " + missing + ": those days' claims go to the catch-all ("
-          + still + "), purged row by row", fix));
+      out.accept(Finding.warn(check, "no partition for " + missing + ": " + stillWorks + ", but those days' rows go"
+          + " to the catch-all, purged row by row", fix));
     }
   }
 

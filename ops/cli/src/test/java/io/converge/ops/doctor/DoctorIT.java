@@ -2,6 +2,8 @@ package io.converge.ops.doctor;
 
 import io.converge.consumer.DedupPurger;
 import io.converge.consumer.http.IdempotencyKeyPurger;
+import io.converge.outbox.Outbox;
+import java.time.Duration;
 import java.time.Clock;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -61,6 +63,8 @@ class DoctorIT {
     brokerSettings("30000", "15");
     CliSchema db = CliSchema.create("doctorok", "producer", "pulsar", "consumer", "idempotency", "outbox", "cdc");
     new DedupPurger(db.dataSource(), DedupPurger.DEFAULT_RETENTION, 100, Clock.systemUTC()).purgeExpired(1);
+    Outbox.on(db.dataSource()).purge(Duration.ofDays(1), 100, n -> {
+    });
     String topic = RocketMQExtension.uniqueTopic("doctor");
     rocketmq.createTopic(topic);
     String pulsarTopic = PulsarExtension.uniqueTopic("doctor");
@@ -167,6 +171,19 @@ class DoctorIT {
         .doesNotContain("postgres.partitions.converge_dedup");
     new IdempotencyKeyPurger(db.dataSource(), 100).purgeExpired(1);
     assertThat(db.run("doctor").out()).contains("PASS  postgres.partitions.converge_idempotency_key");
+  }
+
+  @Test
+  void aMissingOutboxPartitionIsAWarningUntilThePurgeCreatesIt() throws Exception {
+    CliSchema db = CliSchema.create("doctoroparts", "producer", "outbox");
+
+    CliRun run = db.run("doctor");
+
+    assertThat(run.out()).contains("WARN  postgres.partitions.converge_outbox").contains("no partition for [")
+        .contains("fix: run the outbox purge");
+    Outbox.on(db.dataSource()).purge(Duration.ofDays(1), 100, n -> {
+    });
+    assertThat(db.run("doctor").out()).contains("PASS  postgres.partitions.converge_outbox");
   }
 
   @Test

@@ -10,7 +10,9 @@ import io.debezium.engine.format.ChangeEventFormat;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
@@ -84,7 +86,13 @@ final class DebeziumDrain implements AutoCloseable {
     p.setProperty("plugin.name", "pgoutput");
     p.setProperty("slot.name", name);
     p.setProperty("publication.name", name);
-    p.setProperty("publication.autocreate.mode", "filtered");
+    // created here, as the table needs: converge_outbox is partitioned by day (outbox migration V5), and its rows
+    // come under its own name only with publish_via_partition_root, which Debezium's own CREATE PUBLICATION omits
+    p.setProperty("publication.autocreate.mode", "disabled");
+    try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+      s.execute("CREATE PUBLICATION " + name + " FOR TABLE " + schema + ".converge_outbox"
+          + " WITH (publish_via_partition_root = true)");
+    }
     p.setProperty("table.include.list", schema + ".converge_outbox");
     p.setProperty("snapshot.mode", "no_data");
     p.setProperty("binary.handling.mode", "bytes");
@@ -250,7 +258,7 @@ final class DebeziumDrain implements AutoCloseable {
   @Override
   public void close() throws IOException, SQLException {
     String name = config.getProperty("slot.name");
-    try (java.sql.Connection c = pool.getConnection(); java.sql.Statement s = c.createStatement()) {
+    try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
       s.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '" + name
           + "'");
       s.execute("DROP PUBLICATION IF EXISTS " + name);

@@ -21,8 +21,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The day partitions of a table partitioned by range of a {@code date} column: {@code <parent>_pYYYYMMDD} for
  * {@code [day, day + 1)}, created ahead, listed, checked and dropped whole once expired: retention without a DELETE
- * of every row (no WAL per row, no dead tuples). Shared by Converge's append-heavy tables (the dedup table and the
- * Idempotency-Key table).
+ * of every row (no WAL per row, no dead tuples). Shared by Converge's append-heavy tables (the dedup, Idempotency-Key
+ * and outbox tables).
  *
  * <p>Every change takes its locks under a short {@code lock_timeout} ({@link #DEFAULT_LOCK_TIMEOUT}), so that it never
  * queues ahead of the table's writers for longer: a change that cannot have its lock gives up, is logged, and is tried
@@ -32,9 +32,10 @@ import org.slf4j.LoggerFactory;
  *   flight and commits before the next ones start. A writer that decided where a row goes while the partition did not
  *   exist has committed before it exists (the dedup claim relies on this).
  *   <li>Dropping a partition locks the parent and the partition ({@code ACCESS EXCLUSIVE}, as {@code DROP} needs), then
- *   checks again under the lock that its newest row is before the cutoff: a row written meanwhile keeps it. The
- *   newest row is {@code max(<time>)}: each partition needs an index on that column (or expression), so that the check
- *   under the lock is one index probe, not a scan.
+ *   checks again under the lock that its newest row is before the cutoff, and that it holds no row that
+ *   {@linkplain #keptWhile keeps it}: a row written or changed meanwhile keeps it. The newest row is
+ *   {@code max(<time>)}: each partition needs an index on that column (or expression), so that the check under the
+ *   lock is one index probe, not a scan.
  * </ul>
  *
  * <p>Immutable and thread-safe; several instances may run it at once (creations are {@code IF NOT EXISTS}, a drop of a
@@ -59,14 +60,16 @@ public final class DayPartitions {
   private final String parent;
   private final String partitionDdl;
   private final String timeColumn;
+  private final String keptWhile;
   private final Duration lockTimeout;
 
-  private DayPartitions(DataSource dataSource, String parent, String partitionDdl, String timeColumn,
+  private DayPartitions(DataSource dataSource, String parent, String partitionDdl, String timeColumn, String keptWhile,
       Duration lockTimeout) {
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
     this.parent = parent;
     this.partitionDdl = partitionDdl;
     this.timeColumn = timeColumn;
+    this.keptWhile = keptWhile;
     this.lockTimeout = Require.positive("lockTimeout", lockTimeout);
   }
 
@@ -79,12 +82,22 @@ public final class DayPartitions {
    *     {@code greatest(expires_at, leased_until)}) whose newest value says until when a partition's rows are needed
    */
   public static DayPartitions of(DataSource dataSource, String parent, String partitionDdl, String timeColumn) {
-    return new DayPartitions(dataSource, parent, partitionDdl, timeColumn, DEFAULT_LOCK_TIMEOUT);
+    return new DayPartitions(dataSource, parent, partitionDdl, timeColumn, null, DEFAULT_LOCK_TIMEOUT);
   }
 
   /** These partitions with another longest wait for a lock. */
   public DayPartitions lockTimeout(Duration timeout) {
-    return new DayPartitions(dataSource, parent, partitionDdl, timeColumn, timeout);
+    return new DayPartitions(dataSource, parent, partitionDdl, timeColumn, keptWhile, timeout);
+  }
+
+  /**
+   * These partitions, none of which is dropped while it holds a row matching {@code condition}, however old its
+   * newest time (e.g. {@code published_at IS NULL}: a message not sent yet, which the time column's {@code max}
+   * would not see). A trusted SQL condition over the partition's columns (a constant of the caller).
+   */
+  public DayPartitions keptWhile(String condition) {
+    return new DayPartitions(dataSource, parent, partitionDdl, timeColumn, Objects.requireNonNull(condition,
+        "condition"), lockTimeout);
   }
 
   /** The name of {@code day}'s partition (unqualified: it lives in its parent's schema). */
@@ -191,7 +204,7 @@ public final class DayPartitions {
 
   /**
    * Drops the partitions of the days before {@code beforeDay} whose newest row was written before {@code cutoff} (an
-   * empty one too), each in a transaction of its own.
+   * empty one too) and that hold no row they are {@linkplain #keptWhile kept while}, each in a transaction of its own.
    *
    * @return the days dropped now
    * @throws io.converge.core.DatabaseUnavailableException when the database is unreachable
@@ -249,8 +262,9 @@ public final class DayPartitions {
   }
 
   private boolean expired(Connection c, String name, Cutoff cutoff) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(
-        "SELECT coalesce(max(" + timeColumn + ") < " + cutoff.sql() + ", true) FROM " + name)) {
+    try (PreparedStatement ps = c.prepareStatement("SELECT coalesce((SELECT max(" + timeColumn + ") FROM " + name
+        + ") < " + cutoff.sql() + ", true)" + (keptWhile == null ? ""
+            : " AND NOT EXISTS (SELECT 1 FROM " + name + " WHERE " + keptWhile + ")"))) {
       cutoff.bind(ps, 1);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
