@@ -3,6 +3,8 @@ package io.converge.ops.doctor;
 import io.converge.consumer.DedupPurger;
 import io.converge.core.ConvergeException;
 import io.converge.core.Migrations;
+import io.converge.core.internal.DayPartitions;
+import io.converge.producer.internal.TxnLog;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -18,8 +20,8 @@ import javax.sql.DataSource;
 
 /**
  * The database checks of {@code converge doctor}: durability settings, {@code wal_level}, replication slots and the
- * WAL each retains, Converge's migrations per module at the version this build ships, the dedup table's day
- * partitions of today and tomorrow, and stuck items
+ * WAL each retains, Converge's migrations per module at the version this build ships, the day partitions of today
+ * and tomorrow of the dedup table and the transaction log, and stuck items
  * ({@link StuckItems}). Reads only.
  * Not thread-safe (one run).
  */
@@ -63,21 +65,29 @@ final class PostgresDoctor {
     }
     migrations(modules, out);
     if (modules.contains("consumer")) {
-      dedupPartitions(out);
+      partitions("converge_dedup", DedupPurger.partitions(dataSource), "claims", "run the dedup purge "
+          + "(DedupPurger.purgeExpired: the services' purge schedule), which creates the partitions of today and the "
+          + "next " + DedupPurger.PARTITIONS_AHEAD + " days", out);
+    }
+    if (modules.contains("producer")) {
+      partitions("converge_txn_log", TxnLog.partitions(dataSource), "log rows", "run the transaction log's purge "
+          + "(the producers' purge schedule, converge.producer.purge-interval, or TxnProducer's purgeLog), which "
+          + "creates the partitions of today and the next " + TxnLog.PARTITIONS_AHEAD + " days", out);
     }
     StuckItems.check(dataSource, out);
   }
 
   /**
-   * Today's and tomorrow's partitions of {@code converge_dedup} (consumer-idem README, "Partitions by day"): without
-   * them claims still deduplicate, in the catch-all, but its retention is the row-by-row batch DELETE again.
+   * Today's and tomorrow's partitions of {@code table} ({@code converge_dedup}: consumer-idem README,
+   * {@code converge_txn_log}: producer-txn README, "Partitions by day"): without them its {@code rows} still go to the
+   * catch-all, but their retention is the row-by-row batch DELETE again.
    */
-  private void dedupPartitions(Consumer<Finding> out) {
-    String check = "postgres.partitions.converge_dedup";
+  private void partitions(String table, DayPartitions partitions, String rows, String fix, Consumer<Finding> out) {
+    String check = "postgres.partitions." + table;
     LocalDate today = LocalDate.now(clock);
     List<LocalDate> missing;
     try {
-      missing = DedupPurger.partitions(dataSource).missing(today, 2);
+      missing = partitions.missing(today, 2);
     } catch (ConvergeException e) {
       out.accept(Finding.fail(check, e.getMessage() + (e.getCause() == null ? "" : ": " + e.getCause().getMessage()),
           "check the user's rights to read pg_inherits and pg_class"));
@@ -86,10 +96,8 @@ final class PostgresDoctor {
     if (missing.isEmpty()) {
       out.accept(Finding.pass(check, "the partitions of " + today + " and " + today.plusDays(1) + " exist"));
     } else {
-      out.accept(Finding.warn(check, "no partition for " + missing + ": those days' claims go to the catch-all, "
-          + "purged row by row",
-          "run the dedup purge (DedupPurger.purgeExpired: the services' purge schedule), which "
-              + "creates the partitions of today and the next " + DedupPurger.PARTITIONS_AHEAD + " days"));
+      out.accept(Finding.warn(check, "no partition for " + missing + ": those days' " + rows + " go to the catch-all, "
+          + "purged row by row", fix));
     }
   }
 

@@ -1,6 +1,7 @@
 package io.converge.ops.doctor;
 
 import io.converge.consumer.DedupPurger;
+import io.converge.producer.internal.TxnLog;
 import java.time.Clock;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -60,6 +61,7 @@ class DoctorIT {
     brokerSettings("30000", "15");
     CliSchema db = CliSchema.create("doctorok", "producer", "pulsar", "consumer", "idempotency", "outbox", "cdc");
     new DedupPurger(db.dataSource(), DedupPurger.DEFAULT_RETENTION, 100, Clock.systemUTC()).purgeExpired(1);
+    new TxnLog(db.dataSource()).purge("orders", 100);
     String topic = RocketMQExtension.uniqueTopic("doctor");
     rocketmq.createTopic(topic);
     String pulsarTopic = PulsarExtension.uniqueTopic("doctor");
@@ -126,6 +128,7 @@ class DoctorIT {
   @Test
   void stuckItemsPastTheirThresholdAreWarnings() throws Exception {
     CliSchema db = CliSchema.create("doctorstuck", "producer", "pulsar");
+    new TxnLog(db.dataSource()).purge("orders", 100);
     db.execute("INSERT INTO converge_pulsar_txn (txn_most, txn_least, producer_group, deadline, created_at, attempts,"
         + " parked_at, reason) VALUES (0, 42, 'orders', now() - interval '3 hours', now() - interval '3 hours', 10,"
         + " now() - interval '2 hours', 'Pulsar refused message m-1 on gone: TopicTerminatedException')",
@@ -144,15 +147,19 @@ class DoctorIT {
   }
 
   @Test
-  void aMissingDedupPartitionIsAWarningUntilThePurgeCreatesIt() throws Exception {
-    CliSchema db = CliSchema.create("doctorparts", "consumer");
+  void aMissingDayPartitionIsAWarningUntilThePurgeCreatesIt() throws Exception {
+    CliSchema db = CliSchema.create("doctorparts", "consumer", "producer");
 
     CliRun run = db.run("doctor");
 
     assertThat(run.out()).contains("WARN  postgres.partitions.converge_dedup").contains("no partition for [")
-        .contains("fix: run the dedup purge");
+        .contains("fix: run the dedup purge")
+        .contains("WARN  postgres.partitions.converge_txn_log").contains("log rows go to the catch-all")
+        .contains("fix: run the transaction log's purge");
     new DedupPurger(db.dataSource(), DedupPurger.DEFAULT_RETENTION, 100, Clock.systemUTC()).purgeExpired(1);
-    assertThat(db.run("doctor").out()).contains("PASS  postgres.partitions.converge_dedup");
+    new TxnLog(db.dataSource()).purge("orders", 100);
+    assertThat(db.run("doctor").out()).contains("PASS  postgres.partitions.converge_dedup")
+        .contains("PASS  postgres.partitions.converge_txn_log");
   }
 
   @Test

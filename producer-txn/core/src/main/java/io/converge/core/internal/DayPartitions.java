@@ -21,7 +21,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The day partitions of a table partitioned by range of a {@code date} column: {@code <parent>_pYYYYMMDD} for
  * {@code [day, day + 1)}, created ahead, listed, checked and dropped whole once expired: retention without a DELETE
- * of every row (no WAL per row, no dead tuples). Shared by Converge's append-heavy tables (the dedup table first).
+ * of every row (no WAL per row, no dead tuples). Shared by Converge's append-heavy tables (the dedup table, the
+ * transaction log, whose rows are owned by producer groups of different retentions: {@link #ownedBy}).
  *
  * <p>Every change takes its locks under a short {@code lock_timeout} ({@link #DEFAULT_LOCK_TIMEOUT}), so that it never
  * queues ahead of the table's writers for longer: a change that cannot have its lock gives up, is logged, and is tried
@@ -56,14 +57,16 @@ public final class DayPartitions {
   private final String parent;
   private final String partitionDdl;
   private final String timeColumn;
+  private final String ownerColumn;
   private final Duration lockTimeout;
 
   private DayPartitions(DataSource dataSource, String parent, String partitionDdl, String timeColumn,
-      Duration lockTimeout) {
+      String ownerColumn, Duration lockTimeout) {
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
     this.parent = parent;
     this.partitionDdl = partitionDdl;
     this.timeColumn = timeColumn;
+    this.ownerColumn = ownerColumn;
     this.lockTimeout = Require.positive("lockTimeout", lockTimeout);
   }
 
@@ -75,12 +78,23 @@ public final class DayPartitions {
    * @param timeColumn the column whose newest value says when a partition's last row was written
    */
   public static DayPartitions of(DataSource dataSource, String parent, String partitionDdl, String timeColumn) {
-    return new DayPartitions(dataSource, parent, partitionDdl, timeColumn, DEFAULT_LOCK_TIMEOUT);
+    return new DayPartitions(dataSource, parent, partitionDdl, timeColumn, null, DEFAULT_LOCK_TIMEOUT);
   }
 
   /** These partitions with another longest wait for a lock. */
   public DayPartitions lockTimeout(Duration timeout) {
-    return new DayPartitions(dataSource, parent, partitionDdl, timeColumn, timeout);
+    return new DayPartitions(dataSource, parent, partitionDdl, timeColumn, ownerColumn, timeout);
+  }
+
+  /**
+   * These partitions with rows owned by the value of {@code column} (e.g. the transaction log's producer group, each
+   * with its own retention): {@link #dropExpired(LocalDate, Instant, String)} drops a partition only when every row
+   * is its owner's. An index that leads with {@code column}, then the time column, keeps that check to a few index
+   * lookups.
+   */
+  public DayPartitions ownedBy(String column) {
+    return new DayPartitions(dataSource, parent, partitionDdl, timeColumn, Objects.requireNonNull(column, "column"),
+        lockTimeout);
   }
 
   /** The name of {@code day}'s partition (unqualified: it lives in its parent's schema). */
@@ -177,9 +191,32 @@ public final class DayPartitions {
    * @throws io.converge.core.DatabaseUnavailableException when the database is unreachable
    */
   public List<LocalDate> dropExpired(LocalDate beforeDay, Instant cutoff) {
+    if (ownerColumn != null) {
+      throw new IllegalStateException("the partitions of " + parent + " are owned by " + ownerColumn
+          + ": drop them with dropExpired(beforeDay, cutoff, owner)");
+    }
+    return drop(beforeDay, cutoff, null);
+  }
+
+  /**
+   * {@link #dropExpired(LocalDate, Instant)} for the partitions owned by {@link #ownedBy} column: drops only those whose
+   * rows are all {@code owner}'s (an empty one too). A partition that holds another owner's rows is kept: that owner's
+   * retention may be longer; the caller deletes its own expired rows from it.
+   *
+   * @return the days dropped now
+   * @throws io.converge.core.DatabaseUnavailableException when the database is unreachable
+   */
+  public List<LocalDate> dropExpired(LocalDate beforeDay, Instant cutoff, String owner) {
+    if (ownerColumn == null) {
+      throw new IllegalStateException("the partitions of " + parent + " have no owner column (see ownedBy)");
+    }
+    return drop(beforeDay, cutoff, Objects.requireNonNull(owner, "owner"));
+  }
+
+  private List<LocalDate> drop(LocalDate beforeDay, Instant cutoff, String owner) {
     List<LocalDate> dropped = new ArrayList<>();
     for (LocalDate day : list()) {
-      if (!day.isBefore(beforeDay) || !expiredNow(day, cutoff)) {
+      if (!day.isBefore(beforeDay) || !expiredNow(day, cutoff, owner)) {
         continue;
       }
       String name = name(day);
@@ -189,7 +226,7 @@ public final class DayPartitions {
           return false;
         }
         s.execute("LOCK TABLE " + parent + ", " + table + " IN ACCESS EXCLUSIVE MODE");
-        if (!expired(s.getConnection(), table, cutoff)) {
+        if (!expired(s.getConnection(), table, cutoff, owner)) {
           LOG.debug("Partition {} was written to meanwhile: kept", name);
           return false;
         }
@@ -204,9 +241,9 @@ public final class DayPartitions {
     return dropped;
   }
 
-  private boolean expiredNow(LocalDate day, Instant cutoff) {
+  private boolean expiredNow(LocalDate day, Instant cutoff, String owner) {
     try (Connection c = dataSource.getConnection()) {
-      return expired(c, qualified(c, name(day)), cutoff);
+      return expired(c, qualified(c, name(day)), cutoff, owner);
     } catch (SQLException e) {
       if (UNDEFINED_TABLE.equals(e.getSQLState())) { // another instance dropped it meanwhile
         return false;
@@ -215,14 +252,32 @@ public final class DayPartitions {
     }
   }
 
-  private boolean expired(Connection c, String name, Instant cutoff) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(
-        "SELECT coalesce(max(" + timeColumn + ") < ?, true) FROM " + name)) {
-      ps.setTimestamp(1, Timestamp.from(cutoff));
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getBoolean(1);
+  /** Whether the newest row of {@code name} is before {@code cutoff} (and, with an owner, every row is its). */
+  private boolean expired(Connection c, String name, Instant cutoff, String owner) throws SQLException {
+    if (owner == null) {
+      try (PreparedStatement ps = c.prepareStatement(
+          "SELECT coalesce(max(" + timeColumn + ") < ?, true) FROM " + name)) {
+        ps.setTimestamp(1, Timestamp.from(cutoff));
+        return bool(ps);
       }
+    }
+    // another owner's row is one below or above the owner in the index on (owner, time): two index lookups
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT coalesce((SELECT max(" + timeColumn + ") FROM " + name + " WHERE " + ownerColumn + " = ?) < ?, true)"
+            + " AND NOT EXISTS (SELECT 1 FROM " + name + " WHERE " + ownerColumn + " < ?)"
+            + " AND NOT EXISTS (SELECT 1 FROM " + name + " WHERE " + ownerColumn + " > ?)")) {
+      ps.setString(1, owner);
+      ps.setTimestamp(2, Timestamp.from(cutoff));
+      ps.setString(3, owner);
+      ps.setString(4, owner);
+      return bool(ps);
+    }
+  }
+
+  private static boolean bool(PreparedStatement ps) throws SQLException {
+    try (ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getBoolean(1);
     }
   }
 
