@@ -1,5 +1,7 @@
 package io.converge.broker.junit;
 
+import java.util.HashMap;
+import java.util.Map;
 import java.util.UUID;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
@@ -12,13 +14,15 @@ import org.junit.jupiter.api.extension.ParameterResolver;
 /**
  * The base of Converge's JUnit 5 extensions: resolves the parameters of one type (of constructors,
  * lifecycle and test methods), and holds the helpers they share: a server started once per test JVM and
- * stopped when the run ends ({@link #sharedServer}), and unique topic/group names ({@link #uniqueName}).
+ * stopped when the JVM exits ({@link #sharedServer}), and unique topic/group names ({@link #uniqueName}).
  * Subclasses are created by JUnit and are stateless; thread-safe.
  *
  * @param <T> the type of the parameters this extension resolves
  */
 public abstract class TypedParameterResolver<T> implements ParameterResolver {
 
+  /** The servers of this JVM by owner; guarded by itself. */
+  private static final Map<Class<?>, Object> SHARED = new HashMap<>();
   private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9_-]{1,80}");
 
   private final Class<T> type;
@@ -41,14 +45,28 @@ public abstract class TypedParameterResolver<T> implements ParameterResolver {
   }
 
   /**
-   * The server {@code owner} shares with every test of this JVM: started by {@code start} on the first
-   * call, stopped by {@code stop} when JUnit closes the root context (the end of the test run).
+   * The server {@code owner} shares with every test of this JVM: started by {@code start} on the first call,
+   * stopped by {@code stop} when the JVM exits (a shutdown hook). Not tied to JUnit's root context: the test
+   * plugins run each class in a launcher execution of its own when they run several JVMs ({@code forkCount} above
+   * 1), whose root context closes after every class; a server stopped there was started again for the next class
+   * (12-45 s for Pulsar), and a client a test kept in a static field was left talking to the stopped one.
+   *
+   * @param context the calling extension's context (unused: the server outlives it)
+   * @throws RuntimeException what {@code start} threw; the next call starts again
    */
   protected static <S> S sharedServer(ExtensionContext context, Class<?> owner, Supplier<S> start, Consumer<S> stop) {
-    @SuppressWarnings("unchecked")
-    Shared<S> shared = context.getRoot().getStore(ExtensionContext.Namespace.create(owner))
-        .computeIfAbsent(Shared.class, k -> new Shared<>(start.get(), stop), Shared.class);
-    return shared.server;
+    synchronized (SHARED) {
+      @SuppressWarnings("unchecked")
+      S server = (S) SHARED.get(owner);
+      if (server == null) {
+        S started = start.get();
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> stop.accept(started),
+            "converge-stop-" + owner.getSimpleName()));
+        SHARED.put(owner, started);
+        server = started;
+      }
+      return server;
+    }
   }
 
   /**
@@ -62,22 +80,5 @@ public abstract class TypedParameterResolver<T> implements ParameterResolver {
       throw new IllegalArgumentException("prefix must match " + PREFIX.pattern() + ", but was " + prefix);
     }
     return prefix + "-" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-  }
-
-  /** Holds a shared server; JUnit closes it when the root context closes. */
-  private static final class Shared<S> implements AutoCloseable {
-
-    final S server;
-    private final Consumer<S> stop;
-
-    Shared(S server, Consumer<S> stop) {
-      this.server = server;
-      this.stop = stop;
-    }
-
-    @Override
-    public void close() {
-      stop.accept(server);
-    }
   }
 }

@@ -5,7 +5,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * JUnit 5 extension that starts one {@link EmbeddedPulsar} per test JVM on first use (a child JVM,
- * 12-45 s), shares it between test classes and stops it when the test run ends. Resolves
+ * 12-45 s), shares it between test classes and stops it when the JVM exits. Resolves
  * {@code EmbeddedPulsar} parameters. Isolate tests by {@link #uniqueTopic(String) unique topics}.
  */
 public final class PulsarExtension extends TypedParameterResolver<EmbeddedPulsar> {

@@ -6,7 +6,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 /**
  * JUnit 5 extension that starts one {@link EmbeddedRocketMQ} per test JVM (on first use, with
  * {@link EmbeddedRocketMQ.Builder#fastTransactionChecks() fast check-backs}), shares it between test
- * classes and stops it when the test run ends. Resolves {@code EmbeddedRocketMQ} parameters of
+ * classes and stops it when the JVM exits. Resolves {@code EmbeddedRocketMQ} parameters of
  * constructors, lifecycle and test methods.
  *
  * <pre>{@code

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * can count): unarmed, a reply is published; an armed drop takes the next forward reply of its step, which is then
  * never published while the unit of work's own writes commit, and the shot is recorded with its saga; an armed delay
  * publishes the reply after its wait; commands (no outcome header) and compensation replies are never touched. That
- * the services start with the hook on (their producer still joins Spring's transactions) is {@code ChaosIT}'s pulsar
+ * the services start with the hook on (their producer still joins Spring's transactions) is {@code ChaosPulsarIT}'s
  * case; without {@code examples.chaos.reply-faults=true} no bean of the hook exists.
  */
 @ExtendWith(PostgresExtension.class)
