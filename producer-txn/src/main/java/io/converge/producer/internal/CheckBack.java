@@ -7,6 +7,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,17 +22,6 @@ final class CheckBack {
   /** Rounds of read-then-write in one check-back; a row changes at most twice. */
   private static final int MAX_ROUNDS = 4;
 
-  private static final String FENCE = """
-      INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome, attempt)
-      VALUES (?, ?, ?, 'ROLLED_BACK', ?)
-      ON CONFLICT (message_id) DO NOTHING
-      """;
-  private static final String OUTCOME = "SELECT outcome, attempt FROM converge_txn_log WHERE message_id = ?";
-  // a second attempt of the id is fenced: the fence widens to every attempt, so the first stays fenced too
-  private static final String WIDEN_FENCE = """
-      UPDATE converge_txn_log SET attempt = NULL
-      WHERE message_id = ? AND outcome = 'ROLLED_BACK' AND attempt = ?
-      """;
   private static final String TICKET = """
       INSERT INTO converge_txn_ticket (message_id, producer_group, topic, kind, reason)
       VALUES (?, ?, ?, 'CHECK_BACK_PAST_RETENTION', ?)
@@ -92,8 +82,8 @@ final class CheckBack {
           + " answered UNKNOWN, ticket raised in converge_txn_ticket", id, group, age, retention);
       return Outcome.PAST_RETENTION;
     }
-    try (PreparedStatement ps = c.prepareStatement(FENCE)) {
-      TxnLog.bindAttempt(ps, id, group, topic, attempt);
+    try (PreparedStatement ps = TxnLogStatements.prepare(c, TxnLogStatements.FENCE, id,
+        TxnLogStatements.row(group, topic, attempt))) {
       if (ps.executeUpdate() == 1) {
         LOG.warn(
             "Message {} of group {} had no committed local transaction {} after it was prepared: fenced and rolled back",
@@ -110,9 +100,8 @@ final class CheckBack {
    */
   private static Outcome widenFence(Connection c, String id, String attempt, String fenced, String group, Duration age)
       throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(WIDEN_FENCE)) {
-      ps.setString(1, id);
-      ps.setString(2, fenced);
+    try (PreparedStatement ps = TxnLogStatements.prepare(c, TxnLogStatements.WIDEN_FENCE, id,
+        Map.of("fenced", fenced))) {
       if (ps.executeUpdate() == 1) {
         LOG.warn(
             "Message {} attempt {} of group {} had no committed local transaction {} after it was prepared; attempt {}"
@@ -126,8 +115,7 @@ final class CheckBack {
 
   /** The row of {@code id}, or null. */
   static Row read(Connection c, String id) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(OUTCOME)) {
-      ps.setString(1, id);
+    try (PreparedStatement ps = TxnLogStatements.prepare(c, TxnLogStatements.OUTCOME, id, Map.of())) {
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? new Row(Outcome.valueOf(rs.getString(1)), rs.getString(2)) : null;
       }

@@ -1,6 +1,8 @@
 package io.converge.producer.internal;
 
+import io.converge.core.DatabaseRefusedException;
 import io.converge.core.internal.DatabaseErrors;
+import io.converge.core.internal.DayPartitions;
 import io.converge.core.internal.PipelinedCommit;
 import io.converge.core.LateCommitFencedException;
 import io.converge.core.internal.BatchPurger;
@@ -10,6 +12,10 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.util.Map;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,7 +23,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The transaction log, table {@code converge_txn_log}: the single source of truth of "did the local
  * transaction of this message commit?", shared by every backend and every instance of a producer
- * group. Thread-safe; stateless apart from its data source.
+ * group. Partitioned by the day of the message id ({@link TxnLogStatements}, producer-txn README, "Partitions by day").
+ * Thread-safe; stateless apart from its data source.
  */
 public final class TxnLog {
 
@@ -33,30 +40,18 @@ public final class TxnLog {
 
   /** The retention of a log built without one: the producer's default, 7 days. */
   public static final Duration DEFAULT_RETENTION = Duration.ofDays(7);
+  /** The days after today whose partitions are created ahead (today's too). */
+  public static final int PARTITIONS_AHEAD = 3;
 
   private static final Logger LOG = LoggerFactory.getLogger(TxnLog.class);
   private static final String UNIQUE_VIOLATION = "23505";
-
-  // a fence of another attempt of the id (a dead attempt of a unit retried with the same id) gives way
-  // to this attempt's commit; a fence of this attempt, of every attempt (null) or a committed row does not
-  private static final String RECORD = """
-      INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome, attempt)
-      VALUES (?, ?, ?, 'COMMITTED', ?)
-      ON CONFLICT (message_id) DO UPDATE
-        SET outcome = 'COMMITTED', attempt = EXCLUDED.attempt, topic = EXCLUDED.topic, created_at = now()
-        WHERE converge_txn_log.outcome = 'ROLLED_BACK' AND converge_txn_log.attempt <> EXCLUDED.attempt
-      """;
-  // RECORD as one statement that fails (division by zero) when it wrote no row, so that a COMMIT sent
-  // in the same round trip never runs for a fenced message: the error aborts the transaction first
-  private static final String RECORD_OR_FAIL = "WITH r AS (" + RECORD.strip() + " RETURNING 1)\n"
-      + "SELECT 1 / (SELECT count(*)::int FROM r)";
   private static final String DIVISION_BY_ZERO = "22012";
-  private static final String RECORD_ALL = """
-      INSERT INTO converge_txn_log (message_id, producer_group, topic, outcome)
-      SELECT id, ?, topic, 'COMMITTED' FROM unnest(?::text[], ?::text[]) AS m(id, topic)
-      """;
+  /** The day partitions: each has its own primary key (the parent has none, see producer migration V9). */
+  private static final String PARENT = "converge_txn_log";
+  private static final String PARTITION_KEY = "ALTER TABLE %s ADD PRIMARY KEY (message_id)";
   // in the connection's search path, as the statements find their tables
   private static final String TABLE_EXISTS = "SELECT to_regclass(?) IS NOT NULL";
+  private static final String NOW = "SELECT now()";
   private final DataSource dataSource;
   private final Duration retention;
   private final CheckBack checkBack;
@@ -74,6 +69,14 @@ public final class TxnLog {
     this.dataSource = dataSource;
     this.retention = retention;
     this.checkBack = new CheckBack(retention);
+  }
+
+  /**
+   * The day partitions of {@code converge_txn_log} in {@code dataSource}'s schema, owned by producer groups (for the
+   * purge and a health check).
+   */
+  public static DayPartitions partitions(DataSource dataSource) {
+    return DayPartitions.of(dataSource, PARENT, PARTITION_KEY, "created_at").ownedBy("producer_group");
   }
 
   /**
@@ -100,12 +103,28 @@ public final class TxnLog {
    */
   public void recordCommitted(Connection connection, String id, String attempt, String group, String topic)
       throws SQLException {
-    try (PreparedStatement ps = connection.prepareStatement(RECORD)) {
-      bindAttempt(ps, id, group, topic, attempt);
+    Map<String, String> values = TxnLogStatements.row(group, topic, attempt);
+    try (PreparedStatement ps = TxnLogStatements.prepare(connection, TxnLogStatements.RECORD, id, values)) {
+      if (ps.executeUpdate() == 1) {
+        return;
+      }
+    } catch (SQLException e) {
+      throw refusedOr(e, id);
+    }
+    try (PreparedStatement ps = TxnLogStatements.prepare(connection, TxnLogStatements.REPLACE_FENCE, id, values)) {
       if (ps.executeUpdate() == 0) {
         throw fenced(id, attempt, group);
       }
     }
+  }
+
+  /** {@code e}, or the typed refusal of a write the partitions' routing refused. */
+  private static SQLException refusedOr(SQLException e, String id) {
+    DatabaseRefusedException refused = TxnLogStatements.refused(e, id);
+    if (refused != null) {
+      throw refused;
+    }
+    return e;
   }
 
   /**
@@ -127,14 +146,15 @@ public final class TxnLog {
           connection.commit();
           return;
         }
-        try (PreparedStatement ps = connection.prepareStatement(PipelinedCommit.withCommit(RECORD_OR_FAIL))) {
-          bindAttempt(ps, id, group, topic, attempt);
+        try (PreparedStatement ps = TxnLogStatements.prepare(connection,
+            PipelinedCommit.withCommit(TxnLogStatements.RECORD_OR_FAIL.sql()), TxnLogStatements.RECORD_OR_FAIL, id,
+            TxnLogStatements.row(group, topic, attempt))) {
           ps.execute();
         } catch (SQLException e) {
           if (DIVISION_BY_ZERO.equals(e.getSQLState())) {
             throw fenced(id, attempt, group);
           }
-          throw e;
+          throw refusedOr(e, id);
         }
         PipelinedCommit.committed(connection);
       }
@@ -162,24 +182,31 @@ public final class TxnLog {
       recordCommitted(connection, ids.get(0), group, topics.get(0));
       return;
     }
-    try (PreparedStatement ps = connection.prepareStatement(RECORD_ALL)) {
+    try (PreparedStatement ps = connection.prepareStatement(TxnLogStatements.RECORD_ALL)) {
       ps.setString(1, group);
       ps.setArray(2, connection.createArrayOf("text", ids.toArray()));
       ps.setArray(3, connection.createArrayOf("text", topics.toArray()));
+      ps.setArray(4, connection.createArrayOf("text", TxnLogStatements.days(ids)));
       ps.executeUpdate();
     } catch (SQLException e) {
-      throw fencedAll(e, ids, group);
+      throw fencedAll(refusedOr(e, ids.get(0)), ids, group);
     }
   }
 
   /**
    * The statement of {@link #recordCommitted(Connection, java.util.List, String, java.util.List)} (for
    * more than one id or for ids without attempts), for a backend that sends it in a statement list of
-   * its own ({@link PipelinedCommit}). Parameters: the group, the ids ({@code text[]}) and their topics
-   * ({@code text[]}). An id already in the log fails it with a unique violation: see {@link #fencedAll}.
+   * its own ({@link PipelinedCommit}). Parameters: the group, the ids ({@code text[]}), their topics
+   * ({@code text[]}) and their days ({@code text[]}, {@link #days}). An id already in the log fails it with a unique
+   * violation: see {@link #fencedAll}.
    */
   public static String recordAllStatement() {
-    return RECORD_ALL;
+    return TxnLogStatements.RECORD_ALL;
+  }
+
+  /** The days of {@code ids} for {@link #recordAllStatement()}: the partition each is routed to, if it exists. */
+  public static String[] days(java.util.List<String> ids) {
+    return TxnLogStatements.days(ids);
   }
 
   /**
@@ -252,18 +279,30 @@ public final class TxnLog {
   }
 
   /**
-   * Deletes the rows of producer group {@code group} older than the retention (and its records of ENDs that did
-   * not arrive, {@code converge_txn_end}, when migration V5 that creates that table is applied: a schema without
-   * it is purged of what it has), in batches of {@code batchSize} rows, each batch its own short transaction (no
-   * long lock, no DELETE storm). Other groups' rows are theirs to purge: their retention may be longer.
+   * Keeps the rows of producer group {@code group} for the retention (producer-txn README, "Partitions by day"):
+   * creates the day partitions of today and the next {@link #PARTITIONS_AHEAD} days that are missing, drops whole the
+   * day partitions (before the cutoff's day) whose rows are all this group's and whose newest row is older than the
+   * retention, then deletes this group's rows older than the retention in the catch-all and in the partitions of those
+   * days that other groups share (their retention may be longer: their rows are theirs to purge), in batches of
+   * {@code batchSize} rows, each batch its own short transaction (no long lock, no DELETE storm). The rows of the
+   * partitions from the cutoff's day on wait for their partition to expire whole (at most a day past the retention).
+   * Also deletes the group's records of ENDs that did not arrive, {@code converge_txn_end}, when migration V5 that
+   * creates that table is applied (a schema without it is purged of what it has). A partition whose lock is not had
+   * within {@link DayPartitions#DEFAULT_LOCK_TIMEOUT} is left to the next run (logged).
    *
-   * @return the number of rows deleted
+   * @return the number of rows deleted one by one (not those of the partitions dropped)
    */
   public long purge(String group, int batchSize) {
+    Instant now = databaseNow(); // the clock that wrote the rows, one for every instance
+    DayPartitions partitions = partitions(dataSource);
+    partitions.createAhead(LocalDate.ofInstant(now, ZoneOffset.UTC), PARTITIONS_AHEAD + 1);
+    Instant before = now.minus(retention);
+    LocalDate cutoffDay = LocalDate.ofInstant(before, ZoneOffset.UTC);
+    partitions.dropExpired(cutoffDay, before, group);
     long log = BatchPurger.of(dataSource, "converge_txn_log", "created_at").keyedBy("message_id").oldestFirst()
-        .where("producer_group = ?")
-        .purge("the transaction log of group " + group, Cutoff.olderThan(retention), batchSize, Long.MAX_VALUE, n -> {
-        }, group);
+        .where("producer_group = ? AND day < CAST(? AS date)")
+        .purge("the transaction log of group " + group, Cutoff.before(before), batchSize, Long.MAX_VALUE, n -> {
+        }, group, cutoffDay.toString());
     if (!tableExists("converge_txn_end")) {
       LOG.debug("No converge_txn_end (producer migration V5 not applied): purged the transaction log only");
       return log;
@@ -275,6 +314,18 @@ public final class TxnLog {
         }, group);
   }
 
+  private Instant databaseNow() {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(NOW);
+        java.sql.ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getTimestamp(1).toInstant();
+    } catch (SQLException e) {
+      throw DatabaseErrors.translate("Cannot purge the transaction log: the database's time could not be read", null,
+          e);
+    }
+  }
+
   private boolean tableExists(String table) {
     try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(TABLE_EXISTS)) {
       ps.setString(1, table);
@@ -284,14 +335,5 @@ public final class TxnLog {
     } catch (SQLException e) {
       throw DatabaseErrors.translate("Cannot purge the END records: the schema could not be read", null, e);
     }
-  }
-
-  /** Binds the parameters 1 to 4 that the log's per-attempt statements share: id, group, topic, attempt. */
-  static void bindAttempt(PreparedStatement ps, String id, String group, String topic, String attempt)
-      throws SQLException {
-    ps.setString(1, id);
-    ps.setString(2, group);
-    ps.setString(3, topic);
-    ps.setString(4, attempt);
   }
 }

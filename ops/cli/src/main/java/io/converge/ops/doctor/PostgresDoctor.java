@@ -6,6 +6,7 @@ import io.converge.core.ConvergeException;
 import io.converge.core.Migrations;
 import io.converge.core.internal.DayPartitions;
 import io.converge.outbox.Outbox;
+import io.converge.producer.internal.TxnLog;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -22,7 +23,7 @@ import javax.sql.DataSource;
 /**
  * The database checks of {@code converge doctor}: durability settings, {@code wal_level}, replication slots and the
  * WAL each retains, Converge's migrations per module at the version this build ships, the day partitions of today and
- * tomorrow of the dedup, Idempotency-Key and outbox tables, and stuck items
+ * tomorrow of the dedup, Idempotency-Key and outbox tables and of the transaction log, and stuck items
  * ({@link StuckItems}). Reads only.
  * Not thread-safe (one run).
  */
@@ -85,13 +86,22 @@ final class PostgresDoctor {
               + " creates the partitions of today and the next " + Outbox.PARTITIONS_AHEAD + " days",
           out);
     }
+    if (modules.contains("producer")) {
+      partitions("converge_txn_log", TxnLog.partitions(dataSource), "units still log their outcome (in the"
+          + " catch-all)",
+          "run the transaction log's purge (the producers' purge schedule,"
+              + " converge.producer.purge-interval, or TxnProducer's purgeLog), which creates the partitions of today and"
+              + " the next " + TxnLog.PARTITIONS_AHEAD + " days",
+          out);
+    }
     StuckItems.check(dataSource, out);
   }
 
   /**
    * Today's and tomorrow's partitions of {@code table} (consumer-idem README, "Partitions by day" and
-   * "Idempotency-Key partitions by day", and outbox-relay README, "Partitions by day"): without them its rows still go
-   * somewhere ({@code stillWorks}), the catch-all, but its retention is the row-by-row batch DELETE again.
+   * "Idempotency-Key partitions by day"; outbox-relay and producer-txn READMEs, "Partitions by day"): without them its
+   * rows still go somewhere ({@code stillWorks}), the catch-all, but its retention is the row-by-row batch DELETE
+   * again.
    */
   private void partitions(String table, DayPartitions partitions, String stillWorks, String fix,
       Consumer<Finding> out) {

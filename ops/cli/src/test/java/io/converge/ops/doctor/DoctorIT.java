@@ -4,6 +4,7 @@ import io.converge.consumer.DedupPurger;
 import io.converge.consumer.http.IdempotencyKeyPurger;
 import io.converge.outbox.Outbox;
 import java.time.Duration;
+import io.converge.producer.internal.TxnLog;
 import java.time.Clock;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -63,8 +64,10 @@ class DoctorIT {
     brokerSettings("30000", "15");
     CliSchema db = CliSchema.create("doctorok", "producer", "pulsar", "consumer", "idempotency", "outbox", "cdc");
     new DedupPurger(db.dataSource(), DedupPurger.DEFAULT_RETENTION, 100, Clock.systemUTC()).purgeExpired(1);
+    new IdempotencyKeyPurger(db.dataSource(), 100).purgeExpired(1);
     Outbox.on(db.dataSource()).purge(Duration.ofDays(1), 100, n -> {
     });
+    new TxnLog(db.dataSource()).purge("orders", 100);
     String topic = RocketMQExtension.uniqueTopic("doctor");
     rocketmq.createTopic(topic);
     String pulsarTopic = PulsarExtension.uniqueTopic("doctor");
@@ -131,6 +134,7 @@ class DoctorIT {
   @Test
   void stuckItemsPastTheirThresholdAreWarnings() throws Exception {
     CliSchema db = CliSchema.create("doctorstuck", "producer", "pulsar");
+    new TxnLog(db.dataSource()).purge("orders", 100);
     db.execute("INSERT INTO converge_pulsar_txn (txn_most, txn_least, producer_group, deadline, created_at, attempts,"
         + " parked_at, reason) VALUES (0, 42, 'orders', now() - interval '3 hours', now() - interval '3 hours', 10,"
         + " now() - interval '2 hours', 'Pulsar refused message m-1 on gone: TopicTerminatedException')",
@@ -149,15 +153,20 @@ class DoctorIT {
   }
 
   @Test
-  void aMissingDedupPartitionIsAWarningUntilThePurgeCreatesIt() throws Exception {
-    CliSchema db = CliSchema.create("doctorparts", "consumer");
+  void aMissingDayPartitionIsAWarningUntilThePurgeCreatesIt() throws Exception {
+    CliSchema db = CliSchema.create("doctorparts", "consumer", "producer");
 
     CliRun run = db.run("doctor");
 
     assertThat(run.out()).contains("WARN  postgres.partitions.converge_dedup").contains("no partition for [")
-        .contains("fix: run the dedup purge");
+        .contains("fix: run the dedup purge")
+        .contains("WARN  postgres.partitions.converge_txn_log")
+        .contains("units still log their outcome (in the catch-all)")
+        .contains("fix: run the transaction log's purge");
     new DedupPurger(db.dataSource(), DedupPurger.DEFAULT_RETENTION, 100, Clock.systemUTC()).purgeExpired(1);
-    assertThat(db.run("doctor").out()).contains("PASS  postgres.partitions.converge_dedup");
+    new TxnLog(db.dataSource()).purge("orders", 100);
+    assertThat(db.run("doctor").out()).contains("PASS  postgres.partitions.converge_dedup")
+        .contains("PASS  postgres.partitions.converge_txn_log");
   }
 
   @Test

@@ -1,5 +1,8 @@
 package io.converge.ops.bench.converge;
 
+import io.converge.producer.internal.TxnLog;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
 import io.converge.ops.bench.BenchEnv;
 import io.converge.ops.bench.BenchOrders;
 import io.converge.ops.bench.NamedScenario;
@@ -83,6 +86,8 @@ public final class TxnProducerScenario extends NamedScenario {
       }
     }
     BenchOrders.create(pool);
+    // the log's day partitions, as a running producer's purge keeps them (its first run is one interval after start)
+    TxnLog.partitions(pool).createAhead(LocalDate.now(ZoneOffset.UTC), TxnLog.PARTITIONS_AHEAD + 1);
     topic = newTopic.apply(env);
     producer = teardown.add(TxnProducer.builder()
         .group("bench-txnp-" + System.nanoTime())

@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * The day partitions of a table partitioned by range of a {@code date} column: {@code <parent>_pYYYYMMDD} for
  * {@code [day, day + 1)}, created ahead, listed, checked and dropped whole once expired: retention without a DELETE
  * of every row (no WAL per row, no dead tuples). Shared by Converge's append-heavy tables (the dedup, Idempotency-Key
- * and outbox tables).
+ * and outbox tables, and the transaction log, whose rows are owned by producer groups of different retentions:
+ * {@link #ownedBy}).
  *
  * <p>Every change takes its locks under a short {@code lock_timeout} ({@link #DEFAULT_LOCK_TIMEOUT}), so that it never
  * queues ahead of the table's writers for longer: a change that cannot have its lock gives up, is logged, and is tried
@@ -61,15 +62,17 @@ public final class DayPartitions {
   private final String partitionDdl;
   private final String timeColumn;
   private final String keptWhile;
+  private final String ownerColumn;
   private final Duration lockTimeout;
 
   private DayPartitions(DataSource dataSource, String parent, String partitionDdl, String timeColumn, String keptWhile,
-      Duration lockTimeout) {
+      String ownerColumn, Duration lockTimeout) {
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
     this.parent = parent;
     this.partitionDdl = partitionDdl;
     this.timeColumn = timeColumn;
     this.keptWhile = keptWhile;
+    this.ownerColumn = ownerColumn;
     this.lockTimeout = Require.positive("lockTimeout", lockTimeout);
   }
 
@@ -82,12 +85,12 @@ public final class DayPartitions {
    *     {@code greatest(expires_at, leased_until)}) whose newest value says until when a partition's rows are needed
    */
   public static DayPartitions of(DataSource dataSource, String parent, String partitionDdl, String timeColumn) {
-    return new DayPartitions(dataSource, parent, partitionDdl, timeColumn, null, DEFAULT_LOCK_TIMEOUT);
+    return new DayPartitions(dataSource, parent, partitionDdl, timeColumn, null, null, DEFAULT_LOCK_TIMEOUT);
   }
 
   /** These partitions with another longest wait for a lock. */
   public DayPartitions lockTimeout(Duration timeout) {
-    return new DayPartitions(dataSource, parent, partitionDdl, timeColumn, keptWhile, timeout);
+    return new DayPartitions(dataSource, parent, partitionDdl, timeColumn, keptWhile, ownerColumn, timeout);
   }
 
   /**
@@ -97,7 +100,18 @@ public final class DayPartitions {
    */
   public DayPartitions keptWhile(String condition) {
     return new DayPartitions(dataSource, parent, partitionDdl, timeColumn, Objects.requireNonNull(condition,
-        "condition"), lockTimeout);
+        "condition"), ownerColumn, lockTimeout);
+  }
+
+  /**
+   * These partitions with rows owned by the value of {@code column} (e.g. the transaction log's producer group, each
+   * with its own retention): {@link #dropExpired(LocalDate, Instant, String)} drops a partition only when every row
+   * is its owner's. An index that leads with {@code column}, then the time column, keeps that check to a few index
+   * lookups.
+   */
+  public DayPartitions ownedBy(String column) {
+    return new DayPartitions(dataSource, parent, partitionDdl, timeColumn, keptWhile,
+        Objects.requireNonNull(column, "column"), lockTimeout);
   }
 
   /** The name of {@code day}'s partition (unqualified: it lives in its parent's schema). */
@@ -222,10 +236,32 @@ public final class DayPartitions {
    * @throws io.converge.core.DatabaseUnavailableException when the database is unreachable
    */
   public List<LocalDate> dropExpired(LocalDate beforeDay, Cutoff cutoff) {
-    Objects.requireNonNull(cutoff, "cutoff");
+    if (ownerColumn != null) {
+      throw new IllegalStateException("the partitions of " + parent + " are owned by " + ownerColumn
+          + ": drop them with dropExpired(beforeDay, cutoff, owner)");
+    }
+    return drop(beforeDay, Objects.requireNonNull(cutoff, "cutoff"), null);
+  }
+
+  /**
+   * {@link #dropExpired(LocalDate, Instant)} for the partitions owned by {@link #ownedBy} column: drops only those whose
+   * rows are all {@code owner}'s (an empty one too). A partition that holds another owner's rows is kept: that owner's
+   * retention may be longer; the caller deletes its own expired rows from it.
+   *
+   * @return the days dropped now
+   * @throws io.converge.core.DatabaseUnavailableException when the database is unreachable
+   */
+  public List<LocalDate> dropExpired(LocalDate beforeDay, Instant cutoff, String owner) {
+    if (ownerColumn == null) {
+      throw new IllegalStateException("the partitions of " + parent + " have no owner column (see ownedBy)");
+    }
+    return drop(beforeDay, Cutoff.before(cutoff), Objects.requireNonNull(owner, "owner"));
+  }
+
+  private List<LocalDate> drop(LocalDate beforeDay, Cutoff cutoff, String owner) {
     List<LocalDate> dropped = new ArrayList<>();
     for (LocalDate day : list()) {
-      if (!day.isBefore(beforeDay) || !expiredNow(day, cutoff)) {
+      if (!day.isBefore(beforeDay) || !expiredNow(day, cutoff, owner)) {
         continue;
       }
       String name = name(day);
@@ -235,7 +271,7 @@ public final class DayPartitions {
           return false;
         }
         s.execute("LOCK TABLE " + parent + ", " + table + " IN ACCESS EXCLUSIVE MODE");
-        if (!expired(s.getConnection(), table, cutoff)) {
+        if (!expired(s.getConnection(), table, cutoff, owner)) {
           LOG.debug("Partition {} was written to meanwhile: kept", name);
           return false;
         }
@@ -250,9 +286,9 @@ public final class DayPartitions {
     return dropped;
   }
 
-  private boolean expiredNow(LocalDate day, Cutoff cutoff) {
+  private boolean expiredNow(LocalDate day, Cutoff cutoff, String owner) {
     try (Connection c = dataSource.getConnection()) {
-      return expired(c, qualified(c, name(day)), cutoff);
+      return expired(c, qualified(c, name(day)), cutoff, owner);
     } catch (SQLException e) {
       if (UNDEFINED_TABLE.equals(e.getSQLState())) { // another instance dropped it meanwhile
         return false;
@@ -261,11 +297,27 @@ public final class DayPartitions {
     }
   }
 
-  private boolean expired(Connection c, String name, Cutoff cutoff) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT coalesce((SELECT max(" + timeColumn + ") FROM " + name
-        + ") < " + cutoff.sql() + ", true)" + (keptWhile == null ? ""
-            : " AND NOT EXISTS (SELECT 1 FROM " + name + " WHERE " + keptWhile + ")"))) {
-      cutoff.bind(ps, 1);
+  /**
+   * Whether the newest row of {@code name} is before {@code cutoff}, no row {@linkplain #keptWhile keeps it} and, with
+   * an owner, every row is its (another owner's row is one below or above it in the index on (owner, time): two index
+   * lookups).
+   */
+  private boolean expired(Connection c, String name, Cutoff cutoff, String owner) throws SQLException {
+    String kept = keptWhile == null ? "" : " AND NOT EXISTS (SELECT 1 FROM " + name + " WHERE " + keptWhile + ")";
+    String sql = owner == null
+        ? "SELECT coalesce((SELECT max(" + timeColumn + ") FROM " + name + ") < " + cutoff.sql() + ", true)" + kept
+        : "SELECT coalesce((SELECT max(" + timeColumn + ") FROM " + name + " WHERE " + ownerColumn + " = ?) < "
+            + cutoff.sql() + ", true)" + " AND NOT EXISTS (SELECT 1 FROM " + name + " WHERE " + ownerColumn + " < ?)"
+            + " AND NOT EXISTS (SELECT 1 FROM " + name + " WHERE " + ownerColumn + " > ?)" + kept;
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      if (owner == null) {
+        cutoff.bind(ps, 1);
+      } else {
+        ps.setString(1, owner);
+        cutoff.bind(ps, 2);
+        ps.setString(3, owner);
+        ps.setString(4, owner);
+      }
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return rs.getBoolean(1);
