@@ -65,29 +65,40 @@ CREATE FUNCTION converge_idempotency_claim(p_fingerprint varchar, p_method varch
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_day date := coalesce(p_day, (now() AT TIME ZONE 'UTC')::date);
+  v_now timestamptz;
 BEGIN
   IF current_setting('transaction_isolation') <> 'read committed' THEN
     RAISE EXCEPTION USING ERRCODE = 'CVI01', MESSAGE = 'converge_idempotency_claim: not claimed in '
       || upper(current_setting('transaction_isolation')) || ' (READ COMMITTED needed)';
   END IF;
   LOCK TABLE converge_idempotency_key IN ROW EXCLUSIVE MODE;
-  -- the length keeps (tenant 'a:b', key 'c') apart from ('a', 'b:c'); a collision of the hash only makes two keys wait
-  PERFORM pg_advisory_xact_lock(hashtextextended(
-      'converge_idempotency_key:' || length(p_tenant) || ':' || p_tenant || p_key, 0));
+  -- the length keeps (tenant 'a:b', key 'c') apart from ('a', 'b:c'); a collision of the hash only makes two keys wait.
+  -- The two-key form: a lock space of its own, apart from every one-key (bigint) advisory lock, the outbox's per-key
+  -- locks and an application's, so that no lock held for a business transaction can hold a claim
+  PERFORM pg_advisory_xact_lock(hashtext('converge_idempotency_key'),
+      hashtext(length(p_tenant) || ':' || p_tenant || p_key));
+  -- an expired key is a new request (as KeyStore's TAKE_OVER of an expired row): its row is replaced rather than
+  -- updated where it is, so that the new claim lives in today's partition and a reused key never keeps its first
+  -- day's partition from being dropped
+  DELETE FROM converge_idempotency_key
+   WHERE tenant = p_tenant AND idem_key = p_key AND expires_at <= clock_timestamp();
   PERFORM 1 FROM converge_idempotency_key WHERE tenant = p_tenant AND idem_key = p_key;
   IF FOUND THEN
     RETURN false;
   END IF;
+  -- the times of the claim are taken after the locks: a claim that waited for them must not start with its lease
+  -- already run down (now() is the transaction's start)
+  v_now := clock_timestamp();
   IF to_regclass((SELECT relnamespace::regnamespace::text FROM pg_class
                    WHERE oid = 'converge_idempotency_key'::regclass)
                  || '.converge_idempotency_key_p' || to_char(v_day, 'YYYYMMDD')) IS NULL THEN
     v_day := DATE '1970-01-01';
   END IF;
-  -- every time is the database's (now(): one clock for every instance)
+  -- every time is the database's (one clock for every instance)
   INSERT INTO converge_idempotency_key (tenant, idem_key, fingerprint, method, path, status, lease_owner, leased_until,
       expected_ms, claimed_at, expires_at, day)
   VALUES (p_tenant, p_key, p_fingerprint, p_method, p_path, 'PROCESSING', p_owner,
-      now() + p_lease_ms * interval '1 millisecond', p_expected_ms, now(), now() + p_ttl_ms * interval '1 millisecond',
+      v_now + p_lease_ms * interval '1 millisecond', p_expected_ms, v_now, v_now + p_ttl_ms * interval '1 millisecond',
       v_day)
   ON CONFLICT DO NOTHING;
   RETURN FOUND;

@@ -15,6 +15,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.LocalDate;
 import java.time.format.DateTimeFormatter;
@@ -227,12 +228,76 @@ class IdempotencyKeyPartitionsIT {
     KeyStore.Decision taken = store.claim(request(abandoned, FP));
     assertThat(taken).isInstanceOf(KeyStore.Claimed.class);
     assertThat(((KeyStore.Claimed) taken).takenOver()).isTrue();
+    // the abandoned claim is taken over where it is; the expired key's row is replaced by a new claim, routed as any
+    // new one (the catch-all here: today has no partition), so that a reused key never keeps its first day's
+    // partition from being dropped
+    assertThat(partitionOf(ds, abandoned)).isEqualTo(partition(older));
+    assertThat(partitionOf(ds, expired)).isEqualTo("converge_idempotency_key_catchall");
+    assertThat(partitions(ds).dropExpired(older.plusDays(1), Cutoff.olderThan(Duration.ZERO))).as(
+        "the older day holds a live claim still").isEmpty();
     for (String key : List.of(expired, abandoned)) {
       assertThat(rows(ds, key)).as(key).isOne();
-      assertThat(partitionOf(ds, key)).as(key).isEqualTo(partition(older));
       assertThat(string(ds, "SELECT expires_at > now() + interval '50 minutes' FROM converge_idempotency_key"
           + " WHERE idem_key = ?", key)).as(key).isEqualTo("t");
     }
+  }
+
+  /**
+   * A claim that waited for the key's lock (another claim of it, or any transaction holding that lock) starts its lease
+   * when it has the lock, not when its transaction started: a claim that had waited longer than the lease was inserted
+   * with its lease already run down, and a retry could take it over while its handler ran. The lock is the two-key
+   * form, apart from every one-key advisory lock (the outbox's per-key locks, an application's).
+   */
+  @Test
+  void aClaimThatWaitedForTheKeysLockStartsItsLeaseWhenItHasIt() throws Exception {
+    DataSource ds = schema();
+    String key = key("waited");
+    CompletableFuture<Boolean> claim;
+    String released;
+    try (Connection holder = ds.getConnection(); Connection claimer = ds.getConnection()) {
+      holder.setAutoCommit(false);
+      try (PreparedStatement ps = holder.prepareStatement("SELECT pg_advisory_xact_lock(hashtext("
+          + "'converge_idempotency_key'), hashtext(length('t') || ':t' || ?))")) {
+        ps.setString(1, key);
+        ps.execute();
+      }
+      try (PreparedStatement ps = holder.prepareStatement("SELECT pg_advisory_lock(hashtextextended("
+          + "'converge_idempotency_key:' || length('t') || ':t' || ?, 0))")) {
+        ps.setString(1, key); // the one-key lock of the same text: another lock space, held across the claim
+        ps.execute();
+      }
+      claimer.setAutoCommit(false);
+      claim = CompletableFuture.supplyAsync(() -> {
+        try (PreparedStatement ps = claimer.prepareStatement(
+            "SELECT converge_idempotency_claim(?, 'POST', '/orders', ?, 1000, 500, 3600000, 't', ?, NULL)")) {
+          ps.setString(1, FP);
+          ps.setObject(2, UUID.randomUUID());
+          ps.setString(3, key);
+          try (ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            boolean claimed = rs.getBoolean(1);
+            claimer.commit();
+            return claimed;
+          }
+        } catch (SQLException e) {
+          throw new IllegalStateException(e);
+        }
+      });
+      Thread.sleep(1500); // longer than the claim's 1 s lease
+      assertThat(claim).as("the claim waits for the key's lock").isNotDone();
+      try (Statement s = holder.createStatement(); ResultSet rs = s.executeQuery("SELECT clock_timestamp()::text")) {
+        rs.next();
+        released = rs.getString(1);
+      }
+      holder.commit();
+      assertThat(claim.get(10, TimeUnit.SECONDS)).isTrue();
+      try (Statement s = holder.createStatement()) {
+        s.execute("SELECT pg_advisory_unlock_all()");
+      }
+      holder.commit();
+    }
+    assertThat(string(ds, "SELECT claimed_at >= ?::timestamptz AND leased_until > claimed_at"
+        + " FROM converge_idempotency_key WHERE idem_key = ?", released, key)).isEqualTo("t");
   }
 
   @Test
