@@ -51,6 +51,7 @@ public final class DayPartitions {
   private static final DateTimeFormatter SUFFIX = DateTimeFormatter.BASIC_ISO_DATE;
   private static final String LOCK_NOT_AVAILABLE = "55P03";
   private static final String UNDEFINED_TABLE = "42P01";
+  private static final String INSUFFICIENT_PRIVILEGE = "42501";
 
   private static final String LIST = """
       SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
@@ -341,6 +342,11 @@ public final class DayPartitions {
   /** Runs {@code change} in a transaction under the lock timeout: false when it said so or its lock was not had. */
   private boolean inTransaction(String what, Change change) {
     try (Connection c = dataSource.getConnection()) {
+      int isolation = c.getTransactionIsolation();
+      // READ COMMITTED whatever the pool's default: the check under the lock must see what committed while the lock
+      // was waited for (in REPEATABLE READ the snapshot of the statements before the lock would hide a row written
+      // meanwhile, and the drop would take it along)
+      c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
       c.setAutoCommit(false);
       try (Statement s = c.createStatement()) {
         s.execute("SET LOCAL lock_timeout = " + lockTimeout.toMillis());
@@ -358,9 +364,21 @@ public final class DayPartitions {
               lockTimeout.toMillis());
           return false;
         }
+        if (UNDEFINED_TABLE.equals(e.getSQLState())) { // another instance dropped it while this one waited
+          LOG.debug("Cannot {} of {}: dropped meanwhile", what, parent);
+          return false;
+        }
+        if (INSUFFICIENT_PRIVILEGE.equals(e.getSQLState())) {
+          // creating and dropping partitions needs the parent's owner; the rest of the purge (the batch DELETE of
+          // the catch-all) needs only DML rights and still runs
+          LOG.warn("Cannot {} of {}: this role does not own the table ({}); run the purge as its owner", what, parent,
+              e.getMessage());
+          return false;
+        }
         throw e;
       } finally {
         c.setAutoCommit(true);
+        c.setTransactionIsolation(isolation);
       }
     } catch (SQLException e) {
       throw DatabaseErrors.translate("Cannot " + what + " of " + parent, null, e);
