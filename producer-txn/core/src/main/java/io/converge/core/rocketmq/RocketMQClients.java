@@ -85,9 +85,6 @@ public final class RocketMQClients {
     return start(producer, nameServer);
   }
 
-  /** How often a push consumer heartbeats its subscription to the brokers: 5 s instead of RocketMQ's 30 s. */
-  static final int CONSUMER_HEARTBEAT_MILLIS = 5_000;
-
   /**
    * A started clustering push consumer of {@code topic} ({@code tags}), one message per call of
    * {@code listener} on {@code threads} threads; a group with no committed offset starts from the first
@@ -109,10 +106,6 @@ public final class RocketMQClients {
     consumer.setConsumeThreadMax(threads);
     consumer.setConsumeMessageBatchMaxSize(1);
     consumer.setConsumeTimeout(consumeTimeout.toMinutes());
-    // a rebalance gives the subscription a new version and heartbeats it, but skips the heartbeat when another one
-    // holds the client's lock; the broker then refuses every pull ("subscription is not latest") until the next
-    // periodic heartbeat: a consumer started beside others stalled up to 30 s (apache/rocketmq#3434)
-    consumer.setHeartbeatBrokerInterval(CONSUMER_HEARTBEAT_MILLIS);
     try {
       consumer.subscribe(topic, tags);
       if (listener instanceof MessageListenerOrderly orderly) {
