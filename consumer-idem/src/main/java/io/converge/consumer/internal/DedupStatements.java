@@ -5,6 +5,7 @@ import static io.converge.consumer.internal.Jdbc.queryInt;
 import static io.converge.consumer.internal.Jdbc.update;
 
 import io.converge.core.MessageIds;
+import io.converge.core.internal.DayPartitions;
 import io.converge.core.internal.NamedStatement;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -30,15 +31,14 @@ final class DedupStatements {
    * partition is looked up in converge_dedup's own schema (the one the INSERT resolves), never through the search
    * path, where another schema's same-named table could stand first: instances with different search paths route an
    * id alike. The claim's transaction is READ COMMITTED (the runners set it): its snapshot is taken after that lock,
-   * so {@link #NOT_IN_CATCHALL} sees every catch-all claim committed before a partition was created.
+   * so {@link #NOT_IN_CATCHALL} sees every catch-all claim committed before a partition was created. Materialized:
+   * the claim reads the day twice, the lookup runs once.
    */
   private static final String ROUTE = """
-      route AS (
-        SELECT CASE WHEN to_regclass((SELECT relnamespace::regnamespace::text FROM pg_class
-                                       WHERE oid = 'converge_dedup'::regclass)
-                                     || '.converge_dedup_p' || to_char(CAST(:day AS date), 'YYYYMMDD')) IS NOT NULL
+      route AS MATERIALIZED (
+        SELECT CASE WHEN %s IS NOT NULL
                     THEN CAST(:day AS date) ELSE DATE '1970-01-01' END AS day)
-      """;
+      """.formatted(DayPartitions.partitionLookup("converge_dedup", "CAST(:day AS date)"));
 
   /**
    * A claim routed to a day partition is refused when the catch-all holds the id: claimed there before its day's

@@ -15,7 +15,7 @@ class DedupStatementsTest {
         SELECT 1 FROM converge_dlq
          WHERE consumer_group = ? AND topic = ? AND tenant = ? AND message_key = ? AND status = 'PARKED'
          LIMIT 1),
-      route AS (
+      route AS MATERIALIZED (
         SELECT CASE WHEN to_regclass((SELECT relnamespace::regnamespace::text FROM pg_class
                                        WHERE oid = 'converge_dedup'::regclass)
                                      || '.converge_dedup_p' || to_char(CAST(? AS date), 'YYYYMMDD')) IS NOT NULL

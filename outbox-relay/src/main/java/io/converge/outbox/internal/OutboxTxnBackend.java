@@ -1,6 +1,7 @@
 package io.converge.outbox.internal;
 
 import io.converge.core.ConvergeException;
+import io.converge.core.internal.DayPartitions;
 import io.converge.core.internal.PipelinedCommit;
 import io.converge.producer.OutgoingMessage;
 import io.converge.producer.spi.BackendContext;
@@ -57,12 +58,10 @@ public final class OutboxTxnBackend implements TxnBackend {
    */
   static final String ROUTE = """
       route AS (
-        SELECT CASE WHEN to_regclass((SELECT relnamespace::regnamespace::text FROM pg_class
-                                       WHERE oid = 'converge_outbox'::regclass)
-                                     || '.converge_outbox_p' || to_char(d, 'YYYYMMDD')) IS NOT NULL
+        SELECT CASE WHEN %s IS NOT NULL
                     THEN d ELSE DATE '1970-01-01' END AS day
           FROM (SELECT CAST(? AS date) AS d) AS today)
-      """;
+      """.formatted(DayPartitions.partitionLookup("converge_outbox", "d"));
 
   /** A one-message unit: its key's lock and its row in one statement. */
   static final String INSERT_ONE = """

@@ -147,7 +147,7 @@ public final class TxnLog {
           return;
         }
         try (PreparedStatement ps = TxnLogStatements.prepare(connection,
-            PipelinedCommit.withCommit(TxnLogStatements.RECORD_OR_FAIL.sql()), TxnLogStatements.RECORD_OR_FAIL, id,
+            TxnLogStatements.RECORD_OR_FAIL_AND_COMMIT, TxnLogStatements.RECORD_OR_FAIL, id,
             TxnLogStatements.row(group, topic, attempt))) {
           ps.execute();
         } catch (SQLException e) {

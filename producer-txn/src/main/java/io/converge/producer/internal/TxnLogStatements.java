@@ -2,7 +2,9 @@ package io.converge.producer.internal;
 
 import io.converge.core.DatabaseRefusedException;
 import io.converge.core.MessageIds;
+import io.converge.core.internal.DayPartitions;
 import io.converge.core.internal.NamedStatement;
+import io.converge.core.internal.PipelinedCommit;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -20,13 +22,6 @@ final class TxnLogStatements {
   /** The reason of a write refused by {@link #route}, in the error's message. */
   private static final String REFUSED = "converge_txn_log: the partition of the day of the message is newer than"
       + " the snapshot of this transaction, retry the unit of work; partition ";
-
-  /** The partition of {@code day} (an SQL date expression) in converge_txn_log's own schema, or null. */
-  private static String partitionOf(String day) {
-    return """
-        to_regclass((SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = 'converge_txn_log'::regclass)
-                    || '.converge_txn_log_p' || to_char(%s, 'YYYYMMDD'))""".formatted(day);
-  }
 
   /**
    * Where the row of message {@code id} goes ({@code id} and {@code day} are SQL expressions; the day is
@@ -47,11 +42,14 @@ final class TxnLogStatements {
    */
   static String route(String id, String day) {
     return """
-        CASE WHEN %1$s IS NULL
-                  OR EXISTS (SELECT 1 FROM converge_txn_log c WHERE c.day = DATE '1970-01-01' AND c.message_id = %2$s)
-             THEN DATE '1970-01-01'
-             WHEN EXISTS (SELECT 1 FROM pg_class v WHERE v.oid = %1$s) THEN %3$s
-             ELSE CAST('%4$s' || %1$s::text AS date) END""".formatted(partitionOf(day), id, day, REFUSED);
+        (SELECT CASE WHEN p IS NULL
+                          OR EXISTS (SELECT 1 FROM converge_txn_log c
+                                      WHERE c.day = DATE '1970-01-01' AND c.message_id = %2$s)
+                     THEN DATE '1970-01-01'
+                     WHEN EXISTS (SELECT 1 FROM pg_class v WHERE v.oid = p) THEN %3$s
+                     ELSE CAST('%4$s' || p::text AS date) END
+           FROM (SELECT %1$s AS p OFFSET 0) AS lookup)""".formatted(
+        DayPartitions.partitionLookup("converge_txn_log", day), id, day, REFUSED);
   }
 
   private static final String ROUTE = "route AS (SELECT " + route(":id", "CAST(:day AS date)") + " AS day)";
@@ -98,6 +96,9 @@ final class TxnLogStatements {
         RETURNING 1)
       SELECT 1 / (current_setting('converge.txn_log_inserted')::int + (SELECT count(*) FROM replaced))::int
       """);
+
+  /** {@link #RECORD_OR_FAIL} followed by the COMMIT ({@code PipelinedCommit}), built once. */
+  static final String RECORD_OR_FAIL_AND_COMMIT = PipelinedCommit.withCommit(RECORD_OR_FAIL.sql());
 
   /** A check-back's ROLLED_BACK fence, unless the id has a row. */
   static final NamedStatement FENCE = NamedStatement.parse(insert("ROLLED_BACK"));

@@ -38,6 +38,10 @@ final class PulsarTxnStore {
                                         properties, payloads)
       VALUES (?, ?, ?, now() + ? * interval '1 millisecond', ?, ?, ?, ?, ?)
       """;
+
+  /** {@link #INSERT_UNIT} followed by the COMMIT, sent together (built once: the driver caches statements by text). */
+  private static final String INSERT_UNIT_AND_COMMIT = PipelinedCommit.withCommit(INSERT_UNIT);
+
   /** Followed by the ids as {@code (most, least)} literals: {@link #confirmAll}. */
   private static final String DELETE_UNITS = """
       DELETE FROM converge_pulsar_unit t USING (VALUES %s) AS d(most, least)
@@ -96,7 +100,7 @@ final class PulsarTxnStore {
           c.commit();
           return;
         }
-        insert(c, PipelinedCommit.withCommit(INSERT_UNIT), most, least, group,
+        insert(c, INSERT_UNIT_AND_COMMIT, most, least, group,
             Duration.between(clock.instant(), deadline), messages);
         PipelinedCommit.committed(c);
       }

@@ -121,6 +121,21 @@ public final class DayPartitions {
   }
 
   /**
+   * An SQL expression for a write's routing: the partition of {@code parent} (an unqualified table name, resolved
+   * through the search path as the write's own statement resolves it) for {@code day} (an SQL expression of type
+   * {@code date}) as a {@code regclass}, or null while that partition does not exist. It is looked up in the parent's
+   * own schema, never through the search path (where another schema's same-named table could stand first), so that
+   * instances with different search paths route alike; and through the catalog's latest committed state, not the
+   * statement's snapshot. It costs a catalog lookup and a name parse (a few microseconds): a statement evaluates it
+   * once ({@code MATERIALIZED} or {@code OFFSET 0}), never once per use of its result.
+   */
+  public static String partitionLookup(String parent, String day) {
+    return """
+        to_regclass((SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = '%1$s'::regclass)
+                    || '.%1$s_p' || to_char(%2$s, 'YYYYMMDD'))""".formatted(parent, day);
+  }
+
+  /**
    * The parent's schema as a quoted-if-needed identifier: partitions are created, read and dropped by their name in
    * it, never through the search path (where a same-named table of another schema could stand first).
    */
