@@ -100,7 +100,7 @@ public final class BenchRunner {
     Map<String, Memory> memory = new LinkedHashMap<>();
     Map<String, Latencies.Percentiles> latency = new LinkedHashMap<>();
     Map<String, CpuCost> cpu = new LinkedHashMap<>();
-    java.util.OptionalLong postmaster = CpuCost.postmaster(env == null ? null : env.platform().postgres().dataSource());
+    CpuCost.Meter meter = CpuCost.Meter.of(env == null ? null : env.platform().postgres().dataSource());
     try {
       for (Scenario s : scenarios) {
         s.setUp(env, plan.threads());
@@ -118,13 +118,9 @@ public final class BenchRunner {
           java.util.Collections.reverse(order);
         }
         for (Scenario s : order) {
-          long jvm0 = CpuCost.jvmNow();
-          long pg0 = postmaster.isPresent() ? CpuCost.treeNow(postmaster.getAsLong()) : -1;
+          CpuCost.Reading before = meter.now();
           Measured m = run(s, plan.threads(), plan.duration());
-          long jvm1 = CpuCost.jvmNow();
-          long pg1 = postmaster.isPresent() ? CpuCost.treeNow(postmaster.getAsLong()) : -1;
-          cpu.put(s.name(), cpu.getOrDefault(s.name(), CpuCost.NONE).plus(m.ops(), jvm1 - jvm0,
-              pg0 < 0 || pg1 < 0 ? -1 : pg1 - pg0));
+          cpu.put(s.name(), cpu.getOrDefault(s.name(), CpuCost.NONE).plus(m.ops(), before, meter.now()));
           double rate = m.rate();
           results.get(s.name()).add(rate);
           out.printf("  run %d/%d %-28s %,12.0f %s/s%n", run + 1, plan.runs(), s.name(), rate, s.unit());
@@ -132,9 +128,7 @@ public final class BenchRunner {
       }
       for (Scenario s : scenarios) {
         CpuCost c = cpu.get(s.name());
-        out.printf("  CPU of %-22s JVM %.1f ms, PostgreSQL %s per 1,000 %ss%n", s.name(), c.jvmMillisPer1000(),
-            Double.isNaN(c.postgresMillisPer1000()) ? "-" : String.format("%.1f ms", c.postgresMillisPer1000()),
-            s.unit());
+        out.println(c.line(s.name(), s.unit()));
       }
       for (Scenario s : scenarios) {
         Latencies.Percentiles p = s.latencies() == null ? null : s.latencies().percentiles();
@@ -147,8 +141,7 @@ public final class BenchRunner {
           measure(s, plan.threads(), memoryRun);
           Memory m = Memory.sample();
           memory.put(s.name(), m);
-          out.printf("  memory after a %s run of %-14s RSS %s, heap after GC %s%n", memoryRun, s.name(),
-              Memory.mib(m.rssBytes()), Memory.mib(m.heapBytes()));
+          out.printf("  memory after a %s run of %-14s %s%n", memoryRun, s.name(), m.describe());
         }
       }
     } finally {

@@ -29,6 +29,12 @@ public record CpuCost(long ops, long jvmNanos, long postgresNanos) {
   /** No runs yet. */
   public static final CpuCost NONE = new CpuCost(0, 0, 0);
 
+  /** This cost plus that of a run of {@code runOps} operations between readings {@code from} and {@code to}. */
+  public CpuCost plus(long runOps, Reading from, Reading to) {
+    return plus(runOps, to.jvmNanos() - from.jvmNanos(),
+        from.postgresNanos() < 0 || to.postgresNanos() < 0 ? -1 : to.postgresNanos() - from.postgresNanos());
+  }
+
   /** This cost plus one run's. */
   CpuCost plus(long runOps, long runJvmNanos, long runPostgresNanos) {
     long pg = postgresNanos < 0 || runPostgresNanos < 0 ? -1 : postgresNanos + runPostgresNanos;
@@ -43,6 +49,59 @@ public record CpuCost(long ops, long jvmNanos, long postgresNanos) {
   /** Milliseconds of PostgreSQL's CPU per 1,000 operations; NaN when unknown or without operations. */
   public double postgresMillisPer1000() {
     return ops == 0 || postgresNanos < 0 ? Double.NaN : postgresNanos / 1e6 * 1000 / ops;
+  }
+
+  /** Milliseconds of CPU in all, as {@code JVM 12.3 ms, PostgreSQL 4.5 ms} ({@code PostgreSQL -} when unknown). */
+  public String total() {
+    return String.format("JVM %.1f ms, PostgreSQL %s", jvmNanos / 1e6, millis(postgresNanos < 0 ? Double.NaN
+        : postgresNanos / 1e6));
+  }
+
+  /** Milliseconds of CPU per 1,000 {@code unit}s, as {@code JVM 12.3 ms, PostgreSQL 4.5 ms per 1,000 msgs}. */
+  public String perThousand(String unit) {
+    return String.format("JVM %.1f ms, PostgreSQL %s per 1,000 %ss", jvmMillisPer1000(),
+        millis(postgresMillisPer1000()), unit);
+  }
+
+  /** The report's line for scenario {@code name}: {@code   CPU of <name>  JVM 12.3 ms, ... per 1,000 msgs}. */
+  public String line(String name, String unit) {
+    return String.format("  CPU of %-22s %s", name, perThousand(unit));
+  }
+
+  private static String millis(double ms) {
+    return Double.isNaN(ms) ? "-" : String.format("%.1f ms", ms);
+  }
+
+  /**
+   * The CPU time, in nanoseconds, of the bench JVM and of the PostgreSQL server at one moment.
+   *
+   * @param jvmNanos CPU time of the bench JVM so far
+   * @param postgresNanos CPU time of the PostgreSQL server so far; -1 when unknown
+   */
+  public record Reading(long jvmNanos, long postgresNanos) {
+  }
+
+  /**
+   * Reads the CPU time of the bench JVM and of the PostgreSQL server behind a data source; a sample before and one
+   * after a measured run give its cost ({@link #plus(long, Reading, Reading)}). Thread-safe (immutable).
+   */
+  public static final class Meter {
+
+    private final OptionalLong postmaster;
+
+    private Meter(OptionalLong postmaster) {
+      this.postmaster = postmaster;
+    }
+
+    /** A meter of this JVM and of the server behind {@code db} (null: this JVM only, PostgreSQL unknown). */
+    public static Meter of(DataSource db) {
+      return new Meter(postmaster(db));
+    }
+
+    /** The CPU times now; PostgreSQL's is -1 when its server is not on this machine. */
+    public Reading now() {
+      return new Reading(jvmNow(), postmaster.isPresent() ? treeNow(postmaster.getAsLong()) : -1);
+    }
   }
 
   /** CPU time of this JVM so far. */

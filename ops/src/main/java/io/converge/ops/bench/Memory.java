@@ -35,6 +35,11 @@ public record Memory(long rssBytes, long heapBytes) {
     return -1;
   }
 
+  /** The report's figures: {@code RSS 300 MiB, heap after GC 40 MiB}. */
+  public String describe() {
+    return "RSS " + mib(rssBytes) + ", heap after GC " + mib(heapBytes);
+  }
+
   /** {@code bytes} in MiB, or "-" for an unknown figure. */
   public static String mib(long bytes) {
     return bytes < 0 ? "-" : (bytes >> 20) + " MiB";

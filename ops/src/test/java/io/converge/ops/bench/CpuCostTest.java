@@ -26,6 +26,26 @@ class CpuCostTest {
   }
 
   @Test
+  void aRunBetweenTwoReadingsIsPrintedInAllAndPerThousandOperations() {
+    CpuCost c = CpuCost.NONE.plus(4_000, new CpuCost.Reading(1_000_000_000L, 5_000_000L),
+        new CpuCost.Reading(1_250_000_000L, 7_000_000L));
+    assertThat(c.total()).isEqualTo("JVM 250.0 ms, PostgreSQL 2.0 ms");
+    assertThat(c.perThousand("row")).isEqualTo("JVM 62.5 ms, PostgreSQL 0.5 ms per 1,000 rows");
+    assertThat(c.line("outbox-drain", "row"))
+        .isEqualTo("  CPU of outbox-drain           JVM 62.5 ms, PostgreSQL 0.5 ms per 1,000 rows");
+    CpuCost unknown = CpuCost.NONE.plus(1_000, new CpuCost.Reading(0, -1), new CpuCost.Reading(3_000_000L, -1));
+    assertThat(unknown.total()).isEqualTo("JVM 3.0 ms, PostgreSQL -");
+    assertThat(unknown.perThousand("msg")).isEqualTo("JVM 3.0 ms, PostgreSQL - per 1,000 msgs");
+  }
+
+  @Test
+  void aMeterWithoutADataSourceReadsTheJvmOnly() {
+    CpuCost.Reading r = CpuCost.Meter.of(null).now();
+    assertThat(r.postgresNanos()).isEqualTo(-1);
+    assertThat(r.jvmNanos()).isPositive();
+  }
+
+  @Test
   void theTableHasCpuColumnsWhenTheResultHasCpuFigures() {
     BenchRunner.Plan plan = new BenchRunner.Plan(1, Duration.ofSeconds(1), Duration.ofSeconds(3), 1);
     Scenario a = new IdleScenario("a", "msg");

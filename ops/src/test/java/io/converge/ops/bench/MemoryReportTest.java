@@ -21,6 +21,8 @@ class MemoryReportTest {
     }
     assertThat(Memory.mib(3L << 20)).isEqualTo("3 MiB");
     assertThat(Memory.mib(-1)).isEqualTo("-");
+    assertThat(new Memory(300L << 20, 40L << 20).describe()).isEqualTo("RSS 300 MiB, heap after GC 40 MiB");
+    assertThat(new Memory(-1, 40L << 20).describe()).isEqualTo("RSS -, heap after GC 40 MiB");
   }
 
   @Test

@@ -3,6 +3,8 @@ package io.converge.ops.bench.converge;
 import io.converge.consumer.DedupPurger;
 import io.converge.core.Migrations;
 import io.converge.ops.bench.BenchEnv;
+import io.converge.ops.bench.CpuCost;
+import io.converge.ops.bench.Memory;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
 import java.sql.Connection;
@@ -21,8 +23,9 @@ import javax.sql.DataSource;
  * {@code converge bench dedup-purge --prefill N}: the retention of one expired day of N dedup claims, measured twice
  * through {@link DedupPurger#purgeExpired}: with the rows in their day's partition (dropped whole) and with the same
  * rows in the catch-all (today's bounded-batch DELETE, batches of {@link DedupPurger#DEFAULT_BATCH_SIZE}). Reports the
- * wall time, the WAL written ({@code pg_current_wal_lsn()} before and after) and the load average beside each. Not
- * thread-safe (one run).
+ * wall time, the WAL written ({@code pg_current_wal_lsn()} before and after), the load average and the CPU of the bench
+ * JVM and of PostgreSQL (in all and per 1,000 rows purged; not the fill) beside each, then the JVM's memory after
+ * both. Not thread-safe (one run).
  */
 public final class DedupPurgeBench {
 
@@ -58,10 +61,12 @@ public final class DedupPurgeBench {
     purger.purgeExpired(1); // today's partitions: the measured runs only purge
     DedupPurger.partitions(ds).createAhead(expiredDay, 1);
 
+    CpuCost.Meter meter = CpuCost.Meter.of(env.platform().postgres().dataSource());
     fill(ds, rows, expired, expiredDay);
-    measure(ds, "drop the day's partition", rows, () -> purger.purgeExpired(1));
+    measure(ds, meter, "drop the day's partition", rows, () -> purger.purgeExpired(1));
     fill(ds, rows, expired, LocalDate.EPOCH); // the same rows in the catch-all
-    measure(ds, "batch DELETE (catch-all)", rows, () -> purger.purgeExpired(Integer.MAX_VALUE));
+    measure(ds, meter, "batch DELETE (catch-all)", rows, () -> purger.purgeExpired(Integer.MAX_VALUE));
+    out.println("memory after the purges: " + Memory.sample().describe());
   }
 
   private void fill(DataSource ds, long rows, Instant at, LocalDate day) throws SQLException {
@@ -74,11 +79,14 @@ public final class DedupPurgeBench {
     }
   }
 
-  private void measure(DataSource ds, String what, long rows, Runnable purge) throws SQLException {
+  private void measure(DataSource ds, CpuCost.Meter meter, String what, long rows, Runnable purge)
+      throws SQLException {
     String before = lsn(ds);
+    CpuCost.Reading cpuBefore = meter.now();
     long started = System.nanoTime();
     purge.run();
     double seconds = (System.nanoTime() - started) / 1e9;
+    CpuCost cpu = CpuCost.NONE.plus(rows, cpuBefore, meter.now());
     long wal;
     try (Connection c = ds.getConnection();
         PreparedStatement ps = c.prepareStatement("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), ?::pg_lsn)::bigint")) {
@@ -92,6 +100,7 @@ public final class DedupPurgeBench {
     out.printf("%-26s %,12d rows: %8.3f s, WAL %,14d bytes (%.1f bytes/row), %d rows left, load average %.2f%n", what,
         rows, seconds, wal, (double) wal / rows, left,
         ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+    out.printf("  CPU of %-24s  %s in all; %s%n", what, cpu.total(), cpu.perThousand("row"));
   }
 
   private static String lsn(DataSource ds) throws SQLException {

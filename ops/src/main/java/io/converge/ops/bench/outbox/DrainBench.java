@@ -1,6 +1,8 @@
 package io.converge.ops.bench.outbox;
 
 import io.converge.ops.bench.BenchEnv;
+import io.converge.ops.bench.CpuCost;
+import io.converge.ops.bench.Memory;
 import io.converge.ops.bench.Stats;
 import java.io.PrintStream;
 import java.util.ArrayList;
@@ -12,7 +14,9 @@ import java.util.Map;
 /**
  * Runs drain scenarios: a warm-up drain of a tenth of the rows, then {@code runs} measured drains of
  * {@code rows} rows per scenario, a pair interleaved (A, B, B, A, ...); prints rows/s per run, median
- * and spread, and the ratio A/B run by run. Not thread-safe.
+ * and spread, the ratio A/B run by run, the CPU per 1,000 rows of the bench JVM and of PostgreSQL over the
+ * measured drains (not their fills: those run in the bench JVM too) and the JVM's memory after the runs. Not
+ * thread-safe.
  */
 public final class DrainBench {
 
@@ -29,6 +33,9 @@ public final class DrainBench {
   public void run(List<String> names, int relays, int batchSize, int rows, int runs) throws Exception {
     List<DrainScenario> scenarios = new ArrayList<>();
     Map<String, List<Double>> results = new LinkedHashMap<>();
+    Map<String, CpuCost> cpu = new LinkedHashMap<>();
+    CpuCost.Meter meter = CpuCost.Meter.of(env.platform().postgres().dataSource());
+    Memory memory;
     try {
       for (String name : names) {
         DrainScenario s = new DrainScenario(DrainScenario.mode(name), batchSize);
@@ -46,11 +53,14 @@ public final class DrainBench {
         }
         for (DrainScenario s : order) {
           s.fill(rows);
+          CpuCost.Reading before = meter.now();
           double rate = s.drain(rows);
+          cpu.put(s.name(), cpu.getOrDefault(s.name(), CpuCost.NONE).plus(rows, before, meter.now()));
           results.get(s.name()).add(rate);
           out.printf("  run %d/%d %-24s %,10.0f rows/s%n", run + 1, runs, s.name(), rate);
         }
       }
+      memory = Memory.sample();
     } finally {
       scenarios.forEach(DrainScenario::close);
     }
@@ -66,5 +76,7 @@ public final class DrainBench {
       out.printf("  ratio %s / %s: median %.2f   min %.2f   max %.2f   (pair by pair)%n", names.get(0), names.get(1),
           ratio.median(), ratio.min(), ratio.max());
     }
+    cpu.forEach((name, c) -> out.println(c.line(name, "row")));
+    out.println("  memory after the runs: " + memory.describe());
   }
 }
