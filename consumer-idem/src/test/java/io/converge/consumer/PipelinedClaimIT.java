@@ -82,6 +82,12 @@ class PipelinedClaimIT extends LedgerTestBase {
     assertThat(entered).as("the claim travelled with the first statement: the handler was entered for each "
         + "duplicate (a separate claim would have refused them before the handler)").hasValue(4);
     assertThat(effects(id)).isEqualTo(1);
+
+    String keyed = UUID.randomUUID().toString(); // its claim checks the key's hold: more parameters before the handler's
+    assertThat(h.handle(message(keyed, "order-" + keyed))).isEqualTo(Outcome.PROCESSED);
+    assertThat(h.handle(message(keyed, "order-" + keyed))).isEqualTo(Outcome.DUPLICATE);
+    assertThat(echoed).containsExactly(id + "-1", id + "-2", keyed + "-1", keyed + "-2");
+    assertThat(effects(keyed)).isEqualTo(1);
   }
 
   @Test

@@ -64,31 +64,45 @@ final class DedupStatements {
       """);
 
   /**
-   * The hold check, the claim and the removal of attempt rows earlier failures left (only when the claim succeeded;
-   * any failure of the handler rolls the removal back with the claim, and the failure's outcome is recorded in a
-   * transaction of its own). When the message's key has a parked row nothing is claimed. The hold check is one probe
-   * of the partial index {@code converge_dlq_parked_key}, empty while nothing is parked; a message without key never
-   * matches ({@code message_key = NULL} is not true). Followed by a result: {@link #COUNT_RESULT} or
-   * {@link #REFUSE_UNLESS_CLAIMED}.
+   * The hold check of a message with a key: one probe of the partial index {@code converge_dlq_parked_key}, empty
+   * while nothing is parked.
    */
-  private static final String CLAIM_CTES = """
+  private static final String HOLD_CHECK = """
       WITH held AS (
         SELECT 1 FROM converge_dlq
          WHERE consumer_group = :group AND topic = :topic AND tenant = :tenant AND message_key = :key
            AND status = 'PARKED'
          LIMIT 1),
-      """ + ROUTE + """
-      , claimed AS (
-        INSERT INTO converge_dedup (tenant, consumer_group, message_id, outcome, detail, topic, processed_at, day)
-        SELECT :tenant, :group, :messageId, 'PROCESSED', NULL, :topic, :now, r.day FROM route r
-         WHERE NOT EXISTS (SELECT 1 FROM held) AND """ + NOT_IN_CATCHALL + """
-        ON CONFLICT DO NOTHING
-        RETURNING 1),
-      cleared AS (
-        DELETE FROM converge_consumer_attempt
-         WHERE tenant = :tenant AND consumer_group = :group AND message_id = :messageId
-           AND EXISTS (SELECT 1 FROM claimed))
       """;
+
+  /**
+   * The hold check of a message without a key: never held ({@code message_key = NULL} is never true), so the claim of
+   * such a message does not read converge_dlq at all (a table and an index fewer to open and lock per message).
+   */
+  private static final String NO_HOLD = """
+      WITH held AS (SELECT 1 WHERE false),
+      """;
+
+  /**
+   * The hold check ({@link #HOLD_CHECK} or {@link #NO_HOLD}), then the claim and the removal of attempt rows earlier
+   * failures left (only when the claim succeeded; any failure of the handler rolls the removal back with the claim,
+   * and the failure's outcome is recorded in a transaction of its own). When the message's key has a parked row
+   * nothing is claimed. Followed by a result: {@link #COUNT_RESULT} or {@link #REFUSE_UNLESS_CLAIMED}.
+   */
+  private static String claimCtes(String holdCheck) {
+    return holdCheck + ROUTE + """
+        , claimed AS (
+          INSERT INTO converge_dedup (tenant, consumer_group, message_id, outcome, detail, topic, processed_at, day)
+          SELECT :tenant, :group, :messageId, 'PROCESSED', NULL, :topic, :now, r.day FROM route r
+           WHERE NOT EXISTS (SELECT 1 FROM held) AND """ + NOT_IN_CATCHALL + """
+          ON CONFLICT DO NOTHING
+          RETURNING 1),
+        cleared AS (
+          DELETE FROM converge_consumer_attempt
+           WHERE tenant = :tenant AND consumer_group = :group AND message_id = :messageId
+             AND EXISTS (SELECT 1 FROM claimed))
+        """;
+  }
 
   /** 2 when the key is held, else 1 (claimed) or 0 (a duplicate). */
   private static final String COUNT_RESULT = """
@@ -106,19 +120,31 @@ final class DedupStatements {
       SELECT (CASE WHEN EXISTS (SELECT 1 FROM held) THEN '%s' WHEN EXISTS (SELECT 1 FROM claimed) THEN '1'
                    ELSE '%s' END)::int""".formatted(REFUSED_HELD, REFUSED_DUPLICATE);
 
-  /** The hot path in one round trip: {@link #CLAIM_CTES}, then {@link #COUNT_RESULT}. */
-  static final NamedStatement CLAIM_FOR_HANDLER = NamedStatement.parse(CLAIM_CTES + COUNT_RESULT);
+  /** The hot path in one round trip, for a message with a key: the claim's CTEs, then {@link #COUNT_RESULT}. */
+  static final NamedStatement CLAIM_FOR_HANDLER = NamedStatement.parse(claimCtes(HOLD_CHECK) + COUNT_RESULT);
+
+  /** {@link #CLAIM_FOR_HANDLER} for a message without a key. */
+  static final NamedStatement CLAIM_FOR_HANDLER_KEYLESS = NamedStatement.parse(claimCtes(NO_HOLD) + COUNT_RESULT);
 
   /** The result of {@link #claimForHandler} when the key is held. */
   static final int HELD = 2;
 
   /**
-   * {@link #CLAIM_CTES} as a statement that fails unless it claimed ({@link #REFUSE_UNLESS_CLAIMED}), so that a
+   * The claim's CTEs as a statement that fails unless it claimed ({@link #REFUSE_UNLESS_CLAIMED}), so that a
    * statement sent after it in the same round trip never runs for a duplicate or a held key: the error aborts the
    * transaction first and the server skips the rest of the pipeline. The parameters of a statement sent after it
-   * start after {@link NamedStatement#parameterCount()}.
+   * start after its {@link NamedStatement#parameterCount()}. For a message with a key.
    */
-  static final NamedStatement CLAIM_OR_REFUSE = NamedStatement.parse(CLAIM_CTES + REFUSE_UNLESS_CLAIMED);
+  static final NamedStatement CLAIM_OR_REFUSE = NamedStatement.parse(claimCtes(HOLD_CHECK) + REFUSE_UNLESS_CLAIMED);
+
+  /** {@link #CLAIM_OR_REFUSE} for a message without a key. */
+  static final NamedStatement CLAIM_OR_REFUSE_KEYLESS = NamedStatement.parse(claimCtes(NO_HOLD)
+      + REFUSE_UNLESS_CLAIMED);
+
+  /** {@link #CLAIM_OR_REFUSE} or, for a message without a key ({@code key} null), {@link #CLAIM_OR_REFUSE_KEYLESS}. */
+  static NamedStatement claimOrRefuse(String key) {
+    return key == null ? CLAIM_OR_REFUSE_KEYLESS : CLAIM_OR_REFUSE;
+  }
 
   private static final NamedStatement SET_OUTCOME = NamedStatement.parse("""
       UPDATE converge_dedup SET outcome = :outcome, detail = :detail
@@ -175,10 +201,10 @@ final class DedupStatements {
     return values;
   }
 
-  /** Binds the parameters of {@link #CLAIM_OR_REFUSE} (1 to its {@link NamedStatement#parameterCount()}). */
+  /** Binds the parameters of {@link #claimOrRefuse}{@code (key)} (1 to its {@link NamedStatement#parameterCount()}). */
   static void bindClaim(PreparedStatement ps, String tenant, String group, String messageId, String topic, String key,
       Instant now) throws SQLException {
-    bind(ps, CLAIM_OR_REFUSE.arguments(claim(tenant, group, messageId, topic, key, now)));
+    bind(ps, claimOrRefuse(key).arguments(claim(tenant, group, messageId, topic, key, now)));
   }
 
   /** True when this transaction now owns the id; false when it was already claimed (a duplicate). */
@@ -199,8 +225,8 @@ final class DedupStatements {
    */
   static int claimForHandler(Connection c, String tenant, String group, String messageId, String topic, String key,
       Instant now) throws SQLException {
-    return queryInt(c, CLAIM_FOR_HANDLER.sql(), 0,
-        CLAIM_FOR_HANDLER.arguments(claim(tenant, group, messageId, topic, key, now)));
+    NamedStatement statement = key == null ? CLAIM_FOR_HANDLER_KEYLESS : CLAIM_FOR_HANDLER;
+    return queryInt(c, statement.sql(), 0, statement.arguments(claim(tenant, group, messageId, topic, key, now)));
   }
 
   /** Sets the outcome of a claim this transaction holds. */

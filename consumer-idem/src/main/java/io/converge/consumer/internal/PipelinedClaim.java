@@ -17,7 +17,7 @@ import java.util.Set;
  * The claim of a message sent with the handler's first statement, in one round trip
  * ({@code IdempotentHandler.Builder#claimWithFirstStatement}). The handler gets a connection that holds
  * the claim back: its first {@code prepareStatement(sql)} executed goes to the server as
- * {@link DedupStatements#CLAIM_OR_REFUSE}{@code ; sql}, one pipeline in which the claim runs first and,
+ * {@link DedupStatements#claimOrRefuse}{@code ; sql}, one pipeline in which the claim runs first and,
  * for a duplicate or a held key, fails so that the handler's statement never runs (the server skips
  * the rest of the pipeline and the transaction is aborted). Any other use of the connection first
  * sends the claim alone, as does a handler that returns or throws before using it. The claim's
@@ -135,13 +135,19 @@ final class PipelinedClaim {
 
   /**
    * The claim followed by {@code sql} in one statement, the claim's parameters bound (the handler's come after
-   * {@code DedupStatements.CLAIM_OR_REFUSE.parameterCount()}); from now on the claim is no longer pending, whatever happens.
+   * {@link #claimParameters()}); from now on the claim is no longer pending, whatever happens.
    */
   PreparedStatement prepareWithClaim(String sql) throws SQLException {
     pending = false;
-    PreparedStatement fused = connection.prepareStatement(DedupStatements.CLAIM_OR_REFUSE.sql() + ";\n" + sql.strip());
+    PreparedStatement fused = connection.prepareStatement(DedupStatements.claimOrRefuse(key).sql() + ";\n"
+        + sql.strip());
     DedupStatements.bindClaim(fused, tenant, group, messageId, topic, key, now);
     return fused;
+  }
+
+  /** How many parameters the claim sent with the handler's first statement has: the handler's come after them. */
+  int claimParameters() {
+    return DedupStatements.claimOrRefuse(key).parameterCount();
   }
 
   /** {@code sql} as a plain statement, after the claim went out alone. */
@@ -156,7 +162,7 @@ final class PipelinedClaim {
       return;
     }
     pending = false;
-    try (PreparedStatement ps = connection.prepareStatement(DedupStatements.CLAIM_OR_REFUSE.sql())) {
+    try (PreparedStatement ps = connection.prepareStatement(DedupStatements.claimOrRefuse(key).sql())) {
       DedupStatements.bindClaim(ps, tenant, group, messageId, topic, key, now);
       ps.executeQuery().close();
     } catch (SQLException e) {

@@ -101,7 +101,7 @@ final class PipelinedStatement implements InvocationHandler {
     }
     for (Object[] p : parameters) {
       Object[] shifted = ((Object[]) p[1]).clone();
-      shifted[0] = (Integer) shifted[0] + DedupStatements.CLAIM_OR_REFUSE.parameterCount();
+      shifted[0] = (Integer) shifted[0] + claim.claimParameters();
       PipelinedClaim.invoke(fused, (Method) p[0], shifted);
     }
     try {

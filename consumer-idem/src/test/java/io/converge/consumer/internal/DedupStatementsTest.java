@@ -10,11 +10,14 @@ import org.junit.jupiter.api.Test;
  */
 class DedupStatementsTest {
 
-  private static final String BEFORE_CTES = """
+  private static final String HOLD_CHECK = """
       WITH held AS (
         SELECT 1 FROM converge_dlq
          WHERE consumer_group = ? AND topic = ? AND tenant = ? AND message_key = ? AND status = 'PARKED'
          LIMIT 1),
+      """;
+
+  private static final String BEFORE_CTES = HOLD_CHECK + """
       route AS MATERIALIZED (
         SELECT CASE WHEN to_regclass((SELECT relnamespace::regnamespace::text FROM pg_class
                                        WHERE oid = 'converge_dedup'::regclass)
@@ -57,5 +60,21 @@ class DedupStatementsTest {
     assertThat(DedupStatements.CLAIM_OR_REFUSE.names()).containsExactly(BEFORE_ORDER);
     assertThat(DedupStatements.CLAIM_OR_REFUSE.parameterCount()).as("the handler's parameters shift by this")
         .isEqualTo(17);
+  }
+
+  /** A message without a key is never held: its claim is the same statement without the probe of converge_dlq. */
+  @Test
+  void aKeylessMessagesClaimDoesNotReadTheDeadLetterTable() {
+    String keyless = "WITH held AS (SELECT 1 WHERE false),";
+    assertThat(normalised(DedupStatements.CLAIM_FOR_HANDLER_KEYLESS.sql()))
+        .isEqualTo(normalised(DedupStatements.CLAIM_FOR_HANDLER.sql()).replace(normalised(HOLD_CHECK), keyless))
+        .doesNotContain("converge_dlq");
+    assertThat(normalised(DedupStatements.CLAIM_OR_REFUSE_KEYLESS.sql()))
+        .isEqualTo(normalised(DedupStatements.CLAIM_OR_REFUSE.sql()).replace(normalised(HOLD_CHECK), keyless));
+    assertThat(DedupStatements.claimOrRefuse(null)).isSameAs(DedupStatements.CLAIM_OR_REFUSE_KEYLESS);
+    assertThat(DedupStatements.claimOrRefuse("order-1")).isSameAs(DedupStatements.CLAIM_OR_REFUSE);
+    assertThat(DedupStatements.CLAIM_OR_REFUSE_KEYLESS.names()).containsExactly(
+        java.util.Arrays.copyOfRange(BEFORE_ORDER, 4, BEFORE_ORDER.length));
+    assertThat(DedupStatements.CLAIM_OR_REFUSE_KEYLESS.parameterCount()).isEqualTo(13);
   }
 }
