@@ -109,10 +109,10 @@ final class DedupStatements {
       SELECT (SELECT count(*) FROM claimed) + CASE WHEN EXISTS (SELECT 1 FROM held) THEN 2 ELSE 0 END
       """;
 
-  /** The error text that {@link #CLAIM_OR_REFUSE} fails with for a duplicate. */
+  /** The error text that {@link #claimOrRefuse} statements fail with for a duplicate. */
   static final String REFUSED_DUPLICATE = "converge-claim-duplicate";
 
-  /** The error text that {@link #CLAIM_OR_REFUSE} fails with for a held key. */
+  /** The error text that {@link #claimOrRefuse} statements fail with for a held key. */
   static final String REFUSED_HELD = "converge-claim-held";
 
   /** 1 when claimed; else its text cast to an integer fails with {@link #REFUSED_HELD} or {@link #REFUSED_DUPLICATE}. */
@@ -191,7 +191,7 @@ final class DedupStatements {
     return values;
   }
 
-  /** The parameters of {@link #CLAIM_FOR_HANDLER} and {@link #CLAIM_OR_REFUSE}. */
+  /** The parameters of the claims for a handler ({@link #CLAIM_FOR_HANDLER}, {@link #claimOrRefuse}, keyless or not). */
   private static Map<String, Object> claim(String tenant, String group, String messageId, String topic, String key,
       Instant now) {
     Map<String, Object> values = routed(tenant, group, messageId);

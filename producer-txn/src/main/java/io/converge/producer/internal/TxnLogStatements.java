@@ -39,6 +39,8 @@ final class TxnLogStatements {
    *   the partition was created, and log the id twice: its write is refused ({@link #refused}; the refusal names the
    *   partition, a stable value, so that planning never folds it into an error on every route).
    * </ul>
+   * The lookup is evaluated once per routed row: {@code OFFSET 0} keeps its subquery from being pulled up, which would
+   * copy the lookup into each of its three uses.
    */
   static String route(String id, String day) {
     return """

@@ -39,7 +39,7 @@ final class PulsarTxnStore {
       VALUES (?, ?, ?, now() + ? * interval '1 millisecond', ?, ?, ?, ?, ?)
       """;
 
-  /** {@link #INSERT_UNIT} followed by the COMMIT, sent together (built once: the driver caches statements by text). */
+  /** {@link #INSERT_UNIT} followed by the COMMIT, sent together; built once, not per unit. */
   private static final String INSERT_UNIT_AND_COMMIT = PipelinedCommit.withCommit(INSERT_UNIT);
 
   /** Followed by the ids as {@code (most, least)} literals: {@link #confirmAll}. */

@@ -86,7 +86,7 @@ public final class DedupPurgeBench {
     long started = System.nanoTime();
     purge.run();
     double seconds = (System.nanoTime() - started) / 1e9;
-    CpuCost cpu = CpuCost.NONE.plus(rows, cpuBefore, meter.now());
+    CpuCost.Reading cpuAfter = meter.now();
     long wal;
     try (Connection c = ds.getConnection();
         PreparedStatement ps = c.prepareStatement("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), ?::pg_lsn)::bigint")) {
@@ -97,6 +97,7 @@ public final class DedupPurgeBench {
       }
     }
     long left = count(ds);
+    CpuCost cpu = CpuCost.NONE.plus(rows - left, cpuBefore, cpuAfter); // per row purged
     out.printf("%-26s %,12d rows: %8.3f s, WAL %,14d bytes (%.1f bytes/row), %d rows left, load average %.2f%n", what,
         rows, seconds, wal, (double) wal / rows, left,
         ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());

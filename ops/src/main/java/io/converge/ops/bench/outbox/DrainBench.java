@@ -15,7 +15,8 @@ import java.util.Map;
  * Runs drain scenarios: a warm-up drain of a tenth of the rows, then {@code runs} measured drains of
  * {@code rows} rows per scenario, a pair interleaved (A, B, B, A, ...); prints rows/s per run, median
  * and spread, the ratio A/B run by run, the CPU per 1,000 rows of the bench JVM and of PostgreSQL over the
- * measured drains (not their fills: those run in the bench JVM too) and the JVM's memory after the runs. Not
+ * measured drains (not their fills: those run in the bench JVM too; for the CDC drains the connector's start and
+ * first batch, which their rate leaves out, are counted) and the JVM's memory after the runs. Not
  * thread-safe.
  */
 public final class DrainBench {

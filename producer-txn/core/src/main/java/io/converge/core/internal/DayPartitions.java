@@ -127,7 +127,8 @@ public final class DayPartitions {
    * own schema, never through the search path (where another schema's same-named table could stand first), so that
    * instances with different search paths route alike; and through the catalog's latest committed state, not the
    * statement's snapshot. It costs a catalog lookup and a name parse (a few microseconds): a statement evaluates it
-   * once ({@code MATERIALIZED} or {@code OFFSET 0}), never once per use of its result.
+   * once per row it routes, never once per use of its result (a CTE or subquery that PostgreSQL would inline into
+   * each use is kept apart with {@code MATERIALIZED} or {@code OFFSET 0}).
    */
   public static String partitionLookup(String parent, String day) {
     return """
