@@ -38,6 +38,7 @@ public final class Scenarios {
     register("txn-producer-pulsar-100", () -> TxnProducerScenario.pulsar(100));
     register("consumer-plain", () -> new ConsumerScenario(ConsumerScenario.Mode.PLAIN));
     register("consumer-idem", () -> new ConsumerScenario(ConsumerScenario.Mode.IDEMPOTENT));
+    register("consumer-idem-keyed", () -> new ConsumerScenario(ConsumerScenario.Mode.KEYED));
     register("consumer-idem-pipelined", () -> new ConsumerScenario(ConsumerScenario.Mode.PIPELINED));
     register("consumer-idem-duplicates", () -> new ConsumerScenario(ConsumerScenario.Mode.DUPLICATES));
     register("consumer-idem-prefilled", () -> new ConsumerScenario(ConsumerScenario.Mode.PREFILLED));

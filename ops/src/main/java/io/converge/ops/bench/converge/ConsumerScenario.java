@@ -22,7 +22,8 @@ import javax.sql.DataSource;
  * A message handler that inserts one business row, called the way a consumer binding calls it:
  * {@code consumer-plain} runs it in a plain transaction (no dedup), {@code consumer-idem} through the
  * {@link IdempotentHandler} decorator (claim + handler in one transaction) with a new message id each
- * time, {@code consumer-idem-pipelined} the same with the claim sent with the handler's first statement
+ * time and no broker key, {@code consumer-idem-keyed} the same with a broker key (one of {@link #KEYS}: its claim
+ * checks whether the key is held), {@code consumer-idem-pipelined} the same with the claim sent with the handler's first statement
  * ({@code claimWithFirstStatement}), {@code consumer-idem-duplicates} redelivers ids already processed (the rate of duplicate
  * skips), {@code consumer-idem-prefilled} is {@code consumer-idem} with {@code --prefill N} claims already in today's
  * partition of {@code converge_dedup} (the claim's cost on a full table; compare with {@code consumer-idem}). Every
@@ -33,8 +34,11 @@ public final class ConsumerScenario extends NamedScenario {
 
   /** How the handler is called. */
   public enum Mode {
-    PLAIN, IDEMPOTENT, PIPELINED, DUPLICATES, PREFILLED
+    PLAIN, IDEMPOTENT, KEYED, PIPELINED, DUPLICATES, PREFILLED
   }
+
+  /** How many broker keys {@code consumer-idem-keyed} spreads its messages over. */
+  static final int KEYS = 1000;
 
   // the prefilled claims: UUIDv7 texts of the last N milliseconds (each id left of the new ones in the primary key,
   // as a day's earlier claims are), in today's partition, inserted in one statement (the fastest way to have
@@ -69,6 +73,7 @@ public final class ConsumerScenario extends NamedScenario {
     return switch (mode) {
       case PLAIN -> "consumer-plain";
       case IDEMPOTENT -> "consumer-idem";
+      case KEYED -> "consumer-idem-keyed";
       case PIPELINED -> "consumer-idem-pipelined";
       case DUPLICATES -> "consumer-idem-duplicates";
       case PREFILLED -> "consumer-idem-prefilled";
@@ -132,6 +137,12 @@ public final class ConsumerScenario extends NamedScenario {
       }
       case IDEMPOTENT, PIPELINED, PREFILLED ->
         require(idempotent.handle(message(MessageIds.shared().next())), Outcome.PROCESSED);
+      case KEYED -> {
+        IncomingMessage m = IncomingMessage.builder().topic("bench")
+            .header(Envelope.MESSAGE_ID, MessageIds.shared().next())
+            .brokerKey("order-" + next.getAndIncrement() % KEYS).payload(PAYLOAD).build();
+        require(idempotent.handle(m), Outcome.PROCESSED);
+      }
       case DUPLICATES ->
         require(idempotent.handle(message(processedIds[(int) (next.getAndIncrement() % processedIds.length)])),
             Outcome.DUPLICATE);
