@@ -50,13 +50,19 @@ final class OrderSaga {
   /** As above, with participants that register no compensation for the steps {@code withoutUndo}. */
   OrderSaga(DataSource ds, TxnProducer producer, String topicPrefix, MutableClock clock,
       Consumer<SagaCoordinatorBuilder> settings, Set<String> withoutUndo) {
+    this(ds, producer, topicPrefix, clock, settings, withoutUndo, STEP_TIMEOUT, DEADLINE);
+  }
+
+  /** As above, with each step's (and compensation's) timeout and the saga's deadline. */
+  OrderSaga(DataSource ds, TxnProducer producer, String topicPrefix, MutableClock clock,
+      Consumer<SagaCoordinatorBuilder> settings, Set<String> withoutUndo, Duration stepTimeout, Duration deadline) {
     this.ds = ds;
     this.withoutUndo = withoutUndo;
     this.producer = producer;
     this.definition = SagaDefinition.builder("order", SagaCodec.json())
-        .remote("reserve", remote("inventory", topicPrefix))
-        .remote("debit", remote("account", topicPrefix))
-        .remote("ship", remote("shipping", topicPrefix))
+        .remote("reserve", remote("inventory", topicPrefix, stepTimeout))
+        .remote("debit", remote("account", topicPrefix, stepTimeout))
+        .remote("ship", remote("shipping", topicPrefix, stepTimeout))
         .local("mark-paid", (c, d) -> {
           if (d.replace(" ", "").contains("\"refuse\":\"mark-paid\"")) {
             throw new BusinessException("REFUSED", "mark-paid refused");
@@ -67,8 +73,8 @@ final class OrderSaga {
           effect(c, d, "mark-paid", "forward");
           return d;
         })
-        .deadline(DEADLINE)
-        .compensationTimeout(STEP_TIMEOUT)
+        .deadline(deadline)
+        .compensationTimeout(stepTimeout)
         .build();
     SagaCoordinatorBuilder b = SagaCoordinator.builder().producer(producer).definitions(definition)
         .replyTopic(topicPrefix + REPLIES).replyPolicy(io.converge.consumer.FailurePolicy.defaults()
@@ -98,9 +104,10 @@ final class OrderSaga {
     }
   }
 
-  private static Consumer<SagaStep.RemoteSpec<String>> remote(String participant, String prefix) {
+  private static Consumer<SagaStep.RemoteSpec<String>> remote(String participant, String prefix,
+      Duration timeout) {
     return s -> s.participant(participant).command(prefix + participant + "-cmd", SagaCodec::utf8)
-        .compensation(prefix + participant + "-comp", SagaCodec::utf8).timeout(STEP_TIMEOUT)
+        .compensation(prefix + participant + "-comp", SagaCodec::utf8).timeout(timeout)
         .retry(new RetryPolicy(3, Duration.ofMillis(10), Duration.ofMillis(20)));
   }
 
